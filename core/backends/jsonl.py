@@ -1,0 +1,345 @@
+"""JSON Lines persistence: `<store>/sessions/<id>.jsonl`, one file per session.
+
+Line 1 is the header, every further line one event. Files are created whole (temp file,
+fsync, link into place), appended with fsync, and rewritten only through temp file +
+fsync + `os.replace` + directory fsync. Reading never modifies a file: a torn last line
+(a crash mid-write) is set aside in memory, and moved to `<store>/recovered/` only when
+the writer next appends to that session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+from filelock import FileLock, Timeout
+
+from ..errors import (
+    CorruptLog,
+    DuplicateSessionId,
+    ForkwiseError,
+    InvalidEvent,
+    ReadOnlyStore,
+    StorageError,
+    StoreLocked,
+)
+from ..events import Event, now_ts
+from ..ids import validate_session_id
+from ..session import (
+    EventsAppended,
+    SessionCreated,
+    SessionDisposed,
+    SessionFlushed,
+    SessionHeader,
+    SessionSummary,
+    SessionTruncated,
+    StoreEvent,
+)
+from ..store import LoadedLog
+from ..turns import BracketState
+from .catalogue import Catalogue
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+@dataclass
+class _Tail:
+    """What the loader learnt about the end of a file, for the next append."""
+
+    good_length: int
+    torn: bytes | None
+    needs_newline: bool
+
+
+@dataclass
+class _Pending:
+    """An append written but not yet fsynced, and the size to go back to on failure."""
+
+    fd: int
+    size_before: int
+
+
+def parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, _Tail]:
+    """Parse a whole session file. Returns the log, the raw header line and tail facts.
+
+    Raises CorruptLog naming the file and line for anything but a torn last line.
+    """
+    lines = data.split(b"\n")
+    last = lines.pop()  # b"" when the file ends with a newline
+    torn: bytes | None = None
+    needs_newline = False
+    good_length = len(data)
+    if last.strip():
+        try:
+            orjson.loads(last)
+            lines.append(last)
+            needs_newline = True
+        except orjson.JSONDecodeError:
+            torn = last
+            good_length = len(data) - len(last)
+    if not lines:
+        raise CorruptLog(f"{path}: the file is empty or has no header line", path=path, line=1)
+    header_raw = lines[0]
+    try:
+        header = SessionHeader.from_record(orjson.loads(header_raw))
+    except orjson.JSONDecodeError as exc:
+        raise CorruptLog(f"{path}, line 1: not JSON ({exc})", path=path, line=1) from exc
+    except ForkwiseError as exc:
+        exc.message = f"{path}, line 1: {exc.message}"
+        exc.details.update(path=path, line=1)
+        exc.args = (exc.message,)
+        raise
+    state = BracketState()
+    events: list[Event] = []
+    for lineno, raw in enumerate(lines[1:], start=2):
+        if not raw.strip():
+            continue
+        try:
+            event = Event.from_record(orjson.loads(raw), raw)
+            state.feed(event)
+        except (orjson.JSONDecodeError, InvalidEvent) as exc:
+            raise CorruptLog(f"{path}, line {lineno}: {exc}", path=path, line=lineno) from exc
+        events.append(event)
+    if header.seed_length > len(events):
+        raise CorruptLog(
+            f"{path}: seedLength {header.seed_length} exceeds the {len(events)} events",
+            path=path,
+            line=1,
+        )
+    loaded = LoadedLog(header, events, state, torn)
+    return loaded, header_raw, _Tail(good_length, torn, needs_newline)
+
+
+class JsonlBackend:
+    """One JSON Lines file per session under `root`; `writable` takes the writer lock."""
+
+    def __init__(self, root: str | os.PathLike[str], writable: bool = True) -> None:
+        self.root = Path(root)
+        self.sessions_dir = self.root / "sessions"
+        self.writable = writable
+        self._lock: FileLock | None = None
+        self._headers: dict[str, bytes] = {}
+        self._tails: dict[str, _Tail] = {}
+        self._pending: dict[str, _Pending] = {}
+        try:
+            if writable:
+                for d in (self.root, self.sessions_dir):
+                    d.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+                    os.chmod(d, DIR_MODE)
+                self._lock = FileLock(str(self.root / "writer.lock"), timeout=0)
+                try:
+                    self._lock.acquire()
+                except Timeout as exc:
+                    raise StoreLocked(
+                        f"another Forkwise process is writing to {self.root}",
+                        store=str(self.root),
+                    ) from exc
+                with contextlib.suppress(OSError):
+                    os.chmod(self.root / "writer.lock", FILE_MODE)
+        except OSError as exc:
+            raise StorageError(f"cannot open the store at {self.root}: {exc}") from exc
+        self.catalogue = Catalogue(self.root / "index.json", writable)
+
+    def path(self, session_id: str) -> Path:
+        return self.sessions_dir / f"{validate_session_id(session_id)}.jsonl"
+
+    # --- reading -----------------------------------------------------------------
+
+    def exists(self, session_id: str) -> bool:
+        return self.path(session_id).exists()
+
+    def _scan(self) -> Iterator[os.DirEntry[str]]:
+        try:
+            with os.scandir(self.sessions_dir) as it:
+                for entry in it:
+                    name = entry.name
+                    if name.endswith(".jsonl") and not name.startswith("."):
+                        yield entry
+        except FileNotFoundError:
+            return
+
+    def session_ids(self) -> list[str]:
+        return [e.name[: -len(".jsonl")] for e in self._scan()]
+
+    def load(self, session_id: str) -> LoadedLog | None:
+        path = self.path(session_id)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StorageError(f"cannot read {path}: {exc}", path=str(path)) from exc
+        loaded, header_raw, tail = parse_log(data, str(path))
+        if loaded.header.id != session_id:
+            raise CorruptLog(
+                f"{path}, line 1: header id {loaded.header.id!r} does not match the file name",
+                path=str(path),
+                line=1,
+            )
+        self._headers[session_id] = header_raw
+        self._tails[session_id] = tail
+        return loaded
+
+    def summaries(self, skip: set[str]) -> list[SessionSummary]:
+        return self.catalogue.summaries(
+            [e for e in self._scan() if e.name[: -len(".jsonl")] not in skip], self._summarize
+        )
+
+    def _summarize(self, path: Path) -> SessionSummary:
+        loaded, _, _ = parse_log(path.read_bytes(), str(path))
+        return SessionSummary.start(loaded.header).fold(loaded.events)
+
+    def save_summaries(self, summaries: Sequence[SessionSummary]) -> None:
+        self.catalogue.remember(self.sessions_dir, summaries)
+
+    # --- writing -----------------------------------------------------------------
+
+    def persist(self, change: StoreEvent) -> None:
+        if not self.writable:
+            raise ReadOnlyStore(
+                f"the store at {self.root} is open read-only (another process is writing to it)"
+            )
+        try:
+            if isinstance(change, SessionCreated):
+                self._create(change)
+            elif isinstance(change, EventsAppended):
+                self._append(change)
+            elif isinstance(change, SessionFlushed):
+                self._flush(change.session_id)
+            elif isinstance(change, SessionTruncated):
+                self._rewrite(change.session_id, change.kept)
+            elif isinstance(change, SessionDisposed):
+                self._dispose(change.session_id)
+        except OSError as exc:
+            raise StorageError(f"writing to the store failed: {exc}", errno=exc.errno) from exc
+
+    def _create(self, change: SessionCreated) -> None:
+        sid = change.header.id
+        path = self.path(sid)
+        if path.exists():
+            raise DuplicateSessionId(f"a session {sid!r} exists already", session_id=sid)
+        header_raw = orjson.dumps(change.header.to_record())
+        body = [header_raw, *(e.encode() for e in change.seed), *(e.encode() for e in change.events)]
+        self._write_whole(path, b"\n".join(body) + b"\n", replace=False)
+        self._headers[sid] = header_raw
+        self._tails[sid] = _Tail(0, None, False)
+
+    def _append(self, change: EventsAppended) -> None:
+        sid = change.session_id
+        path = self.path(sid)
+        tail = self._tails.get(sid)
+        if tail is not None and tail.torn is not None:
+            self._set_aside_torn_tail(sid, path, tail)
+        prefix = b"\n" if tail is not None and tail.needs_newline else b""
+        data = prefix + b"\n".join(e.encode() for e in change.events) + b"\n"
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        size_before = os.fstat(fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+        except OSError:
+            _undo_append(fd, size_before)
+            raise
+        self._pending[sid] = _Pending(fd, size_before)
+        if tail is not None:
+            tail.needs_newline = False
+
+    def _flush(self, session_id: str) -> None:
+        pending = self._pending.pop(session_id, None)
+        if pending is None:
+            return
+        try:
+            os.fsync(pending.fd)
+        except OSError:
+            _undo_append(pending.fd, pending.size_before)
+            raise
+        os.close(pending.fd)
+
+    def _set_aside_torn_tail(self, session_id: str, path: Path, tail: _Tail) -> None:
+        """Keep a crash's torn last line where a person can find it, then drop it from
+        the log so that appends continue after the last whole event."""
+        assert tail.torn is not None
+        recovered = self.root / "recovered"
+        recovered.mkdir(mode=DIR_MODE, exist_ok=True)
+        stamp = now_ts().replace(":", "").replace(".", "")
+        keep = recovered / f"{session_id}.{stamp}.torn-tail"
+        self._write_whole(keep, tail.torn, replace=False)
+        with open(path, "r+b") as fh:
+            fh.truncate(tail.good_length)
+            os.fsync(fh.fileno())
+        tail.torn = None
+
+    def _rewrite(self, session_id: str, kept: Sequence[Event]) -> None:
+        path = self.path(session_id)
+        header_raw = self._headers.get(session_id)
+        if header_raw is None:
+            header_raw = path.read_bytes().split(b"\n", 1)[0]
+        body = [header_raw, *(e.encode() for e in kept)]
+        self._write_whole(path, b"\n".join(body) + b"\n", replace=True)
+        self._tails[session_id] = _Tail(0, None, False)
+
+    def _dispose(self, session_id: str) -> None:
+        """Deleting moves the file to `<store>/trash/`: a person can still get it back."""
+        trash = self.root / "trash"
+        trash.mkdir(mode=DIR_MODE, exist_ok=True)
+        stamp = now_ts().replace(":", "").replace(".", "")
+        os.replace(self.path(session_id), trash / f"{session_id}.{stamp}.jsonl")
+        _fsync_dir(self.sessions_dir)
+        self._headers.pop(session_id, None)
+        self._tails.pop(session_id, None)
+
+    def _write_whole(self, path: Path, data: bytes, replace: bool) -> None:
+        """Write a complete file atomically: temp file, fsync, then into place."""
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if replace:
+                os.replace(tmp, path)
+            else:
+                os.link(tmp, path)  # refuses to overwrite
+                os.unlink(tmp)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _fsync_dir(path.parent)
+
+    def close(self) -> None:
+        for sid in list(self._pending):
+            with contextlib.suppress(OSError):
+                self._flush(sid)
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+
+def _undo_append(fd: int, size_before: int) -> None:
+    """Put the file back the way it was before a failed append."""
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, size_before)
+        os.fsync(fd)
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,116 @@
+"""One error family: every failure the core reports has a stable `code` string.
+
+The codes cross process boundaries (CLI `--json`, JSON-RPC errors) unchanged, so clients
+compare codes, never messages. Only the GUI turns them into words for a person.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class ForkwiseError(Exception):
+    """Base of every error the core raises on purpose."""
+
+    code: ClassVar[str] = "forkwise-error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = details
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details:
+            out["details"] = dict(self.details)
+        return out
+
+
+class SourceNotFound(ForkwiseError):
+    code = "source-not-found"
+
+
+class StaleSession(ForkwiseError):
+    code = "stale-session"
+
+
+class DuplicateSessionId(ForkwiseError):
+    code = "duplicate-session-id"
+
+
+class InvalidBoundary(ForkwiseError):
+    code = "invalid-boundary"
+
+
+class BoundaryInOpenTurn(ForkwiseError):
+    code = "boundary-in-open-turn"
+
+
+class InvalidSessionId(ForkwiseError):
+    code = "invalid-session-id"
+
+
+class InvalidEvent(ForkwiseError):
+    """An event offered for appending breaks the log's rules (bracket, fields)."""
+
+    code = "invalid-event"
+
+
+class CorruptLog(ForkwiseError):
+    """A stored log cannot be read; details name the file and the line."""
+
+    code = "corrupt-log"
+
+
+class UnsupportedVersion(ForkwiseError):
+    code = "unsupported-version"
+
+
+class StorageError(ForkwiseError):
+    """The operating system refused a read or write (disk full, permissions, …)."""
+
+    code = "storage-error"
+
+
+class StoreLocked(ForkwiseError):
+    """Another process holds the store's writer lock."""
+
+    code = "store-locked"
+
+
+class ReadOnlyStore(ForkwiseError):
+    code = "read-only-store"
+
+
+class MessageNotFound(ForkwiseError):
+    code = "message-not-found"
+
+
+class ForkUnavailable(ForkwiseError):
+    code = "fork-unavailable"
+
+
+class SessionBusy(ForkwiseError):
+    code = "session-busy"
+
+
+class WorkspaceAttachFailed(ForkwiseError):
+    code = "workspace-attach-failed"
+
+
+def _all_subclasses(cls: type[ForkwiseError]) -> list[type[ForkwiseError]]:
+    out: list[type[ForkwiseError]] = []
+    for sub in cls.__subclasses__():
+        out.append(sub)
+        out.extend(_all_subclasses(sub))
+    return out
+
+
+def error_from_code(code: str, message: str, details: dict[str, Any] | None = None) -> ForkwiseError:
+    """Rebuild a typed error from its wire form (used by remote clients)."""
+    for cls in _all_subclasses(ForkwiseError):
+        if cls.code == code:
+            return cls(message, **(details or {}))
+    err = ForkwiseError(message, **(details or {}))
+    err.code = code  # type: ignore[misc]
+    return err

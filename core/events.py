@@ -1,0 +1,144 @@
+"""Frozen event records and the vocabulary of the session log.
+
+A log line is `{"seq": N, "type": T, "ts": ISO-8601, …payload fields…}`. Known types have
+their required fields checked; unknown types (a newer version, a plugin) are kept as they
+are and round-trip unchanged. Each event keeps the exact bytes it was read from, so a fork
+copies serialized lines instead of encoding every event again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import Any, Final
+
+import orjson
+
+from .errors import InvalidEvent
+
+TURN_START: Final = "turn/start"
+TURN_END: Final = "turn/end"
+STEP_START: Final = "step/start"
+STEP_END: Final = "step/end"
+MESSAGE: Final = "message"
+TOOL_RESULT: Final = "tool/result"
+APPROVAL_REQUEST: Final = "approval/request"
+APPROVAL_RESOLVE: Final = "approval/resolve"
+MODEL_SELECT: Final = "model/select"
+SESSION_TITLE: Final = "session/title"
+HISTORY_FORK: Final = "history/fork"
+CONTEXT_SUMMARY: Final = "context/summary"
+
+#: Event types that only make sense inside a turn bracket.
+TURN_SCOPED: Final = frozenset(
+    {STEP_START, STEP_END, MESSAGE, TOOL_RESULT, APPROVAL_REQUEST, APPROVAL_RESOLVE}
+)
+#: Statuses a `turn/end` may carry; any status closes the turn.
+TURN_STATUSES: Final = frozenset({"completed", "cancelled", "failed", "interrupted"})
+ROLES: Final = frozenset({"user", "assistant"})
+RESERVED: Final = frozenset({"seq", "type", "ts"})
+
+_REQUIRED: Final[dict[str, tuple[tuple[str, type | tuple[type, ...]], ...]]] = {
+    TURN_START: (("turn", str),),
+    TURN_END: (("turn", str), ("status", str)),
+    STEP_START: (("turn", str), ("step", str)),
+    STEP_END: (("turn", str), ("step", str)),
+    MESSAGE: (("id", str), ("role", str), ("turn", str), ("parts", list)),
+    TOOL_RESULT: (("turn", str), ("call", str), ("tool", str)),
+    APPROVAL_REQUEST: (("turn", str), ("approval", str), ("call", str), ("tool", str)),
+    APPROVAL_RESOLVE: (("turn", str), ("approval", str), ("decision", str)),
+    MODEL_SELECT: (("provider", str), ("model", str)),
+    SESSION_TITLE: (("title", str),),
+    HISTORY_FORK: (("source", str), ("boundary", int)),
+}
+
+
+def now_ts() -> str:
+    """The current time as the log writes it: UTC, millisecond precision."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def is_standalone(event_type: str) -> bool:
+    """Standalone events live outside turns; unknown types count as standalone."""
+    return event_type not in TURN_SCOPED and event_type not in (TURN_START, TURN_END)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One immutable log entry. `raw` is the serialized line (without newline), if known."""
+
+    seq: int
+    type: str
+    ts: str
+    fields: Mapping[str, Any]
+    raw: bytes | None = field(default=None, compare=False, repr=False)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.fields.get(key, default)
+
+    def to_record(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"seq": self.seq, "type": self.type, "ts": self.ts}
+        record.update(self.fields)
+        return record
+
+    def encode(self) -> bytes:
+        """The line for this event, reusing the bytes it was read from."""
+        return self.raw if self.raw is not None else orjson.dumps(self.to_record())
+
+    @classmethod
+    def from_record(cls, record: object, raw: bytes | None = None) -> Event:
+        """Validate a decoded line and build the event; raises InvalidEvent."""
+        if not isinstance(record, dict):
+            raise InvalidEvent("an event must be a JSON object")
+        seq = record.get("seq")
+        etype = record.get("type")
+        ts = record.get("ts")
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+            raise InvalidEvent(f"event seq must be a positive integer, got {seq!r}")
+        if not isinstance(etype, str) or not etype:
+            raise InvalidEvent(f"event {seq}: type must be a non-empty string")
+        if not isinstance(ts, str):
+            raise InvalidEvent(f"event {seq}: ts must be a string")
+        payload = {k: v for k, v in record.items() if k not in RESERVED}
+        check_fields(etype, payload, seq)
+        return cls(seq, etype, ts, MappingProxyType(payload), raw)
+
+    @classmethod
+    def build(cls, seq: int, etype: str, payload: Mapping[str, Any], ts: str | None = None) -> Event:
+        """A new event for appending; its line is encoded once, here."""
+        record = {"seq": seq, "type": etype, "ts": ts or now_ts(), **payload}
+        try:
+            raw = orjson.dumps(record)
+        except TypeError as exc:
+            raise InvalidEvent(f"event {etype!r} cannot be stored as JSON: {exc}") from exc
+        return cls.from_record(orjson.loads(raw), raw)
+
+
+def check_fields(etype: str, payload: Mapping[str, Any], seq: int | None = None) -> None:
+    """Check the required fields of a known event type."""
+    where = f"event {seq} ({etype})" if seq is not None else f"event {etype}"
+    bad = RESERVED.intersection(payload)
+    if bad:
+        raise InvalidEvent(f"{where}: payload may not set {sorted(bad)}")
+    for name, kind in _REQUIRED.get(etype, ()):
+        value = payload.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise InvalidEvent(f"{where}: field {name!r} is missing or has the wrong type")
+    if etype == MESSAGE and payload["role"] not in ROLES:
+        raise InvalidEvent(f"{where}: role must be one of {sorted(ROLES)}")
+    if etype == HISTORY_FORK and payload["boundary"] < 0:
+        raise InvalidEvent(f"{where}: boundary must not be negative")
+
+
+def message_text(event: Event) -> str:
+    """The visible text of a message event (text parts joined)."""
+    parts = event.get("parts") or ()
+    return "".join(
+        str(p.get("text", "")) for p in parts if isinstance(p, dict) and p.get("type") == "text"
+    )
+
+
+def text_part(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}

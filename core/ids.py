@@ -1,0 +1,55 @@
+"""Identifiers: session ids (also file names, so strictly validated) and message ids."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Container
+from datetime import UTC, datetime
+
+from .errors import InvalidSessionId
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
+_SLUG_WORD = re.compile(r"[a-z0-9]+")
+
+
+def validate_session_id(value: object) -> str:
+    """Return `value` if it is a valid session id, else raise InvalidSessionId.
+
+    Ids name files on disk: 1–64 characters of [A-Za-z0-9._-], not starting with '.'.
+    """
+    if not isinstance(value, str) or not _SESSION_ID.fullmatch(value):
+        raise InvalidSessionId(
+            f"{value!r} is not a valid session id: use 1-64 letters, digits, '.', '_' or '-', "
+            "not starting with '.'",
+            session_id=value if isinstance(value, str) else repr(value),
+        )
+    return value
+
+
+def new_session_id(taken: Container[str] = ()) -> str:
+    """A fresh, sortable session id: UTC timestamp plus random suffix."""
+    while True:
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        candidate = f"{stamp}-{secrets.token_hex(3)}"
+        if candidate not in taken:
+            return candidate
+
+
+def slugify(text: str, words: int = 3, limit: int = 24) -> str:
+    found = _SLUG_WORD.findall(text.lower())[:words]
+    slug = "-".join(found)[:limit].strip("-")
+    return slug or "message"
+
+
+def new_message_id(role: str, text: str, taken: Container[str] = ()) -> str:
+    """A readable message id `role:slug:suffix`, unique among `taken`."""
+    slug = slugify(text)
+    while True:
+        candidate = f"{role}:{slug}:{secrets.token_hex(2)}"
+        if candidate not in taken:
+            return candidate
+
+
+def new_token(prefix: str) -> str:
+    return f"{prefix}:{secrets.token_hex(4)}"

@@ -1,0 +1,374 @@
+"""SessionStore: the one write path for every session.
+
+Every change is announced as a plain-Python store event (`session/created`, `session/event`,
+`session/flush`, `session/truncate`, `session/disposed`). The persistence backend handles
+each change first — if it raises, nothing changes in memory and nothing is announced — then
+the change is committed and the subscribers (catalogue, host, GUI bridges) are told.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Protocol
+
+from .errors import (
+    DuplicateSessionId,
+    InvalidEvent,
+    SourceNotFound,
+    StaleSession,
+)
+from .events import HISTORY_FORK, MESSAGE, TURN_END, Event, now_ts
+from .ids import new_session_id, validate_session_id
+from .session import (
+    EventsAppended,
+    Session,
+    SessionCreated,
+    SessionDisposed,
+    SessionFlushed,
+    SessionHeader,
+    SessionSummary,
+    SessionTruncated,
+    StoreEvent,
+)
+from .turns import BracketState, check_boundary
+
+log = logging.getLogger(__name__)
+
+Draft = Mapping[str, Any]
+Listener = Callable[[StoreEvent], None]
+
+
+@dataclass
+class LoadedLog:
+    """What a backend read for one session."""
+
+    header: SessionHeader
+    events: list[Event]
+    state: BracketState
+    torn_tail: bytes | None = None
+
+
+class Backend(Protocol):
+    """Persistence for a store. `persist` raises a ForkwiseError and leaves the disk as it
+    was when it cannot complete a change."""
+
+    writable: bool
+
+    def persist(self, change: StoreEvent) -> None: ...
+    def exists(self, session_id: str) -> bool: ...
+    def session_ids(self) -> list[str]: ...
+    def load(self, session_id: str) -> LoadedLog | None: ...
+    def summaries(self, skip: set[str]) -> list[SessionSummary]: ...
+    def save_summaries(self, summaries: Sequence[SessionSummary]) -> None: ...
+    def close(self) -> None: ...
+
+
+@dataclass
+class _Record:
+    header: SessionHeader
+    events: list[Event]
+    state: BracketState
+    summary: SessionSummary
+    generation: str = field(default_factory=lambda: secrets.token_hex(6))
+    torn_tail: bytes | None = None
+
+    def snapshot(self) -> Session:
+        return Session(self.header, tuple(self.events), self.generation)
+
+
+class SessionStore:
+    """Sessions by id, over a persistence backend (in memory when none is given)."""
+
+    def __init__(self, backend: Backend | None = None) -> None:
+        if backend is None:
+            from .backends.memory import MemoryBackend
+
+            backend = MemoryBackend()
+        self.backend: Backend = backend
+        self._records: dict[str, _Record] = {}
+        self._listeners: list[Listener] = []
+        self._lock = threading.RLock()
+
+    # --- subscriptions -------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener` after every committed change; returns an unsubscribe function."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _announce(self, change: StoreEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(change)
+            except Exception:  # a broken subscriber must not break the store
+                log.exception("store subscriber failed on %s", change.kind)
+
+    # --- reading -------------------------------------------------------------------
+
+    def exists(self, session_id: str) -> bool:
+        with self._lock:
+            return session_id in self._records or self.backend.exists(session_id)
+
+    def ids(self) -> list[str]:
+        with self._lock:
+            return sorted(set(self._records) | set(self.backend.session_ids()))
+
+    def get(self, session_id: str) -> Session:
+        """A snapshot of the session; SourceNotFound when there is none."""
+        with self._lock:
+            return self._record(session_id).snapshot()
+
+    def events_since(self, session_id: str, after: int) -> tuple[Event, ...]:
+        with self._lock:
+            return tuple(self._record(session_id).events[after:])
+
+    def summary(self, session_id: str) -> SessionSummary:
+        with self._lock:
+            return self._record(session_id).summary
+
+    def list(self) -> list[SessionSummary]:
+        """Summaries of every session, without loading logs that are not loaded yet."""
+        with self._lock:
+            loaded = [rec.summary for rec in self._records.values()]
+            rest = self.backend.summaries(set(self._records))
+        return sorted(loaded + rest, key=lambda s: s.id)
+
+    def torn_tail(self, session_id: str) -> bytes | None:
+        with self._lock:
+            return self._record(session_id).torn_tail
+
+    def _record(self, session_id: object) -> _Record:
+        sid = validate_session_id(session_id)
+        rec = self._records.get(sid)
+        if rec is None:
+            loaded = self.backend.load(sid)
+            if loaded is None:
+                raise SourceNotFound(f"there is no session {sid!r}", session_id=sid)
+            summary = SessionSummary.start(loaded.header).fold(loaded.events)
+            rec = _Record(loaded.header, loaded.events, loaded.state, summary, torn_tail=loaded.torn_tail)
+            self._records[sid] = rec
+        return rec
+
+    def _fresh(self, source: Session | str) -> _Record:
+        if isinstance(source, Session):
+            rec = self._records.get(source.id)
+            if rec is None and self.backend.exists(source.id):
+                rec = self._record(source.id)
+            if rec is None or rec.generation != source.generation or len(rec.events) < source.last_seq:
+                raise StaleSession(
+                    f"session {source.id!r} was truncated, deleted or replaced since it was read",
+                    session_id=source.id,
+                )
+            return rec
+        return self._record(source)
+
+    # --- writing -------------------------------------------------------------------
+
+    def create(
+        self,
+        session_id: str | None = None,
+        seed: Iterable[Event | Draft] = (),
+        meta: Mapping[str, Any] | None = None,
+        *,
+        cwd: str = "",
+        parent_session: str | None = None,
+        follow: Sequence[Draft] = (),
+    ) -> Session:
+        """Create a session whose log starts with `seed` (events or records with seq 1..n);
+        `follow` are drafts appended right after the seed, in the same atomic write."""
+        with self._lock:
+            sid = self._new_id(session_id)
+            seed_events = [e if isinstance(e, Event) else Event.from_record(dict(e)) for e in seed]
+            state = BracketState().feed_all(seed_events)
+            header = SessionHeader(
+                id=sid,
+                created=now_ts(),
+                cwd=cwd,
+                parent_session=validate_session_id(parent_session) if parent_session else None,
+                seed_length=len(seed_events),
+                meta=MappingProxyType(dict(meta or {})),
+            )
+            return self._commit_create(header, seed_events, state, follow)
+
+    def fork(
+        self,
+        source: Session | str,
+        boundary: int | None = None,
+        child_id: str | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        follow: Sequence[Draft] = (),
+        anchor: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """Branch `source` at an exact boundary (DESIGN §3). Nothing is written on failure."""
+        with self._lock:
+            rec = self._fresh(source)
+            if child_id is not None and self.exists(validate_session_id(child_id)):
+                raise DuplicateSessionId(f"a session {child_id!r} exists already", session_id=child_id)
+            events = rec.events
+            b = check_boundary(events, len(events) if boundary is None else boundary)
+            seed = events[:b]
+            child = self._new_id(child_id)
+            header = SessionHeader(
+                id=child,
+                created=now_ts(),
+                cwd=rec.header.cwd,
+                parent_session=rec.header.id,
+                seed_length=b,
+                meta=MappingProxyType(dict(meta or {})),
+            )
+            fork_event: dict[str, Any] = {"type": HISTORY_FORK, "source": rec.header.id, "boundary": b}
+            fork_event.update(anchor if anchor is not None else _anchor_of(seed))
+            if header.meta.get("relation"):
+                fork_event["relation"] = header.meta["relation"]
+            state = BracketState().feed_all(seed) if b < len(events) else _copy_state(rec.state)
+            return self._commit_create(header, seed, state, [fork_event, *follow])
+
+    def append(self, session_id: str, drafts: Iterable[Draft]) -> tuple[Event, ...]:
+        """Append drafts (`{"type": …, fields…}`) as one durable write; returns the events."""
+        with self._lock:
+            rec = self._record(session_id)
+            events = _build(drafts, len(rec.events))
+            if not events:
+                return ()
+            _feed_atomically(rec.state, events)
+            try:
+                self.backend.persist(EventsAppended(rec.header.id, events))
+                self.backend.persist(SessionFlushed(rec.header.id))
+            except BaseException:
+                # the file may hold part of the batch; reload it from disk on next use
+                self._records.pop(rec.header.id, None)
+                raise
+            rec.events.extend(events)
+            rec.summary = rec.summary.fold(events)
+            rec.torn_tail = None
+        self._announce(EventsAppended(rec.header.id, events))
+        return events
+
+    def truncate(self, source: Session | str, through: int) -> Session:
+        """Replace in place: keep events ≤ `through`, delete the rest (no branch, no record).
+
+        Context summaries are events, so those after the boundary go with everything else.
+        """
+        with self._lock:
+            rec = self._fresh(source)
+            b = check_boundary(rec.events, through)
+            if b == len(rec.events):
+                return rec.snapshot()
+            kept = tuple(rec.events[:b])
+            self.backend.persist(SessionTruncated(rec.header.id, b, kept))
+            rec.events = list(kept)
+            rec.state = BracketState().feed_all(kept)
+            rec.summary = SessionSummary.start(rec.header).fold(kept)
+            rec.generation = secrets.token_hex(6)
+            snapshot = rec.snapshot()
+        self._announce(SessionTruncated(rec.header.id, b, ()))
+        return snapshot
+
+    def delete(self, source: Session | str) -> None:
+        with self._lock:
+            rec = self._fresh(source)
+            self.backend.persist(SessionDisposed(rec.header.id))
+            del self._records[rec.header.id]
+        self._announce(SessionDisposed(rec.header.id))
+
+    def close(self) -> None:
+        """Flush, remember the summaries of loaded sessions, release the backend."""
+        with self._lock:
+            if self.backend.writable:
+                self.backend.save_summaries([rec.summary for rec in self._records.values()])
+            self.backend.close()
+
+    # --- helpers -------------------------------------------------------------------
+
+    def _new_id(self, requested: str | None) -> str:
+        if requested is None:
+            return new_session_id(taken=_Taken(self))
+        sid = validate_session_id(requested)
+        if self.exists(sid):
+            raise DuplicateSessionId(f"a session {sid!r} exists already", session_id=sid)
+        return sid
+
+    def _commit_create(
+        self, header: SessionHeader, seed: Sequence[Event], state: BracketState, follow: Sequence[Draft]
+    ) -> Session:
+        follow_events = _build(follow, len(seed))
+        _feed_atomically(state, follow_events)
+        change = SessionCreated(header, tuple(seed), follow_events)
+        self.backend.persist(change)
+        events = [*seed, *follow_events]
+        summary = SessionSummary.start(header).fold(events)
+        rec = _Record(header, events, state, summary)
+        self._records[header.id] = rec
+        snapshot = rec.snapshot()
+        self._announce(change)
+        return snapshot
+
+
+class _Taken:
+    """`in` test against a store's ids, for the id generator."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self._store = store
+
+    def __contains__(self, item: object) -> bool:
+        return isinstance(item, str) and self._store.exists(item)
+
+
+def _build(drafts: Iterable[Draft], last_seq: int) -> tuple[Event, ...]:
+    out = []
+    for i, draft in enumerate(drafts, start=last_seq + 1):
+        etype = draft.get("type")
+        if not isinstance(etype, str) or not etype:
+            raise InvalidEvent("a draft needs a non-empty 'type'")
+        ts = draft.get("ts")
+        payload = {k: v for k, v in draft.items() if k not in ("type", "ts", "seq")}
+        out.append(Event.build(i, etype, payload, ts if isinstance(ts, str) else None))
+    return tuple(out)
+
+
+def _feed_atomically(state: BracketState, events: Sequence[Event]) -> None:
+    """Feed `events` to `state`, restoring it if any event breaks the rules."""
+    saved = (state.last_seq, state.open_turn, state.open_turn_seq, dict(state.pending_approvals))
+    added: list[str] = []
+    try:
+        for event in events:
+            if event.type == MESSAGE and event.get("id") not in state.message_ids:
+                added.append(event.get("id"))
+            state.feed(event)
+    except BaseException:
+        state.last_seq, state.open_turn, state.open_turn_seq, state.pending_approvals = saved
+        state.message_ids.difference_update(added)
+        raise
+
+
+def _copy_state(state: BracketState) -> BracketState:
+    return BracketState(
+        state.last_seq,
+        state.open_turn,
+        state.open_turn_seq,
+        set(state.message_ids),
+        dict(state.pending_approvals),
+    )
+
+
+def _anchor_of(seed: Sequence[Event]) -> dict[str, Any]:
+    """Where a fork came from, as far as the prefix tells: its last message and turn."""
+    out: dict[str, Any] = {}
+    for event in reversed(seed):
+        if event.type == TURN_END and "anchorTurn" not in out:
+            out["anchorTurn"] = event.get("turn")
+        if event.type == MESSAGE:
+            out["anchorMessage"] = event.get("id")
+            break
+    return out

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Set up a development checkout on Debian and run the app or every check.
+#   bash packaging/dev.sh run [forkwise args…]   install, then start the app (demo store when none exists)
+#   bash packaging/dev.sh test [pytest args…]    install, then ruff, mypy, import contract, core-without-Qt, pytest
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+mode=${1:-test}; shift || true
+
+log() { printf '[forkwise-dev] %s\n' "$*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# Debian packages: Python with venv, and the system libraries Qt needs (offscreen and X11).
+debs=(python3 python3-venv python3-pip libgl1 libegl1 libxkbcommon0 libfontconfig1 libdbus-1-3
+      libglib2.0-0 fonts-dejavu-core libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1
+      libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0)
+if command -v dpkg-query >/dev/null; then
+  missing=()
+  for d in "${debs[@]}"; do
+    dpkg-query -W -f='${Status}' "$d" 2>/dev/null | grep -q 'install ok installed' || missing+=("$d")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    # A Python found on PATH (pyenv, a custom build) makes Debian's python3 unnecessary.
+    if command -v python3 >/dev/null && python3 -c 'import venv, ensurepip' 2>/dev/null; then
+      filtered=(); for d in "${missing[@]}"; do case $d in python3*) ;; *) filtered+=("$d");; esac; done
+      missing=("${filtered[@]}")
+    fi
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing Debian packages: ${missing[*]}"
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+fi
+
+py=${PYTHON:-python3}
+"$py" -c 'import sys; assert sys.version_info >= (3, 11), sys.version' \
+  || { log "Python 3.11 or newer is needed (found $($py --version 2>&1))"; exit 1; }
+
+# Reinstall only when the project's dependency list changed.
+ensure_venv() {  # dir extras
+  local dir=$1 extras=$2 stamp
+  stamp="$(sha256sum pyproject.toml | cut -c1-16)-$extras"
+  if [ ! -x "$dir/bin/python" ]; then
+    log "creating $dir"
+    "$py" -m venv "$dir"
+  fi
+  if [ "$(cat "$dir/.forkwise-stamp" 2>/dev/null)" != "$stamp" ]; then
+    log "installing Python packages into $dir ($extras)"
+    "$dir/bin/python" -m pip install -q --disable-pip-version-check -e ".[$extras]"
+    echo "$stamp" > "$dir/.forkwise-stamp"
+  fi
+}
+
+case $mode in
+  run)
+    ensure_venv .venv gui,test
+    if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}${QT_QPA_PLATFORM:-}" ]; then
+      log "no display found: set DISPLAY, or run under xvfb-run, or QT_QPA_PLATFORM=offscreen"
+    fi
+    exec .venv/bin/forkwise "$@"
+    ;;
+  test)
+    ensure_venv .venv gui,test
+    export QT_QPA_PLATFORM=offscreen
+    export QT_LOGGING_RULES="qt.qpa.*=false"
+    log "ruff"
+    .venv/bin/ruff check core gui tests packaging
+    log "mypy (strict on core)"
+    .venv/bin/python packaging/typecheck.py
+    log "import contract: core never imports Qt"
+    .venv/bin/lint-imports --config pyproject.toml
+    log "core tests in an environment without PySide6"
+    ensure_venv .venv-core test
+    .venv-core/bin/python -m pip uninstall -q -y PySide6-Essentials shiboken6 pytest-qt qasync >/dev/null 2>&1 || true
+    .venv-core/bin/python -c 'import importlib.util as u, sys; sys.exit(u.find_spec("PySide6") is not None)' \
+      || { log ".venv-core still has PySide6"; exit 1; }
+    set +e
+    .venv-core/bin/python -m pytest -q -p no:cacheprovider -W ignore::pytest.PytestConfigWarning tests/core
+    rc=$?
+    set -e
+    if [ $rc -ne 0 ]; then log "core tests without Qt failed (exit $rc)"; exit $rc; fi
+    log "pytest (all tests, offscreen)"
+    set +e
+    .venv/bin/python -m pytest -q "$@"
+    rc=$?
+    set -e
+    if [ $rc -eq 5 ]; then log "pytest collected no tests"; exit 1; fi
+    exit $rc
+    ;;
+  *)
+    echo "usage: bash packaging/dev.sh run|test [args…]" >&2; exit 2;;
+esac
