@@ -98,6 +98,24 @@ class WorkspaceAttachFailed(ForkwiseError):
     code = "workspace-attach-failed"
 
 
+class ProviderError(ForkwiseError):
+    """The model endpoint failed (unreachable, refused, bad answer, stream cut)."""
+
+    code = "provider-error"
+
+
+class HostUnavailable(ForkwiseError):
+    """A remote host could not be reached or the connection was lost."""
+
+    code = "host-unavailable"
+
+
+class RpcError(ForkwiseError):
+    """A malformed or refused JSON-RPC request."""
+
+    code = "rpc-error"
+
+
 def _all_subclasses(cls: type[ForkwiseError]) -> list[type[ForkwiseError]]:
     out: list[type[ForkwiseError]] = []
     for sub in cls.__subclasses__():

@@ -34,13 +34,14 @@ class Catalogue:
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
             self._entries = {}
-            with contextlib.suppress(FileNotFoundError):
-                try:
-                    data = orjson.loads(self.path.read_bytes())
-                    if isinstance(data, dict) and data.get("version") == INDEX_VERSION:
-                        self._entries = dict(data.get("sessions") or {})
-                except (OSError, orjson.JSONDecodeError) as exc:
-                    log.warning("ignoring unreadable catalogue %s: %s", self.path, exc)
+            try:
+                data = orjson.loads(self.path.read_bytes())
+                if isinstance(data, dict) and data.get("version") == INDEX_VERSION:
+                    self._entries = dict(data.get("sessions") or {})
+            except FileNotFoundError:
+                pass
+            except (OSError, orjson.JSONDecodeError) as exc:
+                log.warning("ignoring unreadable catalogue %s: %s", self.path, exc)
         return self._entries
 
     def summaries(

@@ -1,0 +1,1 @@
+"""Model providers: the offline built-in one (default) and OpenAI-compatible endpoints."""
