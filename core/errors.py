@@ -124,7 +124,9 @@ def _all_subclasses(cls: type[ForkwiseError]) -> list[type[ForkwiseError]]:
     return out
 
 
-def error_from_code(code: str, message: str, details: dict[str, Any] | None = None) -> ForkwiseError:
+def error_from_code(
+    code: str, message: str, details: dict[str, Any] | None = None
+) -> ForkwiseError:
     """Rebuild a typed error from its wire form (used by remote clients)."""
     for cls in _all_subclasses(ForkwiseError):
         if cls.code == code:

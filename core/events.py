@@ -106,7 +106,9 @@ class Event:
         return cls(seq, etype, ts, MappingProxyType(payload), raw)
 
     @classmethod
-    def build(cls, seq: int, etype: str, payload: Mapping[str, Any], ts: str | None = None) -> Event:
+    def build(
+        cls, seq: int, etype: str, payload: Mapping[str, Any], ts: str | None = None
+    ) -> Event:
         """A new event for appending; its line is encoded once, here."""
         record = {"seq": seq, "type": etype, "ts": ts or now_ts(), **payload}
         try:

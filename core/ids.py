@@ -16,7 +16,7 @@ _SLUG_WORD = re.compile(r"[a-z0-9]+")
 def validate_session_id(value: object) -> str:
     """Return `value` if it is a valid session id, else raise InvalidSessionId.
 
-    Ids name files on disk: 1–64 characters of [A-Za-z0-9._-], not starting with '.'.
+    Ids name files on disk: 1 to 64 characters of [A-Za-z0-9._-], not starting with '.'.
     """
     if not isinstance(value, str) or not _SESSION_ID.fullmatch(value):
         raise InvalidSessionId(

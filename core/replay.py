@@ -113,12 +113,14 @@ def replay(
             turn_calls.extend((str(c.get("id")), view.seq) for c in view.tool_calls)
         elif etype == TOOL_RESULT:
             answered_calls.add(event.get("call"))
-            transcript.append({
-                "role": "tool",
-                "tool_call_id": event.get("call"),
-                "content": _as_text(event.get("output")),
-                "_seq": event.seq,
-            })
+            transcript.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": event.get("call"),
+                    "content": _as_text(event.get("output")),
+                    "_seq": event.seq,
+                }
+            )
         elif etype == TURN_START:
             open_turn = event.get("turn")
             turn_status[event.get("turn")] = "running"
@@ -128,12 +130,14 @@ def replay(
             # provider transcript stays well-formed after a cancelled or interrupted turn.
             for call_id, seq in turn_calls:
                 if call_id not in answered_calls:
-                    transcript.append({
-                        "role": "tool",
-                        "tool_call_id": call_id,
-                        "content": "(no result: the turn ended first)",
-                        "_seq": seq,
-                    })
+                    transcript.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": call_id,
+                            "content": "(no result: the turn ended first)",
+                            "_seq": seq,
+                        }
+                    )
             turn_calls.clear()
             turn_status[event.get("turn")] = event.get("status")
             open_turn = None
@@ -152,7 +156,9 @@ def replay(
             through = event.get("through")
             if isinstance(through, int) and not isinstance(through, bool):
                 transcript = [m for m in transcript if m.get("_seq", 0) > through]
-                transcript.insert(0, {"role": "system", "content": str(event.get("text", "")), "_seq": 0})
+                transcript.insert(
+                    0, {"role": "system", "content": str(event.get("text", "")), "_seq": 0}
+                )
 
     cleaned = tuple({k: v for k, v in m.items() if k != "_seq"} for m in transcript)
     return Replay(

@@ -255,6 +255,8 @@ class SessionTruncated:
     session_id: str
     through: int
     kept: tuple[Event, ...]
+    #: the header after truncation: seedLength shrinks when the cut falls inside the seed
+    header: SessionHeader | None = None
 
 
 @dataclass(frozen=True, slots=True)

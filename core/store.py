@@ -8,6 +8,7 @@ the change is committed and the subscribers (catalogue, host, GUI bridges) are t
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 import threading
@@ -155,7 +156,9 @@ class SessionStore:
             if loaded is None:
                 raise SourceNotFound(f"there is no session {sid!r}", session_id=sid)
             summary = SessionSummary.start(loaded.header).fold(loaded.events)
-            rec = _Record(loaded.header, loaded.events, loaded.state, summary, torn_tail=loaded.torn_tail)
+            rec = _Record(
+                loaded.header, loaded.events, loaded.state, summary, torn_tail=loaded.torn_tail
+            )
             self._records[sid] = rec
         return rec
 
@@ -164,7 +167,11 @@ class SessionStore:
             rec = self._records.get(source.id)
             if rec is None and self.backend.exists(source.id):
                 rec = self._record(source.id)
-            if rec is None or rec.generation != source.generation or len(rec.events) < source.last_seq:
+            if (
+                rec is None
+                or rec.generation != source.generation
+                or len(rec.events) < source.last_seq
+            ):
                 raise StaleSession(
                     f"session {source.id!r} was truncated, deleted or replaced since it was read",
                     session_id=source.id,
@@ -200,6 +207,18 @@ class SessionStore:
             )
             return self._commit_create(header, seed_events, state, follow)
 
+    def import_session(self, header: SessionHeader, events: Sequence[Event]) -> Session:
+        """Adopt a complete log as it is (header and events unchanged), e.g. from a file."""
+        with self._lock:
+            validate_session_id(header.id)
+            if self.exists(header.id):
+                raise DuplicateSessionId(
+                    f"a session {header.id!r} exists already", session_id=header.id
+                )
+            state = BracketState().feed_all(events)
+            seed, rest = tuple(events[: header.seed_length]), tuple(events[header.seed_length :])
+            return self._commit_create(header, seed, state, (), built=rest)
+
     def fork(
         self,
         source: Session | str,
@@ -214,7 +233,9 @@ class SessionStore:
         with self._lock:
             rec = self._fresh(source)
             if child_id is not None and self.exists(validate_session_id(child_id)):
-                raise DuplicateSessionId(f"a session {child_id!r} exists already", session_id=child_id)
+                raise DuplicateSessionId(
+                    f"a session {child_id!r} exists already", session_id=child_id
+                )
             events = rec.events
             b = check_boundary(events, len(events) if boundary is None else boundary)
             seed = events[:b]
@@ -227,7 +248,11 @@ class SessionStore:
                 seed_length=b,
                 meta=MappingProxyType(dict(meta or {})),
             )
-            fork_event: dict[str, Any] = {"type": HISTORY_FORK, "source": rec.header.id, "boundary": b}
+            fork_event: dict[str, Any] = {
+                "type": HISTORY_FORK,
+                "source": rec.header.id,
+                "boundary": b,
+            }
             fork_event.update(anchor if anchor is not None else _anchor_of(seed))
             if header.meta.get("relation"):
                 fork_event["relation"] = header.meta["relation"]
@@ -266,7 +291,11 @@ class SessionStore:
             if b == len(rec.events):
                 return rec.snapshot()
             kept = tuple(rec.events[:b])
-            self.backend.persist(SessionTruncated(rec.header.id, b, kept))
+            header = rec.header
+            if b < header.seed_length:
+                header = dataclasses.replace(header, seed_length=b)
+            self.backend.persist(SessionTruncated(header.id, b, kept, header))
+            rec.header = header
             rec.events = list(kept)
             rec.state = BracketState().feed_all(kept)
             rec.summary = SessionSummary.start(rec.header).fold(kept)
@@ -300,10 +329,15 @@ class SessionStore:
         return sid
 
     def _commit_create(
-        self, header: SessionHeader, seed: Sequence[Event], state: BracketState, follow: Sequence[Draft]
+        self,
+        header: SessionHeader,
+        seed: Sequence[Event],
+        state: BracketState,
+        follow: Sequence[Draft],
+        built: tuple[Event, ...] = (),
     ) -> Session:
-        follow_events = _build(follow, len(seed))
-        _feed_atomically(state, follow_events)
+        follow_events = built + _build(follow, len(seed) + len(built))
+        _feed_atomically(state, follow_events[len(built) :])
         change = SessionCreated(header, tuple(seed), follow_events)
         self.backend.persist(change)
         events = [*seed, *follow_events]

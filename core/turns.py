@@ -50,7 +50,9 @@ class BracketState:
         etype = event.type
         if etype == TURN_START:
             if self.open_turn is not None:
-                raise InvalidEvent(f"event {event.seq}: turn/start while turn {self.open_turn} is open")
+                raise InvalidEvent(
+                    f"event {event.seq}: turn/start while turn {self.open_turn} is open"
+                )
             self.open_turn = event.get("turn")
             self.open_turn_seq = event.seq
         elif etype == TURN_END or etype in TURN_SCOPED:
@@ -96,7 +98,9 @@ def check_boundary(events: Sequence[Event], boundary: object) -> int:
     """Validate an exact store boundary (0 ≤ b ≤ last seq, not inside an open turn)."""
     last = len(events)
     if not isinstance(boundary, int) or isinstance(boundary, bool):
-        raise InvalidBoundary(f"boundary must be an integer, got {boundary!r}", boundary=repr(boundary))
+        raise InvalidBoundary(
+            f"boundary must be an integer, got {boundary!r}", boundary=repr(boundary)
+        )
     if boundary < 0 or boundary > last:
         raise InvalidBoundary(
             f"boundary {boundary} is outside 0..{last}", boundary=boundary, last_seq=last
@@ -126,8 +130,12 @@ def resolve_anchor(events: Sequence[Event], at_seq: object, session_id: str) -> 
     after it → ForkUnavailable; there is never a fall back to an earlier turn.
     """
     last = len(events)
-    if at_seq is not None and (not isinstance(at_seq, int) or isinstance(at_seq, bool) or at_seq < 1):
-        raise InvalidBoundary(f"atSeq must be a positive integer, got {at_seq!r}", atSeq=repr(at_seq))
+    if at_seq is not None and (
+        not isinstance(at_seq, int) or isinstance(at_seq, bool) or at_seq < 1
+    ):
+        raise InvalidBoundary(
+            f"atSeq must be a positive integer, got {at_seq!r}", atSeq=repr(at_seq)
+        )
     if at_seq is None or at_seq > last:
         found = last_completed_turn(events)
         if found is None:

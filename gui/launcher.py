@@ -6,6 +6,7 @@ an environment without PySide6 and starts fast.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
 
@@ -16,9 +17,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if cli.is_cli_invocation(args):
         return cli.main(args)
-    from forkwise.gui import app  # Qt is imported only here
-
-    return app.main(args)
+    app = importlib.import_module("forkwise.gui.app")  # Qt is imported only here
+    return int(app.main(args))
 
 
 if __name__ == "__main__":

@@ -66,10 +66,8 @@ case $mode in
     export QT_LOGGING_RULES="qt.qpa.*=false"
     log "ruff"
     .venv/bin/ruff check core gui tests packaging
-    log "mypy (strict on core)"
+    log "mypy (strict on core) and the import contract (core never imports Qt)"
     .venv/bin/python packaging/typecheck.py
-    log "import contract: core never imports Qt"
-    .venv/bin/lint-imports --config pyproject.toml
     log "core tests in an environment without PySide6"
     ensure_venv .venv-core test
     .venv-core/bin/python -m pip uninstall -q -y PySide6-Essentials shiboken6 pytest-qt qasync >/dev/null 2>&1 || true

@@ -61,14 +61,22 @@ class Catalogue:
                 continue
             cached = index.get(sid)
             summary: SessionSummary | None = None
-            if cached and cached.get("size") == st.st_size and cached.get("mtime") == st.st_mtime_ns:
+            if (
+                cached
+                and cached.get("size") == st.st_size
+                and cached.get("mtime") == st.st_mtime_ns
+            ):
                 try:
                     summary = SessionSummary.from_index(cached["summary"])
                 except (KeyError, TypeError):
                     summary = None
             if summary is None:
                 summary = _summarize_or_error(sid, Path(entry.path), summarize)
-                index[sid] = {"size": st.st_size, "mtime": st.st_mtime_ns, "summary": summary.to_index()}
+                index[sid] = {
+                    "size": st.st_size,
+                    "mtime": st.st_mtime_ns,
+                    "summary": summary.to_index(),
+                }
                 changed = True
             out.append(summary)
             if progress is not None and n % 500 == 0:
@@ -88,7 +96,11 @@ class Catalogue:
             except OSError:
                 index.pop(summary.id, None)
                 continue
-            index[summary.id] = {"size": st.st_size, "mtime": st.st_mtime_ns, "summary": summary.to_index()}
+            index[summary.id] = {
+                "size": st.st_size,
+                "mtime": st.st_mtime_ns,
+                "summary": summary.to_index(),
+            }
         self._save()
 
     def _save(self) -> None:
@@ -116,7 +128,9 @@ def _summarize_or_error(
     try:
         return summarize(path)
     except ForkwiseError as exc:
-        return SessionSummary(id=sid, created="", cwd="", error={"code": exc.code, "message": exc.message})
+        return SessionSummary(
+            id=sid, created="", cwd="", error={"code": exc.code, "message": exc.message}
+        )
     except OSError as exc:
         return SessionSummary(
             id=sid, created="", cwd="", error={"code": "storage-error", "message": str(exc)}

@@ -213,7 +213,7 @@ class JsonlBackend:
             elif isinstance(change, SessionFlushed):
                 self._flush(change.session_id)
             elif isinstance(change, SessionTruncated):
-                self._rewrite(change.session_id, change.kept)
+                self._rewrite(change.session_id, change.kept, change.header)
             elif isinstance(change, SessionDisposed):
                 self._dispose(change.session_id)
         except OSError as exc:
@@ -225,7 +225,11 @@ class JsonlBackend:
         if path.exists():
             raise DuplicateSessionId(f"a session {sid!r} exists already", session_id=sid)
         header_raw = orjson.dumps(change.header.to_record())
-        body = [header_raw, *(e.encode() for e in change.seed), *(e.encode() for e in change.events)]
+        body = [
+            header_raw,
+            *(e.encode() for e in change.seed),
+            *(e.encode() for e in change.events),
+        ]
         self._write_whole(path, b"\n".join(body) + b"\n", replace=False)
         self._headers[sid] = header_raw
         self._tails[sid] = _Tail(0, None, False)
@@ -277,13 +281,18 @@ class JsonlBackend:
             os.fsync(fh.fileno())
         tail.torn = None
 
-    def _rewrite(self, session_id: str, kept: Sequence[Event]) -> None:
+    def _rewrite(
+        self, session_id: str, kept: Sequence[Event], header: SessionHeader | None
+    ) -> None:
         path = self.path(session_id)
         header_raw = self._headers.get(session_id)
         if header_raw is None:
             header_raw = path.read_bytes().split(b"\n", 1)[0]
+        if header is not None and SessionHeader.from_record(orjson.loads(header_raw)) != header:
+            header_raw = orjson.dumps(header.to_record())
         body = [header_raw, *(e.encode() for e in kept)]
         self._write_whole(path, b"\n".join(body) + b"\n", replace=True)
+        self._headers[session_id] = header_raw
         self._tails[session_id] = _Tail(0, None, False)
 
     def _dispose(self, session_id: str) -> None:
@@ -304,7 +313,7 @@ class JsonlBackend:
             try:
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
                 os.fsync(fd)
             finally:
                 os.close(fd)

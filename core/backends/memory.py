@@ -33,7 +33,7 @@ class MemoryBackend:
             self._logs[change.session_id][1].extend(change.events)
         elif isinstance(change, SessionTruncated):
             header, _ = self._logs[change.session_id]
-            self._logs[change.session_id] = (header, list(change.kept))
+            self._logs[change.session_id] = (change.header or header, list(change.kept))
         elif isinstance(change, SessionDisposed):
             del self._logs[change.session_id]
         elif isinstance(change, SessionFlushed):

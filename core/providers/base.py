@@ -20,7 +20,11 @@ class ModelChoice:
     reasoning: str | None = None
 
     def to_event(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "model/select", "provider": self.provider, "model": self.model}
+        out: dict[str, Any] = {
+            "type": "model/select",
+            "provider": self.provider,
+            "model": self.model,
+        }
         if self.reasoning is not None:
             out["reasoning"] = self.reasoning
         return out

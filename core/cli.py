@@ -1,0 +1,279 @@
+"""`forkwise sessions …`: the scriptable command-line contract.
+
+Plain output is for people; `--json` output is for programs and stays stable. Errors are
+one sentence on stderr and exit status 1 (with `--json`: `{"error": {code, message}}` on
+stdout); usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import orjson
+
+from . import __version__
+from .backends.jsonl import JsonlBackend, parse_log
+from .errors import (
+    CorruptLog,
+    DuplicateSessionId,
+    ForkwiseError,
+    InvalidBoundary,
+    SessionBusy,
+    StorageError,
+    StoreLocked,
+)
+from .paths import resolve_store_dir
+from .session import Session, SessionSummary
+from .store import SessionStore
+from .turns import message_boundary, open_turn_start, resolve_anchor
+
+SUBCOMMANDS = ("sessions",)
+
+
+def is_cli_invocation(args: Sequence[str]) -> bool:
+    """True when `args` name a CLI subcommand (or ask only for the version)."""
+    if list(args) == ["--version"]:
+        return True
+    positional = [a for a in args if not a.startswith("-")]
+    return bool(positional) and positional[0] in SUBCOMMANDS
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # usage errors: exit 2, as argparse does
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "--store",
+        metavar="DIR",
+        help="store directory (default: $FORKWISE_STORE or the user data dir)",
+    )
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+
+    parser = _Parser(prog="forkwise", description="Browse and branch AI-agent sessions.")
+    parser.add_argument("--version", action="version", version=f"forkwise {__version__}")
+    top = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sessions = top.add_parser(
+        "sessions", help="list, show, create, fork, truncate and import sessions"
+    )
+    sub = sessions.add_subparsers(dest="action", required=True, parser_class=_Parser)
+
+    sub.add_parser("list", parents=[common], help="list sessions, newest activity first")
+    show = sub.add_parser("show", parents=[common], help="show a session's header and events")
+    show.add_argument("id")
+    new = sub.add_parser("new", parents=[common], help="create an empty session; prints its id")
+    new.add_argument("--id", dest="session_id")
+    new.add_argument("--title")
+    new.add_argument(
+        "--cwd", default=None, help="working directory recorded in the header (default: here)"
+    )
+    fork = sub.add_parser("fork", parents=[common], help="fork a session into a new child")
+    fork.add_argument("source")
+    fork.add_argument(
+        "--boundary",
+        metavar="N|end",
+        help="exact store boundary: copy events 1..N ('end': the last event). "
+        "Without it: through the last completed turn.",
+    )
+    fork.add_argument("--child", metavar="ID", help="id for the child (default: a new id)")
+    trunc = sub.add_parser("truncate", parents=[common], help="replace in place at a message")
+    trunc.add_argument("id")
+    trunc.add_argument("--message", required=True, metavar="MSG_ID")
+    trunc.add_argument(
+        "--exclude-message", action="store_true", help="also remove that message's turn"
+    )
+    imp = sub.add_parser("import", parents=[common], help="add session files in the on-disk format")
+    imp.add_argument("files", nargs="+", type=Path)
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    handler = _HANDLERS[args.action]
+    try:
+        result = handler(args)
+    except ForkwiseError as exc:
+        if args.json:
+            out.write(
+                orjson.dumps({"error": {"code": exc.code, "message": exc.message}}).decode() + "\n"
+            )
+        else:
+            err.write(f"forkwise: {exc.message} ({exc.code})\n")
+        return 1
+    if args.json:
+        out.write(orjson.dumps(result.data, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        out.write(result.text + ("\n" if result.text else ""))
+    return 0
+
+
+class _Result:
+    def __init__(self, data: Any, text: str) -> None:
+        self.data = data
+        self.text = text
+
+
+def _open_store(args: argparse.Namespace, write: bool) -> SessionStore:
+    """Writers take the store's lock; readers take it when free, else read without it."""
+    root = resolve_store_dir(args.store)
+    if not write and not root.exists():
+        return SessionStore(JsonlBackend(root, writable=False))
+    try:
+        return SessionStore(JsonlBackend(root, writable=True))
+    except StoreLocked:
+        if write:
+            raise
+        return SessionStore(JsonlBackend(root, writable=False))
+
+
+def _with_store(
+    write: bool,
+) -> Callable[
+    [Callable[[SessionStore, argparse.Namespace], _Result]], Callable[[argparse.Namespace], _Result]
+]:
+    def wrap(
+        fn: Callable[[SessionStore, argparse.Namespace], _Result],
+    ) -> Callable[[argparse.Namespace], _Result]:
+        def run(args: argparse.Namespace) -> _Result:
+            store = _open_store(args, write)
+            try:
+                return fn(store, args)
+            finally:
+                store.close()
+
+        return run
+
+    return wrap
+
+
+@_with_store(write=False)
+def _list(store: SessionStore, args: argparse.Namespace) -> _Result:
+    rows = sorted(store.list(), key=lambda s: s.updated, reverse=True)
+    data = [s.to_dict() for s in rows]
+    return _Result(data, _table(rows))
+
+
+def _table(rows: Sequence[SessionSummary]) -> str:
+    if not rows:
+        return "no sessions"
+    lines = [f"{'ID':<26} {'EVENTS':>6} {'MSGS':>5} {'UPDATED':<24} {'MODEL':<16} TITLE"]
+    for s in rows:
+        title = s.display_title if s.error is None else f"(unreadable: {s.error.get('message')})"
+        mark = "* " if s.running else ""
+        parent = f"  [from {s.parent_session}]" if s.parent_session else ""
+        lines.append(
+            f"{s.id:<26} {s.events:>6} {s.messages:>5} {s.updated:<24} {(s.model or '-'):<16} "
+            f"{mark}{title}{parent}"
+        )
+    return "\n".join(lines)
+
+
+@_with_store(write=False)
+def _show(store: SessionStore, args: argparse.Namespace) -> _Result:
+    session = store.get(args.id)
+    data = {"header": session.header.to_record(), "events": [e.to_record() for e in session.events]}
+    header = session.header
+    lines = [f"session {header.id}  cwd={header.cwd or '-'}  parent={header.parent_session or '-'}"]
+    for e in session.events:
+        extra = " ".join(f"{k}={_short(v)}" for k, v in e.fields.items())
+        lines.append(f"{e.seq:>6} {e.type:<18} {extra}")
+    return _Result(data, "\n".join(lines))
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@_with_store(write=True)
+def _new(store: SessionStore, args: argparse.Namespace) -> _Result:
+    cwd = args.cwd if args.cwd is not None else str(Path.cwd())
+    session = store.create(args.session_id, cwd=cwd)
+    if args.title:
+        store.append(session.id, [{"type": "session/title", "title": args.title}])
+    return _Result({"id": session.id}, session.id)
+
+
+@_with_store(write=True)
+def _fork(store: SessionStore, args: argparse.Namespace) -> _Result:
+    source = store.get(args.source)
+    boundary: int | None
+    if args.boundary is None:
+        boundary = resolve_anchor(source.events, None, source.id)
+    elif args.boundary == "end":
+        boundary = None
+    else:
+        boundary = _parse_int(args.boundary)
+    child = store.fork(source, boundary, args.child)
+    data = {"child": child.id, "seedLength": child.header.seed_length}
+    return _Result(data, child.id)
+
+
+def _parse_int(text: str) -> int:
+    try:
+        return int(text, 10)
+    except ValueError:
+        raise InvalidBoundary(f"boundary must be an integer or 'end', got {text!r}") from None
+
+
+@_with_store(write=True)
+def _truncate(store: SessionStore, args: argparse.Namespace) -> _Result:
+    session = store.get(args.id)
+    if open_turn_start(session.events, session.last_seq) is not None:
+        raise SessionBusy(
+            "this session has a turn still open; replace in place needs it closed",
+            session_id=session.id,
+        )
+    through = message_boundary(session.events, args.message, not args.exclude_message, session.id)
+    after = store.truncate(session, through)
+    return _Result(
+        {"id": after.id, "through_sequence": through, "events": after.last_seq},
+        f"{after.id} now ends at seq {through}",
+    )
+
+
+@_with_store(write=True)
+def _import(store: SessionStore, args: argparse.Namespace) -> _Result:
+    """Validate every file first, so that a bad file means nothing is imported."""
+    parsed: list[Session] = []
+    seen: set[str] = set()
+    for path in args.files:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise StorageError(f"cannot read {path}: {exc.strerror}", path=str(path)) from exc
+        loaded, _, tail = parse_log(data, str(path))
+        if tail.torn is not None:
+            raise CorruptLog(f"{path}: the last line is incomplete", path=str(path))
+        sid = loaded.header.id
+        if sid in seen or store.exists(sid):
+            raise DuplicateSessionId(f"{path}: a session {sid!r} exists already", session_id=sid)
+        seen.add(sid)
+        parsed.append(Session(loaded.header, tuple(loaded.events), ""))
+    done = [store.import_session(s.header, s.events).id for s in parsed]
+    return _Result({"imported": done}, "\n".join(done))
+
+
+_HANDLERS: dict[str, Callable[[argparse.Namespace], _Result]] = {
+    "list": _list,
+    "show": _show,
+    "new": _new,
+    "fork": _fork,
+    "truncate": _truncate,
+    "import": _import,
+}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""Where the store lives: `--store DIR`, else $FORKWISE_STORE, else the user data dir."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+STORE_ENV = "FORKWISE_STORE"
+
+
+def default_store_dir() -> Path:
+    return Path(platformdirs.user_data_dir("forkwise", appauthor=False)) / "store"
+
+
+def resolve_store_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get(STORE_ENV)
+    if env:
+        return Path(env).expanduser()
+    return default_store_dir()
