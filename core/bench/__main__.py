@@ -1,0 +1,282 @@
+"""Run the benchmark suite: `python -m forkwise.core.bench [--quick] [--json] [--repeat N]`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import orjson
+
+from ..backends.jsonl import JsonlBackend
+from ..store import SessionStore
+from .synth import session_lines, write_store
+
+LIST_SNIPPET = """
+import sys
+from forkwise.core.backends.jsonl import JsonlBackend
+from forkwise.core.store import SessionStore
+store = SessionStore(JsonlBackend(sys.argv[1]))
+rows = store.list()
+store.close()
+assert len(rows) == int(sys.argv[2]), len(rows)
+"""
+FIRST_LINES_SNIPPET = """
+import os, sys
+n = 0
+for entry in os.scandir(os.path.join(sys.argv[1], "sessions")):
+    with open(entry.path, "rb") as fh:
+        fh.readline()
+    n += 1
+assert n == int(sys.argv[2])
+"""
+FORK_SNIPPET = """
+import sys
+from forkwise.core import cli
+sys.exit(cli.main(["sessions", "fork", "big", "--store", sys.argv[1], "--json"],
+                  out=open("/dev/null", "w")))
+"""
+COPY_SNIPPET = """
+import os, sys
+src = os.path.join(sys.argv[1], "sessions", "big.jsonl")
+data = open(src, "rb").read()
+fd = os.open(src + ".copy", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+os.write(fd, data); os.fsync(fd); os.close(fd)
+"""
+
+
+@dataclass
+class Figure:
+    name: str
+    workload: str
+    ours: float
+    baseline: float
+    baseline_name: str
+    target: str
+    unit: str = "s"
+
+    @property
+    def ratio(self) -> float:
+        return self.ours / self.baseline if self.baseline else float("inf")
+
+
+def _median(fn: Callable[[], float], repeat: int) -> float:
+    return statistics.median(fn() for _ in range(repeat))
+
+
+def _process(snippet: str, *args: str) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", snippet, *args], check=True)
+    return time.perf_counter() - start
+
+
+def bench_list(tmp: Path, sessions: int, per: int, repeat: int) -> list[Figure]:
+    root = write_store(tmp / "list-store", sessions, per)
+    n = str(sessions)
+    cold = _median(
+        lambda: (_drop_index(root), _process(LIST_SNIPPET, str(root), n))[1], max(1, repeat // 2)
+    )
+    warm = _median(lambda: _process(LIST_SNIPPET, str(root), n), repeat)
+    base = _median(lambda: _process(FIRST_LINES_SNIPPET, str(root), n), repeat)
+    load = f"{sessions:,} sessions / {sessions * per:,} events, fresh process"
+    return [
+        Figure(
+            "list",
+            load + " (index warm)",
+            warm,
+            base,
+            "read each file's first line",
+            "<= 2x, < 1 s",
+        ),
+        Figure(
+            "list-rebuild",
+            load + " (no index)",
+            cold,
+            base,
+            "read each file's first line",
+            "progress shown",
+        ),
+    ]
+
+
+def _drop_index(root: Path) -> None:
+    (root / "index.json").unlink(missing_ok=True)
+
+
+def bench_fork(tmp: Path, events: int, repeat: int) -> list[Figure]:
+    root = tmp / "fork-store"
+    (root / "sessions").mkdir(parents=True)
+    rng = random.Random(11)
+    data = b"\n".join(session_lines(rng, "big", events)) + b"\n"
+    (root / "sessions" / "big.jsonl").write_bytes(data)
+    cold = _median(lambda: _process(FORK_SNIPPET, str(root)), repeat)
+    base = _median(lambda: _process(COPY_SNIPPET, str(root)), repeat)
+    mb = len(data) / 1e6
+    out = [
+        Figure(
+            "fork",
+            f"{events:,}-event session ({mb:.0f} MB), fresh process, last completed turn",
+            cold,
+            base,
+            "copy the file's bytes (fresh process)",
+            "<= 2x",
+        )
+    ]
+    store = SessionStore(JsonlBackend(root))
+    store.get("big")
+
+    def warm_fork() -> float:
+        start = time.perf_counter()
+        store.fork("big")
+        return time.perf_counter() - start
+
+    def warm_copy() -> float:
+        start = time.perf_counter()
+        _copy_file(root / "sessions" / "big.jsonl", tmp / "copy.jsonl")
+        return time.perf_counter() - start
+
+    warm = _median(warm_fork, repeat)
+    copy = _median(warm_copy, repeat)
+    store.close()
+    out.append(
+        Figure(
+            "fork-open",
+            f"{events:,}-event session already open",
+            warm,
+            copy,
+            "copy the file's bytes",
+            "<= 2x",
+        )
+    )
+    return out
+
+
+def _copy_file(src: Path, dst: Path) -> None:
+    data = src.read_bytes()
+    fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def bench_append(tmp: Path, turns: int, repeat: int) -> list[Figure]:
+    """Durable appends of whole turns (one write + fsync per turn: group commit)."""
+
+    def turn_drafts(t: int) -> list[dict[str, object]]:
+        turn = f"turn:{t}"
+        text = "an answer of moderate length " * 8
+        return [
+            {"type": "turn/start", "turn": turn},
+            {
+                "type": "message",
+                "id": f"user:q:{t}",
+                "role": "user",
+                "turn": turn,
+                "parts": [{"type": "text", "text": "a question"}],
+            },
+            {"type": "step/start", "turn": turn, "step": "s"},
+            {
+                "type": "message",
+                "id": f"assistant:a:{t}",
+                "role": "assistant",
+                "turn": turn,
+                "parts": [{"type": "text", "text": text}],
+            },
+            {"type": "step/end", "turn": turn, "step": "s"},
+            {"type": "turn/end", "turn": turn, "status": "completed"},
+        ]
+
+    def ours() -> float:
+        root = Path(tempfile.mkdtemp(dir=tmp))
+        store = SessionStore(JsonlBackend(root))
+        store.create("a")
+        start = time.perf_counter()
+        for t in range(1, turns + 1):
+            store.append("a", turn_drafts(t))
+        took = time.perf_counter() - start
+        store.close()
+        return took
+
+    sample = [
+        orjson.dumps({"seq": i, "ts": "2026-01-01T00:00:00.000Z", **d})
+        for i, d in enumerate(turn_drafts(1), start=1)
+    ]
+    batch = b"\n".join(sample) + b"\n"
+
+    def raw() -> float:
+        fd = os.open(Path(tempfile.mkdtemp(dir=tmp)) / "raw.jsonl", os.O_WRONLY | os.O_CREAT, 0o600)
+        start = time.perf_counter()
+        for _ in range(turns):
+            os.write(fd, batch)
+            os.fsync(fd)
+        took = time.perf_counter() - start
+        os.close(fd)
+        return took
+
+    events = turns * 6
+    t_ours, t_raw = _median(ours, repeat), _median(raw, repeat)
+    return [
+        Figure(
+            "append",
+            f"{turns:,} turns x 6 events, fsync per turn ({events / t_ours:,.0f} events/s)",
+            t_ours,
+            t_raw,
+            f"raw write+fsync of the same bytes ({events / t_raw:,.0f} events/s)",
+            ">= 20,000 events/s",
+        )
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m forkwise.core.bench")
+    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run of seconds")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--repeat", type=int, default=0, help="runs per figure (median reported)")
+    parser.add_argument("--only", choices=["list", "fork", "append"], action="append")
+    args = parser.parse_args(argv)
+    repeat = args.repeat or (2 if args.quick else 5)
+    sizes = (
+        {"sessions": 200, "per": 100, "fork": 5_000, "turns": 100}
+        if args.quick
+        else {"sessions": 10_000, "per": 100, "fork": 100_000, "turns": 2_000}
+    )
+    only = set(args.only or ["list", "fork", "append"])
+    figures: list[Figure] = []
+    tmp = Path(tempfile.mkdtemp(prefix="forkwise-bench-"))
+    try:
+        if "list" in only:
+            figures += bench_list(tmp, sizes["sessions"], sizes["per"], repeat)
+        if "fork" in only:
+            figures += bench_fork(tmp, sizes["fork"], repeat)
+        if "append" in only:
+            figures += bench_append(tmp, sizes["turns"], repeat)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if args.json:
+        print(
+            orjson.dumps(
+                [asdict(f) | {"ratio": f.ratio} for f in figures], option=orjson.OPT_INDENT_2
+            ).decode()
+        )
+    else:
+        head = f"{'figure':<13} {'ours':>9} {'baseline':>9} {'ratio':>7}  {'target':<13} "
+        print(head + "workload / baseline")
+        for f in figures:
+            row = f"{f.name:<13} {f.ours:>8.3f}s {f.baseline:>8.3f}s {f.ratio:>6.2f}x  "
+            print(f"{row}{f.target:<13} {f.workload}\n{'':<56}vs {f.baseline_name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
