@@ -98,6 +98,18 @@ class WorkspaceAttachFailed(ForkwiseError):
     code = "workspace-attach-failed"
 
 
+class ApprovalNotFound(ForkwiseError):
+    """The approval named is not pending (never asked, already answered, or its turn ended)."""
+
+    code = "approval-not-found"
+
+
+class Unauthorized(ForkwiseError):
+    """A socket client did not present the host's token."""
+
+    code = "unauthorized"
+
+
 class ProviderError(ForkwiseError):
     """The model endpoint failed (unreachable, refused, bad answer, stream cut)."""
 
