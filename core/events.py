@@ -40,7 +40,7 @@ TURN_STATUSES: Final = frozenset({"completed", "cancelled", "failed", "interrupt
 ROLES: Final = frozenset({"user", "assistant"})
 RESERVED: Final = frozenset({"seq", "type", "ts"})
 
-_REQUIRED: Final[dict[str, tuple[tuple[str, type | tuple[type, ...]], ...]]] = {
+_REQUIRED: Final[dict[str, tuple[tuple[str, type], ...]]] = {
     TURN_START: (("turn", str),),
     TURN_END: (("turn", str), ("status", str)),
     STEP_START: (("turn", str), ("step", str)),
@@ -92,46 +92,68 @@ class Event:
         """Validate a decoded line and build the event; raises InvalidEvent."""
         if not isinstance(record, dict):
             raise InvalidEvent("an event must be a JSON object")
-        seq = record.get("seq")
-        etype = record.get("type")
-        ts = record.get("ts")
-        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+        return cls.from_decoded(dict(record), raw)
+
+    @classmethod
+    def from_decoded(cls, record: dict[str, Any], raw: bytes | None = None) -> Event:
+        """Like from_record, but takes ownership of `record` (a dict fresh from the decoder):
+        the reserved keys are popped in place and the rest becomes the payload. This is the
+        loader's hot path."""
+        seq = record.pop("seq", None)
+        etype = record.pop("type", None)
+        ts = record.pop("ts", None)
+        if type(seq) is not int or seq < 1:
             raise InvalidEvent(f"event seq must be a positive integer, got {seq!r}")
-        if not isinstance(etype, str) or not etype:
+        if type(etype) is not str or not etype:
             raise InvalidEvent(f"event {seq}: type must be a non-empty string")
-        if not isinstance(ts, str):
+        if type(ts) is not str:
             raise InvalidEvent(f"event {seq}: ts must be a string")
-        payload = {k: v for k, v in record.items() if k not in RESERVED}
-        check_fields(etype, payload, seq)
-        return cls(seq, etype, ts, MappingProxyType(payload), raw)
+        required = _REQUIRED.get(etype)
+        if required is not None:
+            _check_required(etype, record, required, seq)
+        return cls(seq, etype, ts, MappingProxyType(record), raw)
 
     @classmethod
     def build(
         cls, seq: int, etype: str, payload: Mapping[str, Any], ts: str | None = None
     ) -> Event:
         """A new event for appending; its line is encoded once, here."""
+        check_fields(etype, payload)
         record = {"seq": seq, "type": etype, "ts": ts or now_ts(), **payload}
         try:
             raw = orjson.dumps(record)
         except TypeError as exc:
             raise InvalidEvent(f"event {etype!r} cannot be stored as JSON: {exc}") from exc
-        return cls.from_record(orjson.loads(raw), raw)
+        return cls.from_decoded(orjson.loads(raw), raw)
 
 
 def check_fields(etype: str, payload: Mapping[str, Any], seq: int | None = None) -> None:
-    """Check the required fields of a known event type."""
-    where = f"event {seq} ({etype})" if seq is not None else f"event {etype}"
+    """Check that a payload may be stored: no reserved keys, and the required fields of a
+    known event type."""
     bad = RESERVED.intersection(payload)
     if bad:
+        where = f"event {seq} ({etype})" if seq is not None else f"event {etype}"
         raise InvalidEvent(f"{where}: payload may not set {sorted(bad)}")
-    for name, kind in _REQUIRED.get(etype, ()):
-        value = payload.get(name)
-        if not isinstance(value, kind) or isinstance(value, bool):
+    required = _REQUIRED.get(etype)
+    if required is not None:
+        _check_required(etype, payload, required, seq)
+
+
+def _check_required(
+    etype: str,
+    payload: Mapping[str, Any],
+    required: tuple[tuple[str, type], ...],
+    seq: int | None,
+) -> None:
+    for name, kind in required:
+        # exact type: JSON decodes to exact types, and bool must not pass for int
+        if type(payload.get(name)) is not kind:
+            where = f"event {seq} ({etype})" if seq is not None else f"event {etype}"
             raise InvalidEvent(f"{where}: field {name!r} is missing or has the wrong type")
     if etype == MESSAGE and payload["role"] not in ROLES:
-        raise InvalidEvent(f"{where}: role must be one of {sorted(ROLES)}")
+        raise InvalidEvent(f"event {seq} ({etype}): role must be one of {sorted(ROLES)}")
     if etype == HISTORY_FORK and payload["boundary"] < 0:
-        raise InvalidEvent(f"{where}: boundary must not be negative")
+        raise InvalidEvent(f"event {seq} ({etype}): boundary must not be negative")
 
 
 def message_text(event: Event) -> str:

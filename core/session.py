@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -127,11 +127,20 @@ class SessionSummary:
             updated=header.created,
         )
 
-    def fold(self, events: Iterable[Event]) -> SessionSummary:
-        """The summary after `events` were appended (the catalogue's incremental update)."""
-        n_events, turns, messages = self.events, self.turns, self.messages
-        running, title, model, provider = self.running, self.title, self.model, self.provider
-        updated, first_user = self.updated, self.first_user_text
+    def fold(
+        self, events: Sequence[Event], counts_from: SessionSummary | None = None
+    ) -> SessionSummary:
+        """The summary after `events` were appended (the catalogue's incremental update).
+
+        `counts_from`: a summary already covering the first `counts_from.events` of
+        `events` (a fork of a whole log), so that only the rest is folded.
+        """
+        base = counts_from if counts_from is not None else self
+        n_events, turns, messages = base.events, base.turns, base.messages
+        running, title, model, provider = base.running, base.title, base.model, base.provider
+        updated, first_user = base.updated, base.first_user_text
+        if counts_from is not None:
+            events = events[counts_from.events :]
         for ev in events:
             n_events += 1
             updated = ev.ts

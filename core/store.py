@@ -256,8 +256,13 @@ class SessionStore:
             fork_event.update(anchor if anchor is not None else _anchor_of(seed))
             if header.meta.get("relation"):
                 fork_event["relation"] = header.meta["relation"]
-            state = BracketState().feed_all(seed) if b < len(events) else _copy_state(rec.state)
-            return self._commit_create(header, seed, state, [fork_event, *follow])
+            if b < len(events):
+                state, seed_summary = BracketState().feed_all(seed), None
+            else:  # the whole log: reuse what is known about it instead of a second pass
+                state, seed_summary = _copy_state(rec.state), rec.summary
+            return self._commit_create(
+                header, seed, state, [fork_event, *follow], seed_summary=seed_summary
+            )
 
     def append(self, session_id: str, drafts: Iterable[Draft]) -> tuple[Event, ...]:
         """Append drafts (`{"type": …, fields…}`) as one durable write; returns the events."""
@@ -334,14 +339,16 @@ class SessionStore:
         seed: Sequence[Event],
         state: BracketState,
         follow: Sequence[Draft],
+        *,
         built: tuple[Event, ...] = (),
+        seed_summary: SessionSummary | None = None,
     ) -> Session:
         follow_events = built + _build(follow, len(seed) + len(built))
         _feed_atomically(state, follow_events[len(built) :])
         change = SessionCreated(header, tuple(seed), follow_events)
         self.backend.persist(change)
         events = [*seed, *follow_events]
-        summary = SessionSummary.start(header).fold(events)
+        summary = SessionSummary.start(header).fold(events, counts_from=seed_summary)
         rec = _Record(header, events, state, summary)
         self._records[header.id] = rec
         snapshot = rec.snapshot()

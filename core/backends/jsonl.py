@@ -10,6 +10,7 @@ the writer next appends to that session.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import secrets
 from collections.abc import Iterator, Sequence
@@ -70,6 +71,24 @@ def parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, _Tail]:
 
     Raises CorruptLog naming the file and line for anything but a torn last line.
     """
+    with _gc_paused():
+        return _parse_log(data, path)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Decoding a log allocates one dict per event and nothing cyclic; pausing the cyclic
+    collector meanwhile cuts load time by about a third."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, _Tail]:
     lines = data.split(b"\n")
     last = lines.pop()  # b"" when the file ends with a newline
     torn: bytes | None = None
@@ -101,7 +120,10 @@ def parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, _Tail]:
         if not raw.strip():
             continue
         try:
-            event = Event.from_record(orjson.loads(raw), raw)
+            record = orjson.loads(raw)
+            if type(record) is not dict:
+                raise InvalidEvent("an event must be a JSON object")
+            event = Event.from_decoded(record, raw)
             state.feed(event)
         except (orjson.JSONDecodeError, InvalidEvent) as exc:
             raise CorruptLog(f"{path}, line {lineno}: {exc}", path=path, line=lineno) from exc

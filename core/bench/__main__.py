@@ -82,9 +82,12 @@ def _process(snippet: str, *args: str) -> float:
 def bench_list(tmp: Path, sessions: int, per: int, repeat: int) -> list[Figure]:
     root = write_store(tmp / "list-store", sessions, per)
     n = str(sessions)
-    cold = _median(
-        lambda: (_drop_index(root), _process(LIST_SNIPPET, str(root), n))[1], max(1, repeat // 2)
-    )
+
+    def rebuild() -> float:
+        _drop_index(root)
+        return _process(LIST_SNIPPET, str(root), n)
+
+    cold = _median(rebuild, max(1, repeat // 2))
     warm = _median(lambda: _process(LIST_SNIPPET, str(root), n), repeat)
     base = _median(lambda: _process(FIRST_LINES_SNIPPET, str(root), n), repeat)
     load = f"{sessions:,} sessions / {sessions * per:,} events, fresh process"
