@@ -5,9 +5,15 @@ Nothing in this package imports Qt; the desktop app in `forkwise.gui` builds on 
 
 from __future__ import annotations
 
-from importlib import metadata
 
-try:
-    __version__ = metadata.version("forkwise")
-except metadata.PackageNotFoundError:  # running from a checkout that is not installed
-    __version__ = "0+unknown"
+def __getattr__(name: str) -> str:
+    # `__version__` is looked up on demand: importlib.metadata costs ~25 ms at start-up,
+    # which every `forkwise sessions …` call would pay otherwise.
+    if name == "__version__":
+        from importlib import metadata
+
+        try:
+            return metadata.version("forkwise")
+        except metadata.PackageNotFoundError:  # a checkout that is not installed
+            return "0+unknown"
+    raise AttributeError(name)

@@ -16,9 +16,9 @@ import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
-from filelock import FileLock, Timeout
 
 from ..errors import (
     CorruptLog,
@@ -145,7 +145,7 @@ class JsonlBackend:
         self.root = Path(root)
         self.sessions_dir = self.root / "sessions"
         self.writable = writable
-        self._lock: FileLock | None = None
+        self._lock: Any = None
         self._headers: dict[str, bytes] = {}
         self._tails: dict[str, _Tail] = {}
         self._pending: dict[str, _Pending] = {}
@@ -154,6 +154,8 @@ class JsonlBackend:
                 for d in (self.root, self.sessions_dir):
                     d.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
                     os.chmod(d, DIR_MODE)
+                from filelock import FileLock, Timeout  # only writers pay for the import
+
                 self._lock = FileLock(str(self.root / "writer.lock"), timeout=0)
                 try:
                     self._lock.acquire()
