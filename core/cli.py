@@ -157,9 +157,17 @@ def _with_store(
     return wrap
 
 
+def _terminal_progress(done: int, total: int) -> None:
+    """A line on the terminal while summaries are rebuilt (large store, no index)."""
+    if sys.stderr.isatty():
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\rforkwise: indexing sessions {done:,}/{total:,}{end}")
+        sys.stderr.flush()
+
+
 @_with_store(write=False)
 def _list(store: SessionStore, args: argparse.Namespace) -> _Result:
-    rows = sorted(store.list(), key=lambda s: s.updated, reverse=True)
+    rows = sorted(store.list(_terminal_progress), key=lambda s: s.updated, reverse=True)
     data = [s.to_dict() for s in rows]
     return _Result(data, _table(rows))
 

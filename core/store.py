@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 Draft = Mapping[str, Any]
 Listener = Callable[[StoreEvent], None]
+Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -64,7 +65,9 @@ class Backend(Protocol):
     def exists(self, session_id: str) -> bool: ...
     def session_ids(self) -> list[str]: ...
     def load(self, session_id: str) -> LoadedLog | None: ...
-    def summaries(self, skip: set[str]) -> list[SessionSummary]: ...
+    def summaries(
+        self, skip: set[str], progress: Progress | None = None
+    ) -> list[SessionSummary]: ...
     def save_summaries(self, summaries: Sequence[SessionSummary]) -> None: ...
     def close(self) -> None: ...
 
@@ -137,11 +140,15 @@ class SessionStore:
         with self._lock:
             return self._record(session_id).summary
 
-    def list(self) -> list[SessionSummary]:
-        """Summaries of every session, without loading logs that are not loaded yet."""
+    def list(self, progress: Progress | None = None) -> list[SessionSummary]:
+        """Summaries of every session, without loading logs that are not loaded yet.
+
+        `progress(done, total)` is called now and then while summaries are rebuilt from
+        the logs (a missing or stale index on a large store).
+        """
         with self._lock:
             loaded = [rec.summary for rec in self._records.values()]
-            rest = self.backend.summaries(set(self._records))
+            rest = self.backend.summaries(set(self._records), progress)
         return sorted(loaded + rest, key=lambda s: s.id)
 
     def torn_tail(self, session_id: str) -> bytes | None:

@@ -53,6 +53,7 @@ class Catalogue:
         index = self._load()
         out: list[SessionSummary] = []
         changed = False
+        rebuilt = 0
         for n, entry in enumerate(entries, start=1):
             sid = entry.name[: -len(".jsonl")]
             try:
@@ -78,11 +79,14 @@ class Catalogue:
                     "summary": summary.to_index(),
                 }
                 changed = True
+                rebuilt += 1
+                if progress is not None and rebuilt % 250 == 0:
+                    progress(n, len(entries))
             out.append(summary)
-            if progress is not None and n % 500 == 0:
-                progress(n, len(entries))
         if changed:
             self._save()
+        if progress is not None and rebuilt >= 250:
+            progress(len(entries), len(entries))
         return out
 
     def remember(self, sessions_dir: Path, summaries: Sequence[SessionSummary]) -> None:

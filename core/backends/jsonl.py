@@ -41,7 +41,7 @@ from ..session import (
     SessionTruncated,
     StoreEvent,
 )
-from ..store import LoadedLog
+from ..store import LoadedLog, Progress
 from ..turns import BracketState
 from .catalogue import Catalogue
 
@@ -210,10 +210,11 @@ class JsonlBackend:
         self._tails[session_id] = tail
         return loaded
 
-    def summaries(self, skip: set[str]) -> list[SessionSummary]:
-        return self.catalogue.summaries(
-            [e for e in self._scan() if e.name[: -len(".jsonl")] not in skip], self._summarize
-        )
+    def summaries(
+        self, skip: set[str], progress: Progress | None = None
+    ) -> list[SessionSummary]:
+        entries = [e for e in self._scan() if e.name[: -len(".jsonl")] not in skip]
+        return self.catalogue.summaries(entries, self._summarize, progress)
 
     def _summarize(self, path: Path) -> SessionSummary:
         loaded, _, _ = parse_log(path.read_bytes(), str(path))

@@ -16,7 +16,7 @@ from ..session import (
     SessionTruncated,
     StoreEvent,
 )
-from ..store import LoadedLog
+from ..store import LoadedLog, Progress
 from ..turns import BracketState
 
 
@@ -54,7 +54,9 @@ class MemoryBackend:
         header, events = found
         return LoadedLog(header, list(events), BracketState().feed_all(events))
 
-    def summaries(self, skip: set[str]) -> list[SessionSummary]:
+    def summaries(
+        self, skip: set[str], progress: Progress | None = None
+    ) -> list[SessionSummary]:
         return [
             SessionSummary.start(header).fold(events)
             for sid, (header, events) in self._logs.items()
