@@ -1,0 +1,47 @@
+"""The benchmark suite runs (a smoke, not a timing check) and its synthetic stores are
+valid logs that the real store loads, lists and forks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from forkwise.core.backends.jsonl import JsonlBackend
+from forkwise.core.bench.synth import write_store
+from forkwise.core.store import SessionStore
+from forkwise.core.turns import last_completed_turn
+
+
+def test_synthetic_store_is_valid_and_forkable(tmp_path: Path) -> None:
+    write_store(tmp_path, sessions=12, events_per_session=300)
+    store = SessionStore(JsonlBackend(tmp_path))
+    rows = store.list()
+    assert len(rows) == 12
+    assert all(r.error is None for r in rows)
+    assert all(r.events >= 299 and r.turns > 0 and r.messages > 0 for r in rows)
+    session = store.get(rows[0].id)
+    boundary = last_completed_turn(session.events)
+    assert boundary is not None
+    child = store.fork(session, boundary)
+    assert child.events[:boundary] == session.events[:boundary]
+    store.close()
+
+
+def test_quick_run_reports_every_figure_with_a_baseline() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "forkwise.core.bench", "--quick", "--json", "--repeat", "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    figures = {f["name"]: f for f in orjson.loads(done.stdout)}
+    assert set(figures) == {"list", "list-rebuild", "fork", "fork-open", "append"}
+    for f in figures.values():
+        assert f["ours"] > 0
+        assert f["baseline"] > 0
+        assert abs(f["ratio"] - f["ours"] / f["baseline"]) < 1e-9
+        assert f["baseline_name"]
