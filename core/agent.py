@@ -1,0 +1,450 @@
+"""The runtime of one live session: turns, steps, tool calls, approvals, the prompt queue.
+
+Everything the runtime does is decided from the session's log, never from memory alone:
+each pass of the driver reads the log and takes the next step (start a queued prompt,
+run the model, run approved tools, end the turn). That is what lets a turn that waits on
+an approval stay open across a restart and continue when the person answers it, in a
+later process.
+
+A turn writes `turn/start`, the user message, then steps (`step/start`, the assistant
+message — streamed to subscribers as `session/delta` notes, persisted whole — tool calls
+with their `approval/request`, `approval/resolve` and `tool/result`, `step/end`) and one
+`turn/end` whose status is completed, cancelled, failed (with the error text) or
+interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, Protocol, TypeVar
+
+from .errors import ApprovalNotFound, ForkwiseError, ProviderError
+from .events import (
+    APPROVAL_REQUEST,
+    APPROVAL_RESOLVE,
+    MESSAGE,
+    STEP_END,
+    STEP_START,
+    TOOL_RESULT,
+    TURN_END,
+    TURN_START,
+    text_part,
+)
+from .ids import new_message_id, new_token
+from .providers.base import ModelChoice, Provider, StepResult, TextDelta
+from .replay import Replay
+from .session import Session
+from .store import SessionStore
+from .tools import Delegate, Tool, ToolContext, ToolFailed, tool_specs
+from .turn_state import OpenTurn, PendingCall, choice_of, outcome_of
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+Json = dict[str, Any]
+
+MAX_STEPS_PER_TURN = 16
+MAX_DRIVE_PASSES = 100_000
+
+
+class Runtime(Protocol):
+    """What an agent needs from its host."""
+
+    store: SessionStore
+    tools: Mapping[str, Tool]
+
+    async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
+    def notify(self, note: Json) -> None: ...
+    def provider(self, name: str) -> Provider: ...
+    def default_choice(self) -> ModelChoice: ...
+
+    @property
+    def delegate(self) -> Delegate | None: ...
+
+
+class Agent:
+    """One live session. All methods run on the host's event loop."""
+
+    def __init__(self, rt: Runtime, session_id: str, turn_open: bool) -> None:
+        self.rt = rt
+        self.id = session_id
+        self._turn_open = turn_open
+        self._queue: deque[tuple[str, asyncio.Future[Json]]] = deque()
+        self._current: asyncio.Future[Json] | None = None
+        self._waiters: list[tuple[asyncio.Future[Json], Callable[[Json], bool]]] = []
+        self._runner: asyncio.Task[None] | None = None
+        self._work: asyncio.Task[Any] | None = None
+        self._cancel = False
+        self._again = False
+        self._waiting = False
+
+    # --- state ---------------------------------------------------------------------
+
+    @property
+    def queued(self) -> int:
+        return len(self._queue)
+
+    @property
+    def busy(self) -> bool:
+        """A turn is open (running or waiting for an approval) or prompts are queued."""
+        return self._turn_open or self._runner is not None or bool(self._queue)
+
+    def state(self) -> Json:
+        """`running`: a turn is open or about to start; `waiting`: it waits on approvals."""
+        return {"running": self.busy, "queued": len(self._queue), "waiting": self._waiting}
+
+    def _announce_state(self) -> None:
+        self.rt.notify({"kind": "session/turn", "sessionId": self.id, **self.state()})
+
+    # --- commands ------------------------------------------------------------------
+
+    def prompt(self, text: str) -> tuple[int, asyncio.Future[Json]]:
+        """Queue a prompt; returns how many prompts run before it and its outcome future."""
+        ahead = len(self._queue) + (1 if self.busy else 0)
+        future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
+        self._queue.append((text, future))
+        self._kick()
+        self._announce_state()
+        return ahead, future
+
+    async def approve(self, approval_id: str, approved: bool) -> asyncio.Future[Json]:
+        """Answer a pending approval and continue the turn; returns the next-outcome future."""
+        await self.rt.io(_resolve_approval, self.rt.store, self.id, approval_id, approved)
+
+        def answered(outcome: Json) -> bool:
+            asked = {a["approval"] for a in outcome.get("approvals", ())}
+            return outcome["status"] != "running" and approval_id not in asked
+
+        future = self._next_outcome(answered)
+        self._kick()
+        return future
+
+    async def cancel(self) -> Json | None:
+        """Cancel the open turn and drop queued prompts; returns once the turn has ended."""
+        for _, future in self._queue:
+            _settle(future, {"sessionId": self.id, "turn": None, "status": "cancelled"})
+        self._queue.clear()
+        if not self.busy:
+            self._announce_state()
+            return None
+        self._cancel = True
+        if self._work is not None:
+            self._work.cancel()
+        future = self._next_outcome(lambda o: o["status"] not in ("running", "waiting"))
+        self._kick()
+        return await future
+
+    async def shutdown(self) -> None:
+        """Stop running work; a running turn ends `interrupted` (a waiting one stays open)."""
+        if self._runner is not None:
+            self._runner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._runner
+        snap = await self.rt.io(self.rt.store.get, self.id)
+        turn = OpenTurn.of(snap)
+        if turn is not None and not turn.pending:
+            reason = "the host shut down during the turn"
+            await self._end_turn(turn.end("interrupted", reason), turn.id)
+        outcome = {"sessionId": self.id, "turn": None, "status": "interrupted"}
+        for _, future in self._queue:
+            _settle(future, outcome)
+        self._queue.clear()
+        self._settle(outcome, ended=True)
+
+    # --- the driver ----------------------------------------------------------------
+
+    def _kick(self) -> None:
+        self._again = True
+        if self._runner is None:
+            self._runner = asyncio.get_running_loop().create_task(self._drive())
+
+    def _next_outcome(self, wanted: Callable[[Json], bool]) -> asyncio.Future[Json]:
+        """A future for the first outcome that satisfies `wanted` (a later one, not one a
+        pass already in flight computed from an older log)."""
+        future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
+        self._waiters.append((future, wanted))
+        return future
+
+    async def _drive(self) -> None:
+        try:
+            for _ in range(MAX_DRIVE_PASSES):
+                self._again = False
+                if not await self._pass() and not self._again:
+                    return
+            log.error("session %s: the driver made %d passes; stopping", self.id, MAX_DRIVE_PASSES)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("session %s: the agent runtime failed", self.id)
+            await self._fail_turn(f"internal error: {exc}")
+            self._settle(self._idle(), ended=False)  # nobody waits on a driver that stopped
+        finally:
+            self._runner = None
+            self._announce_state()
+
+    async def _pass(self) -> bool:
+        """One step forward from what the log says; False when there is nothing to do."""
+        snap = await self.rt.io(self.rt.store.get, self.id)
+        turn = OpenTurn.of(snap)
+        self._turn_open = turn is not None
+        self._waiting = bool(turn and turn.pending)
+        if turn is None:
+            self._cancel = False
+            if not self._queue:
+                self._settle(self._idle(), ended=True)
+                return False
+            text, future = self._queue.popleft()
+            self._current = future
+            await self._begin(snap, text)
+            return True
+        if self._cancel:
+            await self._end_turn(turn.end("cancelled"), turn.id)
+            return True
+        if turn.pending:
+            self._settle(await self._outcome(turn.id), ended=False)
+            self._announce_state()
+            return False
+        unanswered = [c for c in turn.calls if not c.answered]
+        if unanswered:
+            await self._run_tool(snap, turn, unanswered[0])
+        elif turn.open_step is not None:
+            await self._append([{"type": STEP_END, "turn": turn.id, "step": turn.open_step}])
+        elif turn.steps >= MAX_STEPS_PER_TURN:
+            await self._end_turn(turn.end("failed", f"stopped after {turn.steps} steps"), turn.id)
+        else:
+            await self._step(snap, turn)
+        return True
+
+    async def _begin(self, snap: Session, text: str) -> None:
+        turn = new_token("turn")
+        taken = {m.id for m in snap.replay().messages}
+        await self._append(
+            [
+                {"type": TURN_START, "turn": turn},
+                {
+                    "type": MESSAGE,
+                    "id": new_message_id("user", text, taken),
+                    "role": "user",
+                    "turn": turn,
+                    "parts": [text_part(text)],
+                },
+            ]
+        )
+        self._turn_open = True
+        self._announce_state()
+
+    async def _step(self, snap: Session, turn: OpenTurn) -> None:
+        replayed: Replay = snap.replay()
+        choice = choice_of(replayed.model) or self.rt.default_choice()
+        step = new_token("step")
+        start: Json = {
+            "type": STEP_START,
+            "turn": turn.id,
+            "step": step,
+            "provider": choice.provider,
+            "model": choice.model,
+        }
+        if choice.reasoning is not None:
+            start["reasoning"] = choice.reasoning
+        await self._append([start])
+        try:
+            provider = self.rt.provider(choice.provider)
+            result = await self._cancellable(self._stream(provider, replayed, choice, turn.id))
+        except ProviderError as exc:
+            await self._end_turn(turn.end("failed", exc.message, step=step), turn.id)
+            return
+        except asyncio.CancelledError:
+            if _being_cancelled():
+                raise
+            return  # our own cancel: the next pass ends the turn
+        taken = {m.id for m in replayed.messages}
+        parts: list[Json] = []
+        if result.reasoning:
+            parts.append({"type": "reasoning", "text": result.reasoning})
+        parts.append(text_part(result.text))
+        drafts: list[Json] = []
+        for call in result.tool_calls:
+            parts.append(
+                {"type": "tool_call", "id": call.id, "name": call.name, "args": dict(call.args)}
+            )
+            if call.name in self.rt.tools:
+                drafts.append(
+                    {
+                        "type": APPROVAL_REQUEST,
+                        "turn": turn.id,
+                        "approval": new_token("approval"),
+                        "call": call.id,
+                        "tool": call.name,
+                        "args": dict(call.args),
+                    }
+                )
+            else:
+                drafts.append(
+                    {
+                        "type": TOOL_RESULT,
+                        "turn": turn.id,
+                        "call": call.id,
+                        "tool": call.name,
+                        "output": f"there is no tool {call.name!r}",
+                        "isError": True,
+                    }
+                )
+        message = {
+            "type": MESSAGE,
+            "id": new_message_id("assistant", result.text, taken),
+            "role": "assistant",
+            "turn": turn.id,
+            "step": step,
+            "parts": parts,
+        }
+        if not result.tool_calls:
+            drafts = [
+                {"type": STEP_END, "turn": turn.id, "step": step},
+                {"type": TURN_END, "turn": turn.id, "status": "completed"},
+            ]
+        if result.tool_calls:
+            await self._append([message, *drafts])
+        else:
+            await self._end_turn([message, *drafts], turn.id)
+
+    async def _stream(
+        self, provider: Provider, replayed: Replay, choice: ModelChoice, turn: str
+    ) -> StepResult:
+        tools = tool_specs(self.rt.tools)
+        async for item in provider.stream_step(replayed.transcript, choice, tools):
+            if isinstance(item, TextDelta):
+                if item.text:
+                    self.rt.notify(
+                        {
+                            "kind": "session/delta",
+                            "sessionId": self.id,
+                            "turn": turn,
+                            "text": item.text,
+                        }
+                    )
+            else:
+                return item
+        raise ProviderError(f"provider {provider.name!r} ended the step without a result")
+
+    async def _run_tool(self, snap: Session, turn: OpenTurn, call: PendingCall) -> None:
+        if call.decision != "approved":
+            output: Any = "The person denied this tool call."
+            is_error = True
+        else:
+            tool = self.rt.tools[call.tool]
+            ctx = ToolContext(self.id, snap.header.cwd, self.rt.delegate)
+            try:
+                output, is_error = await self._cancellable(tool.run(call.args, ctx)), False
+            except (ToolFailed, ForkwiseError) as exc:
+                output, is_error = str(exc), True
+            except asyncio.CancelledError:
+                if _being_cancelled():
+                    raise
+                return
+        await self._append(
+            [
+                {
+                    "type": TOOL_RESULT,
+                    "turn": turn.id,
+                    "call": call.call,
+                    "tool": call.tool,
+                    "output": output,
+                    "isError": is_error,
+                }
+            ]
+        )
+
+    async def _cancellable(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run `work` as the task `cancel()` interrupts."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._work = task
+        try:
+            return await task
+        finally:
+            self._work = None
+
+    async def _fail_turn(self, text: str) -> None:
+        try:
+            snap = await self.rt.io(self.rt.store.get, self.id)
+            turn = OpenTurn.of(snap)
+            if turn is not None:
+                await self._end_turn(turn.end("failed", text), turn.id)
+        except Exception:
+            log.exception("session %s: could not end the failed turn", self.id)
+
+    # --- outcomes ------------------------------------------------------------------
+
+    async def _append(self, drafts: list[Json]) -> None:
+        await self.rt.io(self.rt.store.append, self.id, drafts)
+
+    async def _outcome(self, turn: str) -> Json:
+        snap = await self.rt.io(self.rt.store.get, self.id)
+        return outcome_of(snap, turn)
+
+    async def _end_turn(self, drafts: list[Json], turn: str) -> None:
+        """Append drafts that end `turn`, then settle everyone waiting on it."""
+        await self._append(drafts)
+        self._turn_open = False
+        self._waiting = False
+        self._settle(await self._outcome(turn), ended=True)
+
+    def _idle(self) -> Json:
+        return {
+            "sessionId": self.id,
+            "turn": None,
+            "status": "idle",
+            "reply": None,
+            "error": None,
+            "approvals": [],
+        }
+
+    def _settle(self, outcome: Json, ended: bool) -> None:
+        if self._current is not None:
+            _settle(self._current, outcome)
+            if ended:
+                self._current = None
+        keep = []
+        for future, wanted in self._waiters:
+            if wanted(outcome) or outcome["status"] == "idle":
+                _settle(future, outcome)
+            elif not future.done():
+                keep.append((future, wanted))
+        self._waiters = keep
+
+
+def _resolve_approval(store: SessionStore, session_id: str, approval: str, approved: bool) -> None:
+    """Check and record an answer in one store-worker call, so two answers cannot race."""
+    snap = store.get(session_id)
+    turn = OpenTurn.of(snap)
+    request = turn.pending.get(approval) if turn is not None else None
+    if turn is None or request is None:
+        raise ApprovalNotFound(
+            f"approval {approval!r} is not waiting for an answer in session {session_id!r}",
+            session_id=session_id,
+            approval=approval,
+        )
+    store.append(
+        session_id,
+        [
+            {
+                "type": APPROVAL_RESOLVE,
+                "turn": turn.id,
+                "approval": approval,
+                "call": request.call,
+                "decision": "approved" if approved else "denied",
+            }
+        ],
+    )
+
+
+def _settle(future: asyncio.Future[Json], outcome: Json) -> None:
+    if not future.done():
+        future.set_result(outcome)
+
+
+def _being_cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0

@@ -1,0 +1,417 @@
+"""The Host: owns the store, the live agents, the workspaces; what every client talks to.
+
+Store work runs in order on one worker thread (`io`), so the event loop — the GUI's, under
+qasync — never waits on a disk. The store announces each committed change on that worker;
+the host turns it into client notifications and hands them to the loop, in order, before
+the coroutine that caused the change resumes.
+
+Forks follow DESIGN §4: the anchor rule picks the boundary, the child is created with the
+latest model/select of the source recorded after its `history/fork` (one atomic write, so
+nothing can run the child on another model), it is registered as a live agent, and only
+then attached to the source's workspace — an attach failure reports the child's id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .agent import Agent
+from .backends.jsonl import JsonlBackend
+from .errors import (
+    ForkwiseError,
+    InvalidBoundary,
+    ProviderError,
+    SessionBusy,
+    WorkspaceAttachFailed,
+)
+from .events import Event
+from .providers.base import ModelChoice, Provider
+from .providers.offline import OfflineProvider, default_choice, model_select_draft
+from .session import (
+    EventsAppended,
+    Session,
+    SessionCreated,
+    SessionDisposed,
+    SessionTruncated,
+    StoreEvent,
+)
+from .store import SessionStore
+from .tools import Delegate, Tool, builtin_tools
+from .turn_state import OpenTurn, latest_choice
+from .turns import message_boundary, resolve_anchor, subagent_boundary
+from .workspaces import FileWorkspaces, MemoryWorkspaces, Workspaces
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+Json = dict[str, Any]
+Listener = Callable[[Json], None]
+MAX_PAGE = 1000
+
+
+class Host:
+    def __init__(
+        self,
+        store: SessionStore | None = None,
+        *,
+        workspaces: Workspaces | None = None,
+        providers: Mapping[str, Provider] | None = None,
+        tools: Mapping[str, Tool] | None = None,
+        default_cwd: str | None = None,
+        default_model: ModelChoice | None = None,
+    ) -> None:
+        self.store = store if store is not None else SessionStore()
+        self.workspaces: Workspaces = workspaces if workspaces is not None else MemoryWorkspaces()
+        self.providers: dict[str, Provider] = dict(providers or {"offline": OfflineProvider()})
+        self.tools: Mapping[str, Tool] = tools if tools is not None else builtin_tools()
+        self.default_cwd = default_cwd if default_cwd is not None else os.getcwd()
+        self._default_model = default_model or default_choice()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="forkwise-store")
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._listeners: list[Listener] = []
+        self._agents: dict[str, Agent] = {}
+        self._served: set[str] = set()
+        self._closed = False
+        self._unsubscribe_store = self.store.subscribe(self._on_store)
+
+    @classmethod
+    def open(cls, store_dir: str | os.PathLike[str], **options: Any) -> Host:
+        """A host on the JSONL store in `store_dir` (takes its writer lock)."""
+        root = Path(store_dir)
+        store = SessionStore(JsonlBackend(root))
+        options.setdefault("workspaces", FileWorkspaces(root / "workspaces.json"))
+        return cls(store, **options)
+
+    # --- the runtime agents use ----------------------------------------------------
+
+    async def io(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run store work on the single store worker, in submission order."""
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
+
+    def notify(self, note: Json) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(note)
+            except Exception:
+                log.exception("a host subscriber failed on %s", note.get("kind"))
+
+    def provider(self, name: str) -> Provider:
+        found = self.providers.get(name)
+        if found is None:
+            raise ProviderError(f"no provider {name!r} is configured on this host", provider=name)
+        return found
+
+    def default_choice(self) -> ModelChoice:
+        return self._default_model
+
+    @property
+    def delegate(self) -> Delegate | None:
+        return self.run_subagent
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Receive every notification (client_api vocabulary); returns an unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    # --- store changes → notifications ---------------------------------------------
+
+    def _on_store(self, change: StoreEvent) -> None:
+        """Runs on the store worker, right after the change was committed."""
+        notes: list[Json] = []
+        sid = change.session_id
+        if isinstance(change, EventsAppended):
+            events = [e.to_record() for e in change.events]
+            notes.append({"kind": "session/events", "sessionId": sid, "events": events})
+        elif isinstance(change, SessionTruncated):
+            notes.append(
+                {
+                    "kind": "session/truncate",
+                    "sessionId": sid,
+                    "variant": "session",
+                    "type": "truncate",
+                    "through_sequence": change.through,
+                }
+            )
+        if isinstance(change, SessionDisposed):
+            notes.append({"kind": "catalogue/remove", "sessionId": sid})
+        elif isinstance(change, EventsAppended | SessionTruncated | SessionCreated):
+            notes.append({"kind": "catalogue/upsert", "summary": self.store.summary(sid).to_dict()})
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._deliver, notes)
+
+    def _deliver(self, notes: Sequence[Json]) -> None:
+        for note in notes:
+            self.notify(note)
+
+    # --- serving sessions ----------------------------------------------------------
+
+    async def _serve(self, session_id: str) -> Session:
+        """The session's snapshot, after recovery when this host first serves it."""
+        return await self.io(self._recover_sync, session_id)
+
+    def _recover_sync(self, session_id: str) -> Session:
+        snap = self.store.get(session_id)
+        if session_id in self._served:
+            return snap
+        turn = OpenTurn.of(snap)
+        if turn is not None and not turn.pending:
+            log.info("session %s: closing turn %s left open by a crash", session_id, turn.id)
+            reason = "the host stopped while this turn was running"
+            self.store.append(session_id, turn.end("interrupted", reason))
+            snap = self.store.get(session_id)
+        self._served.add(session_id)
+        return snap
+
+    async def agent(self, session_id: str) -> Agent:
+        """The live agent of a session (created, after recovery, on first use)."""
+        found = self._agents.get(session_id)
+        if found is not None:
+            return found
+        snap = await self._serve(session_id)
+        found = self._agents.get(session_id)  # another caller may have won the race
+        if found is None:
+            found = Agent(self, session_id, turn_open=OpenTurn.of(snap) is not None)
+            self._agents[session_id] = found
+        return found
+
+    def _publish(self, snap: Session) -> None:
+        """Register a newly created session's agent: from now on it can run."""
+        self._served.add(snap.id)
+        self._agents[snap.id] = Agent(self, snap.id, turn_open=False)
+
+    async def _attach_like(self, source: str | None, child: str) -> None:
+        def attach() -> None:
+            name = self.workspaces.workspace_of(source) if source else "default"
+            try:
+                self.workspaces.attach(name, child)
+            except WorkspaceAttachFailed as exc:
+                exc.details.setdefault("childId", child)
+                raise
+            except (ForkwiseError, OSError) as exc:
+                raise WorkspaceAttachFailed(
+                    f"session {child!r} was created but could not join workspace {name!r}: {exc}",
+                    childId=child,
+                    workspace=name,
+                ) from exc
+
+        await self.io(attach)
+
+    # --- the client API (JSON in, JSON out) ----------------------------------------
+
+    async def list_sessions(self) -> list[Json]:
+        return [s.to_dict() for s in await self.io(self.store.list)]
+
+    async def get_session(self, session_id: str) -> Json:
+        snap = await self._serve(session_id)
+        summary = await self.io(self.store.summary, session_id)
+        turn = OpenTurn.of(snap)
+        agent = self._agents.get(session_id)
+        state = (
+            agent.state()
+            if agent is not None
+            else {"running": turn is not None, "queued": 0, "waiting": bool(turn and turn.pending)}
+        )
+        choice = latest_choice(snap) or self._default_model
+        return {
+            "header": snap.header.to_record(),
+            "summary": summary.to_dict(),
+            "state": state,
+            "pendingApprovals": [r.to_dict() for r in turn.pending.values()] if turn else [],
+            "model": {k: v for k, v in model_select_draft(choice).items() if k != "type"},
+        }
+
+    async def messages(self, session_id: str) -> list[Json]:
+        snap = await self._serve(session_id)
+        return [m.to_dict() for m in snap.replay().messages]
+
+    async def events(self, session_id: str, after: int = 0, limit: int = MAX_PAGE) -> Json:
+        for name, value in (("after", after), ("limit", limit)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InvalidBoundary(f"{name} must be a non-negative integer", **{name: value})
+        await self._serve(session_id)
+        tail: tuple[Event, ...] = await self.io(self.store.events_since, session_id, after)
+        page = tail[: max(1, min(limit, MAX_PAGE))]
+        return {
+            "events": [e.to_record() for e in page],
+            "lastSeq": after + len(tail),
+            "more": len(tail) > len(page),
+        }
+
+    async def create_session(
+        self, title: str | None = None, cwd: str | None = None, workspace: str | None = None
+    ) -> Json:
+        meta = {"title": title} if title else {}
+        follow = [model_select_draft(self._default_model)]
+        snap = await self.io(
+            functools.partial(
+                self.store.create, meta=meta, cwd=cwd or self.default_cwd, follow=follow
+            )
+        )
+        self._publish(snap)
+        if workspace is None:
+            await self._attach_like(None, snap.id)
+        else:
+            await self.attach(workspace, snap.id)
+        return (await self.io(self.store.summary, snap.id)).to_dict()
+
+    async def prompt(self, session_id: str, text: str, wait: bool = False) -> Json:
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidBoundary("a prompt needs some text", field="text")
+        agent = await self.agent(session_id)
+        ahead, outcome = agent.prompt(text)
+        out: Json = {"queued": ahead}
+        if wait:
+            out["outcome"] = await outcome
+        return out
+
+    async def cancel(self, session_id: str) -> Json | None:
+        return await (await self.agent(session_id)).cancel()
+
+    async def approve(
+        self, session_id: str, approval_id: str, approved: bool, wait: bool = False
+    ) -> Json | None:
+        outcome = await (await self.agent(session_id)).approve(approval_id, approved)
+        return await outcome if wait else None
+
+    async def set_model(
+        self, session_id: str, provider: str, model: str, reasoning: str | None = None
+    ) -> Json:
+        self.provider(provider)
+        agent = await self.agent(session_id)
+        if agent.busy:
+            raise SessionBusy("the model cannot change while a turn runs", session_id=session_id)
+        draft = model_select_draft(ModelChoice(provider, model, reasoning))
+
+        def select() -> Json:
+            if OpenTurn.of(self.store.get(session_id)) is not None:
+                raise SessionBusy("the model cannot change during a turn", session_id=session_id)
+            self.store.append(session_id, [draft])
+            return self.store.summary(session_id).to_dict()
+
+        return await self.io(select)
+
+    def models(self) -> list[Json]:
+        out: list[Json] = []
+        for name, provider in self.providers.items():
+            listed = getattr(provider, "models", None)
+            out.extend(listed() if callable(listed) else [{"provider": name, "model": None}])
+        return out
+
+    async def fork(self, session_id: str, at_seq: int | None = None) -> Json:
+        """`session.fork`: the anchor rule of DESIGN §4 picks the boundary."""
+        await self._serve(session_id)
+        return await self._fork(
+            session_id, lambda events: resolve_anchor(events, at_seq, session_id), None, {}
+        )
+
+    async def fork_at_message(
+        self,
+        session_id: str,
+        message_id: str,
+        include_message: bool = True,
+        replace: bool = False,
+    ) -> Json:
+        """Seed-002 fork at a message; `replace` truncates this session in place instead."""
+        await self._serve(session_id)
+
+        def boundary(events: Sequence[Event]) -> int:
+            return message_boundary(events, message_id, include_message, session_id)
+
+        if not replace:
+            anchor = {"anchorMessage": message_id, "includeMessage": include_message}
+            return await self._fork(session_id, boundary, anchor, {})
+        agent = self._agents.get(session_id)
+        if agent is not None and agent.busy:
+            raise SessionBusy(
+                "this session is running a turn or has queued prompts", session_id=session_id
+            )
+
+        def truncate() -> Json:
+            snap = self.store.get(session_id)
+            b = boundary(snap.events)
+            if OpenTurn.of(snap) is not None:
+                raise SessionBusy("this session has an open turn", session_id=session_id)
+            self.store.truncate(snap, b)
+            return self.store.summary(session_id).to_dict()
+
+        return await self.io(truncate)
+
+    async def _fork(
+        self,
+        source: str,
+        boundary: Callable[[Sequence[Event]], int],
+        anchor: Mapping[str, Any] | None,
+        meta: Mapping[str, Any],
+    ) -> Json:
+        def create() -> Session:
+            snap = self.store.get(source)
+            b = boundary(snap.events)
+            choice = latest_choice(snap)
+            follow = [model_select_draft(choice)] if choice is not None else []
+            return self.store.fork(snap, b, meta=meta, follow=follow, anchor=anchor)
+
+        child = await self.io(create)
+        self._publish(child)
+        await self._attach_like(source, child.id)
+        return (await self.io(self.store.summary, child.id)).to_dict()
+
+    async def run_subagent(self, parent: str, task: str) -> Json:
+        """The `delegate` tool: a child clipped to the parent's last completed turn."""
+
+        def create() -> Session:
+            snap = self.store.get(parent)
+            choice = latest_choice(snap)
+            follow = [model_select_draft(choice)] if choice is not None else []
+            meta = {"relation": "subagent", "title": f"Subagent: {task[:60]}"}
+            return self.store.fork(snap, subagent_boundary(snap.events), meta=meta, follow=follow)
+
+        child = await self.io(create)
+        self._publish(child)
+        try:
+            await self._attach_like(parent, child.id)
+        except WorkspaceAttachFailed:
+            log.warning("subagent %s could not join its parent's workspace", child.id)
+        _, outcome = self._agents[child.id].prompt(task)
+        result = await outcome
+        return {
+            "session": child.id,
+            "status": result["status"],
+            "reply": result["reply"],
+            "error": result.get("error"),
+        }
+
+    async def list_workspaces(self) -> list[Json]:
+        return await self.io(self.workspaces.groups)
+
+    async def attach(self, workspace: str, session_id: str) -> None:
+        await self._serve(session_id)
+        try:
+            await self.io(self.workspaces.attach, workspace, session_id)
+        except WorkspaceAttachFailed as exc:
+            exc.details.setdefault("childId", session_id)
+            raise
+
+    # --- lifetime ------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """End running turns as interrupted (waiting ones stay open), release the store."""
+        if self._closed:
+            return
+        self._closed = True
+        for agent in list(self._agents.values()):
+            try:
+                await agent.shutdown()
+            except ForkwiseError:
+                log.exception("session %s: could not shut down cleanly", agent.id)
+        self._unsubscribe_store()
+        await self.io(self.store.close)
+        self._executor.shutdown(wait=True)
