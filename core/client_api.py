@@ -17,7 +17,15 @@ Notifications (what `subscribe` delivers), each a dict with a `"kind"` key:
   the assistant step being generated (not persisted; the whole message follows as an event);
 * `{"kind": "session/truncate", "sessionId": ID, "variant": "session", "type": "truncate",
   "through_sequence": N}` — replace in place: drop everything after N (never a timeline entry);
-* `{"kind": "session/turn", "sessionId": ID, "running": bool, "queued": int}`.
+* `{"kind": "session/turn", "sessionId": ID, "running": bool, "queued": int,
+  "waiting": bool}` — `running`: a turn is open (also while it waits for an approval) or
+  about to start; `waiting`: the open turn waits for an approval (see `approval/request`
+  events and `get_session()["pendingApprovals"]`).
+
+`get_session` returns `{"header", "summary", "state": {running, queued, waiting},
+"pendingApprovals": [{approval, call, tool, args}], "model": {provider, model, reasoning?,
+label?, offline?}}` (`model` is what the next turn runs on). `prompt` returns
+`{"queued": n}`: n prompts run before this one (0: it starts now).
 
 Errors are `forkwise.core.errors.ForkwiseError` subclasses with their stable codes, also when
 they crossed the wire. `fork`/`fork_at_message` raise `WorkspaceAttachFailed` only after the
@@ -53,4 +61,9 @@ class ClientAPI(Protocol):
         self, session_id: str, message_id: str, include_message: bool = True, replace: bool = False
     ) -> Json: ...  # child summary, or the same session's summary when replace=True
     async def subscribe(self, callback: Callable[[Notification], None]) -> Unsubscribe: ...
+    # beyond the minimum: model choice (refused with session-busy during a turn)
+    async def set_model(
+        self, session_id: str, provider: str, model: str, reasoning: str | None = None
+    ) -> Json: ...  # the session's summary
+    async def models(self) -> list[Json]: ...  # [{provider, model, label?, offline?}]
     async def close(self) -> None: ...
