@@ -23,7 +23,7 @@ from .errors import (
     SourceNotFound,
     StaleSession,
 )
-from .events import HISTORY_FORK, MESSAGE, TURN_END, Event, now_ts
+from .events import HISTORY_FORK, MESSAGE, TURN_END, TURN_START, Event, now_ts
 from .ids import new_session_id, validate_session_id
 from .session import (
     EventsAppended,
@@ -416,7 +416,9 @@ def _anchor_of(seed: Sequence[Event]) -> dict[str, Any]:
     for event in reversed(seed):
         if event.type == TURN_END and "anchorTurn" not in out:
             out["anchorTurn"] = event.get("turn")
-        if event.type == MESSAGE:
+        elif event.type == MESSAGE:
             out["anchorMessage"] = event.get("id")
             break
+        elif event.type == TURN_START and "anchorTurn" in out:
+            break  # the anchor turn has no message: never borrow an earlier turn's
     return out
