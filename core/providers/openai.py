@@ -73,6 +73,10 @@ class OpenAICompatibleProvider:
         return f"OpenAICompatibleProvider({self.base_url!r}, model={self.model!r}, api_key={key})"
 
     @property
+    def has_api_key(self) -> bool:
+        return self._api_key is not None
+
+    @property
     def url(self) -> str:
         return f"{self.base_url}/chat/completions"
 

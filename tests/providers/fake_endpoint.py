@@ -58,6 +58,7 @@ class Server:
         self._tasks: set[asyncio.Task[None]] = set()
         self._server: asyncio.Server | None = None
         self.port = 0
+        self.hangups = 0  # connections the client closed while the server was waiting
 
     @property
     def base_url(self) -> str:
@@ -71,6 +72,10 @@ class Server:
         assert self._server is not None
         self._server.close()
         await self._server.wait_closed()
+        await self.handlers_done()
+
+    async def handlers_done(self) -> None:
+        """Wait (bounded) until every connection handler has returned."""
         if self._tasks:
             _, pending = await asyncio.wait(self._tasks, timeout=LIMIT)
             for task in pending:
@@ -106,7 +111,7 @@ class Server:
                     writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                     await writer.drain()
             if stall:
-                await _until_client_leaves(reader)
+                await self._until_client_leaves(reader)
                 return
             if complete:
                 writer.write(b"0\r\n\r\n")
@@ -140,7 +145,7 @@ class Server:
         """Read the request, then say nothing until the client gives up."""
 
         async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await _until_client_leaves(reader)
+            await self._until_client_leaves(reader)
 
         self._handler = handler
 
@@ -160,6 +165,11 @@ class Server:
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
 
+    async def _until_client_leaves(self, reader: asyncio.StreamReader) -> None:
+        with contextlib.suppress(ConnectionError):
+            await asyncio.wait_for(reader.read(), LIMIT)
+        self.hangups += 1
+
     @staticmethod
     async def _not_scripted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         raise AssertionError("the test did not script a reply")
@@ -176,8 +186,3 @@ async def _read_request(reader: asyncio.StreamReader) -> Request:
             headers[name.strip().lower()] = value.strip()
     body = await reader.readexactly(int(headers.get("content-length", "0")))
     return Request(method, path, headers, body)
-
-
-async def _until_client_leaves(reader: asyncio.StreamReader) -> None:
-    with contextlib.suppress(ConnectionError):
-        await asyncio.wait_for(reader.read(), LIMIT)

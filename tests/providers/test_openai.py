@@ -284,6 +284,8 @@ async def test_silent_server_times_out(server: Server) -> None:
     assert seen == []
     assert error.details["reason"] == "timeout"
     assert "timed out" in error.message
+    await server.handlers_done()
+    assert server.hangups == 1  # the client gave up and closed its connection
 
 
 @pytest.mark.asyncio
@@ -349,9 +351,21 @@ async def test_tool_arguments_that_are_not_json(server: Server) -> None:
 def test_the_key_stays_out_of_repr() -> None:
     prov = OpenAICompatibleProvider("http://127.0.0.1:1/v1/", "m", api_key=KEY)
     assert KEY not in repr(prov)
+    assert prov.has_api_key
     assert prov.url == "http://127.0.0.1:1/v1/chat/completions"
 
 
 def test_base_url_must_be_http() -> None:
     with pytest.raises(ProviderError, match="http:// or https://"):
         OpenAICompatibleProvider("localhost:8080", "m")
+
+
+@pytest.mark.asyncio
+async def test_closing_the_stream_early_hangs_up_on_the_server(server: Server) -> None:
+    """A cancelled turn closes the step's iterator; the connection must go with it."""
+    server.stream([chunk("first")], done=False, stall=True)
+    steps = provider(server).stream_step(TRANSCRIPT, CHOICE, ())
+    assert await anext(steps) == TextDelta("first")
+    await steps.aclose()  # type: ignore[attr-defined]
+    await server.handlers_done()
+    assert server.hangups == 1  # the server saw the client close, not its own time limit
