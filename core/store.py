@@ -290,6 +290,7 @@ class SessionStore:
             rec.summary = rec.summary.fold(events)
             rec.torn_tail = None
         self._announce(EventsAppended(rec.header.id, events))
+        self._announce(SessionFlushed(rec.header.id))
         return events
 
     def truncate(self, source: Session | str, through: int) -> Session:
