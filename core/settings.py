@@ -10,7 +10,6 @@ reported, never silently rewritten.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import secrets
@@ -22,6 +21,7 @@ from typing import Any, Final
 import orjson
 import platformdirs
 
+from .atomic import write_file_atomically
 from .errors import ForkwiseError
 from .providers.base import ModelChoice, Provider
 
@@ -162,20 +162,9 @@ def _read_document(target: Path) -> dict[str, Any] | None:
 
 
 def _write_private(target: Path, data: bytes) -> None:
-    tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
+        write_file_atomically(target, data, mode=FILE_MODE)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         raise SettingsError(f"Cannot write {target}: {exc}", path=str(target)) from exc
 
 

@@ -7,16 +7,15 @@ unreadable index is rebuilt; the logs are always the truth.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import secrets
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from ..atomic import write_file_atomically
 from ..errors import ForkwiseError
 from ..session import SessionSummary
 
@@ -111,19 +110,10 @@ class Catalogue:
         if not self.writable or self._entries is None:
             return
         data = orjson.dumps({"version": INDEX_VERSION, "sessions": self._entries})
-        tmp = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                os.write(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, self.path)
+            write_file_atomically(self.path, data)
         except OSError as exc:  # the index is a cache: failing to save it loses nothing
             log.warning("could not save the catalogue %s: %s", self.path, exc)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
 
 
 def _summarize_or_error(

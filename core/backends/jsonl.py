@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from ..atomic import fsync_dir, write_file_atomically
 from ..errors import (
     CorruptLog,
     DuplicateSessionId,
@@ -255,7 +255,7 @@ class JsonlBackend:
             *(e.encode() for e in change.seed),
             *(e.encode() for e in change.events),
         ]
-        self._write_whole(path, b"\n".join(body) + b"\n", replace=False)
+        write_file_atomically(path, b"\n".join(body) + b"\n", overwrite=False)
         self._headers[sid] = header_raw
         self._tails[sid] = _Tail(0, None, False)
 
@@ -300,7 +300,7 @@ class JsonlBackend:
         recovered.mkdir(mode=DIR_MODE, exist_ok=True)
         stamp = now_ts().replace(":", "").replace(".", "")
         keep = recovered / f"{session_id}.{stamp}.torn-tail"
-        self._write_whole(keep, tail.torn, replace=False)
+        write_file_atomically(keep, tail.torn, overwrite=False)
         with open(path, "r+b") as fh:
             fh.truncate(tail.good_length)
             os.fsync(fh.fileno())
@@ -316,7 +316,7 @@ class JsonlBackend:
         if header is not None and SessionHeader.from_record(orjson.loads(header_raw)) != header:
             header_raw = orjson.dumps(header.to_record())
         body = [header_raw, *(e.encode() for e in kept)]
-        self._write_whole(path, b"\n".join(body) + b"\n", replace=True)
+        write_file_atomically(path, b"\n".join(body) + b"\n")
         self._headers[session_id] = header_raw
         self._tails[session_id] = _Tail(0, None, False)
 
@@ -326,32 +326,9 @@ class JsonlBackend:
         trash.mkdir(mode=DIR_MODE, exist_ok=True)
         stamp = now_ts().replace(":", "").replace(".", "")
         os.replace(self.path(session_id), trash / f"{session_id}.{stamp}.jsonl")
-        _fsync_dir(self.sessions_dir)
+        fsync_dir(self.sessions_dir)
         self._headers.pop(session_id, None)
         self._tails.pop(session_id, None)
-
-    def _write_whole(self, path: Path, data: bytes, replace: bool) -> None:
-        """Write a complete file atomically: temp file, fsync, then into place."""
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            if replace:
-                os.replace(tmp, path)
-            else:
-                os.link(tmp, path)  # refuses to overwrite
-                os.unlink(tmp)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        _fsync_dir(path.parent)
 
     def close(self) -> None:
         for sid in list(self._pending):
@@ -371,9 +348,3 @@ def _undo_append(fd: int, size_before: int) -> None:
         os.close(fd)
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

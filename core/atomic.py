@@ -1,0 +1,49 @@
+"""Whole-file writes that a crash cannot leave half done.
+
+The data goes to a temporary file beside the target, is fsynced, then moved into place
+(`os.replace`, or a hard link when an existing file must not be overwritten), and the
+directory is fsynced so the new name is durable too. Raises OSError; the callers wrap it
+into their own error types.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+PRIVATE_FILE = 0o600
+
+
+def write_file_atomically(
+    path: Path, data: bytes, *, mode: int = PRIVATE_FILE, overwrite: bool = True
+) -> None:
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)  # fails with FileExistsError rather than overwrite
+            os.unlink(tmp)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
