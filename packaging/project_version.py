@@ -1,8 +1,8 @@
 """Print the project's version, read from its one place: [project] version in pyproject.toml.
 
-    python3 packaging/project_version.py            -> 0.1.0
-    python3 packaging/project_version.py --debian   -> 0.1.0 (1.2.0rc1 -> 1.2.0~rc1)
-    python3 packaging/project_version.py --windows  -> 0.1.0.0 (numeric, four parts)
+python3 packaging/project_version.py            -> 0.1.0
+python3 packaging/project_version.py --debian   -> 0.1.0 (1.2.0rc1 -> 1.2.0~rc1)
+python3 packaging/project_version.py --windows  -> 0.1.0.0 (numeric, four parts)
 """
 
 from __future__ import annotations

@@ -1,0 +1,211 @@
+"""The packaged app: PyInstaller bundle, Debian package, and a clean Debian 12 root install.
+
+Slow by design (the slowest tests of the suite): building the bundle takes ~15 s plus a
+one-time build environment, the .deb ~30 s (xz), the clean-root install ~25 s with its cache
+warm (~55 s cold). Each stage is the documented command in packaging/README.md, run as is.
+Set FORKWISE_SKIP_CLEANROOT=1 to leave out the clean-root install (it needs root and the
+Debian mirror).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DIST = ROOT / "dist"
+BUNDLE = DIST / "forkwise"
+BUILD_TIMEOUT = 1800
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux packaging"),
+]
+
+REQUIRED_DEPENDS = {
+    "libgl1",
+    "libegl1",
+    "libxkbcommon0",
+    "libxkbcommon-x11-0",
+    "libfontconfig1",
+    "libdbus-1-3",
+    "libxcb1",
+    "libxcb-cursor0",
+    "libxcb-icccm4",
+    "libxcb-image0",
+    "libxcb-keysyms1",
+    "libxcb-render-util0",
+    "libxcb-shape0",
+    "libxcb-xkb1",
+}
+ICON_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
+MAX_BUNDLE_MB = 150
+
+
+def project_version() -> str:
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        return str(tomllib.load(f)["project"]["version"])
+
+
+def debian_version() -> str:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "project_version.py"), "--debian"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout.strip()
+
+
+def run_script(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run a packaging script; on failure, show its output in the assertion."""
+    proc = subprocess.run(
+        ["bash", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+        check=False,
+    )
+    assert proc.returncode == 0, f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def app_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env.update(
+        QT_QPA_PLATFORM="offscreen",
+        QT_LOGGING_RULES="qt.qpa.*=false",
+        HOME=str(tmp_path / "home"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+    )
+    env.pop("FORKWISE_STORE", None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def bundle() -> Path:
+    run_script("packaging/build_bundle.sh")
+    assert (BUNDLE / "forkwise").is_file()
+    return BUNDLE
+
+
+@pytest.fixture(scope="module")
+def deb(bundle: Path) -> Path:
+    run_script("packaging/build_deb.sh", "--no-bundle")
+    debs = sorted(DIST.glob("forkwise_*.deb"))
+    assert len(debs) == 1, debs
+    return debs[0]
+
+
+def dpkg_deb(*args: str) -> str:
+    return subprocess.run(["dpkg-deb", *args], check=True, capture_output=True, text=True).stdout
+
+
+def test_bundle_self_test(bundle: Path, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [str(bundle / "forkwise"), "--self-test"],
+        env=app_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_bundle_version(bundle: Path, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [str(bundle / "forkwise"), "--version"],
+        env=app_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert proc.stdout.strip() == f"forkwise {project_version()}"
+
+
+def test_bundle_cli_on_an_empty_store(bundle: Path, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    proc = subprocess.run(
+        [str(bundle / "forkwise"), "sessions", "list", "--json", "--store", str(store)],
+        env=app_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert proc.stdout.strip() == "[]"
+
+
+def test_bundle_is_trimmed(bundle: Path) -> None:
+    files = [p for p in bundle.rglob("*") if p.is_file() and not p.is_symlink()]
+    size_mb = sum(p.stat().st_size for p in files) / 2**20
+    assert size_mb <= MAX_BUNDLE_MB, f"bundle is {size_mb:.0f} MB"
+    names = {p.name for p in bundle.rglob("*")}
+    for unwanted in ("libQt6Qml", "libQt6Quick", "libQt6Network", "libQt6WebEngine", "QtQml"):
+        assert not any(n.startswith(unwanted) for n in names), unwanted
+    assert not list(bundle.rglob("translations/*.qm"))
+    assert not [p for p in bundle.rglob("*") if p.is_symlink() and not p.exists()]
+    internal = bundle / "_internal"
+    assert (internal / "resources" / "icons" / "forkwise.svg").is_file()
+    assert (internal / "resources" / "forkwise.desktop").is_file()
+
+
+def test_deb_control_fields(deb: Path) -> None:
+    arch = subprocess.run(
+        ["dpkg", "--print-architecture"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    assert deb.name == f"forkwise_{debian_version()}_{arch}.deb"
+    fields = {
+        key: dpkg_deb("-f", str(deb), key).strip()
+        for key in ("Package", "Version", "Architecture", "Depends", "Installed-Size")
+    }
+    assert fields["Package"] == "forkwise"
+    assert fields["Version"] == debian_version()
+    depends = {d.split()[0] for d in fields["Depends"].split(",")}
+    assert depends >= REQUIRED_DEPENDS, REQUIRED_DEPENDS - depends
+    assert int(fields["Installed-Size"]) > 10_000  # KiB
+    # No maintainer scripts: nothing to run on install or removal.
+    info = dpkg_deb("-I", str(deb))
+    for script in ("preinst", "postinst", "prerm", "postrm"):
+        assert f" {script} " not in info
+
+
+def test_deb_contents(deb: Path) -> None:
+    listing = dpkg_deb("-c", str(deb)).splitlines()
+    entries = {}
+    for line in listing:
+        perms, owner, _size, _date, _time, path, *rest = line.split()
+        entries[path] = (perms, owner, rest)
+    assert all(owner == "root/root" for _p, owner, _r in entries.values())
+    assert entries["./opt/forkwise/forkwise"][0] == "-rwxr-xr-x"
+    perms, _owner, rest = entries["./usr/bin/forkwise"]
+    assert perms.startswith("l")
+    assert rest == ["->", "/opt/forkwise/forkwise"]
+    assert "./usr/share/applications/forkwise.desktop" in entries
+    assert "./usr/share/icons/hicolor/scalable/apps/forkwise.svg" in entries
+    for size in ICON_SIZES:
+        assert f"./usr/share/icons/hicolor/{size}x{size}/apps/forkwise.png" in entries
+    outside = [p for p in entries if not p.startswith(("./opt/forkwise", "./usr/")) and p != "./"]
+    assert outside == ["./opt/"]
+
+
+@pytest.mark.skipif(os.environ.get("FORKWISE_SKIP_CLEANROOT") == "1", reason="asked to skip")
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root (debootstrap, chroot)"
+)
+@pytest.mark.skipif(shutil.which("chroot") is None, reason="needs chroot")
+def test_clean_debian_root_install(deb: Path) -> None:
+    proc = run_script("packaging/test_install.sh", str(deb))
+    assert "RESULT " in proc.stdout
+    assert "PASS" in proc.stderr
