@@ -203,6 +203,13 @@ class SessionSummary:
 
     @classmethod
     def from_index(cls, data: Mapping[str, Any]) -> SessionSummary:
+        """Rebuild a summary from the index; KeyError/TypeError when `data` is not one."""
+        for key, kinds in _INDEX_TYPES.items():
+            value = data[key]
+            if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+                raise TypeError(f"index field {key!r} has the wrong type")
+        if not isinstance(data.get("error"), dict | None):
+            raise TypeError("index field 'error' has the wrong type")
         return cls(
             id=data["id"],
             created=data["created"],
@@ -221,6 +228,15 @@ class SessionSummary:
             first_user_text=data["firstUserText"],
             error=data.get("error"),
         )
+
+
+_STR, _OPT = (str,), (str, type(None))
+_INDEX_TYPES: dict[str, tuple[type, ...]] = {
+    "id": _STR, "created": _STR, "cwd": _STR, "parentSession": _OPT, "seedLength": (int,),
+    "relation": _OPT, "title": _OPT, "events": (int,), "turns": (int,), "messages": (int,),
+    "updated": _STR, "running": (bool,), "model": _OPT, "provider": _OPT,
+    "firstUserText": _OPT,
+}  # fmt: skip
 
 
 # --- the store's change events (plain Python; backends and the catalogue subscribe) ---

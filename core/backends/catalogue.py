@@ -35,8 +35,9 @@ class Catalogue:
             self._entries = {}
             try:
                 data = orjson.loads(self.path.read_bytes())
-                if isinstance(data, dict) and data.get("version") == INDEX_VERSION:
-                    self._entries = dict(data.get("sessions") or {})
+                sessions = data.get("sessions") if isinstance(data, dict) else None
+                if isinstance(sessions, dict) and data.get("version") == INDEX_VERSION:
+                    self._entries = {k: v for k, v in sessions.items() if isinstance(v, dict)}
             except FileNotFoundError:
                 pass
             except (OSError, orjson.JSONDecodeError) as exc:
@@ -69,6 +70,8 @@ class Catalogue:
                 try:
                     summary = SessionSummary.from_index(cached["summary"])
                 except (KeyError, TypeError):
+                    summary = None
+                if summary is not None and summary.id != sid:
                     summary = None
             if summary is None:
                 summary = _summarize_or_error(sid, Path(entry.path), summarize)
