@@ -138,6 +138,18 @@ def _parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, _Tail]:
     return loaded, header_raw, _Tail(good_length, torn, needs_newline)
 
 
+def _parse_file(session_id: str, path: Path, data: bytes) -> tuple[LoadedLog, bytes, _Tail]:
+    """parse_log, and the header must name the session its file is named for."""
+    loaded, header_raw, tail = parse_log(data, str(path))
+    if loaded.header.id != session_id:
+        raise CorruptLog(
+            f"{path}, line 1: header id {loaded.header.id!r} does not match the file name",
+            path=str(path),
+            line=1,
+        )
+    return loaded, header_raw, tail
+
+
 class JsonlBackend:
     """One JSON Lines file per session under `root`; `writable` takes the writer lock."""
 
@@ -199,13 +211,7 @@ class JsonlBackend:
             return None
         except OSError as exc:
             raise StorageError(f"cannot read {path}: {exc}", path=str(path)) from exc
-        loaded, header_raw, tail = parse_log(data, str(path))
-        if loaded.header.id != session_id:
-            raise CorruptLog(
-                f"{path}, line 1: header id {loaded.header.id!r} does not match the file name",
-                path=str(path),
-                line=1,
-            )
+        loaded, header_raw, tail = _parse_file(session_id, path, data)
         self._headers[session_id] = header_raw
         self._tails[session_id] = tail
         return loaded
@@ -217,7 +223,7 @@ class JsonlBackend:
         return self.catalogue.summaries(entries, self._summarize, progress)
 
     def _summarize(self, path: Path) -> SessionSummary:
-        loaded, _, _ = parse_log(path.read_bytes(), str(path))
+        loaded, _, _ = _parse_file(path.name[: -len(".jsonl")], path, path.read_bytes())
         return SessionSummary.start(loaded.header).fold(loaded.events)
 
     def save_summaries(self, summaries: Sequence[SessionSummary]) -> None:
