@@ -313,6 +313,7 @@ class SessionStore:
             rec.state = BracketState().feed_all(kept)
             rec.summary = SessionSummary.start(rec.header).fold(kept)
             rec.generation = secrets.token_hex(6)
+            rec.torn_tail = None
             snapshot = rec.snapshot()
         self._announce(SessionTruncated(rec.header.id, b, ()))
         return snapshot

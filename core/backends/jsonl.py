@@ -302,20 +302,26 @@ class JsonlBackend:
         """Keep a crash's torn last line where a person can find it, then drop it from
         the log so that appends continue after the last whole event."""
         assert tail.torn is not None
-        recovered = self.root / "recovered"
-        recovered.mkdir(mode=DIR_MODE, exist_ok=True)
-        stamp = now_ts().replace(":", "").replace(".", "")
-        keep = recovered / f"{session_id}.{stamp}.torn-tail"
-        write_file_atomically(keep, tail.torn, overwrite=False)
+        self._keep_torn_tail(session_id, tail.torn)
         with open(path, "r+b") as fh:
             fh.truncate(tail.good_length)
             os.fsync(fh.fileno())
         tail.torn = None
 
+    def _keep_torn_tail(self, session_id: str, torn: bytes) -> None:
+        recovered = self.root / "recovered"
+        recovered.mkdir(mode=DIR_MODE, exist_ok=True)
+        stamp = now_ts().replace(":", "").replace(".", "")
+        keep = recovered / f"{session_id}.{stamp}.torn-tail"
+        write_file_atomically(keep, torn, overwrite=False)
+
     def _rewrite(
         self, session_id: str, kept: Sequence[Event], header: SessionHeader | None
     ) -> None:
         path = self.path(session_id)
+        tail = self._tails.get(session_id)
+        if tail is not None and tail.torn is not None:
+            self._keep_torn_tail(session_id, tail.torn)  # the rewrite must not drop it
         header_raw = self._headers.get(session_id)
         if header_raw is None:
             header_raw = path.read_bytes().split(b"\n", 1)[0]
