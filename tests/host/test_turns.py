@@ -1,0 +1,267 @@
+"""The agent runtime over every carrier: turns, streaming, the prompt queue, cancel,
+failures, approvals (also across a host restart), crash recovery, tools and subagents."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import orjson
+import pytest
+
+from forkwise.core.errors import ApprovalNotFound, SessionBusy
+from forkwise.core.providers.offline import OfflineProvider
+
+from .conftest import TIMEOUT, Env, GateProvider, LogBuilder, Recorder, open_env, write_log
+
+
+def types(env: Env, sid: str) -> list[str]:
+    return [e["type"] for e in env.events(sid)]
+
+
+@pytest.mark.asyncio
+async def test_a_turn_streams_deltas_and_persists_the_whole_message(env: Env) -> None:
+    s = await env.client.create_session("hello", cwd=str(env.work))
+    assert s["model"] == "forkwise-offline"
+    first = env.events(s["id"])[0]
+    assert first["type"] == "model/select"
+    assert first["offline"] is True
+    assert "offline" in first["label"].lower()
+    seen = Recorder()
+    await env.client.subscribe(seen)
+    queued = await env.client.prompt(s["id"], "hello there")
+    assert queued == {"queued": 0}
+    await seen.wait_for(
+        lambda n: n["kind"] == "session/turn" and n["sessionId"] == s["id"] and not n["running"]
+    )
+    assert types(env, s["id"]) == [
+        "model/select",
+        "turn/start",
+        "message",
+        "step/start",
+        "message",
+        "step/end",
+        "turn/end",
+    ]
+    reply = env.events(s["id"])[4]
+    deltas = "".join(n["text"] for n in seen.of_kind("session/delta"))
+    assert deltas == reply["parts"][0]["text"]
+    assert len(seen.of_kind("session/delta")) > 5  # word by word
+    assert env.events(s["id"])[-1]["status"] == "completed"
+    appended = [e for n in seen.of_kind("session/events") for e in n["events"]]
+    assert [e["seq"] for e in appended] == list(range(2, 8))
+    assert env.client.catalogue[s["id"]]["messages"] == 2
+    assert env.client.catalogue[s["id"]]["running"] is False
+
+
+@pytest.mark.asyncio
+async def test_offline_replies_are_deterministic(env: Env) -> None:
+    a = await env.client.create_session()
+    b = await env.client.create_session()
+    ra = await env.client.prompt_and_wait(a["id"], "same words")
+    rb = await env.client.prompt_and_wait(b["id"], "same words")
+    assert ra["reply"] == rb["reply"]
+    assert "same words" in ra["reply"]
+
+
+@pytest.mark.asyncio
+async def test_prompts_queue_in_order_and_block_replace(
+    carrier: str, tmp_path: Path, sock_dir: Path
+) -> None:
+    gate = GateProvider()
+    providers = {"offline": OfflineProvider(), "gate": gate}
+    async with open_env(carrier, tmp_path, sock_dir, providers=providers) as env:
+        s = await env.client.create_session("queue")
+        await env.client.set_model(s["id"], "gate", "held")
+        assert (await env.client.prompt(s["id"], "one"))["queued"] == 0
+        await asyncio.wait_for(gate.started.wait(), TIMEOUT)
+        assert (await env.client.prompt(s["id"], "two"))["queued"] == 1
+        assert (await env.client.prompt(s["id"], "three"))["queued"] == 2
+        info = await env.client.get_session(s["id"])
+        assert info["state"] == {"running": True, "queued": 2, "waiting": False}
+        first_user = (await env.client.messages(s["id"]))[0]["id"]
+        with pytest.raises(SessionBusy):
+            await env.client.fork_at_message(s["id"], first_user, replace=True)
+        with pytest.raises(SessionBusy):
+            await env.client.set_model(s["id"], "offline", "forkwise-offline")
+        seen = Recorder()
+        await env.client.subscribe(seen)
+        gate.release.set()
+        await seen.wait_for(
+            lambda n: n["kind"] == "session/turn" and not n["running"] and n["queued"] == 0
+        )
+        users = [m["text"] for m in await env.client.messages(s["id"]) if m["role"] == "user"]
+        assert users == ["one", "two", "three"]
+        ends = [e["status"] for e in env.events(s["id"]) if e["type"] == "turn/end"]
+        assert ends == ["completed"] * 3
+
+
+@pytest.mark.asyncio
+async def test_cancel_while_streaming(carrier: str, tmp_path: Path, sock_dir: Path) -> None:
+    gate = GateProvider()
+    providers = {"offline": OfflineProvider(), "gate": gate}
+    async with open_env(carrier, tmp_path, sock_dir, providers=providers) as env:
+        s = await env.client.create_session("cancel")
+        await env.client.set_model(s["id"], "gate", "held")
+        await env.client.prompt(s["id"], "never finishes")
+        await env.client.prompt(s["id"], "queued, dropped by cancel")
+        await asyncio.wait_for(gate.started.wait(), TIMEOUT)
+        await env.client.cancel(s["id"])
+        last = env.events(s["id"])[-1]
+        assert (last["type"], last["status"]) == ("turn/end", "cancelled")
+        assert types(env, s["id"]).count("turn/start") == 1
+        assert [m["role"] for m in await env.client.messages(s["id"])] == ["user"]
+        info = await env.client.get_session(s["id"])
+        assert info["state"] == {"running": False, "queued": 0, "waiting": False}
+
+
+@pytest.mark.asyncio
+async def test_cancel_while_waiting_for_approval(env: Env) -> None:
+    s = await env.client.create_session("cancel approval")
+    outcome = await env.client.prompt_and_wait(s["id"], '/tool list_dir {"path": "."}')
+    assert outcome["status"] == "waiting"
+    await env.client.cancel(s["id"])
+    assert env.events(s["id"])[-1]["status"] == "cancelled"
+    with pytest.raises(ApprovalNotFound):
+        await env.client.approve(s["id"], outcome["approvals"][0]["approval"], True)
+
+
+@pytest.mark.asyncio
+async def test_provider_failure_fails_the_turn_with_its_text(env: Env) -> None:
+    s = await env.client.create_session("fail")
+    outcome = await env.client.prompt_and_wait(s["id"], "/fail the endpoint said no")
+    assert outcome["status"] == "failed"
+    last = env.events(s["id"])[-1]
+    assert (last["status"], last["error"]) == ("failed", "the endpoint said no")
+    assert (await env.client.prompt_and_wait(s["id"], "again"))["status"] == "completed"
+
+
+@pytest.mark.asyncio
+async def test_tool_call_waits_for_approval_then_continues(env: Env) -> None:
+    (env.work / "notes.txt").write_text("remember the milk\n")
+    s = await env.client.create_session("tools")
+    outcome = await env.client.prompt_and_wait(s["id"], '/tool read_file {"path": "notes.txt"}')
+    assert outcome["status"] == "waiting"
+    [request] = outcome["approvals"]
+    assert (request["tool"], request["args"]) == ("read_file", {"path": "notes.txt"})
+    info = await env.client.get_session(s["id"])
+    assert info["state"]["waiting"] is True
+    assert info["pendingApprovals"] == [request]
+    done = await env.client.approve_and_wait(s["id"], request["approval"], True)
+    assert done["status"] == "completed"
+    assert "remember the milk" in done["reply"]
+    [result] = [e for e in env.events(s["id"]) if e["type"] == "tool/result"]
+    assert result["isError"] is False
+    assert result["output"]["text"] == "remember the milk\n"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("path", ["../outside.txt", "/etc/passwd", "sub/../../x"])
+async def test_file_tools_refuse_paths_outside_cwd(env: Env, path: str) -> None:
+    (env.work.parent / "outside.txt").write_text("secret")
+    s = await env.client.create_session("confined")
+    call = "/tool read_file " + orjson.dumps({"path": path}).decode()
+    outcome = await env.client.prompt_and_wait(s["id"], call)
+    done = await env.client.approve_and_wait(s["id"], outcome["approvals"][0]["approval"], True)
+    assert done["status"] == "completed"
+    [result] = [e for e in env.events(s["id"]) if e["type"] == "tool/result"]
+    assert result["isError"] is True
+    assert "outside the session directory" in result["output"]
+    assert "secret" not in str(env.events(s["id"]))
+
+
+@pytest.mark.asyncio
+async def test_denied_tool_call_is_not_run(env: Env) -> None:
+    s = await env.client.create_session("deny")
+    outcome = await env.client.prompt_and_wait(s["id"], '/tool list_dir {"path": "."}')
+    done = await env.client.approve_and_wait(s["id"], outcome["approvals"][0]["approval"], False)
+    assert done["status"] == "completed"
+    resolve = next(e for e in env.events(s["id"]) if e["type"] == "approval/resolve")
+    assert resolve["decision"] == "denied"
+    result = next(e for e in env.events(s["id"]) if e["type"] == "tool/result")
+    assert result["isError"] is True
+    assert "denied" in result["output"]
+
+
+@pytest.mark.asyncio
+async def test_crashed_turn_is_interrupted_but_waiting_turn_survives_restart(
+    carrier: str, tmp_path: Path, sock_dir: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("alpha")
+    crashed = LogBuilder()
+    crashed.turn("t1", "done before the crash")
+    crashed.add("turn/start", turn="t2")
+    crashed.add(
+        "message",
+        id="user:t2:0001",
+        role="user",
+        turn="t2",
+        parts=[{"type": "text", "text": "cut off"}],
+    )
+    crashed.add("step/start", turn="t2", step="s1", provider="offline", model="m")
+    waiting = LogBuilder()
+    waiting.turn("t1", "hello")
+    approval = waiting.waiting_turn("t2", "list_dir", {"path": "."})
+    store = tmp_path / "store"
+    crashed_path = write_log(store, "crashed", crashed.records, cwd=str(work))
+    waiting_path = write_log(store, "waiting", waiting.records, cwd=str(work))
+    crashed_before = crashed_path.read_bytes()
+    waiting_before = waiting_path.read_bytes()
+
+    async with open_env(carrier, tmp_path, sock_dir) as env:
+        await env.client.get_session("crashed")
+        lines = crashed_path.read_bytes()
+        assert lines.startswith(crashed_before)  # earlier lines never rewritten
+        step_end, last = env.events("crashed")[-2:]
+        assert (step_end["seq"], step_end["type"], step_end["step"]) == (8, "step/end", "s1")
+        assert (last["seq"], last["type"], last["status"]) == (9, "turn/end", "interrupted")
+        info = await env.client.get_session("waiting")
+        assert info["state"]["waiting"] is True
+        assert [a["approval"] for a in info["pendingApprovals"]] == [approval]
+        assert waiting_path.read_bytes() == waiting_before
+
+    assert waiting_path.read_bytes() == waiting_before  # a clean shutdown keeps it open
+    async with open_env(carrier, tmp_path, sock_dir) as env:
+        await env.client.get_session("crashed")
+        assert len(env.events("crashed")) == 9  # the closed turn needs no more recovery
+        done = await env.client.approve_and_wait("waiting", approval, True)
+        assert done["status"] == "completed"
+        assert "a.txt" in done["reply"]
+        tail = [e["type"] for e in env.events("waiting")[len(waiting.records) :]]
+        assert tail == [
+            "approval/resolve",
+            "tool/result",
+            "step/end",
+            "step/start",
+            "message",
+            "step/end",
+            "turn/end",
+        ]
+        assert waiting_path.read_bytes().startswith(waiting_before)
+
+
+@pytest.mark.asyncio
+async def test_delegate_starts_a_clipped_subagent_child(env: Env) -> None:
+    s = await env.client.create_session("parent")
+    await env.client.prompt_and_wait(s["id"], "background")
+    completed = len(env.events(s["id"]))
+    outcome = await env.client.prompt_and_wait(s["id"], '/tool delegate {"task": "look into it"}')
+    assert outcome["status"] == "waiting"
+    done = await env.client.approve_and_wait(s["id"], outcome["approvals"][0]["approval"], True)
+    assert done["status"] == "completed"
+    result = next(e for e in env.events(s["id"]) if e["type"] == "tool/result")
+    child = result["output"]["session"]
+    assert result["output"]["status"] == "completed"
+    assert "look into it" in result["output"]["reply"]
+    summary = env.client.catalogue[child]
+    assert summary["relation"] == "subagent"
+    assert summary["parentSession"] == s["id"]
+    assert summary["seedLength"] == completed  # clipped to the last completed turn
+    child_events = env.events(child)
+    assert child_events[completed]["type"] == "history/fork"
+    assert child_events[completed]["relation"] == "subagent"
+    assert child_events[completed + 1]["type"] == "model/select"
+    users = [m["text"] for m in await env.client.messages(child) if m["role"] == "user"]
+    assert users == ["background", "look into it"]
