@@ -140,6 +140,9 @@ class SessionSummary:
         running, title, model, provider = base.running, base.title, base.model, base.provider
         updated, first_user = base.updated, base.first_user_text
         if counts_from is not None:
+            # the source's title may come from its header meta, which this header lacks
+            covered = reversed(events[: counts_from.events])
+            title = next((e.get("title") for e in covered if e.type == SESSION_TITLE), self.title)
             events = events[counts_from.events :]
         for ev in events:
             n_events += 1
