@@ -722,3 +722,23 @@ def test_created_timestamps_and_header_meta(harness: StoreHarness) -> None:
     got = harness.reopen().get("m")
     assert dict(got.header.meta) == {"title": "from meta", "k": [1]}
     assert harness.store.summary("m").title == "from meta"
+
+
+def test_summaries_agree_with_the_logs_before_and_after_reopen(harness: StoreHarness) -> None:
+    """The summary a store keeps while it runs is the one a fresh read of the log gives."""
+    from forkwise.core.session import SessionSummary
+
+    store = harness.store
+    store.create("src", meta={"title": "Source title"})
+    store.append("src", turn("t1"))
+    store.fork("src", child_id="whole")  # a fork of the whole log
+    store.fork("src", 0, "empty")
+    store.append("whole", turn("w1"))
+    store.truncate("src", 0)
+    live = {s.id: s for s in store.list()}
+    for sid, row in live.items():
+        snap = store.get(sid)
+        assert row == SessionSummary.start(snap.header).fold(snap.events), sid
+    assert live["whole"].title is None  # the title was the source's header meta, not logged
+    reopened = {s.id: s for s in harness.reopen().list()}
+    assert reopened == live
