@@ -27,18 +27,29 @@ from .errors import (
     StoreLocked,
 )
 from .paths import resolve_store_dir
+from .providers.offline import summary_row
 from .session import Session, SessionSummary
 from .store import SessionStore
 from .turns import message_boundary, open_turn_start, resolve_anchor
 
-SUBCOMMANDS = ("sessions",)
+SUBCOMMANDS = ("sessions", "host")
+#: options that take a value, so the value is not mistaken for the subcommand
+_VALUE_OPTIONS = ("--store", "--connect", "--token-file")
 
 
 def is_cli_invocation(args: Sequence[str]) -> bool:
     """True when `args` name a CLI subcommand (or ask only for the version)."""
     if list(args) == ["--version"]:
         return True
-    positional = [a for a in args if not a.startswith("-")]
+    positional: list[str] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in _VALUE_OPTIONS:
+            skip = True
+        elif not a.startswith("-"):
+            positional.append(a)
     return bool(positional) and positional[0] in SUBCOMMANDS
 
 
@@ -56,10 +67,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="store directory (default: $FORKWISE_STORE or the user data dir)",
     )
     common.add_argument("--json", action="store_true", help="machine-readable output")
+    _connect_options(common, argparse.SUPPRESS)  # given after the subcommand
 
     parser = _Parser(prog="forkwise", description="Browse and branch AI-agent sessions.")
     parser.add_argument("--version", action="version", version=f"forkwise {__version__}")
+    _connect_options(parser, None)  # given before it
     top = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    host = top.add_parser("host", help="serve the store to other processes (headless host)")
+    host.add_argument("--store", metavar="DIR", help="store directory")
+    host.add_argument(
+        "--listen", required=True, metavar="unix:PATH|tcp:HOST:PORT", help="where to listen"
+    )
+    host.add_argument(
+        "--allow-remote", action="store_true", help="allow a non-loopback tcp address"
+    )
+    host.add_argument(
+        "--token-file",
+        metavar="FILE",
+        default=argparse.SUPPRESS,
+        help="clients must present the token in FILE (required for tcp)",
+    )
     sessions = top.add_parser(
         "sessions", help="list, show, create, fork, truncate and import sessions"
     )
@@ -83,6 +110,19 @@ def build_parser() -> argparse.ArgumentParser:
         "Without it: through the last completed turn.",
     )
     fork.add_argument("--child", metavar="ID", help="id for the child (default: a new id)")
+    fork.add_argument(
+        "--at",
+        type=int,
+        metavar="N",
+        help="host anchor rule: through the first turn end at or after seq N",
+    )
+    fork.add_argument("--message", metavar="MSG_ID", help="fork through that message's turn")
+    fork.add_argument(
+        "--exclude-message", action="store_true", help="with --message: fork before its turn"
+    )
+    fork.add_argument(
+        "--replace", action="store_true", help="with --message: truncate this session in place"
+    )
     trunc = sub.add_parser("truncate", parents=[common], help="replace in place at a message")
     trunc.add_argument("id")
     trunc.add_argument("--message", required=True, metavar="MSG_ID")
@@ -91,7 +131,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     imp = sub.add_parser("import", parents=[common], help="add session files in the on-disk format")
     imp.add_argument("files", nargs="+", type=Path)
+    prompt = sub.add_parser(
+        "prompt", parents=[common], help="run a turn; prints the reply or a pending approval id"
+    )
+    prompt.add_argument("id")
+    prompt.add_argument("text")
+    approve = sub.add_parser(
+        "approve", parents=[common], help="answer a pending approval and continue the turn"
+    )
+    approve.add_argument("id")
+    approve.add_argument("approval_id", metavar="APPROVAL_ID")
+    approve.add_argument("--deny", action="store_true", help="refuse the tool call")
     return parser
+
+
+def _connect_options(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument(
+        "--connect",
+        metavar="ADDR",
+        default=default,
+        help="use the running host at unix:PATH or tcp:HOST:PORT instead of the store",
+    )
+    parser.add_argument(
+        "--token-file",
+        metavar="FILE",
+        default=default,
+        help="file holding the host's token (tcp)",
+    )
 
 
 def main(
@@ -100,11 +166,17 @@ def main(
     out = out or sys.stdout
     err = err or sys.stderr
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    handler = _HANDLERS[args.action]
+    from . import cli_host
+
     try:
-        result = handler(args)
+        if args.command == "host":
+            return cli_host.run_host(args, out)
+        if cli_host.wants_host(args):
+            result = _Result(*cli_host.run(args))
+        else:
+            result = _HANDLERS[args.action](args)
     except ForkwiseError as exc:
-        if args.json:
+        if getattr(args, "json", False):
             out.write(
                 orjson.dumps({"error": {"code": exc.code, "message": exc.message}}).decode() + "\n"
             )
@@ -168,7 +240,7 @@ def _terminal_progress(done: int, total: int) -> None:
 @_with_store(write=False)
 def _list(store: SessionStore, args: argparse.Namespace) -> _Result:
     rows = sorted(store.list(_terminal_progress), key=lambda s: s.updated, reverse=True)
-    data = [s.to_dict() for s in rows]
+    data = [summary_row(s) for s in rows]  # model: what the next turn runs on
     return _Result(data, _table(rows))
 
 
@@ -191,12 +263,16 @@ def _table(rows: Sequence[SessionSummary]) -> str:
 def _show(store: SessionStore, args: argparse.Namespace) -> _Result:
     session = store.get(args.id)
     data = {"header": session.header.to_record(), "events": [e.to_record() for e in session.events]}
+    return _Result(data, session_text(session))
+
+
+def session_text(session: Session) -> str:
     header = session.header
     lines = [f"session {header.id}  cwd={header.cwd or '-'}  parent={header.parent_session or '-'}"]
     for e in session.events:
         extra = " ".join(f"{k}={_short(v)}" for k, v in e.fields.items())
         lines.append(f"{e.seq:>6} {e.type:<18} {extra}")
-    return _Result(data, "\n".join(lines))
+    return "\n".join(lines)
 
 
 def _short(value: object, limit: int = 60) -> str:

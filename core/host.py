@@ -33,12 +33,13 @@ from .errors import (
 )
 from .events import Event
 from .providers.base import ModelChoice, Provider
-from .providers.offline import OfflineProvider, default_choice, model_select_draft
+from .providers.offline import OfflineProvider, default_choice, model_select_draft, summary_row
 from .session import (
     EventsAppended,
     Session,
     SessionCreated,
     SessionDisposed,
+    SessionSummary,
     SessionTruncated,
     StoreEvent,
 )
@@ -116,6 +117,11 @@ class Host:
     def delegate(self) -> Delegate | None:
         return self.run_subagent
 
+    def row(self, summary: SessionSummary) -> Json:
+        """A catalogue row; `model` is the one the next turn uses (the host default when
+        the log selects none)."""
+        return summary_row(summary, self._default_model)
+
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Receive every notification (client_api vocabulary); returns an unsubscribe."""
         self._listeners.append(listener)
@@ -143,7 +149,7 @@ class Host:
         if isinstance(change, SessionDisposed):
             notes.append({"kind": "catalogue/remove", "sessionId": sid})
         elif isinstance(change, EventsAppended | SessionTruncated | SessionCreated):
-            notes.append({"kind": "catalogue/upsert", "summary": self.store.summary(sid).to_dict()})
+            notes.append({"kind": "catalogue/upsert", "summary": self.row(self.store.summary(sid))})
         loop = self._loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._deliver, notes)
@@ -208,7 +214,7 @@ class Host:
     # --- the client API (JSON in, JSON out) ----------------------------------------
 
     async def list_sessions(self) -> list[Json]:
-        return [s.to_dict() for s in await self.io(self.store.list)]
+        return [self.row(s) for s in await self.io(self.store.list)]
 
     async def get_session(self, session_id: str) -> Json:
         snap = await self._serve(session_id)
@@ -223,7 +229,7 @@ class Host:
         choice = latest_choice(snap) or self._default_model
         return {
             "header": snap.header.to_record(),
-            "summary": summary.to_dict(),
+            "summary": self.row(summary),
             "state": state,
             "pendingApprovals": [r.to_dict() for r in turn.pending.values()] if turn else [],
             "model": {k: v for k, v in model_select_draft(choice).items() if k != "type"},
@@ -261,7 +267,7 @@ class Host:
             await self._attach_like(None, snap.id)
         else:
             await self.attach(workspace, snap.id)
-        return (await self.io(self.store.summary, snap.id)).to_dict()
+        return self.row(await self.io(self.store.summary, snap.id))
 
     async def prompt(self, session_id: str, text: str, wait: bool = False) -> Json:
         if not isinstance(text, str) or not text.strip():
@@ -295,7 +301,7 @@ class Host:
             if OpenTurn.of(self.store.get(session_id)) is not None:
                 raise SessionBusy("the model cannot change during a turn", session_id=session_id)
             self.store.append(session_id, [draft])
-            return self.store.summary(session_id).to_dict()
+            return self.row(self.store.summary(session_id))
 
         return await self.io(select)
 
@@ -341,7 +347,7 @@ class Host:
             if OpenTurn.of(snap) is not None:
                 raise SessionBusy("this session has an open turn", session_id=session_id)
             self.store.truncate(snap, b)
-            return self.store.summary(session_id).to_dict()
+            return self.row(self.store.summary(session_id))
 
         return await self.io(truncate)
 
@@ -362,7 +368,7 @@ class Host:
         child = await self.io(create)
         self._publish(child)
         await self._attach_like(source, child.id)
-        return (await self.io(self.store.summary, child.id)).to_dict()
+        return self.row(await self.io(self.store.summary, child.id))
 
     async def run_subagent(self, parent: str, task: str) -> Json:
         """The `delegate` tool: a child clipped to the parent's last completed turn."""

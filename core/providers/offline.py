@@ -23,6 +23,7 @@ from typing import Any, Final
 import orjson
 
 from ..errors import ProviderError
+from ..session import SessionSummary
 from .base import ModelChoice, StepItem, StepResult, TextDelta, ToolCall
 
 NAME: Final = "offline"
@@ -42,6 +43,16 @@ def model_select_draft(choice: ModelChoice) -> dict[str, Any]:
         draft["label"] = LABEL
         draft["offline"] = True
     return draft
+
+
+def summary_row(summary: SessionSummary, default: ModelChoice | None = None) -> dict[str, Any]:
+    """`summary.to_dict()` with the model the next turn runs on: the log's latest
+    model/select, else `default` (the offline model unless a host says otherwise)."""
+    row = summary.to_dict()
+    if row["model"] is None:
+        choice = default or default_choice()
+        row["model"], row["provider"] = choice.model, choice.provider
+    return row
 
 
 class OfflineProvider:
