@@ -164,7 +164,9 @@ forkwise --demo --store /tmp/demo-store >/tmp/app.log 2>&1 &
 pid=$!
 sleep "${SHOT_DELAY:-4}"
 kill -0 "$pid" || { cat /tmp/app.log; exit 1; }
-import -window root /tmp/installed-demo.png
+import -window root /tmp/screen.png
+# No window manager under Xvfb: the window sits at the top left; cut the empty screen away.
+convert /tmp/screen.png -trim +repage /tmp/installed-demo.png
 kill "$pid"; wait "$pid" 2>/dev/null || true
 cat /tmp/app.log
 EOF
