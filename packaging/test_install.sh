@@ -50,6 +50,9 @@ arch=$(dpkg --print-architecture)
 cache=${FORKWISE_PACKAGING_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/forkwise-packaging}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 mkdir -p "$cache/apt-archives/partial"
+# One run at a time per cache (the tarball and apt's archive folder are shared).
+exec 9>"$cache/.lock"
+flock 9
 tarball=$cache/bookworm-minbase-$arch-debootstrap-$(dpkg-query -W -f='${Version}' debootstrap).tar
 
 run=""
@@ -124,9 +127,11 @@ missing=$(in_root sh -c 'cd /opt/forkwise && find . -type f \( -name "*.so*" -o 
 [ -f "$r/usr/share/icons/hicolor/scalable/apps/forkwise.svg" ] || die "the SVG icon is missing"
 [ -f "$r/usr/share/icons/hicolor/48x48/apps/forkwise.png" ] || die "the 48 px icon is missing"
 
+tv=$(now)
 got=$(in_root forkwise --version)
+t_version=$(secs "$tv" "$(now)")
 [ "$got" = "forkwise $version" ] || die "forkwise --version printed '$got', expected 'forkwise $version'"
-log "forkwise --version: $got"
+log "forkwise --version: $got ($t_version s)"
 
 selftest() {  # user -> prints the wall time
   local ts out
@@ -148,10 +153,12 @@ as_user=$(selftest tester)
 log "forkwise --self-test offscreen: cold $cold s, warm $warm s, as a normal user $as_user s"
 
 in_root mkdir -p /tmp/empty-store
+tl=$(now)
 listed=$(in_root forkwise sessions list --json --store /tmp/empty-store)
+t_list=$(secs "$tl" "$(now)")
 [ "$(printf '%s' "$listed" | tr -d '[:space:]')" = "[]" ] \
   || die "sessions list --json on an empty store printed '$listed'"
-log "forkwise sessions list --json (empty store): $listed"
+log "forkwise sessions list --json (empty store): $listed ($t_list s)"
 
 if [ -n "$screenshot" ]; then
   log "screenshot: installing xvfb, xauth and imagemagick in the root"
@@ -187,4 +194,5 @@ log "apt-get purge forkwise: nothing left behind"
 
 t_end=$(now)
 log "PASS in $(secs "$t0" "$t_end") s (root ready + install + checks: $(secs "$t_root" "$t_end") s)"
-echo "RESULT apt_install_s=$t_apt deps=$((after - before - 1)) selftest_cold_s=$cold selftest_warm_s=$warm total_s=$(secs "$t0" "$t_end")"
+echo "RESULT apt_install_s=$t_apt deps=$((after - before - 1)) version_s=$t_version" \
+  "list_s=$t_list selftest_cold_s=$cold selftest_warm_s=$warm total_s=$(secs "$t0" "$t_end")"
