@@ -8,14 +8,12 @@ supply one whose attach refuses, without any switch in the host itself.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import secrets
 from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
 
+from .atomic import write_file_atomically
 from .errors import StorageError, WorkspaceAttachFailed
 
 DEFAULT_WORKSPACE = "default"
@@ -87,20 +85,9 @@ class FileWorkspaces(MemoryWorkspaces):
         data = orjson.dumps(
             {"version": FILE_VERSION, "workspaces": members}, option=orjson.OPT_INDENT_2
         )
-        tmp = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, self.path)
+            write_file_atomically(self.path, data)
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
             raise StorageError(f"cannot write the workspaces file {self.path}: {exc}") from exc
         self._members = members
 
