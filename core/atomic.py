@@ -21,6 +21,7 @@ def write_file_atomically(
 ) -> None:
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    backup: Path | None = None
     try:
         try:
             view = memoryview(data)
@@ -30,6 +31,13 @@ def write_file_atomically(
         finally:
             os.close(fd)
         if overwrite:
+            # keep the old file under a second name until the new one is durable, so that a
+            # failing directory fsync can put it back instead of leaving a half-done change
+            backup = path.with_name(f".{path.name}.{secrets.token_hex(4)}.old")
+            try:
+                os.link(path, backup)
+            except FileNotFoundError:
+                backup = None
             os.replace(tmp, path)
         else:
             os.link(tmp, path)  # fails with FileExistsError rather than overwrite
@@ -37,8 +45,22 @@ def write_file_atomically(
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if backup is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(backup)
         raise
-    fsync_dir(path.parent)
+    try:
+        fsync_dir(path.parent)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if backup is not None:
+                os.replace(backup, path)
+            else:
+                os.unlink(path)
+        raise
+    if backup is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(backup)
 
 
 def fsync_dir(path: Path) -> None:
