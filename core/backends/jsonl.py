@@ -337,8 +337,14 @@ class JsonlBackend:
         trash = self.root / "trash"
         trash.mkdir(mode=DIR_MODE, exist_ok=True)
         stamp = now_ts().replace(":", "").replace(".", "")
-        os.replace(self.path(session_id), trash / f"{session_id}.{stamp}.jsonl")
-        fsync_dir(self.sessions_dir)
+        path, trashed = self.path(session_id), trash / f"{session_id}.{stamp}.jsonl"
+        os.replace(path, trashed)
+        try:
+            fsync_dir(self.sessions_dir)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.replace(trashed, path)  # the store still has the session: so does the disk
+            raise
         self._headers.pop(session_id, None)
         self._tails.pop(session_id, None)
 
