@@ -6,8 +6,9 @@
 # 19 for zstd).
 # Layout installed: /opt/forkwise/ (the bundle), /usr/bin/forkwise -> /opt/forkwise/forkwise,
 # /usr/share/applications/forkwise.desktop, /usr/share/icons/hicolor/*/apps/forkwise.{png,svg},
-# /usr/share/doc/forkwise/copyright. No maintainer scripts: the icon cache and the desktop
-# database are refreshed by the dpkg triggers of hicolor-icon-theme and desktop-file-utils.
+# /usr/share/man/man1/forkwise.1.gz, /usr/share/doc/forkwise/{copyright,changelog.gz}.
+# No maintainer scripts: the icon cache and the desktop database are refreshed by the dpkg
+# triggers of hicolor-icon-theme and desktop-file-utils.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -46,6 +47,8 @@ for png in resources/icons/forkwise-*.png; do
   install -D -m 644 "$png" "$stage/usr/share/icons/hicolor/${size}x${size}/apps/forkwise.png"
 done
 install -D -m 644 resources/icons/forkwise.svg "$stage/usr/share/icons/hicolor/scalable/apps/forkwise.svg"
+install -d "$stage/usr/share/man/man1"
+gzip -9n < packaging/forkwise.1 > "$stage/usr/share/man/man1/forkwise.1.gz"
 cat > "$stage/usr/share/doc/forkwise/copyright" <<'EOF'
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: forkwise
@@ -53,11 +56,22 @@ Comment: /opt/forkwise bundles CPython, Qt for Python (PySide6, LGPL-3.0) and th
  packages listed in /opt/forkwise/_internal/*.dist-info, each under its own license.
 
 Files: *
+Copyright: the Forkwise contributors
 License: MIT
 EOF
+# A native package's changelog: one entry for the version built, dated by the last commit.
+stamp=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
+{
+  echo "forkwise ($version) unstable; urgency=medium"
+  echo
+  echo "  * Release $version."
+  echo
+  echo " -- Forkwise maintainers <maintainers@forkwise.invalid>  $(date -R -u -d "@$stamp")"
+} | gzip -9n > "$stage/usr/share/doc/forkwise/changelog.gz"
 # Normalise permissions whatever the umask was.
 find "$stage" -type d -exec chmod 755 {} +
 find "$stage/opt" -type f -exec chmod go-w {} +
+find "$stage/opt" -type f -name '*.so*' -exec chmod a-x {} +  # libraries are not programs
 
 installed_kb=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 # Libraries the bundle does not carry (PyInstaller leaves GL/EGL/libxcb/wayland to the system)

@@ -194,6 +194,11 @@ def test_deb_contents(deb: Path) -> None:
     assert rest == ["->", "/opt/forkwise/forkwise"]
     assert "./usr/share/applications/forkwise.desktop" in entries
     assert "./usr/share/icons/hicolor/scalable/apps/forkwise.svg" in entries
+    assert "./usr/share/man/man1/forkwise.1.gz" in entries
+    assert "./usr/share/doc/forkwise/copyright" in entries
+    libraries = [p for p in entries if p.startswith("./opt/") and ".so" in Path(p).name]
+    assert libraries
+    assert all(entries[p][0].startswith("-rw-r--r--") for p in libraries if entries[p][0][0] == "-")
     for size in ICON_SIZES:
         assert f"./usr/share/icons/hicolor/{size}x{size}/apps/forkwise.png" in entries
     outside = [p for p in entries if not p.startswith(("./opt/forkwise", "./usr/")) and p != "./"]
