@@ -95,6 +95,9 @@ class SessionStore:
             backend = MemoryBackend()
         self.backend: Backend = backend
         self._records: dict[str, _Record] = {}
+        #: generations of records dropped after a failed append: the log was only extended
+        #: at most, so what callers hold of it is not stale when it is read again
+        self._kept_generations: dict[str, str] = {}
         self._listeners: list[Listener] = []
         self._lock = threading.RLock()
 
@@ -166,6 +169,9 @@ class SessionStore:
             rec = _Record(
                 loaded.header, loaded.events, loaded.state, summary, torn_tail=loaded.torn_tail
             )
+            kept = self._kept_generations.pop(sid, None)
+            if kept is not None:
+                rec.generation = kept
             self._records[sid] = rec
         return rec
 
@@ -285,6 +291,7 @@ class SessionStore:
             except BaseException:
                 # the file may hold part of the batch; reload it from disk on next use
                 self._records.pop(rec.header.id, None)
+                self._kept_generations[rec.header.id] = rec.generation
                 raise
             rec.events.extend(events)
             rec.summary = rec.summary.fold(events)
@@ -360,6 +367,7 @@ class SessionStore:
         summary = SessionSummary.start(header).fold(events, counts_from=seed_summary)
         rec = _Record(header, events, state, summary)
         self._records[header.id] = rec
+        self._kept_generations.pop(header.id, None)  # a new session: nothing is kept
         snapshot = rec.snapshot()
         self._announce(change)
         return snapshot
