@@ -10,8 +10,9 @@ from __future__ import annotations
 import errno
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -145,8 +146,8 @@ def logs_of(store: SessionStore) -> dict[str, tuple[Any, ...]]:
 
 
 @pytest.fixture
-def injector(monkeypatch: pytest.MonkeyPatch) -> Iterator[Injector]:
-    yield Injector(monkeypatch)
+def injector(monkeypatch: pytest.MonkeyPatch) -> Injector:
+    return Injector(monkeypatch)
 
 
 FAULTS_INJECTED: Counter[str] = Counter()
@@ -165,7 +166,7 @@ def test_every_failing_call_leaves_the_disk_as_it_was(
         store.get(target(scenario))
         before_logs = logs_of(store)
         before = tree(root)
-        result = injector.run(lambda: _attempt(scenario, store), arm)
+        result = injector.run(partial(_attempt, scenario, store), arm)
         FAULTS_INJECTED[scenario.name] += 1
         if not injector.fired:
             # the call only happened on the dry run (e.g. a directory created there)
