@@ -133,24 +133,28 @@ t_version=$(secs "$tv" "$(now)")
 [ "$got" = "forkwise $version" ] || die "forkwise --version printed '$got', expected 'forkwise $version'"
 log "forkwise --version: $got ($t_version s)"
 
-selftest() {  # user -> prints the wall time
-  local ts out
+selftest() {  # user [extra args] -> prints the wall time
+  local ts out user=$1
+  shift
   ts=$(now)
-  if [ "$1" = root ]; then
-    out=$(in_root env QT_QPA_PLATFORM=offscreen forkwise --self-test 2>&1) \
-      || { printf '%s\n' "$out" >&2; die "forkwise --self-test failed as root"; }
+  if [ "$user" = root ]; then
+    out=$(in_root env QT_QPA_PLATFORM=offscreen forkwise --self-test "$@" 2>&1) \
+      || { printf '%s\n' "$out" >&2; die "forkwise --self-test $* failed as root"; }
   else
-    out=$(in_root setpriv --reuid="$1" --regid="$1" --init-groups \
-      env HOME="/home/$1" QT_QPA_PLATFORM=offscreen forkwise --self-test 2>&1) \
-      || { printf '%s\n' "$out" >&2; die "forkwise --self-test failed as $1"; }
+    out=$(in_root setpriv --reuid="$user" --regid="$user" --init-groups \
+      env HOME="/home/$user" QT_QPA_PLATFORM=offscreen forkwise --self-test "$@" 2>&1) \
+      || { printf '%s\n' "$out" >&2; die "forkwise --self-test $* failed as $user"; }
   fi
+  printf '%s\n' "$out" | grep -i "self-test" >&2 || true
   secs "$ts" "$(now)"
 }
 cold=$(selftest root)
 warm=$(selftest root)
 in_root useradd -m -s /bin/sh tester
 as_user=$(selftest tester)
-log "forkwise --self-test offscreen: cold $cold s, warm $warm s, as a normal user $as_user s"
+demo=$(selftest tester --demo)
+log "forkwise --self-test offscreen: cold $cold s, warm $warm s, as a normal user $as_user s," \
+  "on the demo store $demo s"
 
 in_root mkdir -p /tmp/empty-store
 tl=$(now)
