@@ -1,0 +1,195 @@
+"""`forkwise` without a subcommand: the desktop app.
+
+    forkwise [--store DIR] [--demo] [--self-test] [--connect ADDR]
+
+The store is `--store`, else $FORKWISE_STORE, else the user data dir; `--demo` builds a
+demo store (in a temporary directory unless --store is given). `--connect` talks to a
+headless `forkwise host` instead of starting one in this process. `--self-test` starts
+the window offscreen, checks that the session tree loads, and exits 0 (packaging uses it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("forkwise.gui")
+
+NO_DISPLAY = (
+    "forkwise: no display found (neither DISPLAY nor WAYLAND_DISPLAY is set).\n"
+    "The desktop app needs a graphical session. To use Forkwise from a terminal, run\n"
+    "  forkwise sessions --help\n"
+    "or run the app without a screen with QT_QPA_PLATFORM=offscreen (for tests)."
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from forkwise.core import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="forkwise", description="Browse and fork AI-agent sessions (desktop app)."
+    )
+    parser.add_argument("--version", action="version", version=f"forkwise {__version__}")
+    parser.add_argument("--store", metavar="DIR", help="store directory")
+    parser.add_argument("--demo", action="store_true",
+                        help="open a generated demo store (a temporary one unless --store)")
+    parser.add_argument("--self-test", action="store_true",
+                        help="start offscreen, check that the store loads, exit")
+    parser.add_argument("--connect", metavar="ADDR",
+                        help="use a running `forkwise host` (unix:/path or tcp:host:port)")
+    parser.add_argument("--token", help="access token for --connect (default: $FORKWISE_TOKEN)")
+    return parser
+
+
+def has_display(env: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+    if env.get("QT_QPA_PLATFORM"):
+        return True
+    if sys.platform in ("win32", "darwin"):
+        return True
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    level = os.environ.get("FORKWISE_LOG", "WARNING").upper()
+    logging.basicConfig(level=getattr(logging, level, logging.WARNING),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.self_test:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if not has_display():
+        print(NO_DISPLAY, file=sys.stderr)
+        return 1
+    os.environ.setdefault("QT_API", "pyside6")
+
+    store_dir: Path | None = None
+    if not args.connect:
+        from forkwise.core.paths import resolve_store_dir
+
+        if args.demo:
+            store_dir = Path(args.store) if args.store else Path(
+                tempfile.mkdtemp(prefix="forkwise-demo-"))
+            from forkwise.core.demo import build_demo_store
+
+            build_demo_store(store_dir)
+        else:
+            store_dir = resolve_store_dir(args.store)
+    return run(store_dir, args.connect, args.token, self_test=args.self_test)
+
+
+def run(store_dir: Path | None, connect: str | None, token: str | None,
+        *, self_test: bool = False) -> int:
+    import PySide6.QtWidgets  # noqa: F401  (qasync must find PySide6 first)
+    import qasync  # type: ignore[import-untyped]
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("forkwise")
+    app.setOrganizationName("Forkwise")
+    app.setApplicationDisplayName("Forkwise")
+    app.setQuitOnLastWindowClosed(False)  # cleanup below still needs the running loop
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    try:
+        return int(loop.run_until_complete(_session(app, store_dir, connect, token, self_test)))
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+async def open_client(store_dir: Path | None, connect: str | None,
+                      token: str | None = None) -> tuple[Any, Any]:
+    """The client (and the in-process host, if this process runs one)."""
+    from forkwise.core.client import Client
+
+    if connect:
+        return await Client.connect(connect, token or os.environ.get("FORKWISE_TOKEN")), None
+    from forkwise.core.host import Host
+
+    assert store_dir is not None
+    store_dir.mkdir(parents=True, exist_ok=True)
+    host = await asyncio.to_thread(Host.open, store_dir)
+    return await Client.in_process(host), host
+
+
+async def _session(app: Any, store_dir: Path | None, connect: str | None, token: str | None,
+                   self_test: bool) -> int:
+    from PySide6.QtCore import QSettings
+
+    from .controller import Controller
+    from .error_text import describe
+    from .main_window import MainWindow
+    from .notify import Notifier
+
+    started = time.perf_counter()
+    try:
+        client, host = await open_client(store_dir, connect, token)
+    except Exception as exc:
+        print(f"forkwise: {describe(exc)}", file=sys.stderr)
+        return 1
+    notifier = Notifier()
+    controller = Controller(client, notifier)
+    settings = QSettings()
+    label = connect or str(store_dir)
+    window = MainWindow(controller, settings, store_label=label)
+    closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    loaded: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    def window_closed() -> None:
+        if not closed.done():
+            closed.set_result(None)
+
+    def tree_loaded(count: int) -> None:
+        if not loaded.done():
+            loaded.set_result(count)
+
+    app.lastWindowClosed.connect(window_closed)
+    controller.treeLoaded.connect(tree_loaded)
+    window.show()
+    controller.start()
+    status = 0
+    try:
+        if self_test:
+            status = await _self_test(controller, loaded, started)
+        else:
+            await closed
+    finally:
+        window.save_state() if self_test else None
+        await controller.stop()
+        controller.ops.cancel_all()
+        await client.close()
+        if host is not None:
+            await host.close()
+        window.deleteLater()
+    return status
+
+
+async def _self_test(controller: Any, loaded: asyncio.Future[int], started: float) -> int:
+    try:
+        count = await asyncio.wait_for(loaded, 30)
+    except TimeoutError:
+        errors = [n.text for n in controller.notifier.errors()]
+        print(f"forkwise self-test FAILED: the session tree did not load {errors}",
+              file=sys.stderr)
+        return 1
+    rows = controller.tree.rowCount()
+    if count and not rows:
+        print("forkwise self-test FAILED: sessions listed but the tree is empty", file=sys.stderr)
+        return 1
+    await controller.ops.wait_idle(30)
+    errors = controller.notifier.errors()
+    if errors:
+        print(f"forkwise self-test FAILED: {errors[0].text}", file=sys.stderr)
+        return 1
+    print(f"forkwise self-test ok: {count} sessions, {rows} top-level rows, "
+          f"{controller.transcript.rowCount()} transcript rows, "
+          f"{time.perf_counter() - started:.2f} s")
+    return 0

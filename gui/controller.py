@@ -1,0 +1,246 @@
+"""What the window does with the client: open, prompt, approve and — above all — fork.
+
+Every client call goes through the `OpRunner`; notifications from the client come in
+through a Qt signal (so a call from another thread is queued onto the GUI thread) and are
+applied to the item models row by row.
+
+Signals: `selectRequested(session_id)` (the window selects, expands and opens that row),
+`sessionOpened(session_id)`, `forkShown(child_id, seconds)` (a fork's child is on screen),
+`runningChanged(bool)` (the opened session's turn state).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from forkwise.core.client_api import ClientAPI, Json, Notification, Unsubscribe
+from forkwise.core.errors import WorkspaceAttachFailed
+
+from . import pyside_fix
+from .notify import Notifier
+from .ops import OpRunner
+from .session_model import SessionFilterProxy, SessionTreeModel
+from .transcript_model import TranscriptModel
+
+pyside_fix.apply()
+
+log = logging.getLogger(__name__)
+
+
+class Controller(QObject):
+    selectRequested = Signal(str)
+    sessionOpened = Signal(str)
+    forkShown = Signal(str, float)
+    runningChanged = Signal(bool)
+    treeLoaded = Signal(int)
+    _notified = Signal(object)
+
+    def __init__(
+        self, client: ClientAPI, notifier: Notifier, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.client = client
+        self.notifier = notifier
+        self.ops = OpRunner(notifier, self)
+        self.tree = SessionTreeModel(self)
+        self.proxy = SessionFilterProxy(self)
+        self.proxy.setSourceModel(self.tree)
+        self.transcript = TranscriptModel(self)
+        self.transcript.pageRequested.connect(self._fetch_page)
+        self.current: str | None = None
+        self.loaded = False
+        self._unsubscribe: Unsubscribe | None = None
+        self._fork_started: dict[str, float] = {}
+        self._pending_fork: float | None = None
+        self._text_cache: dict[str, tuple[int, str]] = {}
+        self._notified.connect(self._apply)
+
+    # --- start-up -----------------------------------------------------------------
+
+    def start(self) -> None:
+        """Subscribe, then load the catalogue (notifications that arrive in between are
+        applied as row changes on top of the load)."""
+        self.ops.run(self._start(), self._started, what="Loading the sessions")
+
+    async def _start(self) -> list[Json]:
+        self._unsubscribe = await self.client.subscribe(self._on_note)
+        return await self.client.list_sessions()
+
+    def _started(self, rows: list[Json]) -> None:
+        self.tree.load(rows)
+        self.loaded = True
+        self.treeLoaded.emit(len(rows))
+
+    async def stop(self) -> None:
+        if self._unsubscribe is not None:
+            unsubscribe, self._unsubscribe = self._unsubscribe, None
+            await unsubscribe()
+
+    # --- notifications --------------------------------------------------------------
+
+    def _on_note(self, note: Notification) -> None:
+        self._notified.emit(note)  # queued onto the GUI thread when called from elsewhere
+
+    def _apply(self, note: Notification) -> None:
+        kind = note.get("kind")
+        sid = note.get("sessionId")
+        if kind == "catalogue/upsert":
+            summary = note["summary"]
+            self.tree.upsert(summary)
+            if summary["id"] == self.current:
+                self.transcript.summary = dict(summary)
+        elif kind == "catalogue/remove":
+            self.tree.remove(str(sid))
+            if sid == self.current:
+                self.open_session(None)
+        elif kind == "session/events":
+            self.transcript.append_events(str(sid), list(note.get("events") or ()))
+            if sid == self.current:
+                self.runningChanged.emit(self.transcript.running)
+        elif kind == "session/delta":
+            self.transcript.delta(str(sid), note.get("turn"), str(note.get("text", "")))
+        elif kind == "session/truncate":
+            self.transcript.truncate(str(sid), int(note.get("through_sequence", 0)))
+        elif kind == "session/turn" and sid == self.current:
+            running = bool(note.get("running"))
+            if not running:
+                self.transcript.end_stream(str(sid))
+            self.runningChanged.emit(running or self.transcript.running)
+
+    # --- opening ----------------------------------------------------------------------
+
+    def open_session(self, session_id: str | None) -> None:
+        if session_id == self.current and session_id is not None:
+            return
+        self.current = session_id
+        summary = self.tree.summary(session_id) if session_id else None
+        self.transcript.open(session_id, summary)
+        if session_id is not None:
+            self.transcript.fetchMore()
+        self.sessionOpened.emit(session_id or "")
+        self.runningChanged.emit(bool(summary and summary.get("running")))
+
+    def _fetch_page(self, session_id: str, after: int, limit: int) -> None:
+        def landed(events: list[Json]) -> None:
+            self.transcript.add_page(session_id, after, events)
+            self._maybe_fork_shown(session_id)
+
+        def failed(exc: BaseException) -> None:
+            self.transcript.page_failed(session_id)
+            self.notifier.error(exc, "Loading the transcript")
+
+        self.ops.run(self.client.events(session_id, after, limit), landed, failed,
+                     what="Loading the transcript")
+
+    # --- prompting ----------------------------------------------------------------------
+
+    def send(self, text: str, done: Any, editing: str | None = None) -> None:
+        """Send `text` to the opened session (`done()` when the host accepted it); with
+        `editing`, replace that message and what follows first (edit and resend)."""
+        sid = self.current
+        if sid is None:
+            return
+        if editing is not None:
+            self.ops.run(self._edit_and_resend(sid, editing, text), lambda _r: done(),
+                         what="Edit and resend")
+        else:
+            self.ops.run(self.client.prompt(sid, text), lambda _r: done(), what="Sending")
+
+    async def _edit_and_resend(self, sid: str, message_id: str, text: str) -> Json:
+        await self.client.fork_at_message(sid, message_id, include_message=False, replace=True)
+        return await self.client.prompt(sid, text)
+
+    def cancel(self) -> None:
+        if self.current is not None:
+            self.ops.run(self.client.cancel(self.current), what="Stopping the turn")
+
+    def approve(self, approval_id: str, approved: bool) -> None:
+        if self.current is not None:
+            self.ops.run(self.client.approve(self.current, approval_id, approved),
+                         what="Answering the approval")
+
+    def new_session(self) -> None:
+        self._pending_fork = None
+        self.ops.run(self.client.create_session(), self._landed, what="Creating a session")
+
+    # --- forking ------------------------------------------------------------------------
+
+    def fork_session(self, session_id: str | None = None) -> None:
+        """Row Fork: the whole session through its last completed turn."""
+        sid = session_id or self.current
+        if sid is None:
+            self.notifier.info("Select a session to fork first.")
+            return
+        self._pending_fork = time.perf_counter()
+        self.ops.run(self.client.fork(sid), self._landed, self._fork_failed, what="Fork")
+
+    def fork_from_message(self, row: int) -> None:
+        entry = self.transcript.entry(row)
+        if self.current is None or entry is None or entry.message_seq is None:
+            return
+        self._pending_fork = time.perf_counter()
+        self.ops.run(self.client.fork(self.current, at_seq=entry.message_seq),
+                     self._landed, self._fork_failed, what="Fork")
+
+    def fork_before_message(self, row: int) -> None:
+        entry = self.transcript.entry(row)
+        if self.current is None or entry is None or entry.message_id is None:
+            return
+        self._pending_fork = time.perf_counter()
+        self.ops.run(
+            self.client.fork_at_message(self.current, entry.message_id, include_message=False),
+            self._landed, self._fork_failed, what="Fork",
+        )
+
+    def _landed(self, summary: Json) -> None:
+        """A new session (a fork's child): into the tree beneath its source, then shown."""
+        self.tree.upsert(summary)
+        if self._pending_fork is not None:
+            self._fork_started[summary["id"]] = self._pending_fork
+            self._pending_fork = None
+        self.selectRequested.emit(summary["id"])
+
+    def _fork_failed(self, exc: BaseException) -> None:
+        self._pending_fork = None
+        if isinstance(exc, WorkspaceAttachFailed):
+            child = exc.details.get("childId")
+            summary = self.client.catalogue.get(child) if isinstance(child, str) else None
+            if summary is not None:
+                self.tree.upsert(summary)
+                self.selectRequested.emit(summary["id"])
+        self.notifier.error(exc, "Fork")
+
+    def _maybe_fork_shown(self, session_id: str) -> None:
+        started = self._fork_started.pop(session_id, None)
+        if started is not None:
+            elapsed = time.perf_counter() - started
+            log.info("fork child %s shown %.3f s after the click", session_id, elapsed)
+            self.forkShown.emit(session_id, elapsed)
+
+    # --- search ------------------------------------------------------------------------
+
+    def search(self, pattern: str) -> None:
+        """Filter the tree: titles at once, message text when the client has answered."""
+        self.proxy.set_pattern(pattern)
+        if pattern.strip():
+            self.ops.run(self._text_hits(pattern.strip().casefold()),
+                         lambda hits: self.proxy.set_text_hits(pattern, hits),
+                         what="Searching messages")
+
+    async def _text_hits(self, needle: str) -> set[str]:
+        hits: set[str] = set()
+        for sid in self.tree.session_ids():
+            summary = self.tree.summary(sid) or {}
+            stamp = int(summary.get("events") or 0)
+            cached = self._text_cache.get(sid)
+            if cached is None or cached[0] != stamp:
+                messages = await self.client.messages(sid)
+                text = "\n".join(str(m.get("text", "")) for m in messages).casefold()
+                cached = self._text_cache[sid] = (stamp, text)
+            if needle in cached[1]:
+                hits.add(sid)
+        return hits

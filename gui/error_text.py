@@ -1,0 +1,56 @@
+"""Errors in plain words: the only place where error codes become sentences for a person."""
+
+from __future__ import annotations
+
+from forkwise.core.errors import ForkwiseError
+
+_WORDS: dict[str, str] = {
+    "fork-unavailable": "This turn has not finished yet, so there is nothing complete to fork "
+    "from here. Wait for it to finish, or fork from an earlier message.",
+    "boundary-in-open-turn": "A fork cannot cut a turn in half. Pick the message that starts "
+    "the turn, or fork from here instead.",
+    "session-busy": "This session is busy (a turn is running or waiting for an approval). "
+    "Wait for it, or press Stop, then try again.",
+    "workspace-attach-failed": "The fork was created, but it could not be added to its "
+    "workspace. It is in the session list; you can keep using it.",
+    "message-not-found": "That message is no longer in this session (it may have been "
+    "replaced). The transcript has been refreshed.",
+    "source-not-found": "That session no longer exists.",
+    "stale-session": "This session changed while you were working with it. Try again.",
+    "host-unavailable": "The host cannot be reached. Check that it is running; your text "
+    "has been kept.",
+    "provider-error": "The model could not answer",
+    "storage-error": "Forkwise could not read or write the session files",
+    "store-locked": "Another Forkwise process is using this store. Close it, or open a "
+    "different store with --store.",
+    "read-only-store": "This store is read-only, so nothing can be changed.",
+    "corrupt-log": "A session file could not be read",
+    "unsupported-version": "A session file was written by a newer Forkwise.",
+    "invalid-boundary": "That point is not inside the session.",
+    "duplicate-session-id": "A session with that id exists already.",
+    "rpc-error": "The host refused the request",
+}
+
+#: codes whose core message adds useful specifics after the plain sentence
+_WITH_DETAIL = {"provider-error", "storage-error", "corrupt-log", "rpc-error"}
+
+
+def error_code(exc: BaseException) -> str:
+    return exc.code if isinstance(exc, ForkwiseError) else "internal"
+
+
+def describe(exc: BaseException, what: str = "") -> str:
+    """One or two sentences for a person; never a traceback."""
+    prefix = f"{what} failed. " if what else ""
+    if isinstance(exc, ForkwiseError):
+        words = _WORDS.get(exc.code)
+        if words is None:
+            return f"{prefix}{exc.message}"
+        if exc.code in _WITH_DETAIL and exc.message:
+            return f"{prefix}{words}: {exc.message}"
+        return f"{prefix}{words}"
+    if isinstance(exc, ConnectionError | OSError):
+        return f"{prefix}The connection failed: {exc}. Your text has been kept."
+    if isinstance(exc, TimeoutError):
+        return f"{prefix}The host did not answer in time."
+    return f"{prefix}Something went wrong inside Forkwise ({type(exc).__name__}: {exc})."

@@ -1,0 +1,420 @@
+"""The main window: lineage tree on the left, transcript and composer on the right."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QContextMenuEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QSplitter,
+    QToolBar,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from . import pyside_fix
+from .badges import badge_icon
+from .composer import Composer
+from .controller import Controller
+from .notify import Banner
+from .session_model import ACTIVITY, ID_ROLE, MESSAGES, MODEL, TITLE
+from .transcript_view import TranscriptView
+
+pyside_fix.apply()
+
+log = logging.getLogger(__name__)
+
+FORK_SHORTCUT = "Ctrl+Shift+K"
+
+
+class SessionTree(QTreeView):
+    """The lineage tree; its row context menu is built by `build_context_menu`."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.setObjectName("sessionTree")
+        self.setAccessibleName("Sessions")
+        self.setAccessibleDescription("Sessions grouped by lineage: forks and subagents "
+                                      "beneath the session they came from")
+        self.setUniformRowHeights(True)
+        self.setAlternatingRowColors(True)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setSortingEnabled(True)
+        self.setAnimated(False)
+        self.setExpandsOnDoubleClick(True)
+        self.last_menu: QMenu | None = None
+
+    def build_context_menu(self, index: QModelIndex) -> QMenu:
+        w = self.window_
+        menu = QMenu(self)
+        menu.setObjectName("sessionMenu")
+        menu.setToolTipsVisible(True)
+        menu.addAction(w.action_fork)
+        menu.addAction(w.action_new)
+        menu.addSeparator()
+        copy = menu.addAction("Copy session id")
+        copy.setObjectName("actionCopySessionId")
+        sid = index.data(ID_ROLE) if index.isValid() else None
+        copy.setEnabled(bool(sid))
+        copy.triggered.connect(lambda: w.copy_text(str(sid)))
+        return menu
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        index = self.indexAt(event.pos())
+        if index.isValid():
+            self.setCurrentIndex(index)
+        menu = self.build_context_menu(index)
+        if self.last_menu is not None:
+            self.last_menu.deleteLater()  # the previous one, closed by now
+        self.last_menu = menu
+        menu.popup(event.globalPos())
+        event.accept()
+
+
+class MainWindow(QMainWindow):
+    def __init__(
+        self,
+        controller: Controller,
+        settings: QSettings,
+        *,
+        store_label: str = "",
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.settings = settings
+        self.setObjectName("mainWindow")
+        self.setWindowTitle(f"Forkwise — {store_label}" if store_label else "Forkwise")
+        self.setAccessibleName("Forkwise")
+        self.settings_dialog: Any = None
+        self._build_actions()
+        self._build_panes()
+        self._build_menus()
+        self._wire()
+        self._restore()
+
+    # --- building -----------------------------------------------------------------------
+
+    def _action(self, name: str, text: str, shortcut: Any, tip: str) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(name)
+        if shortcut:
+            if isinstance(shortcut, list):
+                action.setShortcuts(shortcut)
+            else:
+                action.setShortcut(shortcut)
+        keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+        action.setToolTip(f"{tip} ({keys})" if keys else tip)
+        action.setStatusTip(tip)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        self.action_new = self._action("actionNewSession", "&New session",
+                                       QKeySequence.StandardKey.New, "Start an empty session")
+        self.action_fork = self._action("actionForkSession", "&Fork", FORK_SHORTCUT,
+                                        "Fork the selected session at its last completed turn")
+        self.action_fork.setIcon(badge_icon("fork"))
+        self.action_find = self._action("actionFind", "&Find…", QKeySequence.StandardKey.Find,
+                                        "Filter sessions by title or message text")
+        self.action_stop = self._action("actionStop", "&Stop", "Ctrl+.",
+                                        "Cancel the running turn")
+        self.action_stop.setEnabled(False)
+        prefs = QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences)
+        self.action_prefs = self._action("actionPreferences", "&Preferences…",
+                                         prefs or QKeySequence("Ctrl+,"),
+                                         "Choose the model provider")
+        self.action_prefs.setMenuRole(QAction.MenuRole.PreferencesRole)
+        self.action_quit = self._action("actionQuit", "&Quit", QKeySequence.StandardKey.Quit,
+                                        "Close Forkwise")
+        self.action_quit.setMenuRole(QAction.MenuRole.QuitRole)
+        self.action_about = self._action("actionAbout", "&About Forkwise", None,
+                                         "Version and store")
+
+    def _build_panes(self) -> None:
+        c = self.controller
+        left = QWidget(self)
+        left.setObjectName("sessionPane")
+        self.filter_box = QLineEdit(left)
+        self.filter_box.setObjectName("filterBox")
+        self.filter_box.setAccessibleName("Filter sessions")
+        self.filter_box.setPlaceholderText("Filter by title or message text")
+        self.filter_box.setClearButtonEnabled(True)
+        self.tree = SessionTree(self)
+        self.tree.setModel(c.proxy)
+        self.tree.sortByColumn(ACTIVITY, Qt.SortOrder.DescendingOrder)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(TITLE, QHeaderView.ResizeMode.Stretch)
+        for col, width in ((ACTIVITY, 92), (MESSAGES, 72), (MODEL, 112)):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(col, width)
+        lay = QVBoxLayout(left)
+        lay.setContentsMargins(6, 6, 0, 6)
+        lay.addWidget(self.filter_box)
+        lay.addWidget(self.tree, 1)
+
+        right = QWidget(self)
+        right.setObjectName("sessionDetail")
+        self.header_label = QLabel(right)
+        self.header_label.setObjectName("sessionHeader")
+        self.header_label.setAccessibleName("Opened session")
+        self.header_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.header_label.setContentsMargins(8, 4, 8, 0)
+        font = self.header_label.font()
+        font.setPointSizeF(font.pointSizeF() * 1.15)
+        font.setBold(True)
+        self.header_label.setFont(font)
+        self.banner = Banner(c.notifier, right)
+        self.transcript = TranscriptView(right)
+        self.transcript.setModel(c.transcript)
+        self.transcript.title_of = self._title_of
+        self.composer = Composer(right)
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 6, 6, 0)
+        rl.setSpacing(4)
+        rl.addWidget(self.header_label)
+        rl.addWidget(self.banner)
+        rl.addWidget(self.transcript, 1)
+        rl.addWidget(self.composer)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.setAccessibleName("Sessions and transcript")
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([500, 780])
+        self.setCentralWidget(self.splitter)
+
+        self.toolbar = QToolBar("Main", self)
+        self.toolbar.setObjectName("mainToolbar")
+        self.toolbar.setAccessibleName("Main toolbar")
+        self.toolbar.setMovable(False)
+        self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.toolbar.addAction(self.action_new)
+        self.toolbar.addAction(self.action_fork)
+        self.toolbar.addAction(self.action_stop)
+        self.toolbar.addSeparator()
+        self.toolbar.addAction(self.action_prefs)
+        self.addToolBar(self.toolbar)
+        self.busy_label = QLabel("", self)
+        self.busy_label.setObjectName("busyLabel")
+        self.busy_label.setAccessibleName("Activity")
+        self.statusBar().addPermanentWidget(self.busy_label)
+        self._show_opened("")
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.setObjectName("menuFile")
+        file_menu.addAction(self.action_new)
+        file_menu.addSeparator()
+        file_menu.addAction(self.action_prefs)
+        file_menu.addSeparator()
+        file_menu.addAction(self.action_quit)
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.setObjectName("menuEdit")
+        edit_menu.addAction(self.action_find)
+        session_menu = bar.addMenu("&Session")
+        session_menu.setObjectName("menuSession")
+        session_menu.addAction(self.action_fork)
+        session_menu.addAction(self.action_stop)
+        help_menu = bar.addMenu("&Help")
+        help_menu.setObjectName("menuHelp")
+        help_menu.addAction(self.action_about)
+
+    def _wire(self) -> None:
+        c = self.controller
+        self.action_new.triggered.connect(c.new_session)
+        self.action_fork.triggered.connect(lambda: c.fork_session(self.selected_session()))
+        self.action_find.triggered.connect(self.focus_filter)
+        self.action_stop.triggered.connect(c.cancel)
+        self.action_quit.triggered.connect(self.close)
+        self.action_prefs.triggered.connect(self.open_settings)
+        self.action_about.triggered.connect(self._about)
+        self._filter_timer = QTimer(self)
+        self._filter_timer.setSingleShot(True)
+        self._filter_timer.setInterval(200)
+        self._filter_timer.timeout.connect(lambda: c.search(self.filter_box.text()))
+        self.filter_box.textChanged.connect(lambda _t: self._filter_timer.start())
+        self.tree.selectionModel().currentChanged.connect(self._current_changed)
+        c.selectRequested.connect(self.select_session)
+        c.sessionOpened.connect(self._show_opened)
+        c.runningChanged.connect(self._running)
+        c.ops.busyChanged.connect(self._busy)
+        c.tree.dataChanged.connect(self._tree_changed)
+        c.treeLoaded.connect(self._tree_loaded)
+        c.forkShown.connect(self._fork_shown)
+        c.transcript.modelReset.connect(self._reset_follow)
+        t = self.transcript
+        t.forkFromMessage.connect(c.fork_from_message)
+        t.forkBeforeMessage.connect(c.fork_before_message)
+        t.editResend.connect(self.begin_edit)
+        t.sourceRequested.connect(self.select_session)
+        t.approvalDecided.connect(c.approve)
+        self.composer.sendRequested.connect(self._send)
+        self.composer.stopRequested.connect(c.cancel)
+        self._update_fork_action()
+
+    # --- behaviour --------------------------------------------------------------------------
+
+    def selected_session(self) -> str | None:
+        index = self.tree.currentIndex()
+        sid = index.siblingAtColumn(0).data(ID_ROLE) if index.isValid() else None
+        return str(sid) if sid else None
+
+    def select_session(self, session_id: str) -> None:
+        """Select `session_id` in the tree (lineage expanded) and open it."""
+        c = self.controller
+        source = c.tree.index_for(session_id)
+        if not source.isValid():
+            return
+        index = c.proxy.mapFromSource(source)
+        if not index.isValid() and c.proxy.pattern:
+            self.filter_box.clear()
+            c.search("")
+            index = c.proxy.mapFromSource(source)
+        parent = index.parent()
+        while parent.isValid():
+            self.tree.expand(parent)
+            parent = parent.parent()
+        self.tree.selectionModel().setCurrentIndex(
+            index,
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows,
+        )
+        self.tree.scrollTo(index)
+        c.open_session(session_id)
+
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        sid = current.siblingAtColumn(0).data(ID_ROLE) if current.isValid() else None
+        if sid:
+            self.controller.open_session(str(sid))
+        self._update_fork_action()
+
+    def _busy(self, busy: bool) -> None:
+        self.busy_label.setText("Working…" if busy else "")
+
+    def _fork_shown(self, _sid: str, _seconds: float) -> None:
+        self.transcript.follow_to_end()
+
+    def _reset_follow(self) -> None:
+        self.transcript._stick = False
+
+    def _tree_loaded(self, count: int) -> None:
+        self.tree.expandAll()
+        if count and not self.tree.currentIndex().isValid():
+            first = self.controller.proxy.index(0, 0)
+            if first.isValid():
+                self.tree.setCurrentIndex(first)
+        self._update_fork_action()
+
+    def _tree_changed(self, *_args: Any) -> None:
+        sid = self.controller.current
+        if sid:
+            self._show_opened(sid)
+
+    def _update_fork_action(self) -> None:
+        has = self.selected_session() is not None
+        self.action_fork.setEnabled(has)
+        if not has:
+            self.action_fork.setStatusTip("Select a session to fork")
+
+    def _show_opened(self, sid: str) -> None:
+        summary = self.controller.tree.summary(sid) if sid else None
+        if summary is None:
+            self.header_label.setText("No session open")
+            self.composer.set_session(None)
+            return
+        bits = [str(summary.get("title") or sid)]
+        if summary.get("model"):
+            bits.append(str(summary["model"]))
+        if summary.get("running"):
+            bits.append("running")
+        self.header_label.setText("  ·  ".join(bits))
+        self.header_label.setToolTip(f"id: {sid}")
+        if self.composer.edit.isEnabled() is False or self._opened_id != sid:
+            self.composer.set_session(sid)
+        self._opened_id = sid
+
+    _opened_id = ""
+
+    def _running(self, running: bool) -> None:
+        self.composer.set_running(running)
+        self.action_stop.setEnabled(running)
+
+    def begin_edit(self, row: int) -> None:
+        entry = self.controller.transcript.entry(row)
+        if entry is not None and entry.message_id is not None:
+            self.composer.begin_edit(entry.message_id, entry.text)
+
+    def _send(self, text: str) -> None:
+        self.controller.send(text, self.composer.sent, editing=self.composer.editing_message)
+
+    def focus_filter(self) -> None:
+        self.filter_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.filter_box.selectAll()
+
+    def copy_text(self, text: str) -> None:
+        from PySide6.QtGui import QGuiApplication
+
+        QGuiApplication.clipboard().setText(text)
+
+    def _title_of(self, sid: str) -> str:
+        summary = self.controller.tree.summary(sid)
+        return str(summary.get("title") or sid) if summary else sid
+
+    def open_settings(self) -> None:
+        from .settings_dialog import SettingsDialog
+
+        if self.settings_dialog is None:
+            self.settings_dialog = SettingsDialog(self.controller, self)
+        self.settings_dialog.load()
+        self.settings_dialog.open()
+
+    def _about(self) -> None:
+        from forkwise.core import __version__
+
+        self.controller.notifier.info(
+            f"Forkwise {__version__} — browse and fork AI-agent sessions. {self.windowTitle()}"
+        )
+
+    # --- persistence ----------------------------------------------------------------------
+
+    def _restore(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1280, 800)
+        state = self.settings.value("window/splitter")
+        if state is not None:
+            self.splitter.restoreState(state)
+        header = self.settings.value("window/treeHeader")
+        if header is not None:
+            self.tree.header().restoreState(header)
+
+    def save_state(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/splitter", self.splitter.saveState())
+        self.settings.setValue("window/treeHeader", self.tree.header().saveState())
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_state()
+        super().closeEvent(event)
+
+    def menu_point(self, view: QAbstractItemView, index: QModelIndex) -> QPoint:
+        return view.visualRect(index).center()

@@ -1,0 +1,131 @@
+"""The notification bridge: how anything in the GUI tells the person something.
+
+Messages are kept until a banner is attached (so errors raised while the window is built
+are not lost) and recorded in `history` (tests read it). Nothing here is modal.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+
+from . import pyside_fix
+from .error_text import describe, error_code
+
+pyside_fix.apply()
+
+log = logging.getLogger(__name__)
+
+INFO, WARNING, ERROR = "info", "warning", "error"
+
+
+@dataclass(frozen=True)
+class Notice:
+    level: str
+    text: str
+    code: str = ""
+    when: datetime = field(default_factory=datetime.now)
+
+
+class Notifier(QObject):
+    """Signals: `posted(Notice)` for every message, once a listener is attached."""
+
+    posted = Signal(object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.history: list[Notice] = []
+        self._held: list[Notice] = []
+        self._attached = False
+
+    def attach(self) -> list[Notice]:
+        """A listener is connected from now on; returns (and forgets) what was held."""
+        self._attached = True
+        held, self._held = self._held, []
+        return held
+
+    def post(self, level: str, text: str, code: str = "") -> Notice:
+        notice = Notice(level, text, code)
+        self.history.append(notice)
+        (log.warning if level == ERROR else log.info)("%s: %s", level, text)
+        if self._attached:
+            self.posted.emit(notice)
+        else:
+            self._held.append(notice)
+        return notice
+
+    def info(self, text: str) -> Notice:
+        return self.post(INFO, text)
+
+    def error(self, exc: BaseException, what: str = "") -> Notice:
+        return self.post(ERROR, describe(exc, what), error_code(exc))
+
+    def errors(self) -> list[Notice]:
+        return [n for n in self.history if n.level == ERROR]
+
+
+class Banner(QFrame):
+    """A non-modal strip above the transcript: errors stay until closed, info fades."""
+
+    INFO_MS = 6000
+
+    def __init__(self, notifier: Notifier, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("banner")
+        self.setAccessibleName("Notifications")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAutoFillBackground(True)
+        self.label = QLabel(self)
+        self.label.setObjectName("bannerText")
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.close_button = QToolButton(self)
+        self.close_button.setObjectName("bannerClose")
+        self.close_button.setText("✕")
+        self.close_button.setToolTip("Dismiss")
+        self.close_button.setAccessibleName("Dismiss notification")
+        self.close_button.setAutoRaise(True)
+        self.close_button.clicked.connect(self.hide)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 6, 6, 6)
+        layout.addWidget(self.label)
+        layout.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self.hide)
+        self.current: Notice | None = None
+        self.hide()
+        notifier.posted.connect(self.show_notice)
+        for notice in notifier.attach():
+            self.show_notice(notice)
+
+    def show_notice(self, notice: Notice) -> None:
+        self.current = notice
+        self.setProperty("level", notice.level)
+        self.label.setText(notice.text)
+        self.label.setAccessibleDescription(notice.text)
+        self.setStyleSheet(_banner_style(notice.level))
+        self.show()
+        if notice.level == INFO:
+            self._timer.start(self.INFO_MS)
+        else:
+            self._timer.stop()
+
+
+def _banner_style(level: str) -> str:
+    colours = {
+        ERROR: ("#fdecea", "#8a1c12", "#e4a49c"),
+        WARNING: ("#fff4e0", "#6b4500", "#e8c07a"),
+        INFO: ("#e8f1fb", "#123a63", "#9fbfe3"),
+    }
+    bg, fg, border = colours.get(level, colours[INFO])
+    return (
+        f"QFrame#banner {{ background: {bg}; border: 1px solid {border}; border-radius: 4px; }}"
+        f" QLabel#bannerText {{ color: {fg}; }}"
+        f" QToolButton#bannerClose {{ color: {fg}; }}"
+    )

@@ -1,0 +1,174 @@
+"""What the transcript shows, derived from events (Qt-free, so it is tested on its own).
+
+One entry per shown event, in log order: user and assistant messages, collapsed reasoning,
+tool calls (their results and approvals fold into them or follow them), turn ends, the
+fork record, model choices. `TranscriptBuilder.feed` says which entries are new and which
+earlier ones changed, so the Qt model emits row-level signals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+Json = dict[str, Any]
+
+USER, ASSISTANT, REASONING, TOOL, APPROVAL = "user", "assistant", "reasoning", "tool", "approval"
+TURN_END, FORK, MODEL = "turn", "fork", "model"
+TITLE, SUMMARY, STREAM = "title", "summary", "stream"
+
+MESSAGE_KINDS = frozenset({USER, ASSISTANT, REASONING, TOOL})
+
+
+@dataclass
+class Entry:
+    kind: str
+    seq: int  # the event that created this entry (-1 for the streaming row)
+    turn: str | None = None
+    text: str = ""
+    ts: str = ""
+    message_id: str | None = None  # the top-level message this entry belongs to
+    message_seq: int | None = None
+    opens_turn: bool = False  # the message is the first message of its turn
+    origin: Mapping[str, Any] | None = None
+    data: Json = field(default_factory=dict)  # kind-specific: tool call, approval, fork …
+    expanded: bool = False
+
+
+@dataclass
+class TurnInfo:
+    start_seq: int
+    status: str = "running"  # or the turn/end status
+    first_message: str | None = None
+    pending_approvals: int = 0
+
+
+class TranscriptBuilder:
+    """Folds events into entries; `truncate` rebuilds from the kept events."""
+
+    def __init__(self, parent_session: str | None = None, seed_length: int = 0) -> None:
+        self.parent_session = parent_session
+        self.seed_length = seed_length
+        self.entries: list[Entry] = []
+        self.turns: dict[str, TurnInfo] = {}
+        self.open_turn: str | None = None
+        self.last_seq = 0
+        self._calls: dict[str, int] = {}  # tool call id → entry index
+        self._approvals: dict[str, int] = {}  # approval id → entry index
+
+    def feed(self, events: Iterable[Json]) -> tuple[int, set[int]]:
+        """Fold `events` in; returns (first new entry index, indexes of changed entries)."""
+        first_new = len(self.entries)
+        changed: set[int] = set()
+        for event in events:
+            seq = event.get("seq")
+            if not isinstance(seq, int) or seq <= self.last_seq:
+                continue  # already seen (a page and a notification overlapped)
+            self.last_seq = seq
+            self._one(event, changed)
+        return first_new, {i for i in changed if i < first_new}
+
+    def _add(self, entry: Entry) -> int:
+        self.entries.append(entry)
+        return len(self.entries) - 1
+
+    def _one(self, ev: Json, changed: set[int]) -> None:
+        etype, seq, ts = ev.get("type"), ev["seq"], str(ev.get("ts", ""))
+        turn = ev.get("turn")
+        if etype == "turn/start":
+            self.turns[str(turn)] = TurnInfo(seq)
+            self.open_turn = str(turn)
+        elif etype == "turn/end":
+            info = self.turns.setdefault(str(turn), TurnInfo(seq))
+            info.status = str(ev.get("status", "completed"))
+            info.pending_approvals = 0
+            self.open_turn = None
+            for i in self._approvals.values():
+                entry = self.entries[i]
+                if entry.turn == turn and entry.data.get("decision") is None:
+                    entry.data["decision"] = "expired"
+                    changed.add(i)
+            self._add(Entry(TURN_END, seq, turn, info.status, ts))
+        elif etype == "message":
+            self._message(ev, seq, ts, turn)
+        elif etype == "tool/result":
+            index = self._calls.get(str(ev.get("call")))
+            if index is not None:
+                self.entries[index].data["result"] = ev.get("output")
+                self.entries[index].data["is_error"] = bool(ev.get("isError"))
+                changed.add(index)
+        elif etype == "approval/request":
+            pending = self.turns.get(str(turn))
+            if pending is not None:
+                pending.pending_approvals += 1
+            owner = self._calls.get(str(ev.get("call")))
+            owner_entry = self.entries[owner] if owner is not None else None
+            data = {
+                "approval": ev.get("approval"),
+                "call": ev.get("call"),
+                "tool": ev.get("tool"),
+                "args": ev.get("args", owner_entry.data.get("args") if owner_entry else None),
+                "decision": None,
+            }
+            entry = Entry(APPROVAL, seq, turn, "", ts, data=data)
+            if owner_entry is not None:
+                entry.message_id = owner_entry.message_id
+                entry.message_seq = owner_entry.message_seq
+            self._approvals[str(ev.get("approval"))] = self._add(entry)
+        elif etype == "approval/resolve":
+            index = self._approvals.get(str(ev.get("approval")))
+            answered = self.turns.get(str(turn))
+            if answered is not None and answered.pending_approvals:
+                answered.pending_approvals -= 1
+            if index is not None:
+                self.entries[index].data["decision"] = ev.get("decision")
+                changed.add(index)
+        elif etype == "history/fork":
+            data = {k: v for k, v in ev.items() if k not in ("seq", "type", "ts")}
+            self._add(Entry(FORK, seq, None, "", ts, data=data))
+        elif etype == "model/select":
+            data = {k: v for k, v in ev.items() if k not in ("seq", "type", "ts")}
+            text = str(ev.get("label") or f"{ev.get('model')} ({ev.get('provider')})")
+            self._add(Entry(MODEL, seq, None, text, ts, data=data))
+        elif etype == "session/title":
+            self._add(Entry(TITLE, seq, None, str(ev.get("title", "")), ts))
+        elif etype == "context/summary":
+            self._add(Entry(SUMMARY, seq, None, str(ev.get("text", "")), ts))
+
+    def _message(self, ev: Json, seq: int, ts: str, turn: str | None) -> None:
+        mid, role = str(ev.get("id")), str(ev.get("role"))
+        info = self.turns.get(turn) if turn is not None else None
+        opens = info is not None and info.first_message is None
+        origin: Mapping[str, Any] | None = None
+        if info is not None and info.first_message is None:
+            info.first_message = mid
+        if self.parent_session is not None and seq <= self.seed_length:
+            origin = {"session_id": self.parent_session, "message_id": mid, "turn_id": turn}
+        parts = [p for p in ev.get("parts") or () if isinstance(p, Mapping)]
+        text = "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
+        reasoning = "".join(str(p.get("text", "")) for p in parts if p.get("type") == "reasoning")
+
+        def make(kind: str, body: str, data: Json | None = None) -> int:
+            return self._add(Entry(kind, seq, turn, body, ts, mid, seq, opens, origin,
+                                   data if data is not None else {}))
+
+        if reasoning:
+            make(REASONING, reasoning)
+        if text or role == USER or not any(p.get("type") == "tool_call" for p in parts):
+            make(USER if role == USER else ASSISTANT, text)
+        for part in parts:
+            if part.get("type") == "tool_call":
+                data = {"call": part.get("id"), "name": part.get("name"),
+                        "args": part.get("args", {}), "result": None}
+                self._calls[str(part.get("id"))] = make(TOOL, str(part.get("name", "")), data)
+
+    def turn_of(self, entry: Entry) -> TurnInfo | None:
+        return self.turns.get(entry.turn) if entry.turn is not None else None
+
+
+def build(events: Iterable[Json], parent_session: str | None = None,
+          seed_length: int = 0) -> TranscriptBuilder:
+    builder = TranscriptBuilder(parent_session, seed_length)
+    builder.feed(events)
+    return builder

@@ -1,0 +1,473 @@
+"""The transcript pane: a list view that paints messages as cards.
+
+Pending approvals get real Approve/Deny buttons and the fork record a real link (index
+widgets), so both are reachable by keyboard and assistive tools. The message context
+menu is built by `build_context_menu` (tests call it) and shown with `popup()`.
+
+Signals: `forkFromMessage(row)`, `forkBeforeMessage(row)`, `editResend(row)`,
+`sourceRequested(session_id)`, `approvalDecided(approval_id, approved)`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from PySide6.QtCore import (
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QContextMenuEvent,
+    QGuiApplication,
+    QPainter,
+    QPalette,
+    QTextDocument,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QMenu,
+    QPushButton,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QWidget,
+)
+
+from . import pyside_fix
+from .message_actions import COPY, EDIT_RESEND, FORK_BEFORE, FORK_FROM, ActionState
+from .session_model import format_when
+from .transcript_entries import Entry
+from .transcript_model import ENTRY_ROLE, TranscriptModel, plain_text
+
+pyside_fix.apply()
+
+Index = QModelIndex | QPersistentModelIndex
+
+MARGIN_X, MARGIN_Y, PAD = 14, 5, 10
+RESULT_LINES = 6
+
+
+class TranscriptDelegate(QStyledItemDelegate):
+    """Paints one entry; sizes are cached per entry state and width."""
+
+    def __init__(self, view: TranscriptView) -> None:
+        super().__init__(view)
+        self.view = view
+        self._sizes: dict[int, tuple[tuple[Any, ...], QSize]] = {}
+
+    # --- layout -------------------------------------------------------------------
+
+    def _width(self) -> int:
+        return max(200, self.view.viewport().width() - 2 * MARGIN_X)
+
+    def _doc(self, entry: Entry, width: int, palette: QPalette) -> QTextDocument:
+        doc = QTextDocument()
+        doc.setDocumentMargin(0)
+        doc.setDefaultFont(self.view.font())
+        doc.setDefaultStyleSheet(
+            f"p {{ margin: 0; }} pre {{ margin: 0; }} .dim {{ color: {_dim(palette)}; }}"
+        )
+        doc.setHtml(entry_html(entry, palette))
+        doc.setTextWidth(width - 2 * PAD)
+        return doc
+
+    def _key(self, entry: Entry, width: int) -> tuple[Any, ...]:
+        return (width, entry.kind, len(entry.text), entry.expanded,
+                entry.data.get("result") is not None, entry.data.get("decision"))
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        entry = index.data(ENTRY_ROLE)
+        if not isinstance(entry, Entry):
+            return QSize(100, 24)
+        width = self._width()
+        widget = self.view.indexWidget(index)
+        if widget is not None:
+            inner = width
+            height = widget.heightForWidth(inner) if widget.hasHeightForWidth() else -1
+            if height <= 0:
+                height = widget.sizeHint().height()
+            return QSize(width, height + 2 * MARGIN_Y)
+        key = self._key(entry, width)
+        cached = self._sizes.get(id(entry))
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        doc = self._doc(entry, width, option.palette)
+        size = QSize(width, int(doc.size().height()) + 2 * PAD + 2 * MARGIN_Y)
+        if entry.kind in ("turn", "model", "title"):
+            size.setHeight(int(doc.size().height()) + 2 * MARGIN_Y + 4)
+        self._sizes[id(entry)] = (key, size)
+        return size
+
+    def forget(self) -> None:
+        self._sizes.clear()
+
+    # --- painting -----------------------------------------------------------------
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        entry = index.data(ENTRY_ROLE)
+        if not isinstance(entry, Entry):
+            super().paint(painter, option, index)
+            return
+        painter.save()
+        pal = option.palette
+        rect: QRect = option.rect.adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        card = entry.kind in ("user", "assistant", "tool", "stream", "approval", "fork", "summary")
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if card:
+            painter.setPen(_border(pal, entry))
+            painter.setBrush(_fill(pal, entry))
+            painter.drawRoundedRect(rect, 6, 6)
+        if option.state & QStyle.StateFlag.State_Selected:
+            pen = painter.pen()
+            pen.setColor(pal.color(QPalette.ColorRole.Highlight))
+            pen.setWidth(2)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(rect, 6, 6)
+        if self.view.indexWidget(index) is None:
+            doc = self._doc(entry, rect.width() + 2 * MARGIN_X, pal)
+            if entry.kind in ("turn", "model", "title"):
+                painter.translate(rect.left() + PAD, rect.top() + 2)
+            else:
+                painter.translate(rect.left() + PAD, rect.top() + PAD)
+            ctx = QAbstractTextDocumentLayout.PaintContext()
+            ctx.palette.setColor(QPalette.ColorRole.Text, pal.color(QPalette.ColorRole.Text))
+            doc.documentLayout().draw(painter, ctx)
+        painter.restore()
+
+
+def _dim(pal: QPalette) -> str:
+    return pal.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text).name()
+
+
+def _is_dark(pal: QPalette) -> bool:
+    return pal.color(QPalette.ColorRole.Base).lightness() < 128
+
+
+def _fill(pal: QPalette, entry: Entry) -> QColor:
+    base = pal.color(QPalette.ColorRole.Base)
+    if entry.kind == "user":
+        tint = QColor(pal.color(QPalette.ColorRole.Highlight))
+        tint.setAlpha(40 if not _is_dark(pal) else 70)
+        return _blend(base, tint)
+    if entry.kind == "approval" and entry.data.get("decision") is None:
+        return _blend(base, QColor(230, 160, 40, 50))
+    if entry.kind in ("tool", "fork", "summary"):
+        return pal.color(QPalette.ColorRole.AlternateBase)
+    return base
+
+
+def _border(pal: QPalette, entry: Entry) -> QColor:
+    if entry.kind == "fork":
+        return QColor("#2f7fd1")
+    if entry.kind == "approval" and entry.data.get("decision") is None:
+        return QColor("#d08a1e")
+    return QColor(pal.color(QPalette.ColorRole.Mid))
+
+
+def _blend(base: QColor, tint: QColor) -> QColor:
+    a = tint.alphaF()
+    return QColor(
+        int(base.red() * (1 - a) + tint.red() * a),
+        int(base.green() * (1 - a) + tint.green() * a),
+        int(base.blue() * (1 - a) + tint.blue() * a),
+    )
+
+
+def _text(text: str) -> str:
+    return html.escape(text).replace("\n", "<br>")
+
+
+def _json(value: Any) -> str:
+    """Compact JSON when it fits on a line, indented when it does not."""
+    if isinstance(value, str):
+        return value
+    try:
+        compact = orjson.dumps(value).decode()
+        if len(compact) <= 100:
+            return compact
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:
+        return repr(value)
+
+
+def entry_html(entry: Entry, pal: QPalette) -> str:
+    """The rich text of one entry (escaped: session text is never interpreted as HTML)."""
+    kind = entry.kind
+    when = format_when(entry.ts)
+    origin = ' <span class="dim">· copied from the source</span>' if entry.origin else ""
+    if kind in ("user", "assistant", "stream"):
+        speaker = {"user": "You", "assistant": "Assistant", "stream": "Assistant"}[kind]
+        status = ' <span class="dim">· writing…</span>' if kind == "stream" else ""
+        return (f'<p><b>{speaker}</b> <span class="dim">{when}</span>{origin}{status}</p>'
+                f'<p style="margin-top: 4px">{_text(entry.text) or "<i>(no text)</i>"}</p>')
+    if kind == "reasoning":
+        words = len(entry.text.split())
+        if not entry.expanded:
+            return (f'<p class="dim"><i>▸ Reasoning ({words} words) — click to show</i></p>')
+        return (f'<p class="dim"><i>▾ Reasoning — click to hide</i></p>'
+                f'<p class="dim" style="margin-top: 4px"><i>{_text(entry.text)}</i></p>')
+    if kind == "tool":
+        name = html.escape(str(entry.data.get("name")))
+        args = _text(_json(entry.data.get("args", {})))
+        out = [f'<p><b>⚙ {name}</b> <span class="dim">tool call · {when}</span></p>',
+               f'<pre style="margin-top: 4px">{args}</pre>']
+        result = entry.data.get("result")
+        if result is None:
+            out.append('<p class="dim"><i>no result yet</i></p>')
+        else:
+            text = _json(result)
+            lines = text.splitlines()
+            shown = lines if entry.expanded else lines[:RESULT_LINES]
+            label = "error" if entry.data.get("is_error") else "result"
+            out.append(f'<p class="dim" style="margin-top: 6px">{label}:</p>'
+                       f'<pre style="margin-top: 2px">{_text(chr(10).join(shown))}</pre>')
+            if len(lines) > RESULT_LINES:
+                more = "click to fold" if entry.expanded else (
+                    f"… {len(lines) - RESULT_LINES} more lines — click to show")
+                out.append(f'<p class="dim"><i>{more}</i></p>')
+        return "".join(out)
+    if kind == "approval":
+        decision = entry.data.get("decision")
+        tool = html.escape(str(entry.data.get("tool")))
+        word = {"approved": "✓ Approved", "denied": "✕ Denied", "expired": "Not answered"}.get(
+            str(decision), str(decision))
+        return f'<p>{word}: <b>{tool}</b> <span class="dim">{when}</span></p>'
+    if kind == "turn":
+        colour = {"completed": _dim(pal), "cancelled": "#b36b00", "failed": "#c0392b",
+                  "interrupted": "#b36b00"}.get(entry.text, _dim(pal))
+        return (f'<p align="center" style="color: {colour}"><small>— turn {html.escape(entry.text)}'
+                f' · {when} —</small></p>')
+    if kind == "fork":
+        return f"<p>{html.escape(plain_text(entry))}</p>"
+    if kind == "model":
+        return f'<p align="center" class="dim"><small>Model: {html.escape(entry.text)}</small></p>'
+    if kind == "title":
+        return f'<p align="center" class="dim"><small>Title: {html.escape(entry.text)}</small></p>'
+    if kind == "summary":
+        return (f'<p><b>Earlier context summarised</b></p>'
+                f'<p class="dim">{_text(entry.text)}</p>')
+    return f"<p>{html.escape(plain_text(entry))}</p>"
+
+
+class TranscriptView(QListView):
+    forkFromMessage = Signal(int)
+    forkBeforeMessage = Signal(int)
+    editResend = Signal(int)
+    sourceRequested = Signal(str)
+    approvalDecided = Signal(str, bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("transcript")
+        self.setAccessibleName("Transcript")
+        self.setAccessibleDescription("Messages of the opened session; right-click one to fork")
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setUniformItemSizes(False)
+        self.setWordWrap(True)
+        self.setLayoutMode(QListView.LayoutMode.Batched)
+        self.setBatchSize(200)
+        self.delegate = TranscriptDelegate(self)
+        self.setItemDelegate(self.delegate)
+        self.title_of: Callable[[str], str] = lambda sid: sid
+        self.clicked.connect(self._clicked)
+        self.last_menu: QMenu | None = None
+        self._stick = False
+
+    def transcript(self) -> TranscriptModel:
+        model = self.model()
+        assert isinstance(model, TranscriptModel)
+        return model
+
+    def setModel(self, model: Any) -> None:
+        super().setModel(model)
+        model.rowsAboutToBeInserted.connect(self._note_bottom)
+        model.rowsInserted.connect(self._rows_inserted)
+        model.dataChanged.connect(self._data_changed)
+        model.modelReset.connect(self.delegate.forget)
+
+    # --- index widgets: approvals and the fork link ------------------------------
+
+    def _note_bottom(self, *_args: Any) -> None:
+        """Remember whether the person is reading the end (then new rows keep it in view)."""
+        bar = self.verticalScrollBar()
+        self._stick = self._stick or (bar.maximum() > 0 and bar.value() >= bar.maximum() - 8)
+
+    def follow_to_end(self) -> None:
+        """Scroll to the end and stay there while rows (pages, live events) arrive."""
+        self._stick = True
+        self.scrollToBottom()
+        QTimer.singleShot(0, self._to_bottom)
+
+    def _to_bottom(self) -> None:
+        self.scrollToBottom()
+
+    def _rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
+        for row in range(first, last + 1):
+            self._sync_widget(row)
+        if self._stick:
+            self._stick = False
+            QTimer.singleShot(0, self.follow_to_end if self.transcript().canFetchMore()
+                              else self._to_bottom)
+
+    def _data_changed(self, top: QModelIndex, bottom: QModelIndex, roles: Any = ()) -> None:
+        for row in range(top.row(), bottom.row() + 1):
+            self._sync_widget(row)
+            self.delegate.sizeHintChanged.emit(self.model().index(row, 0))
+
+    def _sync_widget(self, row: int) -> None:
+        index = self.model().index(row, 0)
+        entry = index.data(ENTRY_ROLE)
+        if not isinstance(entry, Entry):
+            return
+        current = self.indexWidget(index)
+        if entry.kind == "approval" and entry.data.get("decision") is None:
+            if current is None:
+                self.setIndexWidget(index, self._approval_widget(entry))
+        elif entry.kind == "fork":
+            if current is None:
+                self.setIndexWidget(index, self._fork_widget(entry))
+        elif current is not None:
+            self.setIndexWidget(index, None)  # type: ignore[arg-type]
+
+    def _approval_widget(self, entry: Entry) -> QWidget:
+        box = QWidget(self.viewport())
+        box.setObjectName("approvalBox")
+        box.setAutoFillBackground(False)
+        layout = QHBoxLayout(box)
+        layout.setContentsMargins(PAD + 4, PAD - 2, PAD + 4, PAD - 2)
+        tool = str(entry.data.get("tool"))
+        args = _json(entry.data.get("args") or {})
+        if len(args) > 120:
+            args = args[:117] + "…"
+        label = QLabel(f"<b>Approve {html.escape(tool)}?</b> "
+                       f"<span>{html.escape(args)}</span>", box)
+        label.setObjectName("approvalText")
+        label.setWordWrap(True)
+        approval = str(entry.data.get("approval"))
+        approve = QPushButton("Approve", box)
+        approve.setObjectName("approveButton")
+        approve.setAccessibleName(f"Approve {tool}")
+        approve.clicked.connect(lambda: self.approvalDecided.emit(approval, True))
+        deny = QPushButton("Deny", box)
+        deny.setObjectName("denyButton")
+        deny.setAccessibleName(f"Deny {tool}")
+        deny.clicked.connect(lambda: self.approvalDecided.emit(approval, False))
+        layout.addWidget(label, 1)
+        layout.addWidget(approve)
+        layout.addWidget(deny)
+        return box
+
+    def _fork_widget(self, entry: Entry) -> QWidget:
+        source = str(entry.data.get("source"))
+        title = self.title_of(source)
+        point = fork_point(entry, self._message_text)
+        label = QLabel(self.viewport())
+        label.setObjectName("forkLink")
+        label.setText(f'<b>Forked from</b> <a href="session:{html.escape(source)}">'
+                      f"{html.escape(title)}</a> at {html.escape(point)}")
+        label.setAccessibleName(f"Forked from {title} at {point}; activate to show the source")
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        label.setContentsMargins(PAD + 4, PAD - 2, PAD + 4, PAD - 2)
+        label.setWordWrap(True)
+        label.linkActivated.connect(self._link)
+        return label
+
+    def _message_text(self, message_id: str) -> str | None:
+        model = self.transcript()
+        row = model.row_of_message(message_id)
+        entry = model.entry(row) if row >= 0 else None
+        return entry.text if entry is not None else None
+
+    def _link(self, href: str) -> None:
+        if href.startswith("session:"):
+            self.sourceRequested.emit(href[len("session:"):])
+
+    def _clicked(self, index: QModelIndex) -> None:
+        self.transcript().toggle_expanded(index.row())
+
+    # --- the context menu ------------------------------------------------------------
+
+    def build_context_menu(self, index: QModelIndex) -> QMenu:
+        """The menu for the entry at `index` (built, not shown)."""
+        model = self.transcript()
+        row = index.row() if index.isValid() else -1
+        states = model.actions_for(row)
+        menu = QMenu(self)
+        menu.setObjectName("messageMenu")
+        menu.setToolTipsVisible(True)
+        handlers: dict[str, Callable[[], None]] = {
+            FORK_FROM: lambda: self.forkFromMessage.emit(row),
+            FORK_BEFORE: lambda: self.forkBeforeMessage.emit(row),
+            EDIT_RESEND: lambda: self.editResend.emit(row),
+            COPY: lambda: self._copy(row),
+        }
+        for state in states:
+            if state.name == COPY:
+                menu.addSeparator()
+            menu.addAction(_action(menu, state, handlers[state.name]))
+        return menu
+
+    def _copy(self, row: int) -> None:
+        entry = self.transcript().entry(row)
+        if entry is not None:
+            QGuiApplication.clipboard().setText(plain_text(entry))
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        index = self.indexAt(event.pos())
+        if index.isValid():
+            self.setCurrentIndex(index)
+        menu = self.build_context_menu(index)
+        if self.last_menu is not None:
+            self.last_menu.deleteLater()  # the previous one, closed by now
+        self.last_menu = menu
+        menu.popup(event.globalPos())
+        event.accept()
+
+    def menu_position(self, row: int) -> QPoint:
+        """Where a context menu for `row` would be asked for (tests send events there)."""
+        rect = self.visualRect(self.model().index(row, 0))
+        return rect.center()
+
+
+def _action(menu: QMenu, state: ActionState, handler: Callable[[], None]) -> Any:
+    from PySide6.QtGui import QAction
+
+    action = QAction(state.label, menu)
+    action.setObjectName(state.name)
+    action.setEnabled(state.enabled)
+    action.setToolTip(state.reason or state.label)
+    action.setStatusTip(state.reason)
+    if state.name == COPY:
+        action.setShortcut("Ctrl+C")
+    action.triggered.connect(handler)
+    return action
+
+
+def fork_point(entry: Entry, text_of: Callable[[str], str | None] = lambda _m: None) -> str:
+    """Where a fork was cut, in words: the anchor message's first words where known."""
+    anchor = entry.data.get("anchorMessage")
+    boundary = entry.data.get("boundary")
+    if anchor:
+        text = (text_of(str(anchor)) or "").strip().replace("\n", " ")
+        if text:
+            short = text if len(text) <= 60 else text[:57].rstrip() + "…"
+            return f"“{short}” (event {boundary})"
+        return f"message {anchor} (event {boundary})"
+    return f"event {boundary}" if boundary else "the beginning"

@@ -1,0 +1,58 @@
+"""GUI test set-up: a QApplication for every test (offscreen, see tests/conftest.py), a
+qasync loop of its own per test, and the assembled app over a real host and JSONL store.
+
+Never wait with qtbot inside a coroutine on the qasync loop (it starves asyncio): the
+helpers here await asyncio futures and poll with `asyncio.sleep`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any, TypeVar
+
+import PySide6.QtWidgets  # noqa: F401  (before qasync: it picks the first binding it finds)
+import pytest
+import qasync
+
+T = TypeVar("T")
+TIMEOUT = 15.0
+
+
+#: harmless messages of the offscreen platform plugin (QT-NOTES); everything else fails
+OFFSCREEN_NOISE = (
+    "This plugin does not support propagateSizeHints",
+    "This plugin does not support raise",
+    "This plugin does not support grabbing the keyboard",
+    "This plugin does not support setParent",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/gui" in str(item.path).replace("\\", "/"):
+            item.add_marker(pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE))
+
+
+@pytest.fixture(autouse=True)
+def _qapp(qapp: Any) -> Any:
+    qapp.setQuitOnLastWindowClosed(False)
+    return qapp
+
+
+@pytest.fixture
+def aloop(qapp: Any) -> Iterator[Callable[[Coroutine[Any, Any, T]], T]]:
+    """Run a scenario coroutine on a fresh qasync loop (closed after the test)."""
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+
+    def run(coro: Coroutine[Any, Any, T]) -> T:
+        return loop.run_until_complete(asyncio.wait_for(coro, 60))
+
+    try:
+        yield run
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+
+

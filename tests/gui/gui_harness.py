@@ -1,0 +1,167 @@
+"""Helpers for driving the assembled app in tests (imported by the GUI tests)."""
+
+
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import PySide6.QtWidgets  # noqa: F401  (before qasync: it picks the first binding it finds)
+from PySide6.QtCore import QModelIndex, QSettings
+from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtWidgets import QApplication, QMenu
+
+from forkwise.core.carriers import SocketServer
+from forkwise.core.client import Client
+from forkwise.core.demo import build_demo_store
+from forkwise.core.host import Host
+from forkwise.core.rpc import RpcServer
+from forkwise.gui.controller import Controller
+from forkwise.gui.main_window import MainWindow
+from forkwise.gui.notify import Notifier
+from forkwise.gui.session_model import ID_ROLE
+from forkwise.gui.transcript_entries import Entry
+
+T = TypeVar("T")
+TIMEOUT = 15.0
+
+
+async def until(predicate: Callable[[], Any], timeout: float = TIMEOUT, what: str = "") -> Any:
+    """Poll `predicate` on the running loop (never a blocking Qt wait)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        await asyncio.sleep(0.01)
+
+
+def model_tree(model: Any, parent: QModelIndex | None = None) -> dict[str, Any]:
+    parent = parent or QModelIndex()
+    out: dict[str, Any] = {}
+    for row in range(model.rowCount(parent)):
+        index = model.index(row, 0, parent)
+        out[model.data(index, ID_ROLE)] = model_tree(model, index)
+    return out
+
+
+def expected_tree(catalogue: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Independent statement of the lineage: each session beneath its known parent."""
+
+    def below(pid: str | None) -> dict[str, Any]:
+        return {
+            sid: below(sid)
+            for sid, s in catalogue.items()
+            if (s["parentSession"] if s["parentSession"] in catalogue else None) == pid
+        }
+
+    return below(None)
+
+
+
+@dataclass
+class App:
+    host: Host
+    client: Client
+    controller: Controller
+    window: MainWindow
+    notifier: Notifier
+    store_dir: Path
+    server: SocketServer | None = None
+
+    def sid(self, title: str) -> str:
+        for sid in self.controller.tree.session_ids():
+            if (self.controller.tree.summary(sid) or {}).get("title") == title:
+                return sid
+        raise KeyError(title)
+
+    @property
+    def entries(self) -> list[Entry]:
+        return self.controller.transcript.builder.entries
+
+    def rows(self, kind: str, contains: str = "") -> list[int]:
+        return [i for i, e in enumerate(self.entries) if e.kind == kind and contains in e.text]
+
+    async def open(self, sid: str) -> None:
+        self.window.select_session(sid)
+        await until(lambda: self.controller.current == sid and self.controller.transcript.at_end
+                    and not self.controller.transcript.fetching, what=f"{sid} opened")
+        await self.controller.ops.wait_idle()
+
+    async def idle(self) -> None:
+        await self.controller.ops.wait_idle()
+        await asyncio.sleep(0)
+
+    def message_menu(self, row: int) -> QMenu:
+        """Ask for the context menu like a person would (a QContextMenuEvent)."""
+        view = self.window.transcript
+        view.scrollTo(self.controller.transcript.index(row))
+        pos = view.menu_position(row)
+        event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos,
+                                  view.viewport().mapToGlobal(pos))
+        QApplication.sendEvent(view.viewport(), event)
+        assert view.last_menu is not None
+        return view.last_menu
+
+    def log(self, sid: str) -> list[dict[str, Any]]:
+        import orjson
+
+        path = self.store_dir / "sessions" / f"{sid}.jsonl"
+        return [orjson.loads(x) for x in path.read_bytes().splitlines() if x.strip()]
+
+
+@asynccontextmanager
+async def open_app(root: Path, *, carrier: str = "inproc", demo: bool = True,
+                   **host_options: Any) -> AsyncIterator[App]:
+    store_dir = root / "store"
+    work = root / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    if demo:
+        build_demo_store(store_dir)
+    host = Host.open(store_dir, default_cwd=str(work), **host_options)
+    rpc = RpcServer(host)
+    server: SocketServer | None = None
+    sock_dir = Path(tempfile.mkdtemp(prefix="fw-"))  # short: unix socket paths are limited
+    if carrier == "unix":
+        server = await SocketServer.start(rpc, f"unix:{sock_dir / 'h.sock'}")
+        client = await Client.connect(str(server.address))
+    else:
+        client = await Client.in_process(host)
+    notifier = Notifier()
+    controller = Controller(client, notifier)
+    settings = QSettings(str(root / "gui.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(controller, settings, store_label=str(store_dir))
+    window.resize(1280, 800)
+    window.show()
+    loaded: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    controller.treeLoaded.connect(lambda n: loaded.done() or loaded.set_result(n))
+    controller.start()
+    app = App(host, client, controller, window, notifier, store_dir, server)
+    try:
+        await asyncio.wait_for(loaded, TIMEOUT)
+        await app.idle()
+        yield app
+    finally:
+        await controller.stop()
+        controller.ops.cancel_all()
+        await asyncio.sleep(0)
+        window.close()
+        window.deleteLater()
+        try:
+            await client.close()
+        finally:
+            if server is not None:
+                await server.close()
+            await rpc.close()
+            await host.close()
+            shutil.rmtree(sock_dir, ignore_errors=True)

@@ -1,0 +1,105 @@
+"""Take the README screenshots: `xvfb-run -s "-screen 0 1280x800x24" python tests/gui/screenshots.py OUT`.
+
+Drives the real app (in-process host, demo store in a temp dir, offline provider) through
+the main scenarios and saves one PNG per scenario. Not a test (no `test_` prefix).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_API", "pyside6")
+
+import PySide6.QtWidgets  # noqa: F401
+import qasync
+from PySide6.QtCore import QPoint, QSettings
+from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtWidgets import QApplication
+
+from forkwise.core.demo import build_demo_store
+from forkwise.gui.app import open_client
+from forkwise.gui.controller import Controller
+from forkwise.gui.main_window import MainWindow
+from forkwise.gui.notify import Notifier
+
+
+async def settle(controller: Controller, seconds: float = 0.3) -> None:
+    await controller.ops.wait_idle()
+    await asyncio.sleep(seconds)
+
+
+def title_id(controller: Controller, title: str) -> str:
+    for sid in controller.tree.session_ids():
+        if (controller.tree.summary(sid) or {}).get("title") == title:
+            return sid
+    raise KeyError(title)
+
+
+async def main(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    store = Path(tempfile.mkdtemp(prefix="forkwise-shots-"))
+    build_demo_store(store)
+    client, host = await open_client(store, None)
+    notifier = Notifier()
+    controller = Controller(client, notifier)
+    settings = QSettings(str(store / "gui.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(controller, settings, store_label=str(store))
+    window.resize(1280, 800)
+    window.show()
+    controller.start()
+    await settle(controller)
+    plan = title_id(controller, "Plan the 2.5 release")
+    window.select_session(plan)
+    await settle(controller)
+    window.grab().save(str(out / "tree-with-lineage.png"))
+
+    view = window.transcript
+    row = controller.transcript.row_of_message(
+        next(e.message_id for e in controller.transcript.builder.entries
+             if e.kind == "user" and "changelog" in e.text)) if False else None
+    # the user question of the second turn
+    users = [i for i, e in enumerate(controller.transcript.builder.entries) if e.kind == "user"]
+    row = users[1]
+    view.scrollTo(controller.transcript.index(row))
+    await asyncio.sleep(0.2)
+    pos = view.menu_position(row)
+    event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, view.viewport().mapToGlobal(pos))
+    QApplication.sendEvent(view.viewport(), event)
+    await asyncio.sleep(0.4)
+    screen = QApplication.primaryScreen()
+    screen.grabWindow(0).save(str(out / "message-context-menu.png"))
+    if view.last_menu is not None:
+        view.last_menu.close()
+    await asyncio.sleep(0.2)
+
+    window.action_fork.trigger()
+    await settle(controller, 0.5)
+    window.grab().save(str(out / "child-opened-after-fork.png"))
+
+    waiting = title_id(controller, "Clean up the build folder")
+    window.select_session(waiting)
+    await settle(controller)
+    users = [i for i, e in enumerate(controller.transcript.builder.entries) if e.kind == "user"]
+    controller.fork_from_message(users[-1])
+    await settle(controller, 0.5)
+    window.grab().save(str(out / "error-shown.png"))
+
+    window.close()
+    await controller.stop()
+    await client.close()
+    if host is not None:
+        await host.close()
+    _ = QPoint
+
+
+if __name__ == "__main__":
+    app = QApplication(sys.argv[:1])
+    app.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        loop.run_until_complete(main(Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/shots")))
