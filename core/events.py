@@ -39,6 +39,9 @@ TURN_SCOPED: Final = frozenset(
 TURN_STATUSES: Final = frozenset({"completed", "cancelled", "failed", "interrupted"})
 ROLES: Final = frozenset({"user", "assistant"})
 RESERVED: Final = frozenset({"seq", "type", "ts"})
+#: How deep a line's JSON may nest. The encoder stops at 255 levels, and an event must still
+#: fit inside the envelopes that carry it (JSON-RPC results, CLI output) and replay.
+MAX_NESTING: Final = 200
 
 _REQUIRED: Final[dict[str, tuple[tuple[str, type], ...]]] = {
     TURN_START: (("turn", str),),
@@ -111,6 +114,8 @@ class Event:
         required = _REQUIRED.get(etype)
         if required is not None:
             _check_required(etype, record, required, seq)
+        if raw is not None and too_deep(raw, record):
+            raise InvalidEvent(f"event {seq}: JSON nested deeper than {MAX_NESTING} levels")
         return cls(seq, etype, ts, MappingProxyType(record), raw)
 
     @classmethod
@@ -125,6 +130,22 @@ class Event:
         except TypeError as exc:
             raise InvalidEvent(f"event {etype!r} cannot be stored as JSON: {exc}") from exc
         return cls.from_decoded(orjson.loads(raw), raw)
+
+
+def too_deep(raw: bytes, value: object) -> bool:
+    """Whether `value` (decoded from `raw`) nests deeper than MAX_NESTING. The byte counts
+    make this free for ordinary lines; only a line with that many brackets is walked."""
+    if len(raw) <= 2 * MAX_NESTING or raw.count(b"[") + raw.count(b"{") <= MAX_NESTING:
+        return False
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_NESTING:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def check_fields(etype: str, payload: Mapping[str, Any], seq: int | None = None) -> None:

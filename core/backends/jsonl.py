@@ -29,7 +29,7 @@ from ..errors import (
     StorageError,
     StoreLocked,
 )
-from ..events import Event, now_ts
+from ..events import MAX_NESTING, Event, now_ts, too_deep
 from ..ids import validate_session_id
 from ..session import (
     EventsAppended,
@@ -106,7 +106,10 @@ def _parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, _Tail]:
         raise CorruptLog(f"{path}: the file is empty or has no header line", path=path, line=1)
     header_raw = lines[0]
     try:
-        header = SessionHeader.from_record(orjson.loads(header_raw))
+        header_record = orjson.loads(header_raw)
+        if too_deep(header_raw, header_record):
+            raise CorruptLog(f"the header nests deeper than {MAX_NESTING} levels")
+        header = SessionHeader.from_record(header_record)
     except orjson.JSONDecodeError as exc:
         raise CorruptLog(f"{path}, line 1: not JSON ({exc})", path=path, line=1) from exc
     except ForkwiseError as exc:
