@@ -7,16 +7,31 @@ list of drafts into numbered, validated events (a seed for `create`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from forkwise.core.errors import ForkwiseError
 from forkwise.core.events import Event
 
 Draft = dict[str, Any]
 TS = "2026-01-01T00:00:00.000Z"
+
+
+@dataclass(frozen=True)
+class Refused:
+    code: str
+
+
+def outcome(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """What fn returned, or Refused(code) for the ForkwiseError it raised."""
+    try:
+        return fn(*args, **kwargs)
+    except ForkwiseError as exc:
+        return Refused(exc.code)
 
 
 def text(value: str) -> dict[str, Any]:

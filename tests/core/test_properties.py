@@ -7,18 +7,16 @@ DESIGN §2-§4, not against the store's own helpers.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
-from logdata import events_of
+from logdata import Refused, events_of, outcome
 from strategies import examples, logs
 
 from forkwise.core.backends.jsonl import JsonlBackend
-from forkwise.core.errors import ForkwiseError
 from forkwise.core.events import Event
 from forkwise.core.replay import MessageView, replay
 from forkwise.core.session import Session, SessionSummary
@@ -46,19 +44,6 @@ def source_store(drafts: list[dict[str, Any]]) -> tuple[SessionStore, list[Event
     store.create("src", cwd="/src/cwd")
     store.append("src", drafts)
     return store, list(store.get("src").events)
-
-
-@dataclass(frozen=True)
-class Refused:
-    code: str
-
-
-def outcome(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """What fn returned, or Refused(code) for the ForkwiseError it raised."""
-    try:
-        return fn(*args, **kwargs)
-    except ForkwiseError as exc:
-        return Refused(exc.code)
 
 
 @examples(150, 3000)
