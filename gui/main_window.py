@@ -36,6 +36,11 @@ log = logging.getLogger(__name__)
 FORK_SHORTCUT = "Ctrl+Shift+K"
 
 
+def _keys(standard: QKeySequence.StandardKey, fallback: str) -> list[QKeySequence]:
+    """The platform's keys for a standard action, or `fallback` where it defines none."""
+    return QKeySequence.keyBindings(standard) or [QKeySequence(fallback)]
+
+
 class SessionTree(QTreeView):
     """The lineage tree; its row context menu is built by `build_context_menu`."""
 
@@ -121,21 +126,23 @@ class MainWindow(QMainWindow):
 
     def _build_actions(self) -> None:
         self.action_new = self._action("actionNewSession", "&New session",
-                                       QKeySequence.StandardKey.New, "Start an empty session")
+                                       _keys(QKeySequence.StandardKey.New, "Ctrl+N"),
+                                       "Start an empty session")
         self.action_fork = self._action("actionForkSession", "&Fork", FORK_SHORTCUT,
                                         "Fork the selected session at its last completed turn")
         self.action_fork.setIcon(badge_icon("fork"))
-        self.action_find = self._action("actionFind", "&Find…", QKeySequence.StandardKey.Find,
+        self.action_find = self._action("actionFind", "&Find…",
+                                        _keys(QKeySequence.StandardKey.Find, "Ctrl+F"),
                                         "Filter sessions by title or message text")
         self.action_stop = self._action("actionStop", "&Stop", "Ctrl+.",
                                         "Cancel the running turn")
         self.action_stop.setEnabled(False)
-        prefs = QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences)
         self.action_prefs = self._action("actionPreferences", "&Preferences…",
-                                         prefs or QKeySequence("Ctrl+,"),
+                                         _keys(QKeySequence.StandardKey.Preferences, "Ctrl+,"),
                                          "Choose the model provider")
         self.action_prefs.setMenuRole(QAction.MenuRole.PreferencesRole)
-        self.action_quit = self._action("actionQuit", "&Quit", QKeySequence.StandardKey.Quit,
+        self.action_quit = self._action("actionQuit", "&Quit",
+                                        _keys(QKeySequence.StandardKey.Quit, "Ctrl+Q"),
                                         "Close Forkwise")
         self.action_quit.setMenuRole(QAction.MenuRole.QuitRole)
         self.action_about = self._action("actionAbout", "&About Forkwise", None,

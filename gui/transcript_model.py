@@ -195,10 +195,9 @@ class TranscriptModel(QAbstractListModel):
         old_rows = self._shown
         if keep_rows < old_rows:
             self.beginRemoveRows(QModelIndex(), keep_rows, old_rows - 1)
-            self.builder, self.events, self._shown = builder, kept, keep_rows
+            self._shown = keep_rows  # the kept rows read as before until dataChanged
             self.endRemoveRows()
-        else:
-            self.builder, self.events, self._shown = builder, kept, keep_rows
+        self.builder, self.events, self._shown = builder, kept, keep_rows
         self.at_end = True
         if keep_rows:
             self.dataChanged.emit(self.index(0), self.index(keep_rows - 1))

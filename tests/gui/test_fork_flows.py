@@ -56,8 +56,6 @@ def assert_shown_beneath(app: App, child: str, source: str) -> None:
     forks = [e for e in app.entries if e.kind == "fork"]
     assert forks
     assert forks[-1].data["source"] == source
-    link = w.transcript.findChild(QApplication.instance().__class__.__mro__[0], "x") if False else None
-    assert link is None
     check_tree(app)
 
 
@@ -137,7 +135,7 @@ def test_message_fork_on_completed_turn(aloop: Any, tmp_path: Path) -> None:
             assert fork_from.isEnabled()
             assert action(menu, "actionForkBeforeMessage").isEnabled()
             assert action(menu, "actionEditResend").isEnabled()
-            assert action(menu, "Copy" if False else "actionCopyMessage").text() == "Copy"
+            assert action(menu, "actionCopyMessage").text() == "Copy"
             before = set(app.controller.tree.session_ids())
             fork_from.trigger()
             menu.close()
@@ -393,7 +391,7 @@ def test_filter_by_title_and_message_text(aloop: Any, tmp_path: Path) -> None:
             await until(lambda: model_tree(c.proxy) == {app.sid(PLAN): {}}, what="text filter")
             w.filter_box.clear()
             await until(lambda: not c.proxy.pattern)
-            assert len(c.proxy.rowCount().__index__.__self__.__class__.__name__) > 0
+            assert model_tree(c.proxy) == model_tree(c.tree) or c.proxy.rowCount() == c.tree.rowCount()
 
     aloop(scenario())
 
