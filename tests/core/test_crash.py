@@ -1,0 +1,173 @@
+"""Crash safety: a real writer process is SIGKILLed at random moments, over and over.
+
+After every kill the store must open, every session must be readable (a torn tail is
+allowed and reported; anything else is not), every acknowledged event must be on disk
+exactly once, an unacknowledged operation must be wholly there or wholly absent (a child
+file complete or missing), the index must agree with the logs, and no torn bytes may be
+lost. The model of what is on disk is built only from what the writer acknowledged.
+
+Bounded by default; FORKWISE_LONG=1 (or FORKWISE_CRASH_KILLS=N) runs longer.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+from conftest import LONG
+
+from forkwise.core.backends.jsonl import JsonlBackend
+from forkwise.core.session import SessionSummary
+from forkwise.core.store import SessionStore
+
+WRITER = Path(__file__).with_name("crash_writer.py")
+KILLS = int(os.environ.get("FORKWISE_CRASH_KILLS", "1000" if LONG else "60"))
+Model = dict[str, list[Any]]
+
+
+def identity(event: Any) -> Any:
+    if event.type == "history/fork":
+        return ("fork", event.get("source"), event.get("boundary"))
+    return event.get("k")
+
+
+def apply(model: Model, op: dict[str, Any], keys: int | None = None) -> None:
+    """Apply an operation the writer announced; `keys` = how many of an append's events."""
+    kind = op["op"]
+    if kind == "create":
+        model[op["sid"]] = []
+    elif kind == "append":
+        model[op["sid"]] += op["keys"][: keys if keys is not None else len(op["keys"])]
+    elif kind == "fork":
+        model[op["child"]] = [*model[op["src"]][: op["b"]], ("fork", op["src"], op["b"])]
+    elif kind == "truncate":
+        del model[op["sid"]][op["b"] :]
+    elif kind == "delete":
+        del model[op["sid"]]
+
+
+def alternatives(model: Model, pending: dict[str, Any] | None) -> list[Model]:
+    """Every state the disk may be in: the acknowledged one, or with the pending operation
+    done (an append possibly cut after any whole line)."""
+    out = [model]
+    if pending is None or pending["op"] == "list":
+        return out
+    counts = range(1, len(pending["keys"]) + 1) if pending["op"] == "append" else [None]
+    for n in counts:
+        other = {sid: list(v) for sid, v in model.items()}
+        apply(other, pending, n)
+        out.append(other)
+    return out
+
+
+def read_disk(root: Path, stats: dict[str, int], torn_seen: dict[bytes, str]) -> Model:
+    store = SessionStore(JsonlBackend(root))  # opens writable: the kill released the lock
+    try:
+        rows = {row.id: row for row in store.list()}  # before any log is loaded: the index
+        disk: Model = {}
+        for sid in store.ids():
+            session = store.get(sid)  # raises on anything but a torn tail
+            torn = store.torn_tail(sid)
+            if torn is not None:
+                stats["torn"] += 1
+                torn_seen[torn] = sid
+            ids = [identity(e) for e in session.events]
+            keys = [k for k in ids if isinstance(k, str)]
+            assert len(keys) == len(set(keys)), f"{sid}: an event is on disk twice"
+            disk[sid] = ids
+            row = rows[sid]
+            assert row.error is None, row.error
+            assert row == SessionSummary.start(session.header).fold(session.events), sid
+        assert set(rows) == set(disk)
+        return disk
+    finally:
+        store.close()
+
+
+def leftovers(root: Path) -> list[str]:
+    sessions = root / "sessions"
+    return (
+        sorted(p.name for p in sessions.iterdir() if p.name.startswith("."))
+        if sessions.exists()
+        else []
+    )
+
+
+def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path) -> None:
+    rng = random.Random(int(os.environ.get("FORKWISE_CRASH_SEED", "20260101")))
+    root = tmp_path / "store"
+    model: Model = {}
+    stats = {"kills": 0, "torn": 0, "acked": 0, "pending_done": 0, "pending_absent": 0}
+    torn_seen: dict[bytes, str] = {}
+    errors_path = tmp_path / "writer.err"
+    deadline = time.monotonic() + (3600 if LONG else 100)
+    for round_no in range(KILLS):
+        assert time.monotonic() < deadline, f"too slow: {round_no} kills"
+        errors = errors_path.open("wb")
+        proc = subprocess.Popen(
+            [sys.executable, str(WRITER), str(root), str(round_no)],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+        assert proc.stdout is not None
+        want_acks = rng.choice([1, 1, 2, 3, 5, 8, 13])
+        seen: list[bytes] = []
+        while sum(b'"ack"' in x for x in seen) < want_acks:
+            line = proc.stdout.readline()
+            assert line.endswith(b"\n"), errors_path.read_text()
+            seen.append(line.rstrip(b"\n"))
+        # the kill lands at a random moment of the operations that follow
+        time.sleep(rng.random() * rng.choice([0.0005, 0.003, 0.02]))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        errors.close()
+        out = proc.stdout.read()  # the rest, including what readline had buffered
+        proc.stdout.close()
+        assert proc.returncode == -signal.SIGKILL, errors_path.read_text()
+        stats["kills"] += 1
+        # replay the transcript of this run: acknowledged ops, and at most one pending
+        pending: dict[str, Any] | None = None
+        for raw in [*seen, *out.split(b"\n")]:
+            if not raw.endswith(b"}"):
+                continue  # the last, unfinished line of the transcript
+            msg = orjson.loads(raw)
+            if "begin" in msg:
+                assert pending is None
+                pending = msg
+            elif pending is not None:
+                assert msg["ack"] == pending["begin"]
+                apply(model, pending)
+                stats["acked"] += 1
+                pending = None
+        disk = read_disk(root, stats, torn_seen)
+        options = alternatives(model, pending)
+        assert disk in options, (
+            pending,
+            {k: (v, disk.get(k)) for k, v in model.items() if disk.get(k) != v},
+        )
+        if pending is not None and pending["op"] != "list":
+            stats["pending_done" if disk != model else "pending_absent"] += 1
+        model = disk
+    # no torn bytes were lost: each is still at the end of its log or kept in recovered/
+    recovered = root / "recovered"
+    kept = {p.read_bytes() for p in recovered.iterdir()} if recovered.exists() else set()
+    trash = root / "trash"
+    trashed = [p.read_bytes() for p in trash.iterdir()] if trash.exists() else []
+    for torn, sid in torn_seen.items():
+        path = root / "sessions" / f"{sid}.jsonl"
+        assert (
+            torn in kept
+            or (path.exists() and path.read_bytes().endswith(torn))
+            or any(data.endswith(torn) for data in trashed)  # deleted with its torn tail
+        ), sid
+    print(
+        f"\ncrash harness: {stats}, sessions {len(model)}, "
+        f"events {sum(map(len, model.values()))}, temp files left {len(leftovers(root))}"
+    )
