@@ -22,6 +22,13 @@ log() { printf '[forkwise-install-test] %s\n' "$*" >&2; }
 die() { log "FAIL: $*"; exit 1; }
 now() { date +%s.%N; }
 secs() { awk "BEGIN{printf \"%.2f\", $2 - $1}"; }
+# One packaging build at a time in this checkout (dist/ and build/ are shared): wait for others.
+if [ "${FORKWISE_PACKAGING_LOCK_HELD:-}" != 1 ]; then
+  mkdir -p build
+  exec 8>build/.packaging.lock
+  flock -n 8 || { log "waiting for another packaging run in this checkout"; flock 8; }
+  export FORKWISE_PACKAGING_LOCK_HELD=1
+fi
 
 screenshot=""
 deb=""
@@ -171,6 +178,9 @@ if [ -n "$screenshot" ]; then
   cat > "$r/tmp/shot.sh" <<'EOF'
 set -eu
 export QT_QPA_PLATFORM=xcb
+# A first start: no settings left by the self-tests above.
+export HOME=/tmp/shot-home XDG_CONFIG_HOME=/tmp/shot-home/.config
+mkdir -p "$HOME"
 forkwise --demo --store /tmp/demo-store >/tmp/app.log 2>&1 &
 pid=$!
 sleep "${SHOT_DELAY:-4}"
@@ -182,7 +192,7 @@ kill "$pid"; wait "$pid" 2>/dev/null || true
 cat /tmp/app.log
 EOF
   in_root setpriv --reuid=tester --regid=tester --init-groups env HOME=/home/tester \
-    xvfb-run -a -s "-screen 0 1280x800x24" sh /tmp/shot.sh || die "the screenshot run failed"
+    xvfb-run -a -s "-screen 0 1440x900x24" sh /tmp/shot.sh || die "the screenshot run failed"
   mkdir -p "$(dirname "$screenshot")"
   cp "$r/tmp/installed-demo.png" "$screenshot"
   log "screenshot: $screenshot"

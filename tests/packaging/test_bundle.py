@@ -9,11 +9,13 @@ Debian mirror).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -63,11 +65,26 @@ def debian_version() -> str:
     return out.stdout.strip()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def packaging_lock() -> Iterator[None]:
+    """Hold the checkout's packaging lock for the whole module (dist/ and build/ are shared
+    with any other build or test run in this checkout); the scripts then skip taking it."""
+    lock_path = ROOT / "build" / ".packaging.lock"
+    lock_path.parent.mkdir(exist_ok=True)
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def run_script(*args: str) -> subprocess.CompletedProcess[str]:
     """Run a packaging script; on failure, show its output in the assertion."""
     proc = subprocess.run(
         ["bash", *args],
         cwd=ROOT,
+        env={**os.environ, "FORKWISE_PACKAGING_LOCK_HELD": "1"},
         capture_output=True,
         text=True,
         timeout=BUILD_TIMEOUT,
