@@ -54,7 +54,7 @@ if ! command -v debootstrap >/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
 fi
 arch=$(dpkg --print-architecture)
-cache=${FORKWISE_PACKAGING_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/forkwise-packaging}
+cache=${FORKWISE_PACKAGING_CACHE:-${XDG_CACHE_HOME:-${HOME:-/var/tmp}/.cache}/forkwise-packaging}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 mkdir -p "$cache/apt-archives/partial"
 # One run at a time per cache (the tarball and apt's archive folder are shared).
