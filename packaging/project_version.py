@@ -21,11 +21,20 @@ def project_version(pyproject: Path = PYPROJECT) -> str:
 
 
 def debian_version(version: str) -> str:
-    """PEP 440 -> Debian: pre- and dev-releases sort before the release (`~`)."""
+    """PEP 440 -> Debian, keeping the order: dev < a < b < rc < release < post (`~` sorts first)."""
     public, _, local = version.lower().partition("+")
-    v = public.replace("-", ".")
-    v = re.sub(r"\.?(alpha|a|beta|b|rc|c|preview|pre)(\d*)", r"~\1\2", v, count=1)
-    v = re.sub(r"\.?dev(\d*)", r"~dev\1", v, count=1)
+    v = public.replace("-", ".").replace("_", ".")
+    pre = re.search(r"\.?(alpha|a|beta|b|rc|c|preview|pre)\.?(\d*)", v)
+    if pre:
+        kind = {"alpha": "a", "beta": "b", "c": "rc", "pre": "rc", "preview": "rc"}
+        v = (
+            v[: pre.start()]
+            + f"~{kind.get(pre.group(1), pre.group(1))}{pre.group(2)}"
+            + v[pre.end() :]
+        )
+    # A dev release sorts before everything of its release: before a pre-release's dev it is
+    # `~dev` (1.0b1.dev2 -> 1.0~b1~dev2 < 1.0~b1), on its own `~~dev` (1.0.dev1 < 1.0~a1).
+    v = re.sub(r"\.?dev(\d*)", r"~dev\1" if pre else r"~~dev\1", v, count=1)
     if local:
         v += "+" + local.replace("_", ".").replace("-", ".")
     if not re.fullmatch(r"[0-9][A-Za-z0-9.+~]*", v):
