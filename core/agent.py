@@ -36,7 +36,7 @@ from .events import (
 )
 from .ids import new_message_id, new_token
 from .providers.base import ModelChoice, Provider, StepResult, TextDelta
-from .replay import Replay
+from .replay import Replay, Replayer
 from .session import Session
 from .store import SessionStore
 from .tools import Delegate, Tool, ToolContext, ToolFailed, tool_specs
@@ -80,6 +80,8 @@ class Agent:
         self._cancel = False
         self._again = False
         self._waiting = False
+        self._replayer: Replayer | None = None
+        self._replayed_generation = ""
 
     # --- state ---------------------------------------------------------------------
 
@@ -220,7 +222,7 @@ class Agent:
 
     async def _begin(self, snap: Session, text: str) -> None:
         turn = new_token("turn")
-        taken = {m.id for m in snap.replay().messages}
+        taken = self._replay(snap).message_ids
         await self._append(
             [
                 {"type": TURN_START, "turn": turn},
@@ -237,7 +239,9 @@ class Agent:
         self._announce_state()
 
     async def _step(self, snap: Session, turn: OpenTurn) -> None:
-        replayed: Replay = snap.replay()
+        replayer = self._replay(snap)
+        taken = set(replayer.message_ids)
+        replayed: Replay = replayer.result()
         choice = choice_of(replayed.model) or self.rt.default_choice()
         step = new_token("step")
         start: Json = {
@@ -260,7 +264,6 @@ class Agent:
             if _being_cancelled():
                 raise
             return  # our own cancel: the next pass ends the turn
-        taken = {m.id for m in replayed.messages}
         parts: list[Json] = []
         if result.reasoning:
             parts.append({"type": "reasoning", "text": result.reasoning})
@@ -376,6 +379,20 @@ class Agent:
             log.exception("session %s: could not end the failed turn", self.id)
 
     # --- outcomes ------------------------------------------------------------------
+
+    def _replay(self, snap: Session) -> Replayer:
+        """The session's replay, brought up to `snap` by folding only what is new (a
+        truncation starts it over), so a step does not replay the whole history."""
+        replayer = self._replayer
+        if (
+            replayer is None
+            or self._replayed_generation != snap.generation
+            or replayer.last_seq > snap.last_seq
+        ):
+            replayer = Replayer(snap.header.parent_session, snap.header.seed_length)
+            self._replayer, self._replayed_generation = replayer, snap.generation
+        replayer.feed(snap.events[replayer.last_seq :])
+        return replayer
 
     async def _append(self, drafts: list[Json]) -> None:
         await self.rt.io(self.rt.store.append, self.id, drafts)

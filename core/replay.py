@@ -6,7 +6,7 @@ A forked child is replayed by the same function; its seeded messages carry `orig
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,24 +78,50 @@ def replay(
     events: Sequence[Event], parent_session: str | None = None, seed_length: int = 0
 ) -> Replay:
     """Derive the provider transcript and the UI message list from a log."""
-    messages: list[MessageView] = []
-    transcript: list[dict[str, Any]] = []
-    title: str | None = None
-    model: Mapping[str, Any] | None = None
-    open_turn: str | None = None
-    pending: dict[str, Event] = {}
-    forked_from: Mapping[str, Any] | None = None
-    turn_status: dict[str, str] = {}
-    answered_calls: set[str] = set()
-    turn_calls: list[tuple[str, int]] = []
+    return Replayer(parent_session, seed_length).feed(events).result()
 
-    for event in events:
+
+class Replayer:
+    """The replay fold, kept open: `feed` new events as they are appended, read `result`.
+
+    `replay()` is this fold run once over a whole log; a live session keeps one Replayer and
+    feeds it only what was appended, so a step costs what is new, not the whole history.
+    """
+
+    def __init__(self, parent_session: str | None = None, seed_length: int = 0) -> None:
+        self.parent_session = parent_session
+        self.seed_length = seed_length
+        self.last_seq = 0
+        self.messages: list[MessageView] = []
+        self.message_ids: set[str] = set()
+        self._transcript: list[dict[str, Any]] = []
+        self._transcript_seqs: list[int] = []
+        self._title: str | None = None
+        self._model: Mapping[str, Any] | None = None
+        self._open_turn: str | None = None
+        self._pending: dict[str, Event] = {}
+        self._forked_from: Mapping[str, Any] | None = None
+        self._turn_status: dict[str, str] = {}
+        self._answered_calls: set[str] = set()
+        self._turn_calls: list[tuple[str, int]] = []
+
+    def _say(self, entry: dict[str, Any], seq: int) -> None:
+        self._transcript.append(entry)
+        self._transcript_seqs.append(seq)
+
+    def feed(self, events: Iterable[Event]) -> Replayer:
+        for event in events:
+            self._feed_one(event)
+            self.last_seq = event.seq
+        return self
+
+    def _feed_one(self, event: Event) -> None:
         etype = event.type
         if etype == MESSAGE:
             origin = None
-            if parent_session is not None and event.seq <= seed_length:
+            if self.parent_session is not None and event.seq <= self.seed_length:
                 origin = {
-                    "session_id": parent_session,
+                    "session_id": self.parent_session,
                     "message_id": event.get("id"),
                     "turn_id": event.get("turn"),
                 }
@@ -108,73 +134,79 @@ def replay(
                 parts=tuple(p for p in event.get("parts") if isinstance(p, Mapping)),
                 origin=origin,
             )
-            messages.append(view)
-            transcript.append(_provider_message(view))
-            turn_calls.extend((str(c.get("id")), view.seq) for c in view.tool_calls)
+            self.messages.append(view)
+            self.message_ids.add(view.id)
+            self._say(_provider_message(view), view.seq)
+            self._turn_calls.extend((str(c.get("id")), view.seq) for c in view.tool_calls)
         elif etype == TOOL_RESULT:
-            answered_calls.add(event.get("call"))
-            transcript.append(
+            self._answered_calls.add(event.get("call"))
+            self._say(
                 {
                     "role": "tool",
                     "tool_call_id": event.get("call"),
                     "content": _as_text(event.get("output")),
-                    "_seq": event.seq,
-                }
+                },
+                event.seq,
             )
         elif etype == TURN_START:
-            open_turn = event.get("turn")
-            turn_status[event.get("turn")] = "running"
-            turn_calls.clear()
+            self._open_turn = event.get("turn")
+            self._turn_status[event.get("turn")] = "running"
+            self._turn_calls.clear()
         elif etype == TURN_END:
             # A tool call that never got a result gets an explicit placeholder, so the
             # provider transcript stays well-formed after a cancelled or interrupted turn.
-            for call_id, seq in turn_calls:
-                if call_id not in answered_calls:
-                    transcript.append(
+            for call_id, seq in self._turn_calls:
+                if call_id not in self._answered_calls:
+                    self._say(
                         {
                             "role": "tool",
                             "tool_call_id": call_id,
                             "content": "(no result: the turn ended first)",
-                            "_seq": seq,
-                        }
+                        },
+                        seq,
                     )
-            turn_calls.clear()
-            turn_status[event.get("turn")] = event.get("status")
-            open_turn = None
-            pending.clear()
+            self._turn_calls.clear()
+            self._turn_status[event.get("turn")] = event.get("status")
+            self._open_turn = None
+            self._pending.clear()
         elif etype == APPROVAL_REQUEST:
-            pending[event.get("approval")] = event
+            self._pending[event.get("approval")] = event
         elif etype == APPROVAL_RESOLVE:
-            pending.pop(event.get("approval"), None)
+            self._pending.pop(event.get("approval"), None)
         elif etype == MODEL_SELECT:
-            model = event.fields
+            self._model = event.fields
         elif etype == SESSION_TITLE:
-            title = event.get("title")
+            self._title = event.get("title")
         elif etype == HISTORY_FORK:
-            forked_from = event.fields
+            self._forked_from = event.fields
         elif etype == CONTEXT_SUMMARY:
             through = event.get("through")
-            if isinstance(through, int) and not isinstance(through, bool):
-                transcript = [m for m in transcript if m.get("_seq", 0) > through]
-                transcript.insert(
-                    0, {"role": "system", "content": str(event.get("text", "")), "_seq": 0}
-                )
+            if type(through) is int:
+                # the summary stands in for everything it covers
+                kept = [
+                    (m, q)
+                    for m, q in zip(self._transcript, self._transcript_seqs, strict=True)
+                    if q > through
+                ]
+                summary = {"role": "system", "content": str(event.get("text", ""))}
+                self._transcript = [summary, *(m for m, _ in kept)]
+                self._transcript_seqs = [0, *(q for _, q in kept)]
 
-    cleaned = tuple({k: v for k, v in m.items() if k != "_seq"} for m in transcript)
-    return Replay(
-        messages=tuple(messages),
-        transcript=cleaned,
-        title=title,
-        model=model,
-        open_turn=open_turn,
-        pending_approvals=tuple(pending.values()),
-        forked_from=forked_from,
-        turn_status=turn_status,
-    )
+    def result(self) -> Replay:
+        return Replay(
+            messages=tuple(self.messages),
+            transcript=tuple(self._transcript),
+            title=self._title,
+            model=self._model,
+            open_turn=self._open_turn,
+            pending_approvals=tuple(self._pending.values()),
+            forked_from=self._forked_from,
+            turn_status=dict(self._turn_status),
+        )
 
 
 def _provider_message(view: MessageView) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": view.role, "content": view.text, "_seq": view.seq}
+    out: dict[str, Any] = {"role": view.role, "content": view.text}
     calls = view.tool_calls
     if calls:
         out["tool_calls"] = [

@@ -241,20 +241,54 @@ def bench_append(tmp: Path, turns: int, repeat: int) -> list[Figure]:
     ]
 
 
+def bench_host(tmp: Path, sessions: int, turns: int, repeat: int) -> list[Figure]:
+    from .host_figures import run_host_turns
+
+    runs = [run_host_turns(tmp, sessions, turns) for _ in range(repeat)]
+    took = statistics.median(r[0] for r in runs)
+    raw = statistics.median(r[1] for r in runs)
+    events = runs[0][2]
+    return [
+        Figure(
+            "append-host",
+            f"{sessions} sessions x {turns} offline turns through host+client "
+            f"({events / took:,.0f} events/s)",
+            took,
+            raw,
+            f"raw write+fsync, one batch per turn ({events / raw:,.0f} events/s)",
+            ">= 20,000 events/s",
+        )
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m forkwise.core.bench")
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run of seconds")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--repeat", type=int, default=0, help="runs per figure (median reported)")
-    parser.add_argument("--only", choices=["list", "fork", "append"], action="append")
+    parser.add_argument("--only", choices=["list", "fork", "append", "host"], action="append")
     args = parser.parse_args(argv)
     repeat = args.repeat or (2 if args.quick else 5)
     sizes = (
-        {"sessions": 200, "per": 100, "fork": 5_000, "turns": 100}
+        {
+            "sessions": 200,
+            "per": 100,
+            "fork": 5_000,
+            "turns": 100,
+            "host_sessions": 2,
+            "host_turns": 5,
+        }
         if args.quick
-        else {"sessions": 10_000, "per": 100, "fork": 100_000, "turns": 2_000}
+        else {
+            "sessions": 10_000,
+            "per": 100,
+            "fork": 100_000,
+            "turns": 2_000,
+            "host_sessions": 8,
+            "host_turns": 50,
+        }
     )
-    only = set(args.only or ["list", "fork", "append"])
+    only = set(args.only or ["list", "fork", "append", "host"])
     figures: list[Figure] = []
     tmp = Path(tempfile.mkdtemp(prefix="forkwise-bench-"))
     try:
@@ -264,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
             figures += bench_fork(tmp, sizes["fork"], repeat)
         if "append" in only:
             figures += bench_append(tmp, sizes["turns"], repeat)
+        if "host" in only:
+            figures += bench_host(tmp, sizes["host_sessions"], sizes["host_turns"], repeat)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.json:
