@@ -39,7 +39,7 @@ def test_quick_run_reports_every_figure_with_a_baseline() -> None:
         timeout=300,
     )
     figures = {f["name"]: f for f in orjson.loads(done.stdout)}
-    assert set(figures) == {"list", "list-rebuild", "fork", "fork-open", "append"}
+    assert set(figures) == {"list", "list-rebuild", "fork", "fork-open", "append", "append-host"}
     for f in figures.values():
         assert f["ours"] > 0
         assert f["baseline"] > 0
