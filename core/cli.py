@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from . import __version__
+from . import __version__, shared_store
 from .backends.jsonl import JsonlBackend, parse_log
 from .errors import (
     CorruptLog,
@@ -174,7 +174,11 @@ def main(
         if cli_host.wants_host(args):
             result = _Result(*cli_host.run(args))
         else:
-            result = _HANDLERS[args.action](args)
+            try:
+                result = _HANDLERS[args.action](args)
+            except UseRunningHost as running:
+                args.connect, args.auto_connect = running.address, True
+                result = _Result(*cli_host.run(args))
     except ForkwiseError as exc:
         if getattr(args, "json", False):
             out.write(
@@ -196,17 +200,32 @@ class _Result:
         self.text = text
 
 
+class UseRunningHost(Exception):
+    """The store is locked by a process that serves it: run the command through it."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__(address)
+        self.address = address
+
+
 def _open_store(args: argparse.Namespace, write: bool) -> SessionStore:
-    """Writers take the store's lock; readers take it when free, else read without it."""
+    """Writers take the store's lock. A locked store sends the command to the process
+    holding the lock (UseRunningHost) when it serves the store socket; else a writer waits
+    a little for the lock and a reader reads without it, saying so on stderr."""
     root = resolve_store_dir(args.store)
     if not write and not root.exists():
         return SessionStore(JsonlBackend(root, writable=False))
-    try:
-        return SessionStore(JsonlBackend(root, writable=True))
-    except StoreLocked:
-        if write:
-            raise
-        return SessionStore(JsonlBackend(root, writable=False))
+    wait = shared_store.lock_wait(shared_store.WRITE_WAIT) if write else 0.0
+    claimed = shared_store.claim(root, lambda: JsonlBackend(root, writable=True), wait)
+    if isinstance(claimed, JsonlBackend):
+        return SessionStore(claimed)
+    if isinstance(claimed, str):
+        raise UseRunningHost(claimed)
+    message = shared_store.locked_message(root)
+    if write:
+        raise StoreLocked(f"{message}; nothing was changed, try again later", store=str(root))
+    sys.stderr.write(f"forkwise: {message}; reading the store read-only\n")
+    return SessionStore(JsonlBackend(root, writable=False))
 
 
 def _with_store(

@@ -2,7 +2,9 @@
 forks by the host's anchor rules (`--at`, `--message`).
 
 With `--connect ADDR` every `sessions` command talks to that running host; without it,
-these commands start an in-process host on `--store` for the length of the command.
+these commands start an in-process host on `--store` for the length of the command — or,
+when another process holds the store's writer lock and serves `<store>/host.sock`, talk to
+that process (see `shared_store`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any, TextIO
 
+from . import shared_store
 from .carriers import serve
 from .client import Client
 from .errors import ForkwiseError, InvalidBoundary, RpcError, StorageError, StoreLocked
@@ -47,7 +50,7 @@ def run(args: argparse.Namespace) -> Outcome:
 async def _run(args: argparse.Namespace) -> Outcome:
     action = _ACTIONS.get(args.action)
     if action is None:
-        raise RpcError(f"'sessions {args.action}' needs direct store access, not --connect")
+        raise direct_only(args, f"'sessions {args.action}'")
     async with _client(args) as client:
         return await action(client, args)
 
@@ -67,26 +70,44 @@ def read_token(path: str | None) -> str | None:
 @asynccontextmanager
 async def _client(args: argparse.Namespace) -> AsyncIterator[Client]:
     token = read_token(getattr(args, "token_file", None))
-    if getattr(args, "connect", None):
-        client = await Client.connect(args.connect, token)
-        try:
-            yield client
-        finally:
-            await client.close()
-        return
+    if not getattr(args, "connect", None):
+        root = resolve_store_dir(args.store)
+        claimed = await asyncio.to_thread(
+            shared_store.claim, root, lambda: Host.open(root), shared_store.lock_wait(
+                shared_store.WRITE_WAIT)
+        )
+        if claimed is None:
+            raise StoreLocked(
+                shared_store.locked_message(root) + "; nothing was changed, try again later",
+                store=str(root),
+            )
+        if isinstance(claimed, Host):
+            try:
+                client = await Client.in_process(claimed)
+                try:
+                    yield client
+                finally:
+                    await client.close()
+            finally:
+                await claimed.close()
+            return
+        args.connect, args.auto_connect, token = claimed, True, None
+    client = await Client.connect(args.connect, token)
     try:
-        host = Host.open(resolve_store_dir(args.store))
-    except StoreLocked as exc:
-        exc.message += " (is the app or `forkwise host` running? use --connect)"
-        raise
-    try:
-        client = await Client.in_process(host)
-        try:
-            yield client
-        finally:
-            await client.close()
+        yield client
     finally:
-        await host.close()
+        await client.close()
+
+
+def direct_only(args: argparse.Namespace, what: str) -> RpcError:
+    """The error for something a host does not offer over RPC."""
+    if getattr(args, "auto_connect", False):
+        return RpcError(
+            f"{what} needs direct store access, but the store is in use by another Forkwise "
+            f"process (it answers at {args.connect}); nothing was changed, try again once it "
+            "has closed"
+        )
+    return RpcError(f"{what} needs direct store access, not --connect")
 
 
 # --- sessions commands through a client -------------------------------------------
@@ -118,7 +139,7 @@ async def _show(client: Client, args: argparse.Namespace) -> Outcome:
 
 async def _new(client: Client, args: argparse.Namespace) -> Outcome:
     if args.session_id:
-        raise RpcError("--id needs direct store access; a host chooses the id")
+        raise direct_only(args, "--id")
     cwd = args.cwd if args.cwd is not None else str(Path.cwd())
     summary = await client.create_session(args.title, cwd)
     return {"id": summary["id"]}, summary["id"]
@@ -126,7 +147,7 @@ async def _new(client: Client, args: argparse.Namespace) -> Outcome:
 
 async def _fork(client: Client, args: argparse.Namespace) -> Outcome:
     if args.boundary is not None or args.child is not None:
-        raise RpcError("--boundary and --child need direct store access (not --connect)")
+        raise direct_only(args, "--boundary or --child")
     if args.message is not None:
         summary = await client.fork_at_message(
             args.source, args.message, not args.exclude_message, args.replace
@@ -200,13 +221,25 @@ def run_host(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def _serve(args: argparse.Namespace, out: TextIO) -> int:
-    """Serve until SIGINT/SIGTERM; prints one `listening ADDR` line when ready."""
+    """Serve until SIGINT/SIGTERM; prints one `listening ADDR` line when ready.
+
+    Besides `--listen`, the host serves its store socket (`<store>/host.sock`), where other
+    `forkwise` processes on the same store find it."""
     token = read_token(args.token_file)
-    host = Host.open(resolve_store_dir(args.store))
+    root = resolve_store_dir(args.store)
+    try:
+        host = Host.open(root)
+    except StoreLocked as exc:
+        running = shared_store.host_listening(root)
+        exc.message += f" (a host answers at {running})" if running else ""
+        raise
     rpc = RpcServer(host, token)
+    endpoint: shared_store.StoreEndpoint | None = None
     try:
         server = await serve(rpc, args.listen, allow_remote=args.allow_remote)
         try:
+            if str(server.address) != shared_store.store_address(root):
+                endpoint = await shared_store.StoreEndpoint.start(host, root)
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -218,6 +251,8 @@ async def _serve(args: argparse.Namespace, out: TextIO) -> int:
                 with suppress(ValueError, RuntimeError):
                     loop.remove_signal_handler(sig)
         finally:
+            if endpoint is not None:
+                await endpoint.close()
             await server.close()
     finally:
         await rpc.close()

@@ -28,6 +28,7 @@ from .errors import (
     ForkwiseError,
     InvalidBoundary,
     ProviderError,
+    ReadOnlyStore,
     SessionBusy,
     WorkspaceAttachFailed,
 )
@@ -47,7 +48,7 @@ from .store import SessionStore
 from .tools import Delegate, Tool, builtin_tools
 from .turn_state import OpenTurn, latest_choice
 from .turns import message_boundary, resolve_anchor, subagent_boundary
-from .workspaces import FileWorkspaces, MemoryWorkspaces, Workspaces
+from .workspaces import FileWorkspaces, MemoryWorkspaces, ReadOnlyWorkspaces, Workspaces
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -82,12 +83,20 @@ class Host:
         self._unsubscribe_store = self.store.subscribe(self._on_store)
 
     @classmethod
-    def open(cls, store_dir: str | os.PathLike[str], **options: Any) -> Host:
-        """A host on the JSONL store in `store_dir` (takes its writer lock)."""
+    def open(
+        cls, store_dir: str | os.PathLike[str], *, read_only: bool = False, **options: Any
+    ) -> Host:
+        """A host on the JSONL store in `store_dir`: it takes the writer lock, or with
+        `read_only` reads a store another process writes to (and changes nothing)."""
         root = Path(store_dir)
-        store = SessionStore(JsonlBackend(root))
-        options.setdefault("workspaces", FileWorkspaces(root / "workspaces.json"))
+        store = SessionStore(JsonlBackend(root, writable=not read_only))
+        workspaces = ReadOnlyWorkspaces if read_only else FileWorkspaces
+        options.setdefault("workspaces", workspaces(root / "workspaces.json"))
         return cls(store, **options)
+
+    @property
+    def read_only(self) -> bool:
+        return not self.store.backend.writable
 
     # --- the runtime agents use ----------------------------------------------------
 
@@ -169,13 +178,20 @@ class Host:
         if session_id in self._served:
             return snap
         turn = OpenTurn.of(snap)
-        if turn is not None and not turn.pending:
+        if turn is not None and not turn.pending and not self.read_only:
             log.info("session %s: closing turn %s left open by a crash", session_id, turn.id)
             reason = "the host stopped while this turn was running"
             self.store.append(session_id, turn.end("interrupted", reason))
             snap = self.store.get(session_id)
         self._served.add(session_id)
         return snap
+
+    def _check_writable(self) -> None:
+        """Refuse work that would write before it starts (a turn must not start half)."""
+        if self.read_only:
+            raise ReadOnlyStore(
+                "this store is open read-only (another Forkwise process is writing to it)"
+            )
 
     async def agent(self, session_id: str) -> Agent:
         """The live agent of a session (created, after recovery, on first use)."""
@@ -272,6 +288,7 @@ class Host:
     async def prompt(self, session_id: str, text: str, wait: bool = False) -> Json:
         if not isinstance(text, str) or not text.strip():
             raise InvalidBoundary("a prompt needs some text", field="text")
+        self._check_writable()
         agent = await self.agent(session_id)
         ahead, outcome = agent.prompt(text)
         out: Json = {"queued": ahead}
@@ -285,6 +302,7 @@ class Host:
     async def approve(
         self, session_id: str, approval_id: str, approved: bool, wait: bool = False
     ) -> Json | None:
+        self._check_writable()
         outcome = await (await self.agent(session_id)).approve(approval_id, approved)
         return await outcome if wait else None
 
@@ -416,6 +434,8 @@ class Host:
         for agent in list(self._agents.values()):
             try:
                 await agent.shutdown()
+            except ReadOnlyStore:
+                pass  # a turn open in a store read here belongs to its writer
             except ForkwiseError:
                 log.exception("session %s: could not shut down cleanly", agent.id)
         self._unsubscribe_store()

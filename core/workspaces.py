@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import orjson
 
 from .atomic import write_file_atomically
-from .errors import StorageError, WorkspaceAttachFailed
+from .errors import ReadOnlyStore, StorageError, WorkspaceAttachFailed
 
 DEFAULT_WORKSPACE = "default"
 FILE_VERSION = 1
@@ -90,6 +90,13 @@ class FileWorkspaces(MemoryWorkspaces):
         except OSError as exc:
             raise StorageError(f"cannot write the workspaces file {self.path}: {exc}") from exc
         self._members = members
+
+
+class ReadOnlyWorkspaces(FileWorkspaces):
+    """The workspaces file of a store another process writes to: read, never written."""
+
+    def _commit(self, members: dict[str, list[str]]) -> None:
+        raise ReadOnlyStore(f"{self.path.parent} is open read-only; workspaces cannot change")
 
 
 def _without(members: dict[str, list[str]], session_id: str) -> dict[str, list[str]]:

@@ -160,14 +160,15 @@ def test_host_process_serves_a_second_process(
         address,
     )
     assert cut["through_sequence"] == first_end
-    # the store is locked by the host: a direct writer is refused with a pointer to --connect
-    code, _, err = run("sessions", "prompt", sid, "direct", "--store", str(store))
-    assert code == 1
-    assert "--connect" in err
+    # the store is locked by the host: a command given only the store goes through the host
+    assert (store / "host.sock").exists()
+    direct = run_json("sessions", "prompt", sid, "direct", "--store", str(store))
+    assert direct["status"] == "completed"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(TIMEOUT) == 0
+    assert not (store / "host.sock").exists()
     lines = (store / "sessions" / f"{sid}.jsonl").read_bytes().splitlines()
-    assert len(lines) == 1 + first_end
+    assert b'"direct"' in lines[1 + first_end + 1]  # the turn after the cut: its user message
 
 
 def test_tcp_host_needs_the_token(tmp_path: Path) -> None:
