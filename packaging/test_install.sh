@@ -88,6 +88,8 @@ if [ ! -f "$tarball" ]; then
   tmp=$(mktemp -d "$cache/debootstrap.XXXXXX")
   run=$tmp  # cleaned up by the trap if anything fails
   debootstrap --variant=minbase --arch="$arch" bookworm "$tmp/root" "$mirror" >"$tmp/log" 2>&1 \
+    || { log "debootstrap failed once; retrying"; rm -rf --one-file-system "$tmp/root"
+         debootstrap --variant=minbase --arch="$arch" bookworm "$tmp/root" "$mirror" >"$tmp/log" 2>&1; } \
     || { tail -20 "$tmp/log" >&2; die "debootstrap failed"; }
   rm -rf "$tmp/root/var/cache/apt/archives/"*.deb
   tar -C "$tmp/root" -cf "$tarball.part" . && mv "$tarball.part" "$tarball"
@@ -103,6 +105,7 @@ mount -t proc proc "$r/proc"
 mount -t tmpfs -o mode=1777 shm "$r/dev/shm"
 mount --bind "$cache/apt-archives" "$r/var/cache/apt/archives"
 cp -L /etc/resolv.conf "$r/etc/resolv.conf"
+echo 'Acquire::Retries "3";' > "$r/etc/apt/apt.conf.d/80forkwise-retries"
 cp "$deb" "$r/tmp/"
 debname=$(basename "$deb")
 t_root=$(now)
