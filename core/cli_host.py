@@ -181,7 +181,7 @@ async def _approve(client: Client, args: argparse.Namespace) -> Outcome:
 
 def _turn_result(outcome: Json) -> Outcome:
     status = outcome["status"]
-    if status in ("failed", "cancelled", "interrupted"):
+    if status not in ("completed", "waiting"):  # "idle": the prompt never became a turn
         raise TurnDidNotComplete(outcome)
     if status == "waiting":
         lines = [
@@ -199,7 +199,11 @@ class TurnDidNotComplete(ForkwiseError):
 
     def __init__(self, outcome: Json) -> None:
         reason = outcome.get("error") or "no reason given"
-        super().__init__(f"the turn ended {outcome['status']}: {reason}", outcome=outcome)
+        if outcome["status"] == "idle":
+            message = "the prompt did not run: the host could not start its turn (see its log)"
+        else:
+            message = f"the turn ended {outcome['status']}: {reason}"
+        super().__init__(message, outcome=outcome)
 
 
 _ACTIONS: dict[str, Callable[[Client, argparse.Namespace], Awaitable[Outcome]]] = {
