@@ -184,6 +184,27 @@ class JsonlBackend:
         except OSError as exc:
             raise StorageError(f"cannot open the store at {self.root}: {exc}") from exc
         self.catalogue = Catalogue(self.root / "index.json", writable)
+        if writable:
+            self._sweep_leftovers()
+
+    def _sweep_leftovers(self) -> None:
+        """Clear what a crash mid-write can leave beside the logs (the writer lock is held,
+        so no write is in flight): unplaced temp files go, and the previous version kept
+        during a rewrite (`.old`) moves to `<store>/recovered/`, where a person can find it."""
+        for folder in (self.root, self.sessions_dir):
+            try:
+                names = [n for n in os.listdir(folder) if n.startswith(".")]
+            except OSError:
+                continue
+            for name in names:
+                path = folder / name
+                with contextlib.suppress(OSError):
+                    if name.endswith(".tmp"):
+                        path.unlink()
+                    elif name.endswith(".old"):
+                        recovered = self.root / "recovered"
+                        recovered.mkdir(mode=DIR_MODE, exist_ok=True)
+                        os.replace(path, recovered / name.lstrip("."))
 
     def path(self, session_id: str) -> Path:
         return self.sessions_dir / f"{validate_session_id(session_id)}.jsonl"

@@ -28,7 +28,7 @@ from forkwise.core.session import SessionSummary
 from forkwise.core.store import SessionStore
 
 WRITER = Path(__file__).with_name("crash_writer.py")
-KILLS = int(os.environ.get("FORKWISE_CRASH_KILLS", "1000" if LONG else "60"))
+KILLS = int(os.environ.get("FORKWISE_CRASH_KILLS", "1000" if LONG else "200"))
 Model = dict[str, list[Any]]
 
 

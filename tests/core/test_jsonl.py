@@ -504,3 +504,23 @@ def test_an_index_entry_for_another_id_is_not_trusted(jsonl_root: Path) -> None:
     store = opened(jsonl_root)
     assert summary_rows(store) == want
     store.close()
+
+
+def test_writer_clears_what_a_crash_left_beside_the_logs(tmp_path: Path) -> None:
+    store = SessionStore(JsonlBackend(tmp_path))
+    store.create("kept")
+    store.close()
+    sessions = tmp_path / "sessions"
+    (sessions / ".kept.jsonl.1a2b3c4d.tmp").write_bytes(b"half a file")
+    (tmp_path / ".index.json.0badcafe.tmp").write_bytes(b"{")
+    (sessions / ".kept.jsonl.5e6f7a8b.old").write_bytes(b"the version before a rewrite")
+    reader = SessionStore(JsonlBackend(tmp_path, writable=False))
+    assert (sessions / ".kept.jsonl.1a2b3c4d.tmp").exists()  # readers change nothing
+    reader.close()
+    store = SessionStore(JsonlBackend(tmp_path))
+    assert sorted(p.name for p in sessions.iterdir()) == ["kept.jsonl"]
+    assert not (tmp_path / ".index.json.0badcafe.tmp").exists()
+    moved = tmp_path / "recovered" / "kept.jsonl.5e6f7a8b.old"
+    assert moved.read_bytes() == b"the version before a rewrite"
+    assert [s.id for s in store.list()] == ["kept"]
+    store.close()
