@@ -6,6 +6,9 @@ The store is `--store`, else $FORKWISE_STORE, else the user data dir; `--demo` b
 demo store (in a temporary directory unless --store is given). `--connect` talks to a
 headless `forkwise host` instead of starting one in this process. `--self-test` starts
 the window offscreen, checks that the session tree loads, and exits 0 (packaging uses it).
+The app serves its store to other processes on `<store>/host.sock`; a second app on a store
+another Forkwise process is writing to goes through that socket, or opens the store
+read-only (and says so) when nothing answers there.
 """
 
 from __future__ import annotations
@@ -108,16 +111,41 @@ def run(store_dir: Path | None, connect: str | None, token: str | None,
 async def open_client(store_dir: Path | None, connect: str | None,
                       token: str | None = None) -> tuple[Any, Any]:
     """The client (and the in-process host, if this process runs one)."""
+    client, host, _ = await open_store_client(store_dir, connect, token)
+    return client, host
+
+
+async def open_store_client(store_dir: Path | None, connect: str | None,
+                            token: str | None = None) -> tuple[Any, Any, str]:
+    """The client, this process's host (None when it uses another's) and a warning for
+    the person ("" when there is none).
+
+    A store that another Forkwise process is writing to is used through that process's
+    store socket; if nothing answers there, it is opened read-only."""
+    from forkwise.core import shared_store
     from forkwise.core.client import Client
+    from forkwise.core.errors import HostUnavailable
 
     if connect:
-        return await Client.connect(connect, token or os.environ.get("FORKWISE_TOKEN")), None
+        return await Client.connect(connect, token or os.environ.get("FORKWISE_TOKEN")), None, ""
     from forkwise.core.host import Host
 
     assert store_dir is not None
     store_dir.mkdir(parents=True, exist_ok=True)
-    host = await asyncio.to_thread(Host.open, store_dir)
-    return await Client.in_process(host), host
+    wait = shared_store.lock_wait(shared_store.APP_WAIT)
+    claimed = await asyncio.to_thread(shared_store.claim, store_dir,
+                                      lambda: Host.open(store_dir), wait)
+    if isinstance(claimed, Host):
+        return await Client.in_process(claimed), claimed, ""
+    if isinstance(claimed, str):
+        try:
+            return await Client.connect(claimed), None, ""
+        except HostUnavailable as exc:
+            log.warning("the running Forkwise at %s did not answer: %s", claimed, exc)
+    host = await asyncio.to_thread(Host.open, store_dir, read_only=True)
+    warning = (f"Read-only: {shared_store.locked_message(store_dir)}. Nothing can be "
+               "changed here, and changes made there show after reopening the store.")
+    return await Client.in_process(host), host, warning
 
 
 async def _session(app: Any, store_dir: Path | None, connect: str | None, token: str | None,
@@ -127,18 +155,30 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
     from .controller import Controller
     from .error_text import describe
     from .main_window import MainWindow
-    from .notify import Notifier
+    from .notify import WARNING, Notifier
 
     started = time.perf_counter()
     try:
-        client, host = await open_client(store_dir, connect, token)
+        client, host, read_only = await open_store_client(store_dir, connect, token)
     except Exception as exc:
         print(f"forkwise: {describe(exc)}", file=sys.stderr)
         return 1
+    endpoint = None
+    if host is not None and store_dir is not None and not host.read_only:  # serve the others
+        from forkwise.core.shared_store import StoreEndpoint
+
+        endpoint = await StoreEndpoint.start(host, store_dir)
     notifier = Notifier()
+    if read_only:
+        print(f"forkwise: {read_only}", file=sys.stderr)
+        notifier.post(WARNING, read_only, "read-only-store")
     controller = Controller(client, notifier)
     settings = QSettings()
     label = connect or str(store_dir)
+    if read_only:
+        label += " (read-only)"
+    elif host is None and not connect:
+        label += " (shared: another Forkwise process has it open)"
     window = MainWindow(controller, settings, store_label=label)
     closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     loaded: asyncio.Future[int] = asyncio.get_running_loop().create_future()
@@ -166,6 +206,8 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
         await controller.stop()
         controller.ops.cancel_all()
         await client.close()
+        if endpoint is not None:
+            await endpoint.close()
         if host is not None:
             await host.close()
         window.deleteLater()
