@@ -312,6 +312,9 @@ class TranscriptView(QListView):
     def follow_to_end(self) -> None:
         """Scroll to the end and stay there while rows (pages, live events) arrive."""
         self._stick = True
+        model = self.transcript()
+        if model.canFetchMore():
+            model.fetchMore()  # the next page; its rows bring us back here
         self.scrollToBottom()
         QTimer.singleShot(0, self._to_bottom)
 
@@ -351,7 +354,7 @@ class TranscriptView(QListView):
         box.setObjectName("approvalBox")
         box.setAutoFillBackground(False)
         layout = QHBoxLayout(box)
-        layout.setContentsMargins(PAD + 4, PAD - 2, PAD + 4, PAD - 2)
+        layout.setContentsMargins(MARGIN_X + PAD, PAD - 2, MARGIN_X + PAD, PAD - 2)
         tool = str(entry.data.get("tool"))
         args = _json(entry.data.get("args") or {})
         if len(args) > 120:
@@ -384,7 +387,7 @@ class TranscriptView(QListView):
                       f"{html.escape(title)}</a> at {html.escape(point)}")
         label.setAccessibleName(f"Forked from {title} at {point}; activate to show the source")
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
-        label.setContentsMargins(PAD + 4, PAD - 2, PAD + 4, PAD - 2)
+        label.setContentsMargins(MARGIN_X + PAD, PAD - 2, MARGIN_X + PAD, PAD - 2)
         label.setWordWrap(True)
         label.linkActivated.connect(self._link)
         return label
@@ -449,7 +452,8 @@ class TranscriptView(QListView):
 def _action(menu: QMenu, state: ActionState, handler: Callable[[], None]) -> Any:
     from PySide6.QtGui import QAction
 
-    action = QAction(state.label, menu)
+    text = state.label if state.enabled or not state.reason else f"{state.label} — {state.reason}"
+    action = QAction(text, menu)
     action.setObjectName(state.name)
     action.setEnabled(state.enabled)
     action.setToolTip(state.reason or state.label)

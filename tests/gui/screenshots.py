@@ -16,7 +16,7 @@ os.environ.setdefault("QT_API", "pyside6")
 
 import PySide6.QtWidgets  # noqa: F401
 import qasync
-from PySide6.QtCore import QPoint, QSettings
+from PySide6.QtCore import QSettings
 from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication
 
@@ -58,32 +58,35 @@ async def main(out: Path) -> None:
     window.grab().save(str(out / "tree-with-lineage.png"))
 
     view = window.transcript
-    row = controller.transcript.row_of_message(
-        next(e.message_id for e in controller.transcript.builder.entries
-             if e.kind == "user" and "changelog" in e.text)) if False else None
-    # the user question of the second turn
     users = [i for i, e in enumerate(controller.transcript.builder.entries) if e.kind == "user"]
-    row = users[1]
-    view.scrollTo(controller.transcript.index(row))
-    await asyncio.sleep(0.2)
-    pos = view.menu_position(row)
-    event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, view.viewport().mapToGlobal(pos))
-    QApplication.sendEvent(view.viewport(), event)
-    await asyncio.sleep(0.4)
-    screen = QApplication.primaryScreen()
-    screen.grabWindow(0).save(str(out / "message-context-menu.png"))
-    if view.last_menu is not None:
-        view.last_menu.close()
-    await asyncio.sleep(0.2)
+
+    async def menu_shot(row: int, name: str) -> None:
+        view.scrollTo(controller.transcript.index(row))
+        await asyncio.sleep(0.2)
+        pos = view.menu_position(row)
+        event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos,
+                                  view.viewport().mapToGlobal(pos))
+        QApplication.sendEvent(view.viewport(), event)
+        await asyncio.sleep(0.4)
+        QApplication.primaryScreen().grabWindow(0).save(str(out / name))
+        if view.last_menu is not None:
+            view.last_menu.close()
+        await asyncio.sleep(0.2)
+
+    await menu_shot(users[1], "message-context-menu.png")
 
     window.action_fork.trigger()
-    await settle(controller, 0.5)
+    await settle(controller, 0.6)
     window.grab().save(str(out / "child-opened-after-fork.png"))
 
     waiting = title_id(controller, "Clean up the build folder")
     window.select_session(waiting)
     await settle(controller)
+    view.follow_to_end()
+    await settle(controller, 0.4)
+    window.grab().save(str(out / "approval-pending.png"))
     users = [i for i, e in enumerate(controller.transcript.builder.entries) if e.kind == "user"]
+    await menu_shot(users[-1], "message-menu-running-turn.png")
     controller.fork_from_message(users[-1])
     await settle(controller, 0.5)
     window.grab().save(str(out / "error-shown.png"))
@@ -93,7 +96,6 @@ async def main(out: Path) -> None:
     await client.close()
     if host is not None:
         await host.close()
-    _ = QPoint
 
 
 if __name__ == "__main__":
