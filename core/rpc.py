@@ -146,10 +146,12 @@ class RpcConnection:
             if "result" not in message and "error" not in message:  # responses are ignored
                 self.reject(INVALID_REQUEST, "a request needs a method name", request_id)
             return
+        # a notification (no id) gets no answer, not even an error (JSON-RPC 2.0 §4.1)
+        answer = self.send if "id" in message else _drop
         try:
             handler = METHODS.get(method)
             if handler is None:
-                self.send(
+                answer(
                     _error(
                         request_id,
                         METHOD_NOT_FOUND,
@@ -162,23 +164,22 @@ class RpcConnection:
                 raise Unauthorized("say host.hello with the host's token first")
             result = await handler(self, _Params(message.get("params")))
         except InvalidParams as exc:
-            self.send(_error(request_id, INVALID_PARAMS, exc.message, _data(exc)))
+            answer(_error(request_id, INVALID_PARAMS, exc.message, _data(exc)))
             return
         except ForkwiseError as exc:
-            self.send(_error(request_id, APP_ERROR, exc.message, _data(exc)))
+            answer(_error(request_id, APP_ERROR, exc.message, _data(exc)))
             if isinstance(exc, Unauthorized) and self._hangup is not None:
                 self._hangup()
             return
         except Exception as exc:
             log.exception("rpc method %s failed", method)
-            self.send(
+            answer(
                 _error(
                     request_id, INTERNAL_ERROR, f"internal error: {exc}", {"code": "internal-error"}
                 )
             )
             return
-        if "id" in message:  # a notification from the client gets no answer
-            self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+        answer({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     def subscribe(self) -> None:
         if self._unsubscribe is None:
@@ -197,6 +198,10 @@ class RpcConnection:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _drop(message: Json) -> None:
+    pass
 
 
 def _data(exc: ForkwiseError) -> Json:
