@@ -46,6 +46,8 @@ def confined_path(cwd: str, requested: object) -> Path:
         raise ToolFailed("this session has no working directory, so file tools are disabled")
     if not isinstance(requested, str) or not requested:
         raise ToolFailed("'path' must be a non-empty string")
+    if "\x00" in requested:  # the OS would refuse it with ValueError, failing the turn
+        raise ToolFailed("'path' must not contain a NUL character")
     root = Path(cwd).resolve()
     target = (root / requested).resolve()
     if target != root and not target.is_relative_to(root):
