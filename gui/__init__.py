@@ -1,5 +1,5 @@
 """Forkwise desktop app (PySide6). Talks to the core only through the client API.
 
 This package's `__init__` stays free of Qt so that the `forkwise` launcher (and the CLI
-behind it) starts without PySide6; each Qt module applies `pyside_fix` when imported.
+behind it) starts without PySide6.
 """

@@ -7,10 +7,6 @@ from functools import cache
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPainterPath, QPen, QPixmap
 
-from . import pyside_fix
-
-pyside_fix.apply()
-
 SIZE = 32  # painted at 2x, shown at 16 px
 
 FORK_COLOUR = "#2f7fd1"

@@ -12,11 +12,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
-from . import pyside_fix
-
-pyside_fix.apply()
-
-
 
 class PromptEdit(QPlainTextEdit):
     """Enter submits; Shift+Enter (or Ctrl+Enter) inserts a newline; Esc leaves edit mode."""

@@ -20,13 +20,10 @@ from PySide6.QtCore import QObject, Signal
 from forkwise.core.client_api import ClientAPI, Json, Notification, Unsubscribe
 from forkwise.core.errors import WorkspaceAttachFailed
 
-from . import pyside_fix
 from .notify import Notifier
 from .ops import OpRunner
 from .session_model import SessionFilterProxy, SessionTreeModel
 from .transcript_model import TranscriptModel
-
-pyside_fix.apply()
 
 log = logging.getLogger(__name__)
 

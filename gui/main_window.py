@@ -21,15 +21,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import pyside_fix
 from .badges import badge_icon
 from .composer import Composer
 from .controller import Controller
 from .notify import Banner
 from .session_model import ACTIVITY, ID_ROLE, MESSAGES, MODEL, TITLE
 from .transcript_view import TranscriptView
-
-pyside_fix.apply()
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,7 @@ from datetime import datetime
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
-from . import pyside_fix
 from .error_text import describe, error_code
-
-pyside_fix.apply()
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,7 @@ from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
-from . import pyside_fix
 from .notify import Notifier
-
-pyside_fix.apply()
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -22,10 +22,7 @@ from PySide6.QtCore import (
     Qt,
 )
 
-from . import pyside_fix
 from .badges import badge_icon
-
-pyside_fix.apply()
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import pyside_fix
 from .controller import Controller
-
-pyside_fix.apply()
 
 EFFORTS = ("", "low", "medium", "high")
 

@@ -22,11 +22,8 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from . import pyside_fix
 from .message_actions import ActionState, copy_text, message_actions
 from .transcript_entries import STREAM, Entry, TranscriptBuilder
-
-pyside_fix.apply()
 
 log = logging.getLogger(__name__)
 

@@ -47,13 +47,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import pyside_fix
 from .message_actions import COPY, EDIT_RESEND, FORK_BEFORE, FORK_FROM, ActionState
 from .session_model import format_when
 from .transcript_entries import Entry
 from .transcript_model import ENTRY_ROLE, TranscriptModel, plain_text
-
-pyside_fix.apply()
 
 Index = QModelIndex | QPersistentModelIndex
 
