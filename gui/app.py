@@ -77,14 +77,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         from forkwise.core.paths import resolve_store_dir
 
         if args.demo:
-            store_dir = Path(args.store) if args.store else Path(
-                tempfile.mkdtemp(prefix="forkwise-demo-"))
             from forkwise.core.demo import build_demo_store
 
+            if not args.store:  # a throw-away demo: gone when the window closes
+                with tempfile.TemporaryDirectory(prefix="forkwise-demo-") as tmp:
+                    build_demo_store(Path(tmp))
+                    return run(Path(tmp), None, None, self_test=args.self_test)
+            store_dir = Path(args.store)
             build_demo_store(store_dir)
         else:
             store_dir = resolve_store_dir(args.store)
     return run(store_dir, args.connect, args.token, self_test=args.self_test)
+
+
+def app_icon() -> Any:
+    """The icon from the desktop theme (the .deb installs it), else from the bundle or the
+    checkout's resources/icons."""
+    from PySide6.QtGui import QIcon
+
+    roots = [Path(getattr(sys, "_MEIPASS", "")), Path(__file__).resolve().parent.parent]
+    for root in roots:
+        svg = root / "resources" / "icons" / "forkwise.svg"
+        if svg.is_file():
+            return QIcon.fromTheme("forkwise", QIcon(str(svg)))
+    return QIcon.fromTheme("forkwise")
 
 
 def run(store_dir: Path | None, connect: str | None, token: str | None,
@@ -97,7 +113,8 @@ def run(store_dir: Path | None, connect: str | None, token: str | None,
     assert isinstance(app, QApplication)
     app.setApplicationName("forkwise")
     app.setOrganizationName("Forkwise")
-    app.setApplicationDisplayName("Forkwise")
+    app.setDesktopFileName("forkwise")
+    app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)  # cleanup below still needs the running loop
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
@@ -202,7 +219,8 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
         else:
             await closed
     finally:
-        window.save_state() if self_test else None
+        if not self_test:  # an offscreen self-test must not leave its geometry behind
+            window.save_state()
         await controller.stop()
         controller.ops.cancel_all()
         await client.close()

@@ -38,6 +38,19 @@ def test_self_test_on_a_demo_store(tmp_path: Path) -> None:
     bad = [line for line in (result.stderr + again.stderr).splitlines()
            if "Traceback" in line or " ERROR " in line]
     assert bad == []
+    # an offscreen self-test leaves no window geometry for the next real start
+    saved = list((tmp_path / "cfg").rglob("*.conf"))
+    assert all("geometry" not in f.read_text() for f in saved), saved
+
+
+def test_throwaway_demo_store_is_removed_after_the_run(tmp_path: Path) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "cfg"),
+               TMPDIR=str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    result = forkwise("--demo", "--self-test", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "self-test ok: 6 sessions" in result.stdout
+    assert list((tmp_path / "tmp").iterdir()) == []
 
 
 def test_no_display_says_so_instead_of_aborting(tmp_path: Path) -> None:
