@@ -63,6 +63,11 @@ case $mode in
     if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}${QT_QPA_PLATFORM:-}" ]; then
       log "no display found: set DISPLAY, or run under xvfb-run, or QT_QPA_PLATFORM=offscreen"
     fi
+    if [ $# -eq 0 ] && ! .venv/bin/python -c \
+        'import sys; from forkwise.core.paths import resolve_store_dir as r; sys.exit(not any((r() / "sessions").glob("*.jsonl")))'; then
+      log "no store yet at the default location: opening a demo store (forkwise --demo)"
+      set -- --demo
+    fi
     exec .venv/bin/forkwise "$@"
     ;;
   test)
