@@ -83,6 +83,9 @@ async def _client(args: argparse.Namespace) -> AsyncIterator[Client]:
             )
         if isinstance(claimed, Host):
             try:
+                problem = await claimed.apply_saved_settings()
+                if problem:
+                    sys.stderr.write(f"forkwise: {problem}\n")
                 client = await Client.in_process(claimed)
                 try:
                     yield client
@@ -237,6 +240,9 @@ async def _serve(args: argparse.Namespace, out: TextIO) -> int:
         running = shared_store.host_listening(root)
         exc.message += f" (a host answers at {running})" if running else ""
         raise
+    problem = await host.apply_saved_settings()
+    if problem:
+        sys.stderr.write(f"forkwise host: {problem}\n")
     rpc = RpcServer(host, token)
     endpoint: shared_store.StoreEndpoint | None = None
     try:

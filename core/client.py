@@ -236,6 +236,12 @@ class Client:
         )
         return summary
 
+    async def reload_settings(self) -> Json:
+        """Ask the host to read the provider settings again; returns the new default
+        `{"provider", "model"}` for sessions created from now on."""
+        result: Json = await self.call("host.reloadSettings")
+        return result
+
     async def models(self) -> list[Json]:
         result: list[Json] = await self.call("model.list")
         return result

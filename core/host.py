@@ -44,6 +44,7 @@ from .session import (
     SessionTruncated,
     StoreEvent,
 )
+from .settings import ProviderSettings, build_provider, load_settings
 from .store import SessionStore
 from .tools import Delegate, Tool, builtin_tools
 from .turn_state import OpenTurn, latest_choice
@@ -322,6 +323,30 @@ class Host:
             return self.row(self.store.summary(session_id))
 
         return await self.io(select)
+
+    def use_settings(self, settings: ProviderSettings) -> Json:
+        """Serve the provider these settings describe; sessions created from now on start
+        on its model (a session keeps the model its log selects). May block on the OS
+        keyring: call it off the event loop."""
+        provider = build_provider(settings)
+        self.providers[provider.name] = provider
+        self._default_model = settings.choice()
+        return {"provider": self._default_model.provider, "model": self._default_model.model}
+
+    async def reload_settings(self) -> Json:
+        """`host.reloadSettings`: read the settings file again (after Preferences saved it)."""
+        settings = await asyncio.to_thread(load_settings)
+        return await asyncio.to_thread(self.use_settings, settings)
+
+    async def apply_saved_settings(self) -> str:
+        """Apply the saved provider settings at start-up; returns a warning for the person
+        ("" when all is well). Broken settings must not keep the host from serving."""
+        try:
+            await self.reload_settings()
+        except ForkwiseError as exc:
+            return f"the saved provider settings were not used ({exc.message}); " \
+                "new sessions use the offline model"
+        return ""
 
     def models(self) -> list[Json]:
         out: list[Json] = []

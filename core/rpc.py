@@ -268,6 +268,7 @@ METHODS: dict[str, Handler] = {
     "session.subscribe": _subscribe,
     "session.unsubscribe": _unsubscribe,
     "model.list": lambda c, p: _done(c.host.models()),
+    "host.reloadSettings": lambda c, p: c.host.reload_settings(),
     "workspace.list": lambda c, p: c.host.list_workspaces(),
     "workspace.attach": lambda c, p: c.host.attach(p.req("workspace"), p.req("sessionId")),
 }

@@ -186,6 +186,10 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
 
         endpoint = await StoreEndpoint.start(host, store_dir)
     notifier = Notifier()
+    if host is not None:
+        problem = await host.apply_saved_settings()
+        if problem:
+            notifier.post(WARNING, problem[0].upper() + problem[1:] + ".", "invalid-settings")
     if read_only:
         print(f"forkwise: {read_only}", file=sys.stderr)
         notifier.post(WARNING, read_only, "read-only-store")

@@ -105,12 +105,18 @@ class SettingsDialog(QDialog):
     def save(self) -> None:
         values, key = self.values(), self.api_key.text()
 
-        def saved(_path: Any) -> None:
-            self.controller.notifier.info("Preferences saved; new turns use them.")
+        async def save_and_apply() -> Any:
+            await asyncio.to_thread(_save, values, key)
+            return await self.controller.client.reload_settings()
+
+        def applied(choice: Any) -> None:
+            self.controller.notifier.info(
+                f"Preferences saved: new sessions use {choice['model']} ({choice['provider']}); "
+                "a session keeps the model it started with."
+            )
             self.accept()
 
-        self.controller.ops.run(asyncio.to_thread(_save, values, key), saved,
-                                what="Saving preferences")
+        self.controller.ops.run(save_and_apply(), applied, what="Saving preferences")
 
 
 def _load() -> Any:
