@@ -31,6 +31,8 @@ Closed = Callable[[BaseException | None], None]
 
 MAX_MESSAGE: Final = 16 * 1024 * 1024
 MAX_CONNECTIONS: Final = 64
+#: requests one connection may have running; past that the host stops reading from it
+MAX_IN_FLIGHT: Final = 64
 MAX_WRITE_BUFFER: Final = 64 * 1024 * 1024
 
 
@@ -183,12 +185,19 @@ class SocketServer:
     """A listening host endpoint; `address` is the bound one (the real port for tcp:…:0)."""
 
     def __init__(
-        self, rpc: RpcServer, address: Address, *, limit: int, max_connections: int
+        self,
+        rpc: RpcServer,
+        address: Address,
+        *,
+        limit: int,
+        max_connections: int,
+        max_in_flight: int = MAX_IN_FLIGHT,
     ) -> None:
         self.rpc = rpc
         self.address = address
         self.limit = limit
         self.max_connections = max_connections
+        self.max_in_flight = max_in_flight
         self._server: asyncio.Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self._inode: int | None = None
@@ -202,6 +211,7 @@ class SocketServer:
         allow_remote: bool = False,
         limit: int = MAX_MESSAGE,
         max_connections: int = MAX_CONNECTIONS,
+        max_in_flight: int = MAX_IN_FLIGHT,
     ) -> SocketServer:
         a = parse_address(address) if isinstance(address, str) else address
         if a.kind == "tcp":
@@ -212,7 +222,9 @@ class SocketServer:
                     f"refusing to listen on non-loopback {a.host!r} without allow_remote",
                     address=str(a),
                 )
-        self = cls(rpc, a, limit=limit, max_connections=max_connections)
+        self = cls(
+            rpc, a, limit=limit, max_connections=max_connections, max_in_flight=max_in_flight
+        )
         if a.kind == "unix":
             sock = _bind_unix(a.path)
             self._inode = os.stat(a.path).st_ino
@@ -253,6 +265,7 @@ class SocketServer:
 
     async def _read(self, reader: asyncio.StreamReader, conn: RpcConnection) -> None:
         while not conn.closed:
+            await conn.room(self.max_in_flight)
             try:
                 line = await reader.readline()
             except ValueError:

@@ -132,6 +132,17 @@ class RpcConnection:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    @property
+    def in_flight(self) -> int:
+        return len(self._tasks)
+
+    async def room(self, limit: int) -> None:
+        """Wait until fewer than `limit` of this connection's requests are running: a
+        carrier stops reading from a client that floods it, instead of starting tasks
+        without end."""
+        while len(self._tasks) >= limit:
+            await asyncio.wait(set(self._tasks), return_when=asyncio.FIRST_COMPLETED)
+
     def reject(self, code: int, message: str, request_id: object = None) -> None:
         """Answer something that is not a request (undecodable, oversized) with an error."""
         self.send(_error(request_id, code, message, {"code": RpcError.code}))

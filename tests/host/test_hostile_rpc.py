@@ -443,3 +443,46 @@ async def test_connection_limit_frees_slots_when_clients_leave(served: Served) -
         for wire in wires:
             await wire.close()
     await served.still_serving()  # the slots came back
+
+
+@pytest.mark.asyncio
+async def test_one_connection_cannot_start_requests_without_end(
+    tmp_path: Path, sock_dir: Path
+) -> None:
+    """Requests that wait (here: prompts that wait on a held-back model) fill the
+    connection's slots; the host then stops reading from it until one finishes, and
+    every request is still answered once the model lets go."""
+    gate = GateProvider()
+    host = Host.open(tmp_path / "store", default_cwd=str(tmp_path),
+                     providers={"offline": OfflineProvider(), "gate": gate})
+    rpc = RpcServer(host)
+    server = await SocketServer.start(rpc, f"unix:{sock_dir / 'c.sock'}", max_in_flight=4)
+    served = Served(host, server, None, gate, tmp_path / "store")
+    wire = await served.open()
+    try:
+        sessions = []
+        for i in range(12):
+            made = await wire.call(req("session.create", {"title": f"s{i}"}, rid=f"c{i}"))
+            sid = made["result"]["id"]
+            await wire.call(req("session.setModel", {"sessionId": sid, "provider": "gate",
+                                                     "model": "g"}, rid=f"m{i}"))
+            sessions.append(sid)
+        lines = [orjson.dumps(req("session.prompt", {"sessionId": s, "text": "hi", "wait": True},
+                                  rid=f"p{i}")) + b"\n" for i, s in enumerate(sessions)]
+        await wire.send(b"".join(lines))
+        # the host reads only as many as it has slots for
+        conn = next(iter(rpc.connections))
+        await asyncio.wait_for(gate.started.wait(), TIMEOUT)
+        for _ in range(50):  # bounded: let the loop run; no new requests may start
+            await asyncio.sleep(0)
+        assert conn.in_flight == 4
+        gate.release.set()
+        answered = {(await wire.reply())["id"] for _ in sessions}
+        assert answered == {f"p{i}" for i in range(len(sessions))}
+        await served.still_serving()
+    finally:
+        gate.release.set()
+        await wire.close()
+        await server.close()
+        await rpc.close()
+        await host.close()
