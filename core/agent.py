@@ -181,8 +181,11 @@ class Agent:
             raise
         except Exception as exc:
             log.exception("session %s: the agent runtime failed", self.id)
-            await self._fail_turn(f"internal error: {exc}")
-            self._settle(self._idle(), ended=False)  # nobody waits on a driver that stopped
+            text = exc.message if isinstance(exc, ForkwiseError) else f"internal error: {exc}"
+            await self._fail_turn(text)
+            # whoever waits on this prompt learns why it stopped (a turn that could not even
+            # be written, e.g. on a full disk, has no turn/end to carry the reason)
+            self._settle({**self._idle(), "status": "failed", "error": text}, ended=True)
         finally:
             self._runner = None
             self._announce_state()

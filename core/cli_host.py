@@ -204,6 +204,8 @@ class TurnDidNotComplete(ForkwiseError):
         reason = outcome.get("error") or "no reason given"
         if outcome["status"] == "idle":
             message = "the prompt did not run: the host could not start its turn (see its log)"
+        elif outcome.get("turn") is None:
+            message = f"the prompt did not run: {reason}"
         else:
             message = f"the turn ended {outcome['status']}: {reason}"
         super().__init__(message, outcome=outcome)

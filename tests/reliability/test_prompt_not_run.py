@@ -35,6 +35,7 @@ def test_a_prompt_whose_turn_cannot_be_written_exits_1(
     code = cli.main(["sessions", "prompt", sid, "hello", "--store", store], out=out, err=err)
     assert code == 1
     assert "did not run" in err.getvalue()
+    assert "No space left on device" in err.getvalue()  # the reason reaches the person
     assert out.getvalue() == ""
     assert (tmp_path / "store" / "sessions" / f"{sid}.jsonl").read_bytes() == before
     assert "No space left" in caplog.text  # the cause is in the log
