@@ -367,6 +367,8 @@ class Agent:
         """Run `work` as the task `cancel()` interrupts."""
         task = asyncio.get_running_loop().create_task(work)
         self._work = task
+        if self._cancel:  # a cancel that came while the step was being set up
+            task.cancel()
         try:
             return await task
         finally:
