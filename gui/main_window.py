@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QContextMenuEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from .badges import badge_icon
 from .composer import Composer
+from .context_menu import ContextMenuMixin
 from .controller import Controller
 from .notify import Banner
 from .session_model import ACTIVITY, ID_ROLE, MESSAGES, MODEL, TITLE
@@ -38,7 +39,7 @@ def _keys(standard: QKeySequence.StandardKey, fallback: str) -> list[QKeySequenc
     return QKeySequence.keyBindings(standard) or [QKeySequence(fallback)]
 
 
-class SessionTree(QTreeView):
+class SessionTree(ContextMenuMixin, QTreeView):
     """The lineage tree; its row context menu is built by `build_context_menu`."""
 
     def __init__(self, window: MainWindow) -> None:
@@ -54,7 +55,6 @@ class SessionTree(QTreeView):
         self.setSortingEnabled(True)
         self.setAnimated(False)
         self.setExpandsOnDoubleClick(True)
-        self.last_menu: QMenu | None = None
 
     def build_context_menu(self, index: QModelIndex) -> QMenu:
         w = self.window_
@@ -70,17 +70,6 @@ class SessionTree(QTreeView):
         copy.setEnabled(bool(sid))
         copy.triggered.connect(lambda: w.copy_text(str(sid)))
         return menu
-
-    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
-        index = self.indexAt(event.pos())
-        if index.isValid():
-            self.setCurrentIndex(index)
-        menu = self.build_context_menu(index)
-        if self.last_menu is not None:
-            self.last_menu.deleteLater()  # the previous one, closed by now
-        self.last_menu = menu
-        menu.popup(event.globalPos())
-        event.accept()
 
 
 class MainWindow(QMainWindow):

@@ -28,7 +28,6 @@ from PySide6.QtCore import (
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
-    QContextMenuEvent,
     QGuiApplication,
     QPainter,
     QPalette,
@@ -47,6 +46,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .context_menu import ContextMenuMixin
 from .message_actions import COPY, EDIT_RESEND, FORK_BEFORE, FORK_FROM, ActionState
 from .session_model import format_when
 from .transcript_entries import Entry
@@ -261,7 +261,7 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
     return f"<p>{html.escape(plain_text(entry))}</p>"
 
 
-class TranscriptView(QListView):
+class TranscriptView(ContextMenuMixin, QListView):
     forkFromMessage = Signal(int)
     forkBeforeMessage = Signal(int)
     editResend = Signal(int)
@@ -284,7 +284,6 @@ class TranscriptView(QListView):
         self.setItemDelegate(self.delegate)
         self.title_of: Callable[[str], str] = lambda sid: sid
         self.clicked.connect(self._clicked)
-        self.last_menu: QMenu | None = None
         self._stick = False
 
     def transcript(self) -> TranscriptModel:
@@ -428,17 +427,6 @@ class TranscriptView(QListView):
         entry = self.transcript().entry(row)
         if entry is not None:
             QGuiApplication.clipboard().setText(plain_text(entry))
-
-    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
-        index = self.indexAt(event.pos())
-        if index.isValid():
-            self.setCurrentIndex(index)
-        menu = self.build_context_menu(index)
-        if self.last_menu is not None:
-            self.last_menu.deleteLater()  # the previous one, closed by now
-        self.last_menu = menu
-        menu.popup(event.globalPos())
-        event.accept()
 
     def menu_position(self, row: int) -> QPoint:
         """Where a context menu for `row` would be asked for (tests send events there)."""

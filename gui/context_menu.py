@@ -1,0 +1,32 @@
+"""Context menus on item views: built by the view's `build_context_menu(index)` (which tests
+call directly and inspect), shown with `popup()` — never `exec()`, which would block."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex
+from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtWidgets import QAbstractItemView, QMenu
+
+
+class ContextMenuMixin:
+    """For a QAbstractItemView subclass that defines `build_context_menu(index) -> QMenu`.
+
+    The row under the pointer becomes current, the menu pops up there, and the menu shown
+    before is released (it has closed by then). `last_menu` is the one showing."""
+
+    last_menu: QMenu | None = None
+
+    def build_context_menu(self, index: QModelIndex) -> QMenu:
+        raise NotImplementedError
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        assert isinstance(self, QAbstractItemView)
+        index = self.indexAt(event.pos())
+        if index.isValid():
+            self.setCurrentIndex(index)
+        menu = self.build_context_menu(index)
+        if self.last_menu is not None:
+            self.last_menu.deleteLater()
+        self.last_menu = menu
+        menu.popup(event.globalPos())
+        event.accept()
