@@ -13,13 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 log() { printf '[forkwise-deb] %s\n' "$*" >&2; }
-# One packaging build at a time in this checkout (dist/ and build/ are shared): wait for others.
-if [ "${FORKWISE_PACKAGING_LOCK_HELD:-}" != 1 ]; then
-  mkdir -p build
-  exec 8>build/.packaging.lock
-  flock -n 8 || { log "waiting for another packaging run in this checkout"; flock 8; }
-  export FORKWISE_PACKAGING_LOCK_HELD=1
-fi
+. packaging/packaging_lock.sh
 
 build_bundle=1
 for arg in "$@"; do

@@ -22,13 +22,7 @@ log() { printf '[forkwise-install-test] %s\n' "$*" >&2; }
 die() { log "FAIL: $*"; exit 1; }
 now() { date +%s.%N; }
 secs() { awk "BEGIN{printf \"%.2f\", $2 - $1}"; }
-# One packaging build at a time in this checkout (dist/ and build/ are shared): wait for others.
-if [ "${FORKWISE_PACKAGING_LOCK_HELD:-}" != 1 ]; then
-  mkdir -p build
-  exec 8>build/.packaging.lock
-  flock -n 8 || { log "waiting for another packaging run in this checkout"; flock 8; }
-  export FORKWISE_PACKAGING_LOCK_HELD=1
-fi
+. packaging/packaging_lock.sh
 
 screenshot=""
 deb=""
