@@ -4,12 +4,16 @@ Holds ids and summary dicts from the client catalogue and builds display data in
 Changes arrive row by row (`upsert`, `remove`); only the first load resets the model. A
 child whose parent is not known yet waits at the top level and is moved beneath its
 parent when that arrives.
+
+The model keeps its rows in last-activity order itself (`sort`; the filter proxy passes
+its sort on to it): a QSortFilterProxyModel sorting 10,000 rows calls `data()` from C++
+about 300,000 times, 1.5 s at load, where a Python sort by key takes milliseconds.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,6 +44,8 @@ RELATION_ROLE = Qt.ItemDataRole.UserRole + 4
 RUNNING_ROLE = Qt.ItemDataRole.UserRole + 5
 
 _ROOT = 0
+_ENABLED = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled
+_DISABLED = Qt.ItemFlag.ItemIsSelectable
 
 
 class _Node:
@@ -65,6 +71,7 @@ class SessionTreeModel(QAbstractItemModel):
         self._by_key: dict[int, _Node] = {_ROOT: self._root}
         self._summaries: dict[str, Json] = {}
         self._next_key = 1
+        self._newest_first: bool | None = None  # None: in arrival order (never sorted)
 
     # --- changes ------------------------------------------------------------------
 
@@ -80,7 +87,56 @@ class SessionTreeModel(QAbstractItemModel):
             self._summaries[summary["id"]] = dict(summary)
         for summary in items:
             self._attach(summary["id"])
+        self._sort_children(self._root)
         self.endResetModel()
+
+    # --- order ----------------------------------------------------------------------
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Every level by last activity (whatever the column, like the proxy's sort role);
+        rows that change activity later move to their place (`upsert`)."""
+        newest_first = order == Qt.SortOrder.DescendingOrder
+        if column < 0 or newest_first == self._newest_first:
+            return
+        self.layoutAboutToBeChanged.emit()
+        self._newest_first = newest_first
+        self._sort_children(self._root)
+        old = self.persistentIndexList()
+        new = []
+        for index in old:
+            node = self._by_key.get(index.internalId())
+            if node is None or node.parent is None:
+                new.append(QModelIndex())
+            else:
+                new.append(self.createIndex(node.row(), index.column(), node.key))
+        self.changePersistentIndexList(old, new)
+        self.layoutChanged.emit()
+
+    def _activity(self, node: _Node) -> str:
+        return self._activity_of(node.sid) if node.sid else ""
+
+    def _activity_of(self, sid: str) -> str:
+        return str(self._summaries[sid].get("updated") or "")
+
+    def _sort_children(self, node: _Node) -> None:
+        if self._newest_first is None:
+            return
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            current.children.sort(key=self._activity, reverse=self._newest_first)
+            stack.extend(c for c in current.children if c.children)
+
+    def _slot(self, siblings: Sequence[_Node], sid: str) -> int:
+        """Where `sid` goes among `siblings` (not containing it) in the current order."""
+        if self._newest_first is None:
+            return len(siblings)
+        key = self._activity_of(sid)
+        for row, other in enumerate(siblings):
+            theirs = self._activity(other)
+            if (theirs < key) if self._newest_first else (theirs > key):
+                return row
+        return len(siblings)
 
     def _attach(self, sid: str) -> None:
         """Place `sid` (and, recursively, its parent first) without signals."""
@@ -119,10 +175,10 @@ class SessionTreeModel(QAbstractItemModel):
         self._summaries[sid] = dict(summary)
         if not known:
             parent = self._placement(sid)
-            row = len(parent.children)
+            row = self._slot(parent.children, sid)
             self.beginInsertRows(self._index_of(parent), row, row)
             node = self._new_node(sid, parent)
-            parent.children.append(node)
+            parent.children.insert(row, node)
             self.endInsertRows()
             self._adopt_orphans(sid)
         else:
@@ -130,6 +186,8 @@ class SessionTreeModel(QAbstractItemModel):
             wanted = self._placement(sid)
             if wanted is not node.parent:
                 self._move(node, wanted)
+            else:
+                self._reorder(node)
             self._changed(node)
         return self.index_for(sid)
 
@@ -162,7 +220,7 @@ class SessionTreeModel(QAbstractItemModel):
     def _move(self, node: _Node, new_parent: _Node) -> None:
         old_parent = node.parent or self._root
         row = node.row()
-        dest = len(new_parent.children)
+        dest = self._slot(new_parent.children, str(node.sid))
         if not self.beginMoveRows(
             self._index_of(old_parent), row, row, self._index_of(new_parent), dest
         ):
@@ -170,7 +228,24 @@ class SessionTreeModel(QAbstractItemModel):
             return
         old_parent.children.pop(row)
         node.parent = new_parent
-        new_parent.children.append(node)
+        new_parent.children.insert(dest, node)
+        self.endMoveRows()
+
+    def _reorder(self, node: _Node) -> None:
+        """Move `node` among its siblings to where its (changed) activity puts it."""
+        parent = node.parent or self._root
+        row = node.row()
+        others = parent.children[:row] + parent.children[row + 1 :]
+        slot = self._slot(others, str(node.sid))
+        if slot == row:
+            return
+        dest = slot + 1 if slot > row else slot  # beginMoveRows counts in the old list
+        parent_index = self._index_of(parent)
+        if not self.beginMoveRows(parent_index, row, row, parent_index, dest):
+            log.warning("refused reorder of %s", node.sid)
+            return
+        parent.children.pop(row)
+        parent.children.insert(slot, node)
         self.endMoveRows()
 
     def _changed(self, node: _Node) -> None:
@@ -251,12 +326,9 @@ class SessionTreeModel(QAbstractItemModel):
     def flags(self, index: Index) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
-        flags = Qt.ItemFlag.ItemIsSelectable
         node = self._by_key.get(index.internalId())
         summary = self._summaries.get(node.sid) if node is not None and node.sid else None
-        if summary is not None and not summary.get("error"):
-            flags |= Qt.ItemFlag.ItemIsEnabled
-        return flags
+        return _ENABLED if summary is not None and not summary.get("error") else _DISABLED
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
@@ -348,7 +420,8 @@ class SessionFilterProxy(QSortFilterProxyModel):
     """Sort by last activity (newest first) and filter by title or message text.
 
     Message text matches come from outside (`set_text_hits`: ids of sessions whose
-    messages contain the pattern), because finding them needs the client."""
+    messages contain the pattern), because finding them needs the client. Sorting is
+    passed on to the source model (see the module docstring); this proxy only filters."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -358,6 +431,11 @@ class SessionFilterProxy(QSortFilterProxyModel):
         self.setAutoAcceptChildRows(False)
         self.setSortRole(UPDATED_ROLE)
         self.setDynamicSortFilter(True)
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        source = self.sourceModel()
+        if source is not None:
+            source.sort(column, order)
 
     @property
     def pattern(self) -> str:

@@ -146,3 +146,34 @@ def test_proxy_sorts_by_activity_and_filters(tree: SessionTreeModel, qtmodeltest
     tree.upsert(summary("zz", "c", title="session c again"))
     assert model_tree(proxy) == {"a": {"b": {"c": {"zz": {}}}, "s": {}}}
     qtmodeltester.check(proxy)
+
+
+def test_rows_keep_activity_order_through_changes(qtmodeltester: Any) -> None:
+    """The source model sorts (the proxy passes its sort on): inserts land in place and a
+    row whose activity changes moves, with row-level signals only."""
+    model = SessionTreeModel()
+    proxy = SessionFilterProxy()
+    proxy.setSourceModel(model)
+    proxy.sort(1, Qt.SortOrder.DescendingOrder)
+    model.load([summary("a", updated="2025-01-01T01:00:00Z"),
+                summary("b", updated="2025-01-01T03:00:00Z"),
+                summary("c", updated="2025-01-01T02:00:00Z")])
+    qtmodeltester.check(proxy)
+
+    def order() -> list[str]:
+        return [proxy.index(r, 0).data(ID_ROLE) for r in range(proxy.rowCount())]
+
+    assert order() == ["b", "c", "a"]
+    model.upsert(summary("d", updated="2025-01-01T02:30:00Z"))
+    assert order() == ["b", "d", "c", "a"]
+    model.upsert(summary("a", updated="2025-01-01T09:00:00Z"))
+    assert order() == ["a", "b", "d", "c"]
+    model.upsert(summary("b", updated="2025-01-01T00:00:00Z"))
+    assert order() == ["a", "d", "c", "b"]
+    model.upsert(summary("x", "d", updated="2025-01-01T05:00:00Z"))
+    model.upsert(summary("y", "d", updated="2025-01-01T06:00:00Z"))
+    assert model.children_of("d") == ["y", "x"]
+    proxy.sort(1, Qt.SortOrder.AscendingOrder)
+    assert order() == ["b", "c", "d", "a"]
+    assert model.children_of("d") == ["x", "y"]
+    qtmodeltester.check(proxy)
