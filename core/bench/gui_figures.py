@@ -1,0 +1,98 @@
+"""GUI figures: open transcript, cold start, tree — measured by `forkwise.gui.perf`.
+
+core/ never imports Qt, so each measurement runs `python -m forkwise.gui.perf FIGURE` in a
+process of its own (offscreen) and reads the one JSON line it prints. Without PySide6
+(the Qt-free environment) the figures are skipped with a note.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..backends.jsonl import JsonlBackend
+from ..store import SessionStore
+from .synth import session_lines, write_store
+
+BIG, SMALL = "bench-big", "bench-small"
+
+
+def gui_missing() -> str:
+    """Why the GUI figures cannot run here ("" when they can)."""
+    missing = [m for m in ("PySide6", "qasync") if importlib.util.find_spec(m) is None]
+    return f"{' and '.join(missing)} not importable" if missing else ""
+
+
+def perf(figure: str, *args: str) -> dict[str, Any]:
+    """One measurement: `python -m forkwise.gui.perf FIGURE ARGS` in a fresh process."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_API="pyside6",
+               QT_LOGGING_RULES="qt.qpa.*=false")
+    cmd = [sys.executable, "-m", "forkwise.gui.perf", figure, *args]
+    if figure.startswith("cold"):
+        cmd += ["--t0", repr(time.monotonic())]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, check=False)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        what = " ".join(cmd[2:4])
+        raise RuntimeError(f"{what} failed ({done.returncode}): {done.stderr[-2000:]}")
+    out: dict[str, Any] = orjson.loads(lines[-1])
+    return out
+
+
+def write_open_store(root: Path, events: int) -> Path:
+    """A `events`-event session and a small one that is newer (the window opens the newest
+    row by itself; the figure then asks for the big one)."""
+    sdir = root / "sessions"
+    sdir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    rng = random.Random(13)
+    (sdir / f"{BIG}.jsonl").write_bytes(b"\n".join(session_lines(rng, BIG, events)) + b"\n")
+    small = []
+    for line in session_lines(rng, SMALL, 40):
+        record = orjson.loads(line)
+        if "ts" in record:
+            record["ts"] = "2027" + record["ts"][4:]
+        small.append(orjson.dumps(record))
+    (sdir / f"{SMALL}.jsonl").write_bytes(b"\n".join(small) + b"\n")
+    return root
+
+
+def warm_index(root: Path) -> int:
+    store = SessionStore(JsonlBackend(root))
+    try:
+        return len(store.list())
+    finally:
+        store.close()
+
+
+def run_open(tmp: Path, events: int, repeat: int) -> list[dict[str, Any]]:
+    root = write_open_store(tmp / "gui-open-store", events)
+    warm_index(root)
+    return [perf("open", "--store", str(root), "--session", BIG, "--other", SMALL)
+            for _ in range(repeat)]
+
+
+def run_cold_and_tree(tmp: Path, sessions: int, per: int, repeat: int
+                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    root = write_store(tmp / "gui-store", sessions, per)
+    warm_index(root)
+    perf("cold", "--store", str(root))  # a first run warms the page cache and the imports
+    perf("cold-baseline")
+    ours, base = [], []
+    for _ in range(repeat):  # interleaved: noise on the machine hits both alike
+        ours.append(perf("cold", "--store", str(root)))
+        base.append(perf("cold-baseline"))
+    trees = [perf("tree", "--store", str(root)) for _ in range(repeat)]
+    return ours, base, trees
+
+
+def median(runs: list[dict[str, Any]], key: str) -> float:
+    return float(statistics.median(float(r[key]) for r in runs))
