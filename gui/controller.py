@@ -65,7 +65,9 @@ class Controller(QObject):
 
     async def _start(self) -> list[Json]:
         self._unsubscribe = await self.client.subscribe(self._on_note)
-        return await self.client.list_sessions()
+        # the client listed the catalogue when it connected and keeps it current from
+        # notifications: no second listing of the whole store
+        return list(self.client.catalogue.values())
 
     def _started(self, rows: list[Json]) -> None:
         self.tree.load(rows)

@@ -307,7 +307,10 @@ class MainWindow(QMainWindow):
         self.transcript._stick = False
 
     def _tree_loaded(self, count: int) -> None:
-        self.tree.expandAll()
+        # expand lineage only: expandAll visits every row (0.12 s on 10,000 sessions)
+        model, proxy = self.controller.tree, self.controller.proxy
+        for sid in model.lineage_parents():
+            self.tree.expand(proxy.mapFromSource(model.index_for(sid)))
         if count and not self.tree.currentIndex().isValid():
             first = self.controller.proxy.index(0, 0)
             if first.isValid():

@@ -273,6 +273,10 @@ class SessionTreeModel(QAbstractItemModel):
         node = self._nodes.get(sid)
         return node.parent.sid if node is not None and node.parent is not None else None
 
+    def lineage_parents(self) -> list[str]:
+        """Sessions with rows beneath them: what the tree expands once loaded."""
+        return [sid for sid, node in self._nodes.items() if node.children]
+
     def children_of(self, sid: str | None) -> list[str]:
         node = self._root if sid is None else self._nodes.get(sid)
         return [c.sid for c in node.children if c.sid] if node is not None else []
