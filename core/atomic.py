@@ -11,22 +11,36 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 
 PRIVATE_FILE = 0o600
 
 
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def write_file_atomically(
-    path: Path, data: bytes, *, mode: int = PRIVATE_FILE, overwrite: bool = True
+    path: Path,
+    data: bytes | Callable[[int], None],
+    *,
+    mode: int = PRIVATE_FILE,
+    overwrite: bool = True,
 ) -> None:
+    """`data` is the content, or a function that writes it to the file descriptor it is
+    given (e.g. copying a byte range from another file)."""
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     backup: Path | None = None
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            if callable(data):
+                data(fd)
+            else:
+                write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -254,6 +254,9 @@ class SessionCreated:
     header: SessionHeader
     seed: tuple[Event, ...]
     events: tuple[Event, ...] = ()
+    #: for a fork: the session whose first len(seed) events the seed is, line for line, so
+    #: a backend may copy those bytes instead of writing each event again
+    copied_from: str | None = None
 
     @property
     def session_id(self) -> str:

@@ -274,7 +274,12 @@ class SessionStore:
             else:  # the whole log: reuse what is known about it instead of a second pass
                 state, seed_summary = _copy_state(rec.state), rec.summary
             return self._commit_create(
-                header, seed, state, [fork_event, *follow], seed_summary=seed_summary
+                header,
+                seed,
+                state,
+                [fork_event, *follow],
+                seed_summary=seed_summary,
+                copied_from=rec.header.id,
             )
 
     def append(self, session_id: str, drafts: Iterable[Draft]) -> tuple[Event, ...]:
@@ -358,10 +363,11 @@ class SessionStore:
         *,
         built: tuple[Event, ...] = (),
         seed_summary: SessionSummary | None = None,
+        copied_from: str | None = None,
     ) -> Session:
         follow_events = built + _build(follow, len(seed) + len(built))
         _feed_atomically(state, follow_events[len(built) :])
-        change = SessionCreated(header, tuple(seed), follow_events)
+        change = SessionCreated(header, tuple(seed), follow_events, copied_from)
         self.backend.persist(change)
         events = [*seed, *follow_events]
         summary = SessionSummary.start(header).fold(events, counts_from=seed_summary)

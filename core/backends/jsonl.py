@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from ..atomic import fsync_dir, write_file_atomically
+from ..atomic import fsync_dir, write_all, write_file_atomically
 from ..errors import (
     CorruptLog,
     DuplicateSessionId,
@@ -280,14 +280,50 @@ class JsonlBackend:
         if path.exists():
             raise DuplicateSessionId(f"a session {sid!r} exists already", session_id=sid)
         header_raw = orjson.dumps(change.header.to_record())
-        body = [
-            header_raw,
-            *(e.encode() for e in change.seed),
-            *(e.encode() for e in change.events),
-        ]
-        write_file_atomically(path, b"\n".join(body) + b"\n", overwrite=False)
+        rest = b"".join(e.encode() + b"\n" for e in change.events)
+        source = self._seed_range(change) if change.copied_from else None
+        if source is not None:  # a fork: the seed's bytes are copied, not encoded again
+            src_path, end = source
+
+            def write(fd: int) -> None:
+                write_all(fd, header_raw + b"\n")
+                with open(src_path, "rb") as src:
+                    start = len(self._headers[change.copied_from or ""]) + 1
+                    _copy_range(src.fileno(), fd, start, end - start)
+                write_all(fd, rest)
+
+            write_file_atomically(path, write, overwrite=False)
+        else:
+            body = b"".join(e.encode() + b"\n" for e in change.seed)
+            write_file_atomically(path, header_raw + b"\n" + body + rest, overwrite=False)
         self._headers[sid] = header_raw
         self._tails[sid] = _Tail(0, None, False)
+
+    def _seed_range(self, change: SessionCreated) -> tuple[Path, int] | None:
+        """Where a fork's seed stands in its source file: (path, end offset), when the file
+        is laid out exactly as header + one line per event (as this backend writes it).
+        Checked cheaply: the line at the computed place must be the seed's last event,
+        byte for byte. Anything else (blank lines, a hand-written layout) returns None and
+        the seed is encoded instead."""
+        src = change.copied_from
+        header_raw = self._headers.get(src or "")
+        tail = self._tails.get(src or "")
+        if src is None or header_raw is None or tail is None or not change.seed:
+            return None
+        last = change.seed[-1].raw
+        if last is None:
+            return None
+        end = len(header_raw) + 1 + sum(len(e.raw or b"") + 1 for e in change.seed)
+        path = self.path(src)
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(end - len(last) - 2)
+                found = fh.read(len(last) + 2)
+        except OSError:
+            return None
+        if found != b"\n" + last + b"\n":
+            return None
+        return path, end
 
     def _append(self, change: EventsAppended) -> None:
         sid = change.session_id
@@ -379,6 +415,27 @@ class JsonlBackend:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+
+def _copy_range(src: int, dst: int, offset: int, count: int) -> None:
+    """Copy `count` bytes of `src` from `offset` to the end of `dst`, in the kernel where
+    it can (copy_file_range), else through a buffer."""
+    copy = getattr(os, "copy_file_range", None)
+    while count > 0:
+        if copy is not None:
+            try:
+                done = copy(src, dst, min(count, 1 << 30), offset)
+            except OSError:
+                copy = None
+                continue
+        else:
+            chunk = os.pread(src, min(count, 1 << 24), offset)
+            write_all(dst, chunk)
+            done = len(chunk)
+        if done <= 0:
+            raise OSError("the source file ended before the seed did")
+        offset += done
+        count -= done
 
 
 def _undo_append(fd: int, size_before: int) -> None:

@@ -524,3 +524,55 @@ def test_writer_clears_what_a_crash_left_beside_the_logs(tmp_path: Path) -> None
     assert moved.read_bytes() == b"the version before a rewrite"
     assert [s.id for s in store.list()] == ["kept"]
     store.close()
+
+
+def test_fork_copies_the_seed_bytes_from_the_source_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from forkwise.core.backends import jsonl
+
+    copies: list[int] = []
+    real_copy = jsonl._copy_range
+
+    def counting(src: int, dst: int, offset: int, count: int) -> None:
+        copies.append(count)
+        real_copy(src, dst, offset, count)
+
+    monkeypatch.setattr(jsonl, "_copy_range", counting)
+    store = SessionStore(JsonlBackend(tmp_path))
+    sample_events = events_of(SAMPLE)
+    store.create("src", sample_events)
+    child = store.fork("src", 13)
+    source = (tmp_path / "sessions" / "src.jsonl").read_bytes().splitlines()
+    copied = (tmp_path / "sessions" / f"{child.id}.jsonl").read_bytes().splitlines()
+    assert copies == [sum(len(line) + 1 for line in source[1:14])]
+    assert copied[1:14] == source[1:14]
+    assert orjson.loads(copied[14])["type"] == "history/fork"
+    assert len(copied) == 15
+    store.close()
+    reopened = SessionStore(JsonlBackend(tmp_path))
+    assert reopened.get(child.id).events[:13] == tuple(sample_events[:13])
+    reopened.close()
+
+
+def test_fork_of_a_hand_laid_out_file_encodes_the_seed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blank lines or a missing final newline: the byte range would be wrong, so the seed
+    is written event by event instead, and the child is a clean file."""
+    from forkwise.core.backends import jsonl
+
+    monkeypatch.setattr(jsonl, "_copy_range", lambda *a: pytest.fail("must not copy"))
+    events = events_of(SAMPLE)
+    lines = file_bytes("hand", events).splitlines()
+    lines.insert(3, b"")  # a blank line a person left in
+    sessions = tmp_path / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "hand.jsonl").write_bytes(b"\n".join(lines))  # and no final newline
+    store = SessionStore(JsonlBackend(tmp_path))
+    store.fork("hand", 13, "kid")
+    written = (sessions / "kid.jsonl").read_bytes().splitlines()
+    assert b"" not in written
+    assert [orjson.loads(x)["seq"] for x in written[1:]] == list(range(1, 15))
+    assert store.get("kid").events[:13] == store.get("hand").events[:13]
+    store.close()
