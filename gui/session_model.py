@@ -351,6 +351,8 @@ class SessionTreeModel(QAbstractItemModel):
     def _data(self, sid: str, s: Json, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             if column == TITLE:
+                if s.get("error"):
+                    return f"{sid} — cannot be read"
                 return s.get("title") or sid
             if column == ACTIVITY:
                 return "● running" if s.get("running") else format_when(s.get("updated"))
