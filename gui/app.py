@@ -116,6 +116,9 @@ def run(store_dir: Path | None, connect: str | None, token: str | None,
     app.setDesktopFileName("forkwise")
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)  # cleanup below still needs the running loop
+    from .main_thread_gc import MainThreadCollector
+
+    collector = MainThreadCollector(app)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
@@ -123,6 +126,7 @@ def run(store_dir: Path | None, connect: str | None, token: str | None,
     finally:
         loop.close()
         asyncio.set_event_loop(None)
+        collector.stop()
 
 
 async def open_client(store_dir: Path | None, connect: str | None,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from conftest import LONG
+from store_harness import LONG
 
 from forkwise.core.backends.jsonl import JsonlBackend
 from forkwise.core.session import SessionSummary

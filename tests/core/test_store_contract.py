@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import StoreHarness
 from logdata import SAMPLE, TS, events_of, message, turn
+from store_harness import StoreHarness
 
 from forkwise.core.errors import ForkwiseError
 from forkwise.core.events import HISTORY_FORK

@@ -8,6 +8,7 @@ helpers here await asyncio futures and poll with `asyncio.sleep`.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
@@ -35,9 +36,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _qapp(qapp: Any) -> Any:
+def _qapp(qapp: Any) -> Iterator[Any]:
     qapp.setQuitOnLastWindowClosed(False)
-    return qapp
+    yield qapp
+    # Qt objects a test left in reference cycles are destroyed here, on the GUI thread,
+    # not later by a collection that happens to run in some worker thread
+    gc.collect()
 
 
 @pytest.fixture
