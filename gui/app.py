@@ -157,6 +157,9 @@ async def open_store_client(store_dir: Path | None, connect: str | None,
     claimed = await asyncio.to_thread(shared_store.claim, store_dir,
                                       lambda: Host.open(store_dir), wait)
     if isinstance(claimed, Host):
+        from .index_progress import build_index
+
+        await build_index(claimed)  # a missing index is rebuilt with a progress bar
         return await Client.in_process(claimed), claimed, ""
     if isinstance(claimed, str):
         try:

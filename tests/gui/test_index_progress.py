@@ -1,0 +1,44 @@
+"""Rebuilding the summary index of a store shows progress and leaves the index behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forkwise.core.bench.synth import write_store
+from forkwise.core.host import Host
+from forkwise.gui.index_progress import build_index
+
+pytestmark = pytest.mark.gui
+
+
+def test_index_rebuild_reports_progress_to_the_end(aloop: Any, tmp_path: Path) -> None:
+    write_store(tmp_path, sessions=600, events_per_session=20)
+    seen: list[tuple[int, int]] = []
+
+    async def scenario() -> int:
+        host = Host.open(tmp_path)
+        try:
+            return await build_index(host, lambda d, t: seen.append((d, t)))
+        finally:
+            await host.close()
+
+    assert aloop(scenario()) == 600
+    assert seen[-1] == (600, 600)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert len(seen) >= 3  # every 250 sessions, and the end
+    assert (tmp_path / "index.json").exists()
+    # with the index in place, nothing is rebuilt and nothing is reported
+    seen.clear()
+
+    async def again() -> int:
+        host = Host.open(tmp_path)
+        try:
+            return await build_index(host, lambda d, t: seen.append((d, t)))
+        finally:
+            await host.close()
+
+    assert aloop(again()) == 600
+    assert seen == []
