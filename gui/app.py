@@ -159,7 +159,8 @@ async def open_store_client(store_dir: Path | None, connect: str | None,
     if isinstance(claimed, Host):
         from .index_progress import build_index
 
-        await build_index(claimed)  # a missing index is rebuilt with a progress bar
+        if not (store_dir / "index.json").exists():  # rebuilt with a progress bar
+            await build_index(claimed)
         return await Client.in_process(claimed), claimed, ""
     if isinstance(claimed, str):
         try:
