@@ -200,15 +200,7 @@ class Client:
         return outcome
 
     async def fork(self, session_id: str, at_seq: int | None = None) -> Json:
-        try:
-            child: Json = await self.call(
-                "session.fork", {"sessionId": session_id, "atSeq": at_seq}
-            )
-        except WorkspaceAttachFailed as exc:
-            await self._reconcile(exc)
-            raise
-        self.catalogue[child["id"]] = child
-        return child
+        return await self._fork("session.fork", {"sessionId": session_id, "atSeq": at_seq})
 
     async def fork_at_message(
         self, session_id: str, message_id: str, include_message: bool = True, replace: bool = False
@@ -219,8 +211,13 @@ class Client:
             "includeMessage": include_message,
             "replace": replace,
         }
+        return await self._fork("session.forkAtMessage", params)
+
+    async def _fork(self, method: str, params: Json) -> Json:
+        """A fork call: the child's row goes into the catalogue, and a child that was
+        published but not attached is reconciled into it before the error is raised."""
         try:
-            summary: Json = await self.call("session.forkAtMessage", params)
+            summary: Json = await self.call(method, params)
         except WorkspaceAttachFailed as exc:
             await self._reconcile(exc)
             raise
