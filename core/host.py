@@ -231,7 +231,22 @@ class Host:
     # --- the client API (JSON in, JSON out) ----------------------------------------
 
     async def list_sessions(self) -> list[Json]:
-        return [self.row(s) for s in await self.io(self.store.list)]
+        summaries = await self.io(self.store.list)
+        # A turn a crash left open is closed (interrupted) when the host first serves its
+        # session. Listing serves the sessions whose log ends inside a turn, so that none
+        # of them shows as running while nothing runs it; a turn waiting for an approval
+        # stays open. Only those few logs are loaded.
+        dangling = [
+            s.id
+            for s in summaries
+            if s.running and s.error is None and s.id not in self._served and not self.read_only
+        ]
+        if dangling:
+            for sid in dangling:
+                await self._serve(sid)
+            fresh = {sid: await self.io(self.store.summary, sid) for sid in dangling}
+            summaries = [fresh.get(s.id, s) for s in summaries]
+        return [self.row(s) for s in summaries]
 
     async def get_session(self, session_id: str) -> Json:
         snap = await self._serve(session_id)

@@ -265,3 +265,28 @@ async def test_delegate_starts_a_clipped_subagent_child(env: Env) -> None:
     assert child_events[completed + 1]["type"] == "model/select"
     users = [m["text"] for m in await env.client.messages(child) if m["role"] == "user"]
     assert users == ["background", "look into it"]
+
+
+@pytest.mark.asyncio
+async def test_listing_closes_crashed_turns_and_keeps_waiting_ones(
+    carrier: str, tmp_path: Path, sock_dir: Path
+) -> None:
+    """A session list shows no session as running that nothing runs."""
+    crashed = LogBuilder()
+    crashed.turn("t1", "fine")
+    crashed.add("turn/start", turn="t2")
+    waiting = LogBuilder()
+    approval = waiting.waiting_turn("t1", "list_dir", {"path": "."})
+    store = tmp_path / "store"
+    write_log(store, "crashed", crashed.records)
+    waiting_path = write_log(store, "waiting", waiting.records)
+    waiting_before = waiting_path.read_bytes()
+    async with open_env(carrier, tmp_path, sock_dir) as env:
+        rows = {r["id"]: r for r in await env.client.list_sessions()}
+        assert rows["crashed"]["running"] is False
+        last = env.events("crashed")[-1]
+        assert (last["type"], last["status"]) == ("turn/end", "interrupted")
+        assert rows["waiting"]["running"] is True
+        assert waiting_path.read_bytes() == waiting_before
+        info = await env.client.get_session("waiting")
+        assert [a["approval"] for a in info["pendingApprovals"]] == [approval]
