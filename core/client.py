@@ -235,7 +235,7 @@ class Client:
 
     async def reload_settings(self) -> Json:
         """Ask the host to read the provider settings again; returns the new default
-        `{"provider", "model"}` for sessions created from now on."""
+        `{"provider", "model", "reasoning"}` for sessions created from now on."""
         result: Json = await self.call("host.reloadSettings")
         return result
 

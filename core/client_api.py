@@ -60,7 +60,7 @@ class ClientAPI(Protocol):
     async def fork_at_message(
         self, session_id: str, message_id: str, include_message: bool = True, replace: bool = False
     ) -> Json: ...  # child summary, or the same session's summary when replace=True
-    async def reload_settings(self) -> Json: ...  # {"provider", "model"} for new sessions
+    async def reload_settings(self) -> Json: ...  # {"provider", "model", "reasoning"}
     async def subscribe(self, callback: Callable[[Notification], None]) -> Unsubscribe: ...
     # beyond the minimum: model choice (refused with session-busy during a turn)
     async def set_model(

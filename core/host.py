@@ -346,7 +346,8 @@ class Host:
         provider = build_provider(settings)
         self.providers[provider.name] = provider
         self._default_model = settings.choice()
-        return {"provider": self._default_model.provider, "model": self._default_model.model}
+        choice = self._default_model
+        return {"provider": choice.provider, "model": choice.model, "reasoning": choice.reasoning}
 
     async def reload_settings(self) -> Json:
         """`host.reloadSettings`: read the settings file again (after Preferences saved it)."""

@@ -166,6 +166,26 @@ class Controller(QObject):
         self._pending_fork = None
         self.ops.run(self.client.create_session(), self._landed, what="Creating a session")
 
+    def use_configured_model(self, session_id: str | None = None) -> None:
+        """Switch a session to the model Preferences name (a session otherwise keeps the
+        model it started with); refused by the host while a turn runs."""
+        sid = session_id or self.current
+        if sid is None:
+            return
+
+        async def switch() -> Json:
+            choice = await self.client.reload_settings()
+            row: Json = await self.client.set_model(
+                sid, choice["provider"], choice["model"], choice.get("reasoning")
+            )
+            return row
+
+        def switched(row: Json) -> None:
+            self.tree.upsert(row)
+            self.notifier.info(f"This session now uses {row['model']} ({row['provider']}).")
+
+        self.ops.run(switch(), switched, what="Switching the model")
+
     # --- forking ------------------------------------------------------------------------
 
     def fork_session(self, session_id: str | None = None) -> None:

@@ -123,6 +123,9 @@ class MainWindow(QMainWindow):
         self.action_stop = self._action("actionStop", "&Stop", "Ctrl+.",
                                         "Cancel the running turn")
         self.action_stop.setEnabled(False)
+        self.action_use_model = self._action(
+            "actionUseConfiguredModel", "Use the &model from Preferences", None,
+            "Answer this session's next turns with the model chosen in Preferences")
         self.action_prefs = self._action("actionPreferences", "&Preferences…",
                                          _keys(QKeySequence.StandardKey.Preferences, "Ctrl+,"),
                                          "Choose the model provider")
@@ -224,6 +227,7 @@ class MainWindow(QMainWindow):
         session_menu.setObjectName("menuSession")
         session_menu.addAction(self.action_fork)
         session_menu.addAction(self.action_stop)
+        session_menu.addAction(self.action_use_model)
         help_menu = bar.addMenu("&Help")
         help_menu.setObjectName("menuHelp")
         help_menu.addAction(self.action_about)
@@ -234,6 +238,8 @@ class MainWindow(QMainWindow):
         self.action_fork.triggered.connect(lambda: c.fork_session(self.selected_session()))
         self.action_find.triggered.connect(self.focus_filter)
         self.action_stop.triggered.connect(c.cancel)
+        self.action_use_model.triggered.connect(
+            lambda: c.use_configured_model(self.selected_session()))
         self.action_quit.triggered.connect(self.close)
         self.action_prefs.triggered.connect(self.open_settings)
         self.action_about.triggered.connect(self._about)
@@ -325,6 +331,7 @@ class MainWindow(QMainWindow):
     def _update_fork_action(self) -> None:
         has = self.selected_session() is not None
         self.action_fork.setEnabled(has)
+        self.action_use_model.setEnabled(has)
         if not has:
             self.action_fork.setStatusTip("Select a session to fork")
 

@@ -29,7 +29,9 @@ async def test_saved_endpoint_answers_new_sessions_after_a_reload(
         assert before["provider"] == "offline"
 
         save_settings(ProviderSettings(kind="openai", base_url=server.base_url, model="m-7"))
-        assert await client.reload_settings() == {"provider": "openai", "model": "m-7"}
+        assert await client.reload_settings() == {
+            "provider": "openai", "model": "m-7", "reasoning": None
+        }
         after = await client.create_session(title="after")
         assert (after["provider"], after["model"]) == ("openai", "m-7")
         server.stream([chunk("Hello "), chunk("from the endpoint", finish="stop")])
