@@ -63,11 +63,6 @@ def now_ts() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def is_standalone(event_type: str) -> bool:
-    """Standalone events live outside turns; unknown types count as standalone."""
-    return event_type not in TURN_SCOPED and event_type not in (TURN_START, TURN_END)
-
-
 @dataclass(frozen=True, slots=True)
 class Event:
     """One immutable log entry. `raw` is the serialized line (without newline), if known."""
