@@ -276,12 +276,16 @@ class Host:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise InvalidBoundary(f"{name} must be a non-negative integer", **{name: value})
         await self._serve(session_id)
-        tail: tuple[Event, ...] = await self.io(self.store.events_since, session_id, after)
-        page = tail[: max(1, min(limit, MAX_PAGE))]
+        size = max(1, min(limit, MAX_PAGE))
+
+        def page_of() -> tuple[tuple[Event, ...], int]:
+            return self.store.events_since(session_id, after, size), self.store.last_seq(session_id)
+
+        page, last = await self.io(page_of)
         return {
             "events": [e.to_record() for e in page],
-            "lastSeq": after + len(tail),
-            "more": len(tail) > len(page),
+            "lastSeq": max(last, after),
+            "more": after + len(page) < last,
         }
 
     async def create_session(

@@ -135,9 +135,17 @@ class SessionStore:
         with self._lock:
             return self._record(session_id).snapshot()
 
-    def events_since(self, session_id: str, after: int) -> tuple[Event, ...]:
+    def events_since(
+        self, session_id: str, after: int, limit: int | None = None
+    ) -> tuple[Event, ...]:
+        """Events with seq > `after`, at most `limit` of them (a page)."""
         with self._lock:
-            return tuple(self._record(session_id).events[after:])
+            events = self._record(session_id).events
+            return tuple(events[after:] if limit is None else events[after : after + limit])
+
+    def last_seq(self, session_id: str) -> int:
+        with self._lock:
+            return len(self._record(session_id).events)
 
     def summary(self, session_id: str) -> SessionSummary:
         with self._lock:
