@@ -206,40 +206,34 @@ class SessionSummary:
 
     @classmethod
     def from_index(cls, data: Mapping[str, Any]) -> SessionSummary:
-        """Rebuild a summary from the index; KeyError/TypeError when `data` is not one."""
-        for key, kinds in _INDEX_TYPES.items():
-            value = data[key]
-            if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-                raise TypeError(f"index field {key!r} has the wrong type")
-        if not isinstance(data.get("error"), dict | None):
+        """Rebuild a summary from the index; KeyError/TypeError when `data` is not one.
+
+        Runs once per session on every listing, so it checks exact types (JSON decodes to
+        exact types; bool must not pass for int) and builds the record positionally: the
+        index keys are listed in the dataclass's field order."""
+        values = [data[key] for key in _INDEX_KEYS]
+        for value, allowed in zip(values, _INDEX_ALLOWED, strict=True):
+            if type(value) not in allowed:
+                raise TypeError("an index field has the wrong type")
+        error = data.get("error")
+        if error is not None and type(error) is not dict:
             raise TypeError("index field 'error' has the wrong type")
-        return cls(
-            id=data["id"],
-            created=data["created"],
-            cwd=data["cwd"],
-            parent_session=data["parentSession"],
-            seed_length=data["seedLength"],
-            relation=data["relation"],
-            title=data["title"],
-            events=data["events"],
-            turns=data["turns"],
-            messages=data["messages"],
-            updated=data["updated"],
-            running=data["running"],
-            model=data["model"],
-            provider=data["provider"],
-            first_user_text=data["firstUserText"],
-            error=data.get("error"),
-        )
+        values.append(error)
+        return cls(*values)
 
 
-_STR, _OPT = (str,), (str, type(None))
-_INDEX_TYPES: dict[str, tuple[type, ...]] = {
-    "id": _STR, "created": _STR, "cwd": _STR, "parentSession": _OPT, "seedLength": (int,),
-    "relation": _OPT, "title": _OPT, "events": (int,), "turns": (int,), "messages": (int,),
-    "updated": _STR, "running": (bool,), "model": _OPT, "provider": _OPT,
+_STR: frozenset[type] = frozenset({str})
+_OPT: frozenset[type] = frozenset({str, type(None)})
+_INT: frozenset[type] = frozenset({int})
+#: index key → the exact types it may hold, in SessionSummary's field order (error apart)
+_INDEX_TYPES: dict[str, frozenset[type]] = {
+    "id": _STR, "created": _STR, "cwd": _STR, "parentSession": _OPT, "seedLength": _INT,
+    "relation": _OPT, "title": _OPT, "events": _INT, "turns": _INT, "messages": _INT,
+    "updated": _STR, "running": frozenset({bool}), "model": _OPT, "provider": _OPT,
     "firstUserText": _OPT,
 }  # fmt: skip
+_INDEX_KEYS = tuple(_INDEX_TYPES)
+_INDEX_ALLOWED = tuple(_INDEX_TYPES.values())
 
 
 # --- the store's change events (plain Python; backends and the catalogue subscribe) ---
