@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -225,12 +226,14 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
     window.show()
     controller.start()
     status = 0
+    previous = _quit_on_signals(window)
     try:
         if self_test:
             status = await _self_test(controller, loaded, started)
         else:
             await closed
     finally:
+        _restore_signals(previous)
         if not self_test:  # an offscreen self-test must not leave its geometry behind
             window.save_state()
         await controller.stop()
@@ -242,6 +245,26 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
             await host.close()
         window.deleteLater()
     return status
+
+
+def _quit_on_signals(window: Any) -> dict[int, Any]:
+    """Ctrl+C in the terminal or a SIGTERM closes the window like the Quit action: the
+    host ends its running turns as interrupted, releases the store and removes its socket.
+    (Python runs the handler the next time it gets control; the GUI-thread collector's
+    timer makes that happen within half a second even when the window is idle.)"""
+    previous: dict[int, Any] = {}
+
+    def request_quit(_signum: int, _frame: Any) -> None:
+        window.close()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous[sig] = signal.signal(sig, request_quit)
+    return previous
+
+
+def _restore_signals(previous: dict[int, Any]) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
 
 
 async def _self_test(controller: Any, loaded: asyncio.Future[int], started: float) -> int:
