@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from . import __version__, shared_store
+from . import shared_store
 from .backends.jsonl import JsonlBackend, parse_log
 from .errors import (
     CorruptLog,
@@ -59,6 +59,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked for (reading package metadata takes ~20 ms)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object) -> None:
+        from . import __version__
+
+        print(f"forkwise {__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument(
@@ -70,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     _connect_options(common, argparse.SUPPRESS)  # given after the subcommand
 
     parser = _Parser(prog="forkwise", description="Browse and branch AI-agent sessions.")
-    parser.add_argument("--version", action="version", version=f"forkwise {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     _connect_options(parser, None)  # given before it
     top = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     host = top.add_parser("host", help="serve the store to other processes (headless host)")

@@ -95,22 +95,10 @@ class Event:
     @classmethod
     def from_decoded(cls, record: dict[str, Any], raw: bytes | None = None) -> Event:
         """Like from_record, but takes ownership of `record` (a dict fresh from the decoder):
-        the reserved keys are popped in place and the rest becomes the payload. This is the
-        loader's hot path."""
-        seq = record.pop("seq", None)
-        etype = record.pop("type", None)
-        ts = record.pop("ts", None)
-        if type(seq) is not int or seq < 1:
-            raise InvalidEvent(f"event seq must be a positive integer, got {seq!r}")
-        if type(etype) is not str or not etype:
-            raise InvalidEvent(f"event {seq}: type must be a non-empty string")
-        if type(ts) is not str:
-            raise InvalidEvent(f"event {seq}: ts must be a string")
-        required = _REQUIRED.get(etype)
-        if required is not None:
-            _check_required(etype, record, required, seq)
-        if raw is not None and too_deep(raw, record):
-            raise InvalidEvent(f"event {seq}: JSON nested deeper than {MAX_NESTING} levels")
+        the reserved keys are popped in place and the rest becomes the payload."""
+        seq, etype = check_record(record, raw)
+        del record["seq"], record["type"]
+        ts = record.pop("ts")
         return cls(seq, etype, ts, MappingProxyType(record), raw)
 
     @classmethod
@@ -125,6 +113,25 @@ class Event:
         except TypeError as exc:
             raise InvalidEvent(f"event {etype!r} cannot be stored as JSON: {exc}") from exc
         return cls.from_decoded(orjson.loads(raw), raw)
+
+
+def check_record(record: dict[str, Any], raw: bytes | None = None) -> tuple[int, str]:
+    """Check a decoded line as an event (reserved keys and the required fields of its type)
+    without building one; returns its seq and type. This is the loader's hot path."""
+    seq = record.get("seq")
+    etype = record.get("type")
+    if type(seq) is not int or seq < 1:
+        raise InvalidEvent(f"event seq must be a positive integer, got {seq!r}")
+    if type(etype) is not str or not etype:
+        raise InvalidEvent(f"event {seq}: type must be a non-empty string")
+    if type(record.get("ts")) is not str:
+        raise InvalidEvent(f"event {seq}: ts must be a string")
+    required = _REQUIRED.get(etype)
+    if required is not None:
+        _check_required(etype, record, required, seq)
+    if raw is not None and too_deep(raw, record):
+        raise InvalidEvent(f"event {seq}: JSON nested deeper than {MAX_NESTING} levels")
+    return seq, etype
 
 
 def too_deep(raw: bytes, value: object) -> bool:
@@ -172,7 +179,7 @@ def _check_required(
         raise InvalidEvent(f"event {seq} ({etype}): boundary must not be negative")
 
 
-def message_text(event: Event) -> str:
+def message_text(event: Event | Mapping[str, Any]) -> str:
     """The visible text of a message event (text parts joined)."""
     parts = event.get("parts") or ()
     return "".join(

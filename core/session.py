@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from .errors import CorruptLog, UnsupportedVersion
+from .event_log import event_types
 from .events import MESSAGE, MODEL_SELECT, SESSION_TITLE, TURN_END, TURN_START, Event, message_text
 from .ids import validate_session_id
 from .replay import Replay, replay
@@ -75,7 +76,8 @@ class Session:
     """
 
     header: SessionHeader
-    events: tuple[Event, ...]
+    #: a read-only view of the store's log (an EventView), or any sequence of events
+    events: Sequence[Event]
     generation: str
 
     @property
@@ -128,51 +130,27 @@ class SessionSummary:
         )
 
     def fold(
-        self, events: Sequence[Event], counts_from: SessionSummary | None = None
+        self,
+        events: Sequence[Event],
+        counts_from: SessionSummary | None = None,
+        source_title: str | None = None,
     ) -> SessionSummary:
         """The summary after `events` were appended (the catalogue's incremental update).
 
         `counts_from`: a summary already covering the first `counts_from.events` of
-        `events` (a fork of a whole log), so that only the rest is folded.
+        `events` (a fork of a whole log), so that only the rest is folded; `source_title`:
+        the title its header meta gave it, if any.
         """
-        base = counts_from if counts_from is not None else self
-        n_events, turns, messages = base.events, base.turns, base.messages
-        running, title, model, provider = base.running, base.title, base.model, base.provider
-        updated, first_user = base.updated, base.first_user_text
-        if counts_from is not None:
+        if counts_from is None:
+            fold = SummaryFold(self)
+        else:
+            fold = SummaryFold(counts_from)
             # the source's title may come from its header meta, which this header lacks
-            covered = reversed(events[: counts_from.events])
-            title = next((e.get("title") for e in covered if e.type == SESSION_TITLE), self.title)
+            fold.title = _logged_title(events, counts_from, source_title, self.title)
             events = events[counts_from.events :]
         for ev in events:
-            n_events += 1
-            updated = ev.ts
-            etype = ev.type
-            if etype == MESSAGE:
-                messages += 1
-                if first_user is None and ev.get("role") == "user":
-                    first_user = message_text(ev)[:200]
-            elif etype == TURN_START:
-                turns += 1
-                running = True
-            elif etype == TURN_END:
-                running = False
-            elif etype == MODEL_SELECT:
-                model, provider = ev.get("model"), ev.get("provider")
-            elif etype == SESSION_TITLE:
-                title = ev.get("title")
-        return replace(
-            self,
-            events=n_events,
-            turns=turns,
-            messages=messages,
-            running=running,
-            title=title,
-            model=model,
-            provider=provider,
-            updated=updated,
-            first_user_text=first_user,
-        )
+            fold.add(ev.type, ev.ts, ev.fields)
+        return fold.result(self)
 
     @property
     def display_title(self) -> str:
@@ -236,6 +214,75 @@ _INDEX_KEYS = tuple(_INDEX_TYPES)
 _INDEX_ALLOWED = tuple(_INDEX_TYPES.values())
 
 
+def _logged_title(
+    events: Sequence[Event], covered: SessionSummary, header_title: str | None, own: str | None
+) -> str | None:
+    """The title the first `covered.events` events set (the last `session/title`), else
+    `own`. A covered title that its header did not give must come from an event."""
+    if covered.title is None:
+        return own  # every session/title event sets a string
+    if covered.title != header_title:
+        return covered.title
+    types = event_types(events)
+    found = next((i for i in range(covered.events - 1, -1, -1) if types[i] == SESSION_TITLE), None)
+    return events[found].get("title") if found is not None else own
+
+
+class SummaryFold:
+    """A summary being brought up to date one event at a time: `SessionSummary.fold`, and
+    the loader, which checks lines without building events."""
+
+    __slots__ = (
+        "events",
+        "first_user",
+        "messages",
+        "model",
+        "provider",
+        "running",
+        "title",
+        "turns",
+        "updated",
+    )  # fmt: skip
+
+    def __init__(self, base: SessionSummary) -> None:
+        self.events, self.turns, self.messages = base.events, base.turns, base.messages
+        self.running, self.title = base.running, base.title
+        self.model, self.provider = base.model, base.provider
+        self.updated, self.first_user = base.updated, base.first_user_text
+
+    def add(self, etype: str, ts: str, fields: Mapping[str, Any]) -> None:
+        self.events += 1
+        self.updated = ts
+        if etype == MESSAGE:
+            self.messages += 1
+            if self.first_user is None and fields.get("role") == "user":
+                self.first_user = message_text(fields)[:200]
+        elif etype == TURN_START:
+            self.turns += 1
+            self.running = True
+        elif etype == TURN_END:
+            self.running = False
+        elif etype == MODEL_SELECT:
+            self.model, self.provider = fields.get("model"), fields.get("provider")
+        elif etype == SESSION_TITLE:
+            self.title = fields.get("title")
+
+    def result(self, start: SessionSummary) -> SessionSummary:
+        """`start` (the session's own header facts) with the counts folded so far."""
+        return replace(
+            start,
+            events=self.events,
+            turns=self.turns,
+            messages=self.messages,
+            running=self.running,
+            title=self.title,
+            model=self.model,
+            provider=self.provider,
+            updated=self.updated,
+            first_user_text=self.first_user,
+        )
+
+
 # --- the store's change events (plain Python; backends and the catalogue subscribe) ---
 
 
@@ -246,7 +293,7 @@ class SessionCreated:
 
     kind: ClassVar[str] = "session/created"
     header: SessionHeader
-    seed: tuple[Event, ...]
+    seed: Sequence[Event]
     events: tuple[Event, ...] = ()
     #: for a fork: the session whose first len(seed) events the seed is, line for line, so
     #: a backend may copy those bytes instead of writing each event again
@@ -279,7 +326,7 @@ class SessionTruncated:
     kind: ClassVar[str] = "session/truncate"
     session_id: str
     through: int
-    kept: tuple[Event, ...]
+    kept: Sequence[Event]
     #: the header after truncation: seedLength shrinks when the cut falls inside the seed
     header: SessionHeader | None = None
 

@@ -19,12 +19,14 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar
 
-from .carriers import SocketServer
 from .errors import ForkwiseError, StoreLocked
-from .host import Host
-from .rpc import RpcServer
+
+if TYPE_CHECKING:  # a short CLI command never serves: it does not pay for these imports
+    from .carriers import SocketServer
+    from .host import Host
+    from .rpc import RpcServer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -126,6 +128,9 @@ class StoreEndpoint:
         if len(os.fsencode(path)) > MAX_SOCKET_PATH:
             log.warning("not serving %s: the path is too long for a unix socket", path)
             return None
+        from .carriers import SocketServer
+        from .rpc import RpcServer
+
         rpc = RpcServer(host)
         try:
             server = await SocketServer.start(rpc, f"unix:{path}")

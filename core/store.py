@@ -23,6 +23,7 @@ from .errors import (
     SourceNotFound,
     StaleSession,
 )
+from .event_log import EventLog, EventView, event_types
 from .events import HISTORY_FORK, MESSAGE, TURN_END, TURN_START, Event, now_ts
 from .ids import new_session_id, validate_session_id
 from .session import (
@@ -50,9 +51,12 @@ class LoadedLog:
     """What a backend read for one session."""
 
     header: SessionHeader
-    events: list[Event]
+    #: an EventLog when the backend validated lines without building every event
+    events: Sequence[Event]
     state: BracketState
     torn_tail: bytes | None = None
+    #: the summary, when the backend computed it while it read the log
+    summary: SessionSummary | None = None
 
 
 class Backend(Protocol):
@@ -68,21 +72,21 @@ class Backend(Protocol):
     def summaries(
         self, skip: set[str], progress: Progress | None = None
     ) -> list[SessionSummary]: ...
-    def save_summaries(self, summaries: Sequence[SessionSummary]) -> None: ...
+    def save_summaries(self, records: Sequence[tuple[SessionSummary, BracketState]]) -> None: ...
     def close(self) -> None: ...
 
 
 @dataclass
 class _Record:
     header: SessionHeader
-    events: list[Event]
+    events: EventLog
     state: BracketState
     summary: SessionSummary
     generation: str = field(default_factory=lambda: secrets.token_hex(6))
     torn_tail: bytes | None = None
 
     def snapshot(self) -> Session:
-        return Session(self.header, tuple(self.events), self.generation)
+        return Session(self.header, self.events.view(), self.generation)
 
 
 class SessionStore:
@@ -141,7 +145,7 @@ class SessionStore:
         """Events with seq > `after`, at most `limit` of them (a page)."""
         with self._lock:
             events = self._record(session_id).events
-            return tuple(events[after:] if limit is None else events[after : after + limit])
+            return events[after:] if limit is None else events[after : after + limit]
 
     def last_seq(self, session_id: str) -> int:
         with self._lock:
@@ -173,10 +177,10 @@ class SessionStore:
             loaded = self.backend.load(sid)
             if loaded is None:
                 raise SourceNotFound(f"there is no session {sid!r}", session_id=sid)
-            summary = SessionSummary.start(loaded.header).fold(loaded.events)
-            rec = _Record(
-                loaded.header, loaded.events, loaded.state, summary, torn_tail=loaded.torn_tail
-            )
+            summary = loaded.summary or SessionSummary.start(loaded.header).fold(loaded.events)
+            events = loaded.events
+            log = events if isinstance(events, EventLog) else EventLog(events)
+            rec = _Record(loaded.header, log, loaded.state, summary, torn_tail=loaded.torn_tail)
             kept = self._kept_generations.pop(sid, None)
             if kept is not None:
                 rec.generation = kept
@@ -259,7 +263,7 @@ class SessionStore:
                 )
             events = rec.events
             b = check_boundary(events, len(events) if boundary is None else boundary)
-            seed = events[:b]
+            seed = events.view(b)
             child = self._new_id(child_id)
             header = SessionHeader(
                 id=child,
@@ -278,9 +282,9 @@ class SessionStore:
             if header.meta.get("relation"):
                 fork_event["relation"] = header.meta["relation"]
             if b < len(events):
-                state, seed_summary = BracketState().feed_all(seed), None
+                state, seed_summary = BracketState.closed_at(seed), None
             else:  # the whole log: reuse what is known about it instead of a second pass
-                state, seed_summary = _copy_state(rec.state), rec.summary
+                state, seed_summary = rec.state.copy(), rec.summary
             return self._commit_create(
                 header,
                 seed,
@@ -323,15 +327,15 @@ class SessionStore:
             b = check_boundary(rec.events, through)
             if b == len(rec.events):
                 return rec.snapshot()
-            kept = tuple(rec.events[:b])
+            kept = rec.events.view(b)
             header = rec.header
             if b < header.seed_length:
                 header = dataclasses.replace(header, seed_length=b)
             self.backend.persist(SessionTruncated(header.id, b, kept, header))
             rec.header = header
-            rec.events = list(kept)
-            rec.state = BracketState().feed_all(kept)
-            rec.summary = SessionSummary.start(rec.header).fold(kept)
+            rec.events = rec.events.prefix(b)
+            rec.state = BracketState.closed_at(rec.events.view())
+            rec.summary = SessionSummary.start(rec.header).fold(rec.events)
             rec.generation = secrets.token_hex(6)
             rec.torn_tail = None
             snapshot = rec.snapshot()
@@ -346,10 +350,12 @@ class SessionStore:
         self._announce(SessionDisposed(rec.header.id))
 
     def close(self) -> None:
-        """Flush, remember the summaries of loaded sessions, release the backend."""
+        """Flush, remember what is known of loaded sessions, release the backend."""
         with self._lock:
             if self.backend.writable:
-                self.backend.save_summaries([rec.summary for rec in self._records.values()])
+                self.backend.save_summaries(
+                    [(rec.summary, rec.state) for rec in self._records.values()]
+                )
             self.backend.close()
 
     # --- helpers -------------------------------------------------------------------
@@ -375,10 +381,19 @@ class SessionStore:
     ) -> Session:
         follow_events = built + _build(follow, len(seed) + len(built))
         _feed_atomically(state, follow_events[len(built) :])
-        change = SessionCreated(header, tuple(seed), follow_events, copied_from)
+        if isinstance(seed, EventView):
+            events = seed.log.prefix(len(seed), follow_events)
+        else:
+            seed = tuple(seed)
+            events = EventLog([*seed, *follow_events])
+        change = SessionCreated(header, seed, follow_events, copied_from)
         self.backend.persist(change)
-        events = [*seed, *follow_events]
-        summary = SessionSummary.start(header).fold(events, counts_from=seed_summary)
+        source_title = (
+            SessionSummary.start(self._records[copied_from].header).title
+            if seed_summary is not None and copied_from is not None
+            else None
+        )
+        summary = SessionSummary.start(header).fold(events, seed_summary, source_title)
         rec = _Record(header, events, state, summary)
         self._records[header.id] = rec
         self._kept_generations.pop(header.id, None)  # a new session: nothing is kept
@@ -424,25 +439,17 @@ def _feed_atomically(state: BracketState, events: Sequence[Event]) -> None:
         raise
 
 
-def _copy_state(state: BracketState) -> BracketState:
-    return BracketState(
-        state.last_seq,
-        state.open_turn,
-        state.open_turn_seq,
-        set(state.message_ids),
-        dict(state.pending_approvals),
-    )
-
-
 def _anchor_of(seed: Sequence[Event]) -> dict[str, Any]:
     """Where a fork came from, as far as the prefix tells: its last message and turn."""
     out: dict[str, Any] = {}
-    for event in reversed(seed):
-        if event.type == TURN_END and "anchorTurn" not in out:
-            out["anchorTurn"] = event.get("turn")
-        elif event.type == MESSAGE:
-            out["anchorMessage"] = event.get("id")
+    types = event_types(seed)
+    for i in range(len(types) - 1, -1, -1):
+        etype = types[i]
+        if etype == TURN_END and "anchorTurn" not in out:
+            out["anchorTurn"] = seed[i].get("turn")
+        elif etype == MESSAGE:
+            out["anchorMessage"] = seed[i].get("id")
             break
-        elif event.type == TURN_START and "anchorTurn" in out:
+        elif etype == TURN_START and "anchorTurn" in out:
             break  # the anchor turn has no message: never borrow an earlier turn's
     return out

@@ -6,19 +6,22 @@ so its decisions always follow the log as it is on disk.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .event_log import event_types
 from .events import (
     APPROVAL_REQUEST,
     APPROVAL_RESOLVE,
     MESSAGE,
+    MODEL_SELECT,
     STEP_END,
     STEP_START,
     TOOL_RESULT,
     TURN_END,
     TURN_START,
+    Event,
     message_text,
 )
 from .providers.base import ModelChoice
@@ -127,18 +130,17 @@ def outcome_of(snap: Session, turn: str) -> Json:
     status = "running"
     reply: str | None = None
     error: str | None = None
-    seen = False
-    for event in snap.events:
-        if event.get("turn") != turn:
-            continue
-        seen = True
+    events = snap.events
+    start = _turn_start(events, turn)
+    seen = start is not None
+    for i in range(len(events) if start is None else start, len(events)):
+        event = events[i]  # a turn's events follow its turn/start
         if event.type == MESSAGE and event.get("role") == "assistant":
             reply = message_text(event)
         elif event.type == TURN_END:
             status = str(event.get("status"))
             error = event.get("error")
-        elif event.type == TURN_START:
-            status = "running"
+            break
     approvals: list[Json] = []
     if status == "running":
         open_turn = OpenTurn.of(snap)
@@ -155,6 +157,15 @@ def outcome_of(snap: Session, turn: str) -> Json:
     }
 
 
+def _turn_start(events: Sequence[Event], turn: str) -> int | None:
+    """Index of the latest turn/start of `turn` (turns are usually near the end)."""
+    types = event_types(events)
+    for i in range(len(types) - 1, -1, -1):
+        if types[i] == TURN_START and events[i].get("turn") == turn:
+            return i
+    return None
+
+
 def choice_of(model: Mapping[str, Any] | None) -> ModelChoice | None:
     """The model choice a `model/select` event (as replay reports it) records."""
     if not model:
@@ -168,7 +179,9 @@ def choice_of(model: Mapping[str, Any] | None) -> ModelChoice | None:
 
 def latest_choice(snap: Session) -> ModelChoice | None:
     """The last `model/select` anywhere in the log (the one the next turn uses)."""
-    for event in reversed(snap.events):
-        if event.type == "model/select":
-            return choice_of(event.fields)
+    events = snap.events
+    types = event_types(events)
+    for i in range(len(types) - 1, -1, -1):
+        if types[i] == MODEL_SELECT:
+            return choice_of(events[i].fields)
     return None

@@ -7,8 +7,8 @@ The store's fork uses `check_boundary` (an exact, inclusive boundary); the host'
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from .errors import (
     BoundaryInOpenTurn,
@@ -17,6 +17,7 @@ from .errors import (
     InvalidEvent,
     MessageNotFound,
 )
+from .event_log import event_types
 from .events import (
     APPROVAL_REQUEST,
     APPROVAL_RESOLVE,
@@ -28,54 +29,106 @@ from .events import (
 )
 
 
-@dataclass
 class BracketState:
     """Incremental checker for the bracket rules, fed one event at a time.
 
     Used for appends (raising InvalidEvent) and when a log is loaded (the loader turns the
-    error into CorruptLog with the line number).
+    error into CorruptLog with the line number). The set of message ids may be left to be
+    gathered from the log the first time it is needed (`closed_at`), so that a fork of a
+    long log does not decode every event of its seed.
     """
 
-    last_seq: int = 0
-    open_turn: str | None = None
-    open_turn_seq: int = 0
-    message_ids: set[str] = field(default_factory=set)
-    pending_approvals: dict[str, int] = field(default_factory=dict)
+    __slots__ = ("_ids", "_ids_of", "last_seq", "open_turn", "open_turn_seq", "pending_approvals")
+
+    def __init__(
+        self,
+        last_seq: int = 0,
+        open_turn: str | None = None,
+        open_turn_seq: int = 0,
+        message_ids: set[str] | None = None,
+        pending_approvals: dict[str, int] | None = None,
+    ) -> None:
+        self.last_seq = last_seq
+        self.open_turn = open_turn
+        self.open_turn_seq = open_turn_seq
+        self.pending_approvals = pending_approvals if pending_approvals is not None else {}
+        self._ids = message_ids if message_ids is not None else set()
+        self._ids_of: Sequence[Event] | None = None
+
+    @classmethod
+    def closed_at(cls, events: Sequence[Event]) -> BracketState:
+        """The state after `events`, a prefix that ends outside any turn (a checked fork
+        boundary): nothing is open, and the message ids are read from it when needed."""
+        return cls.restore(events, None, 0, {})
+
+    @classmethod
+    def restore(
+        cls,
+        events: Sequence[Event],
+        open_turn: str | None,
+        open_turn_seq: int,
+        pending_approvals: dict[str, int],
+    ) -> BracketState:
+        """The state after `events` as it was recorded (the index keeps it for each checked
+        log); the message ids are read from the log when first needed."""
+        state = cls(len(events), open_turn, open_turn_seq, None, pending_approvals)
+        state._ids_of = events
+        return state
+
+    @property
+    def message_ids(self) -> set[str]:
+        if self._ids_of is not None:
+            events, self._ids_of = self._ids_of, None
+            types = event_types(events)
+            self._ids = {events[i].get("id") for i, t in enumerate(types) if t == MESSAGE}
+        return self._ids
+
+    def copy(self) -> BracketState:
+        out = BracketState(
+            self.last_seq,
+            self.open_turn,
+            self.open_turn_seq,
+            set(self._ids),
+            dict(self.pending_approvals),
+        )
+        out._ids_of = self._ids_of
+        return out
 
     def feed(self, event: Event) -> None:
-        if event.seq != self.last_seq + 1:
-            raise InvalidEvent(
-                f"seq {event.seq} follows {self.last_seq}: seq numbers must be contiguous"
-            )
-        etype = event.type
+        self.step(event.seq, event.type, event.fields)
+
+    def step(self, seq: int, etype: str, fields: Mapping[str, Any]) -> None:
+        """Feed one event given as its parts (the loader checks lines without building
+        events)."""
+        if seq != self.last_seq + 1:
+            raise InvalidEvent(f"seq {seq} follows {self.last_seq}: seq numbers must be contiguous")
         if etype == TURN_START:
             if self.open_turn is not None:
-                raise InvalidEvent(
-                    f"event {event.seq}: turn/start while turn {self.open_turn} is open"
-                )
-            self.open_turn = event.get("turn")
-            self.open_turn_seq = event.seq
+                raise InvalidEvent(f"event {seq}: turn/start while turn {self.open_turn} is open")
+            self.open_turn = fields["turn"]
+            self.open_turn_seq = seq
         elif etype == TURN_END or etype in TURN_SCOPED:
             if self.open_turn is None:
-                raise InvalidEvent(f"event {event.seq}: {etype} outside a turn")
-            if event.get("turn") != self.open_turn:
+                raise InvalidEvent(f"event {seq}: {etype} outside a turn")
+            if fields.get("turn") != self.open_turn:
                 raise InvalidEvent(
-                    f"event {event.seq}: {etype} names turn {event.get('turn')!r}, "
+                    f"event {seq}: {etype} names turn {fields.get('turn')!r}, "
                     f"but the open turn is {self.open_turn!r}"
                 )
             if etype == TURN_END:
                 self.open_turn = None
                 self.pending_approvals.clear()
             elif etype == MESSAGE:
-                mid = event.get("id")
-                if mid in self.message_ids:
-                    raise InvalidEvent(f"event {event.seq}: duplicate message id {mid!r}")
-                self.message_ids.add(mid)
+                mid = fields["id"]
+                ids = self.message_ids
+                if mid in ids:
+                    raise InvalidEvent(f"event {seq}: duplicate message id {mid!r}")
+                ids.add(mid)
             elif etype == APPROVAL_REQUEST:
-                self.pending_approvals[event.get("approval")] = event.seq
+                self.pending_approvals[fields["approval"]] = seq
             elif etype == APPROVAL_RESOLVE:
-                self.pending_approvals.pop(event.get("approval"), None)
-        self.last_seq = event.seq
+                self.pending_approvals.pop(fields["approval"], None)
+        self.last_seq = seq
 
     def feed_all(self, events: Iterable[Event]) -> BracketState:
         for event in events:
@@ -85,12 +138,13 @@ class BracketState:
 
 def open_turn_start(events: Sequence[Event], boundary: int) -> int | None:
     """Seq of the turn/start left open by the prefix through `boundary`, or None."""
+    types = event_types(events)
     for i in range(boundary - 1, -1, -1):
-        etype = events[i].type
+        etype = types[i]
         if etype == TURN_END:
             return None
         if etype == TURN_START:
-            return events[i].seq
+            return i + 1
     return None
 
 
@@ -117,9 +171,10 @@ def check_boundary(events: Sequence[Event], boundary: object) -> int:
 
 def last_completed_turn(events: Sequence[Event]) -> int | None:
     """Seq of the last turn/end (any status closes a turn), or None."""
-    for i in range(len(events) - 1, -1, -1):
-        if events[i].type == TURN_END:
-            return events[i].seq
+    types = event_types(events)
+    for i in range(len(types) - 1, -1, -1):
+        if types[i] == TURN_END:
+            return i + 1
     return None
 
 
@@ -143,29 +198,31 @@ def resolve_anchor(events: Sequence[Event], at_seq: object, session_id: str) -> 
                 "this session has no completed turn to fork from", session_id=session_id
             )
         return found
+    types = event_types(events)
     for i in range(at_seq - 1, last):
-        if events[i].type == TURN_END:
-            return events[i].seq
+        if types[i] == TURN_END:
+            return i + 1
     raise ForkUnavailable(
         f"the turn at seq {at_seq} has not finished yet", session_id=session_id, atSeq=at_seq
     )
 
 
 def find_message(events: Sequence[Event], message_id: str) -> Event:
-    for event in events:
-        if event.type == MESSAGE and event.get("id") == message_id:
-            return event
+    for i, etype in enumerate(event_types(events)):
+        if etype == MESSAGE and events[i].get("id") == message_id:
+            return events[i]
     raise MessageNotFound(f"no message {message_id!r} in this session", message_id=message_id)
 
 
 def opens_its_turn(events: Sequence[Event], message: Event) -> int | None:
     """If `message` is the first message of its turn, the seq of that turn/start."""
+    types = event_types(events)
     for i in range(message.seq - 2, -1, -1):
-        etype = events[i].type
+        etype = types[i]
         if etype == MESSAGE:
             return None
         if etype == TURN_START:
-            return events[i].seq
+            return i + 1
     return None
 
 

@@ -3,6 +3,10 @@
 It only ever saves work: each entry records the size and mtime of the log it summarizes,
 and an entry that does not match its file is recomputed from the file. A missing or
 unreadable index is rebuilt; the logs are always the truth.
+
+An entry may also hold the facts a loader learns by checking every line of a log (`log`:
+its event count and where its turn brackets stand). While size and mtime still match, a
+loader may take those instead of checking each line again, as the list takes the summary.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +23,60 @@ import orjson
 from ..atomic import write_file_atomically
 from ..errors import ForkwiseError
 from ..session import SessionSummary
+from ..turns import BracketState
 
 log = logging.getLogger(__name__)
 INDEX_VERSION = 1
 Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class LogFacts:
+    """What checking every line of a log established: how many events it holds and
+    where its turn brackets stand at the end."""
+
+    events: int
+    open_turn: str | None
+    open_turn_seq: int
+    pending_approvals: dict[str, int]
+
+    @classmethod
+    def of(cls, state: BracketState) -> LogFacts:
+        return cls(
+            state.last_seq, state.open_turn, state.open_turn_seq, dict(state.pending_approvals)
+        )
+
+    def to_index(self) -> dict[str, Any]:
+        return {
+            "events": self.events,
+            "openTurn": self.open_turn,
+            "openTurnSeq": self.open_turn_seq,
+            "approvals": self.pending_approvals,
+        }
+
+    @classmethod
+    def from_index(cls, data: object) -> LogFacts | None:
+        """The facts an entry records, or None when it has none or they are malformed."""
+        if type(data) is not dict:
+            return None
+        events, turn, turn_seq, approvals = (
+            data.get("events"), data.get("openTurn"), data.get("openTurnSeq"),
+            data.get("approvals"),
+        )  # fmt: skip
+        if (
+            type(events) is not int
+            or events < 0
+            or type(turn_seq) is not int
+            or not (turn is None or type(turn) is str)
+            or type(approvals) is not dict
+            or not all(type(k) is str and type(v) is int for k, v in approvals.items())
+        ):
+            return None
+        return cls(events, turn, turn_seq, approvals)
+
+
+#: what a full read of one log gives the catalogue
+Summarize = Callable[[Path], tuple[SessionSummary, LogFacts | None]]
 
 
 class Catalogue:
@@ -47,7 +102,7 @@ class Catalogue:
     def summaries(
         self,
         entries: Sequence[os.DirEntry[str]],
-        summarize: Callable[[Path], SessionSummary],
+        summarize: Summarize,
         progress: Progress | None = None,
     ) -> list[SessionSummary]:
         index = self._load()
@@ -74,12 +129,8 @@ class Catalogue:
                 if summary is not None and summary.id != sid:
                     summary = None
             if summary is None:
-                summary = _summarize_or_error(sid, Path(entry.path), summarize)
-                index[sid] = {
-                    "size": st.st_size,
-                    "mtime": st.st_mtime_ns,
-                    "summary": summary.to_index(),
-                }
+                summary, facts = _summarize_or_error(sid, Path(entry.path), summarize)
+                index[sid] = _entry(st, summary, facts)
                 changed = True
                 rebuilt += 1
                 if progress is not None and rebuilt % 250 == 0:
@@ -91,22 +142,36 @@ class Catalogue:
             progress(len(entries), len(entries))
         return out
 
-    def remember(self, sessions_dir: Path, summaries: Sequence[SessionSummary]) -> None:
-        """Record summaries the store computed itself (sessions it had loaded)."""
-        if not summaries:
+    def checked(self, sid: str, st: os.stat_result) -> tuple[SessionSummary, LogFacts] | None:
+        """The summary and log facts of an entry that still matches its file, if any."""
+        cached = self._load().get(sid)
+        if not cached or cached.get("size") != st.st_size or cached.get("mtime") != st.st_mtime_ns:
+            return None
+        facts = LogFacts.from_index(cached.get("log"))
+        if facts is None:
+            return None
+        try:
+            summary = SessionSummary.from_index(cached["summary"])
+        except (KeyError, TypeError):
+            return None
+        if summary.id != sid or summary.events != facts.events or summary.error is not None:
+            return None
+        return summary, facts
+
+    def remember(
+        self, sessions_dir: Path, records: Sequence[tuple[SessionSummary, LogFacts]]
+    ) -> None:
+        """Record summaries and log facts the store has itself (sessions it had loaded)."""
+        if not records:
             return
         index = self._load()
-        for summary in summaries:
+        for summary, facts in records:
             try:
                 st = (sessions_dir / f"{summary.id}.jsonl").stat()
             except OSError:
                 index.pop(summary.id, None)
                 continue
-            index[summary.id] = {
-                "size": st.st_size,
-                "mtime": st.st_mtime_ns,
-                "summary": summary.to_index(),
-            }
+            index[summary.id] = _entry(st, summary, facts)
         self._save()
 
     def _save(self) -> None:
@@ -119,16 +184,20 @@ class Catalogue:
             log.warning("could not save the catalogue %s: %s", self.path, exc)
 
 
+def _entry(st: os.stat_result, summary: SessionSummary, facts: LogFacts | None) -> dict[str, Any]:
+    entry = {"size": st.st_size, "mtime": st.st_mtime_ns, "summary": summary.to_index()}
+    if facts is not None:
+        entry["log"] = facts.to_index()
+    return entry
+
+
 def _summarize_or_error(
-    sid: str, path: Path, summarize: Callable[[Path], SessionSummary]
-) -> SessionSummary:
+    sid: str, path: Path, summarize: Summarize
+) -> tuple[SessionSummary, LogFacts | None]:
     try:
         return summarize(path)
     except ForkwiseError as exc:
-        return SessionSummary(
-            id=sid, created="", cwd="", error={"code": exc.code, "message": exc.message}
-        )
+        error = {"code": exc.code, "message": exc.message}
     except OSError as exc:
-        return SessionSummary(
-            id=sid, created="", cwd="", error={"code": "storage-error", "message": str(exc)}
-        )
+        error = {"code": "storage-error", "message": str(exc)}
+    return SessionSummary(id=sid, created="", cwd="", error=error), None

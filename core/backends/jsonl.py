@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,8 @@ from ..errors import (
     StorageError,
     StoreLocked,
 )
-from ..events import MAX_NESTING, Event, now_ts, too_deep
+from ..event_log import EventLog, event_lines, lines_length
+from ..events import MAX_NESTING, Event, check_record, now_ts, too_deep
 from ..ids import validate_session_id
 from ..session import (
     EventsAppended,
@@ -40,10 +42,11 @@ from ..session import (
     SessionSummary,
     SessionTruncated,
     StoreEvent,
+    SummaryFold,
 )
 from ..store import LoadedLog, Progress
 from ..turns import BracketState
-from .catalogue import Catalogue
+from .catalogue import Catalogue, LogFacts
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -67,30 +70,19 @@ class _Pending:
 
 
 def parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, _Tail]:
-    """Parse a whole session file. Returns the log, the raw header line and tail facts.
+    """Parse and check a whole session file. Returns the log (its events decoded on first
+    access, its summary computed on the way), the raw header line and tail facts.
 
     Raises CorruptLog naming the file and line for anything but a torn last line.
     """
     with _gc_paused():
-        parsed = _parse_log(data, path)
-        if len(parsed[0].events) >= FREEZE_AFTER:
-            # Hundreds of thousands of long-lived, acyclic objects just arrived; left in
-            # the collector's generations, the next full collection scans them all
-            # (0.2 s for 100,000 events, measured). Freezing moves what is alive now out
-            # of the collector's way; refcounting still frees these objects when the log
-            # is dropped.
-            gc.freeze()
-        return parsed
-
-
-#: a log this long is frozen out of the cyclic collector's scans once loaded
-FREEZE_AFTER = 20_000
+        return _parse_log(data, path)
 
 
 @contextlib.contextmanager
 def _gc_paused() -> Iterator[None]:
-    """Decoding a log allocates one dict per event and nothing cyclic; pausing the cyclic
-    collector meanwhile cuts load time by about a third."""
+    """Checking a log allocates one short-lived dict per line and nothing cyclic; the
+    cyclic collector has nothing to find meanwhile."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -101,6 +93,40 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, _Tail]:
+    lines, header, tail = _split_log(data, path)
+    header_raw = lines[0]
+    start = SessionSummary.start(header)
+    state, fold = BracketState(), SummaryFold(start)
+    kept: list[bytes] = []
+    types: list[str] = []
+    loads, intern = orjson.loads, sys.intern
+    for lineno, raw in enumerate(lines[1:], start=2):
+        if not raw or raw.isspace():
+            continue
+        try:
+            record = loads(raw)
+            if type(record) is not dict:
+                raise InvalidEvent("an event must be a JSON object")
+            seq, etype = check_record(record, raw)
+            state.step(seq, etype, record)
+        except (orjson.JSONDecodeError, InvalidEvent) as exc:
+            raise CorruptLog(f"{path}, line {lineno}: {exc}", path=path, line=lineno) from exc
+        fold.add(etype, record["ts"], record)
+        kept.append(raw)
+        types.append(intern(etype))
+    if header.seed_length > len(kept):
+        raise CorruptLog(
+            f"{path}: seedLength {header.seed_length} exceeds the {len(kept)} events",
+            path=path,
+            line=1,
+        )
+    events = EventLog.lazy(kept, types)
+    loaded = LoadedLog(header, events, state, tail.torn, summary=fold.result(start))
+    return loaded, header_raw, tail
+
+
+def _split_log(data: bytes, path: str) -> tuple[list[bytes], SessionHeader, _Tail]:
+    """The file's lines (header first; a torn last line left out) and its parsed header."""
     lines = data.split(b"\n")
     last = lines.pop()  # b"" when the file ends with a newline
     torn: bytes | None = None
@@ -129,28 +155,22 @@ def _parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, _Tail]:
         exc.details.update(path=path, line=1)
         exc.args = (exc.message,)
         raise
-    state = BracketState()
-    events: list[Event] = []
-    for lineno, raw in enumerate(lines[1:], start=2):
-        if not raw.strip():
-            continue
-        try:
-            record = orjson.loads(raw)
-            if type(record) is not dict:
-                raise InvalidEvent("an event must be a JSON object")
-            event = Event.from_decoded(record, raw)
-            state.feed(event)
-        except (orjson.JSONDecodeError, InvalidEvent) as exc:
-            raise CorruptLog(f"{path}, line {lineno}: {exc}", path=path, line=lineno) from exc
-        events.append(event)
-    if header.seed_length > len(events):
-        raise CorruptLog(
-            f"{path}: seedLength {header.seed_length} exceeds the {len(events)} events",
-            path=path,
-            line=1,
-        )
-    loaded = LoadedLog(header, events, state, torn)
-    return loaded, header_raw, _Tail(good_length, torn, needs_newline)
+    return lines, header, _Tail(good_length, torn, needs_newline)
+
+
+def _trusted_log(
+    data: bytes, path: str, summary: SessionSummary, facts: LogFacts
+) -> tuple[LoadedLog, bytes, _Tail] | None:
+    """The log as the index says a full check found it, when the file is laid out as
+    this backend writes it (one line per event); None sends the caller to `parse_log`."""
+    lines, header, tail = _split_log(data, path)
+    if len(lines) != facts.events + 1 or header.id != summary.id:
+        return None  # blank lines or another shape: check every line
+    events = EventLog.lazy(lines[1:])
+    state = BracketState.restore(
+        events, facts.open_turn, facts.open_turn_seq, dict(facts.pending_approvals)
+    )
+    return LoadedLog(header, events, state, tail.torn, summary=summary), lines[0], tail
 
 
 def _parse_file(session_id: str, path: Path, data: bytes) -> tuple[LoadedLog, bytes, _Tail]:
@@ -242,28 +262,34 @@ class JsonlBackend:
     def load(self, session_id: str) -> LoadedLog | None:
         path = self.path(session_id)
         try:
-            data = path.read_bytes()
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                data = fh.read()
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise StorageError(f"cannot read {path}: {exc}", path=str(path)) from exc
-        loaded, header_raw, tail = _parse_file(session_id, path, data)
+        parsed = None
+        known = self.catalogue.checked(session_id, st) if len(data) == st.st_size else None
+        if known is not None:
+            parsed = _trusted_log(data, str(path), *known)
+        loaded, header_raw, tail = parsed or _parse_file(session_id, path, data)
         self._headers[session_id] = header_raw
         self._tails[session_id] = tail
         return loaded
 
-    def summaries(
-        self, skip: set[str], progress: Progress | None = None
-    ) -> list[SessionSummary]:
+    def summaries(self, skip: set[str], progress: Progress | None = None) -> list[SessionSummary]:
         entries = [e for e in self._scan() if e.name[: -len(".jsonl")] not in skip]
         return self.catalogue.summaries(entries, self._summarize, progress)
 
-    def _summarize(self, path: Path) -> SessionSummary:
+    def _summarize(self, path: Path) -> tuple[SessionSummary, LogFacts | None]:
         loaded, _, _ = _parse_file(path.name[: -len(".jsonl")], path, path.read_bytes())
-        return SessionSummary.start(loaded.header).fold(loaded.events)
+        assert loaded.summary is not None  # the parser computes it
+        return loaded.summary, LogFacts.of(loaded.state)
 
-    def save_summaries(self, summaries: Sequence[SessionSummary]) -> None:
-        self.catalogue.remember(self.sessions_dir, summaries)
+    def save_summaries(self, records: Sequence[tuple[SessionSummary, BracketState]]) -> None:
+        facts = [(summary, LogFacts.of(state)) for summary, state in records]
+        self.catalogue.remember(self.sessions_dir, facts)
 
     # --- writing -----------------------------------------------------------------
 
@@ -306,7 +332,7 @@ class JsonlBackend:
 
             write_file_atomically(path, write, overwrite=False)
         else:
-            body = b"".join(e.encode() + b"\n" for e in change.seed)
+            body = b"".join(line + b"\n" for line in event_lines(change.seed))
             write_file_atomically(path, header_raw + b"\n" + body + rest, overwrite=False)
         self._headers[sid] = header_raw
         self._tails[sid] = _Tail(0, None, False)
@@ -325,7 +351,7 @@ class JsonlBackend:
         last = change.seed[-1].raw
         if last is None:
             return None
-        end = len(header_raw) + 1 + sum(len(e.raw or b"") + 1 for e in change.seed)
+        end = len(header_raw) + 1 + lines_length(change.seed)
         path = self.path(src)
         try:
             with open(path, "rb") as fh:
@@ -399,7 +425,7 @@ class JsonlBackend:
             header_raw = path.read_bytes().split(b"\n", 1)[0]
         if header is not None and SessionHeader.from_record(orjson.loads(header_raw)) != header:
             header_raw = orjson.dumps(header.to_record())
-        body = [header_raw, *(e.encode() for e in kept)]
+        body = [header_raw, *event_lines(kept)]
         write_file_atomically(path, b"\n".join(body) + b"\n")
         self._headers[session_id] = header_raw
         self._tails[session_id] = _Tail(0, None, False)
@@ -457,5 +483,3 @@ def _undo_append(fd: int, size_before: int) -> None:
         os.fsync(fd)
     with contextlib.suppress(OSError):
         os.close(fd)
-
-

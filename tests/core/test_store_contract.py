@@ -735,10 +735,19 @@ def test_summaries_agree_with_the_logs_before_and_after_reopen(harness: StoreHar
     store.fork("src", 0, "empty")
     store.append("whole", turn("w1"))
     store.truncate("src", 0)
+    # a logged title that happens to equal the header's: the child keeps it
+    store.create("same", meta={"title": "Same"})
+    store.append("same", [{"type": "session/title", "title": "Same"}, *turn("s1")])
+    store.fork("same", child_id="same-kid")
+    store.create("logged")
+    store.append("logged", [{"type": "session/title", "title": "Logged"}, *turn("l1")])
+    store.fork("logged", child_id="logged-kid")
     live = {s.id: s for s in store.list()}
     for sid, row in live.items():
         snap = store.get(sid)
         assert row == SessionSummary.start(snap.header).fold(snap.events), sid
     assert live["whole"].title is None  # the title was the source's header meta, not logged
+    assert live["same-kid"].title == "Same"
+    assert live["logged-kid"].title == "Logged"
     reopened = {s.id: s for s in harness.reopen().list()}
     assert reopened == live

@@ -1,0 +1,107 @@
+"""EventLog and EventView: events decoded on first access, views that never change."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from logdata import events_of, turn
+
+from forkwise.core.errors import CorruptLog
+from forkwise.core.event_log import EventLog, event_lines, event_types, lines_length
+from forkwise.core.events import Event
+
+
+def sample() -> list[Event]:
+    return events_of([*turn("T1"), *turn("T2", tool=True, approval=True), *turn("T3")])
+
+
+def lazy_of(events: list[Event], *, typed: bool = True) -> EventLog:
+    lines = [e.encode() for e in events]
+    return EventLog.lazy(lines, [e.type for e in events] if typed else None)
+
+
+def decoded(log: EventLog) -> int:
+    return sum(1 for e in log._events if e is not None)
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_a_lazy_log_equals_the_events_and_decodes_only_what_is_read(typed: bool) -> None:
+    events = sample()
+    log = lazy_of(events, typed=typed)
+    assert len(log) == len(events)
+    assert decoded(log) == 0
+    assert log[3] == events[3]
+    assert log[-1] == events[-1]
+    assert decoded(log) == 2
+    assert log[2:5] == tuple(events[2:5])
+    assert decoded(log) == 4
+    assert list(log) == events
+    assert [e.raw for e in log] == [e.encode() for e in events]
+    with pytest.raises(IndexError):
+        log[len(events)]
+
+
+def test_types_of_an_untyped_log_are_learnt_one_by_one() -> None:
+    events = sample()
+    log = lazy_of(events, typed=False)
+    types = event_types(log.view())
+    assert types[-1] == "turn/end"
+    assert decoded(log) == 1  # a backward scan stops early and decodes only what it saw
+    assert list(types) == [e.type for e in events]
+    assert event_types(log.view(4))[:] == [e.type for e in events[:4]]
+
+
+def test_a_view_is_a_fixed_prefix_while_its_log_grows() -> None:
+    events = sample()
+    log = EventLog(events[:5])
+    view = log.view()
+    log.extend(events[5:])
+    assert len(view) == 5
+    assert len(log) == len(events)
+    assert view == tuple(events[:5])
+    assert tuple(events[:5]) == view
+    assert view != tuple(events[:6])
+    assert list(reversed(view)) == events[4::-1]
+    assert view[1:] == tuple(events[1:5])
+    with pytest.raises(IndexError):
+        view[5]
+    assert event_types(view) == [e.type for e in events[:5]]
+
+
+def test_a_prefix_shares_lines_and_takes_new_events() -> None:
+    events = sample()
+    log = lazy_of(events)
+    extra = events_of([*turn("T9")], start=8)
+    child = log.prefix(7, extra)
+    assert list(child) == [*events[:7], *extra]
+    assert len(log) == len(events)  # the source is untouched
+
+
+def test_lines_and_their_length_reuse_the_bytes_read() -> None:
+    events = sample()
+    log = lazy_of(events)
+    want = [e.encode() for e in events]
+    assert list(event_lines(log.view())) == want
+    assert list(event_lines(events)) == want
+    assert lines_length(log.view(6)) == sum(len(line) + 1 for line in want[:6])
+    assert lines_length(events[:6]) == lines_length(log.view(6))
+    assert decoded(log) == 0
+
+
+def test_an_event_built_without_bytes_is_encoded_for_its_line() -> None:
+    (event,) = events_of([{"type": "session/title", "title": "x"}])
+    bare = Event(event.seq, event.type, event.ts, event.fields)
+    log = EventLog([bare])
+    assert log.line(0) == event.encode()
+    assert lines_length(log.view()) == len(event.encode()) + 1
+
+
+def test_a_line_that_no_longer_decodes_is_a_corrupt_log() -> None:
+    good = sample()[0]
+    log = EventLog.lazy([good.encode(), b'{"seq":2,"type":"turn/start"'], None)
+    assert log[0] == good
+    with pytest.raises(CorruptLog):
+        log[1]
+    missing = orjson.dumps({"seq": 2, "type": "message", "ts": "t"})  # no required fields
+    with pytest.raises(CorruptLog):
+        EventLog.lazy([missing])[0]
