@@ -59,7 +59,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-class _Version(argparse.Action):
+class VersionAction(argparse.Action):
     """`--version`, looked up only when asked for (reading package metadata takes ~20 ms)."""
 
     def __call__(self, parser: argparse.ArgumentParser, *_args: object) -> None:
@@ -80,7 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     _connect_options(common, argparse.SUPPRESS)  # given after the subcommand
 
     parser = _Parser(prog="forkwise", description="Browse and branch AI-agent sessions.")
-    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
+    parser.add_argument(
+        "--version", action=VersionAction, nargs=0, help="print the version and exit"
+    )
     _connect_options(parser, None)  # given before it
     top = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     host = top.add_parser("host", help="serve the store to other processes (headless host)")

@@ -15,7 +15,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from . import __version__
 from .errors import ForkwiseError, RpcError, Unauthorized
 from .host import Host
 
@@ -235,6 +234,8 @@ async def _hello(conn: RpcConnection, p: _Params) -> Any:
         if not conn.server.check_token(p.raw.get("token")):
             raise Unauthorized("the host refused the token")
         conn.authenticated = True
+    from . import __version__  # package metadata is read on first use (~20 ms)
+
     return {"name": "forkwise", "version": __version__, "protocol": 1}
 
 

@@ -36,12 +36,13 @@ NO_DISPLAY = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from forkwise.core import __version__
+    from forkwise.core.cli import VersionAction
 
     parser = argparse.ArgumentParser(
         prog="forkwise", description="Browse and fork AI-agent sessions (desktop app)."
     )
-    parser.add_argument("--version", action="version", version=f"forkwise {__version__}")
+    parser.add_argument("--version", action=VersionAction, nargs=0,
+                        help="print the version and exit")
     parser.add_argument("--store", metavar="DIR", help="store directory")
     parser.add_argument("--demo", action="store_true",
                         help="open a generated demo store (a temporary one unless --store)")
