@@ -8,11 +8,12 @@ the change is committed and the subscribers (catalogue, host, GUI bridges) are t
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import secrets
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -22,6 +23,7 @@ from .errors import (
     InvalidEvent,
     SourceNotFound,
     StaleSession,
+    StorageError,
 )
 from .event_log import EventLog, EventView, event_types
 from .events import HISTORY_FORK, MESSAGE, TURN_END, TURN_START, Event, now_ts
@@ -44,6 +46,8 @@ log = logging.getLogger(__name__)
 Draft = Mapping[str, Any]
 Listener = Callable[[StoreEvent], None]
 Progress = Callable[[int, int], None]
+#: how often a writer waits again for a session whose record was replaced meanwhile
+_WRITE_LOCK_TRIES = 100
 
 
 @dataclass
@@ -84,6 +88,8 @@ class _Record:
     summary: SessionSummary
     generation: str = field(default_factory=lambda: secrets.token_hex(6))
     torn_tail: bytes | None = None
+    #: held while the session is being changed (see SessionStore._writing)
+    writing: threading.Lock = field(default_factory=threading.Lock)
 
     def snapshot(self) -> Session:
         return Session(self.header, self.events.view(), self.generation)
@@ -295,34 +301,76 @@ class SessionStore:
             )
 
     def append(self, session_id: str, drafts: Iterable[Draft]) -> tuple[Event, ...]:
-        """Append drafts (`{"type": …, fields…}`) as one durable write; returns the events."""
-        with self._lock:
-            rec = self._record(session_id)
-            events = _build(drafts, len(rec.events))
-            if not events:
-                return ()
-            _feed_atomically(rec.state, events)
+        """Append drafts (`{"type": …, fields…}`) as one durable write; returns the events.
+
+        The events are written under the store lock, then made durable outside it (under
+        the session's own write lock), so that appends to different sessions from several
+        threads share the disk's flushes instead of queueing for them one by one. Readers
+        see the events once they are durable."""
+        with self._writing(session_id) as rec:
+            assert rec is not None  # _writing loads the session or raises SourceNotFound
+            with self._lock:
+                events = _build(drafts, len(rec.events))
+                if not events:
+                    return ()
+                _feed_atomically(rec.state, events)
+                try:
+                    self.backend.persist(EventsAppended(rec.header.id, events))
+                except BaseException:
+                    self._drop(rec)
+                    raise
             try:
-                self.backend.persist(EventsAppended(rec.header.id, events))
                 self.backend.persist(SessionFlushed(rec.header.id))
             except BaseException:
-                # the file may hold part of the batch; reload it from disk on next use
-                self._records.pop(rec.header.id, None)
-                self._kept_generations[rec.header.id] = rec.generation
+                with self._lock:
+                    self._drop(rec)
                 raise
-            rec.events.extend(events)
-            rec.summary = rec.summary.fold(events)
-            rec.torn_tail = None
-        self._announce(EventsAppended(rec.header.id, events))
-        self._announce(SessionFlushed(rec.header.id))
+            with self._lock:
+                rec.events.extend(events)
+                rec.summary = rec.summary.fold(events)
+                rec.torn_tail = None
+            self._announce(EventsAppended(rec.header.id, events))
+            self._announce(SessionFlushed(rec.header.id))
         return events
+
+    def _drop(self, rec: _Record) -> None:
+        """Forget a record after a failed append: the file may hold part of the batch, so
+        it is read from disk on next use; what callers hold of it is not stale (the log was
+        only extended, at most)."""
+        self._records.pop(rec.header.id, None)
+        self._kept_generations[rec.header.id] = rec.generation
+
+    @contextlib.contextmanager
+    def _writing(self, session_id: object, must_exist: bool = True) -> Iterator[_Record | None]:
+        """Hold the write lock of a session (one change to it at a time), taken without
+        holding the store lock. Yields its current record; None when there is no such
+        session and `must_exist` is False (the caller reports that as it must)."""
+        for _ in range(_WRITE_LOCK_TRIES):
+            with self._lock:
+                sid = validate_session_id(session_id)
+                if not must_exist and sid not in self._records and not self.backend.exists(sid):
+                    rec = None
+                else:
+                    rec = self._record(sid)
+            if rec is None:
+                yield None
+                return
+            with rec.writing:
+                with self._lock:
+                    current = self._records.get(sid) is rec
+                if current:
+                    yield rec
+                    return
+            # the record was replaced while this thread waited (a failed append): again
+        raise StorageError(f"session {session_id!r} kept changing while waiting to write it")
 
     def truncate(self, source: Session | str, through: int) -> Session:
         """Replace in place: keep events ≤ `through`, delete the rest (no branch, no record).
 
         Context summaries are events, so those after the boundary go with everything else.
         """
-        with self._lock:
+        sid = source.id if isinstance(source, Session) else source
+        with self._writing(sid, must_exist=False), self._lock:
             rec = self._fresh(source)
             b = check_boundary(rec.events, through)
             if b == len(rec.events):
@@ -339,15 +387,16 @@ class SessionStore:
             rec.generation = secrets.token_hex(6)
             rec.torn_tail = None
             snapshot = rec.snapshot()
-        self._announce(SessionTruncated(rec.header.id, b, ()))
+            self._announce(SessionTruncated(rec.header.id, b, ()))
         return snapshot
 
     def delete(self, source: Session | str) -> None:
-        with self._lock:
+        sid = source.id if isinstance(source, Session) else source
+        with self._writing(sid, must_exist=False), self._lock:
             rec = self._fresh(source)
             self.backend.persist(SessionDisposed(rec.header.id))
             del self._records[rec.header.id]
-        self._announce(SessionDisposed(rec.header.id))
+            self._announce(SessionDisposed(rec.header.id))
 
     def close(self) -> None:
         """Flush, remember what is known of loaded sessions, release the backend."""

@@ -1,0 +1,98 @@
+"""Appends from several threads: durable one session at a time, never all behind one flush."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from logdata import turn
+
+from forkwise.core.backends.jsonl import JsonlBackend, parse_log
+from forkwise.core.backends.memory import MemoryBackend
+from forkwise.core.session import SessionFlushed, StoreEvent
+from forkwise.core.store import Backend, SessionStore
+
+WAIT = 10.0  # seconds: a bound on every wait, never reached when the store behaves
+
+
+class HeldFlushes:
+    """A backend wrapper whose flushes of one session wait until the test lets them go."""
+
+    def __init__(self, inner: Backend, held: str) -> None:
+        self.inner = inner
+        self.held = held
+        self.flushing = threading.Event()
+        self.release = threading.Event()
+
+    def persist(self, change: StoreEvent) -> None:
+        if isinstance(change, SessionFlushed) and change.session_id == self.held:
+            self.flushing.set()
+            assert self.release.wait(WAIT), "the test never released the flush"
+        self.inner.persist(change)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@pytest.fixture(params=["memory", "jsonl"])
+def inner(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    return MemoryBackend() if request.param == "memory" else JsonlBackend(tmp_path / "store")
+
+
+def test_a_slow_flush_holds_up_only_its_own_session(inner: Backend) -> None:
+    backend = HeldFlushes(inner, "slow")
+    store = SessionStore(backend)  # type: ignore[arg-type]  # a wrapper of a real backend
+    store.create("slow")
+    store.create("fast")
+    done: list[object] = []
+    writer = threading.Thread(target=lambda: done.append(store.append("slow", turn("s1"))))
+    writer.start()
+    try:
+        assert backend.flushing.wait(WAIT)
+        # while "slow" waits for its flush, the other session is written and read
+        store.append("fast", turn("f1"))
+        assert store.last_seq("fast") == 4
+        assert store.last_seq("slow") == 0  # not durable yet: not visible yet
+        assert done == []
+    finally:
+        backend.release.set()
+        writer.join(WAIT)
+    assert len(done) == 1
+    assert store.last_seq("slow") == 4
+    store.close()
+
+
+def test_appends_from_many_threads_all_land_in_order(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    store = SessionStore(JsonlBackend(root))
+    sessions = [f"s{i}" for i in range(4)]
+    for sid in sessions:
+        store.create(sid)
+    failures: list[BaseException] = []
+
+    def work(sid: str, worker: int) -> None:
+        try:
+            for t in range(10):
+                store.append(sid, turn(f"{sid}-{worker}-{t}"))
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [
+        threading.Thread(target=work, args=(sid, w)) for sid in sessions for w in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT * 3)
+    assert failures == []
+    for sid in sessions:
+        events = store.get(sid).events
+        assert [e.seq for e in events] == list(range(1, 81))
+        turns = [e.get("turn") for e in events if e.type == "turn/start"]
+        assert len(set(turns)) == 20  # each turn whole: brackets never interleave
+    store.close()
+    for sid in sessions:
+        loaded, _, _ = parse_log((root / "sessions" / f"{sid}.jsonl").read_bytes(), sid)
+        assert len(loaded.events) == 80
