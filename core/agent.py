@@ -4,13 +4,16 @@ Everything the runtime does is decided from the session's log, never from memory
 each pass of the driver reads the log and takes the next step (start a queued prompt,
 run the model, run approved tools, end the turn). That is what lets a turn that waits on
 an approval stay open across a restart and continue when the person answers it, in a
-later process.
+later process. Reading the log is cheap: each write returns the snapshot right after it,
+and a pass reuses the latest snapshot while the host's `version` says nothing changed
+the session since (a plain turn costs two store-worker calls: its opening and its end).
 
 A turn writes `turn/start`, the user message, then steps (`step/start`, the assistant
-message — streamed to subscribers as `session/delta` notes, persisted whole — tool calls
-with their `approval/request`, `approval/resolve` and `tool/result`, `step/end`) and one
-`turn/end` whose status is completed, cancelled, failed (with the error text) or
-interrupted.
+message — streamed to subscribers as `session/delta` notes, a few per step however fast
+the model is, persisted whole — tool calls with their `approval/request`,
+`approval/resolve` and `tool/result`, `step/end`) and one `turn/end` whose status is
+completed, cancelled, failed (with the error text) or interrupted. The first `step/start`
+is written together with `turn/start` and the user message.
 """
 
 from __future__ import annotations
@@ -48,15 +51,24 @@ Json = dict[str, Any]
 
 MAX_STEPS_PER_TURN = 16
 MAX_DRIVE_PASSES = 100_000
+#: streamed text goes out at most once per this many seconds (about one frame)
+DELTA_INTERVAL = 0.016
 
 
 class Runtime(Protocol):
-    """What an agent needs from its host."""
+    """What an agent needs from its host.
+
+    `version(session_id)` is a value that changes whenever the store commits a change to
+    the session and whenever store work fails; None when the host cannot tell. The agent
+    reads it on the store worker right before it takes a snapshot, and on the loop before
+    it uses that snapshot again instead of reading the log once more.
+    """
 
     store: SessionStore
     tools: Mapping[str, Tool]
 
     async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
+    def version(self, session_id: str) -> object | None: ...
     def notify(self, note: Json) -> None: ...
     def provider(self, name: str) -> Provider: ...
     def default_choice(self) -> ModelChoice: ...
@@ -82,6 +94,8 @@ class Agent:
         self._waiting = False
         self._replayer: Replayer | None = None
         self._replayed_generation = ""
+        #: the latest snapshot the agent read or wrote, and the version it was taken at
+        self._held: tuple[Session, object] | None = None
 
     # --- state ---------------------------------------------------------------------
 
@@ -145,8 +159,7 @@ class Agent:
             self._runner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._runner
-        snap = await self.rt.io(self.rt.store.get, self.id)
-        turn = OpenTurn.of(snap)
+        turn = OpenTurn.of(await self._read())
         if turn is not None and not turn.pending:
             reason = "the host shut down during the turn"
             await self._end_turn(turn.end("interrupted", reason), turn.id)
@@ -192,7 +205,7 @@ class Agent:
 
     async def _pass(self) -> bool:
         """One step forward from what the log says; False when there is nothing to do."""
-        snap = await self.rt.io(self.rt.store.get, self.id)
+        snap = await self._read()
         turn = OpenTurn.of(snap)
         self._turn_open = turn is not None
         self._waiting = bool(turn and turn.pending)
@@ -224,44 +237,42 @@ class Agent:
         return True
 
     async def _begin(self, snap: Session, text: str) -> None:
+        """Open a turn with the prompt and its first step in one write, then run the step."""
         turn = new_token("turn")
-        taken = self._replay(snap).message_ids
-        await self._append(
-            [
-                {"type": TURN_START, "turn": turn},
-                {
-                    "type": MESSAGE,
-                    "id": new_message_id("user", text, taken),
-                    "role": "user",
-                    "turn": turn,
-                    "parts": [text_part(text)],
-                },
-            ]
-        )
+        replayer = self._replay(snap)
+        choice = choice_of(replayer.result().model) or self.rt.default_choice()
+        step, start = _step_start(turn, choice)
+        opening: list[Json] = [
+            {"type": TURN_START, "turn": turn},
+            {
+                "type": MESSAGE,
+                "id": new_message_id("user", text, replayer.message_ids),
+                "role": "user",
+                "turn": turn,
+                "parts": [text_part(text)],
+            },
+            start,
+        ]
+        snap = await self._append(opening)
         self._turn_open = True
         self._announce_state()
+        await self._run_step(snap, turn, step, choice)
 
     async def _step(self, snap: Session, turn: OpenTurn) -> None:
+        choice = choice_of(self._replay(snap).result().model) or self.rt.default_choice()
+        step, start = _step_start(turn.id, choice)
+        await self._run_step(await self._append([start]), turn.id, step, choice)
+
+    async def _run_step(self, snap: Session, turn: str, step: str, choice: ModelChoice) -> None:
+        """Stream step `step` (its step/start is in `snap`) and write what it produced."""
         replayer = self._replay(snap)
         taken = set(replayer.message_ids)
         replayed: Replay = replayer.result()
-        choice = choice_of(replayed.model) or self.rt.default_choice()
-        step = new_token("step")
-        start: Json = {
-            "type": STEP_START,
-            "turn": turn.id,
-            "step": step,
-            "provider": choice.provider,
-            "model": choice.model,
-        }
-        if choice.reasoning is not None:
-            start["reasoning"] = choice.reasoning
-        await self._append([start])
         try:
             provider = self.rt.provider(choice.provider)
-            result = await self._cancellable(self._stream(provider, replayed, choice, turn.id))
+            result = await self._cancellable(self._stream(provider, replayed, choice, turn))
         except ProviderError as exc:
-            await self._end_turn(turn.end("failed", exc.message, step=step), turn.id)
+            await self._end_turn(_ending(turn, step, "failed", exc.message), turn)
             return
         except asyncio.CancelledError:
             if _being_cancelled():
@@ -280,7 +291,7 @@ class Agent:
                 drafts.append(
                     {
                         "type": APPROVAL_REQUEST,
-                        "turn": turn.id,
+                        "turn": turn,
                         "approval": new_token("approval"),
                         "call": call.id,
                         "tool": call.name,
@@ -291,7 +302,7 @@ class Agent:
                 drafts.append(
                     {
                         "type": TOOL_RESULT,
-                        "turn": turn.id,
+                        "turn": turn,
                         "call": call.id,
                         "tool": call.name,
                         "output": f"there is no tool {call.name!r}",
@@ -302,37 +313,29 @@ class Agent:
             "type": MESSAGE,
             "id": new_message_id("assistant", result.text, taken),
             "role": "assistant",
-            "turn": turn.id,
+            "turn": turn,
             "step": step,
             "parts": parts,
         }
-        if not result.tool_calls:
-            drafts = [
-                {"type": STEP_END, "turn": turn.id, "step": step},
-                {"type": TURN_END, "turn": turn.id, "status": "completed"},
-            ]
         if result.tool_calls:
             await self._append([message, *drafts])
         else:
-            await self._end_turn([message, *drafts], turn.id)
+            await self._end_turn([message, *_ending(turn, step, "completed")], turn)
 
     async def _stream(
         self, provider: Provider, replayed: Replay, choice: ModelChoice, turn: str
     ) -> StepResult:
         tools = tool_specs(self.rt.tools)
-        async for item in provider.stream_step(replayed.transcript, choice, tools):
-            if isinstance(item, TextDelta):
-                if item.text:
-                    self.rt.notify(
-                        {
-                            "kind": "session/delta",
-                            "sessionId": self.id,
-                            "turn": turn,
-                            "text": item.text,
-                        }
-                    )
-            else:
-                return item
+        deltas = _Deltas(self.rt.notify, self.id, turn)
+        try:
+            async for item in provider.stream_step(replayed.transcript, choice, tools):
+                if isinstance(item, TextDelta):
+                    if item.text:
+                        deltas.add(item.text)
+                else:
+                    return item
+        finally:
+            deltas.flush()  # all streamed text is out before the message is appended
         raise ProviderError(f"provider {provider.name!r} ended the step without a result")
 
     async def _run_tool(self, snap: Session, turn: OpenTurn, call: PendingCall) -> None:
@@ -376,8 +379,7 @@ class Agent:
 
     async def _fail_turn(self, text: str) -> None:
         try:
-            snap = await self.rt.io(self.rt.store.get, self.id)
-            turn = OpenTurn.of(snap)
+            turn = OpenTurn.of(await self._read())
             if turn is not None:
                 await self._end_turn(turn.end("failed", text), turn.id)
         except Exception:
@@ -399,19 +401,31 @@ class Agent:
         replayer.feed(snap.events[replayer.last_seq :])
         return replayer
 
-    async def _append(self, drafts: list[Json]) -> None:
-        await self.rt.io(self.rt.store.append, self.id, drafts)
+    async def _read(self) -> Session:
+        """The session as its log is now: the snapshot held from the agent's last store
+        call while nothing changed the session since, else one read on the store worker."""
+        held = self._held
+        if held is not None and held[1] is not None and held[1] == self.rt.version(self.id):
+            return held[0]
+        self._held = None
+        self._held = await self.rt.io(_snapshot, self.rt, self.id)
+        return self._held[0]
+
+    async def _append(self, drafts: list[Json]) -> Session:
+        """Append drafts; returns the session as it is right after (same worker call)."""
+        self._held = None
+        self._held = await self.rt.io(_append_and_read, self.rt, self.id, drafts)
+        return self._held[0]
 
     async def _outcome(self, turn: str) -> Json:
-        snap = await self.rt.io(self.rt.store.get, self.id)
-        return outcome_of(snap, turn)
+        return outcome_of(await self._read(), turn)
 
     async def _end_turn(self, drafts: list[Json], turn: str) -> None:
         """Append drafts that end `turn`, then settle everyone waiting on it."""
-        await self._append(drafts)
+        snap = await self._append(drafts)
         self._turn_open = False
         self._waiting = False
-        self._settle(await self._outcome(turn), ended=True)
+        self._settle(outcome_of(snap, turn), ended=True)
 
     def _idle(self) -> Json:
         return {
@@ -435,6 +449,83 @@ class Agent:
             elif not future.done():
                 keep.append((future, wanted))
         self._waiters = keep
+
+
+class _Deltas:
+    """Streamed text of one step, sent as `session/delta` notes: a piece goes out at once
+    when none went out in the last DELTA_INTERVAL seconds; pieces that come faster are
+    joined and sent when the interval is over (or at `flush`). A fast model costs a few
+    notes per step instead of one per token; a slow one still streams piece by piece."""
+
+    def __init__(self, notify: Callable[[Json], None], session_id: str, turn: str) -> None:
+        self._notify = notify
+        self._session_id = session_id
+        self._turn = turn
+        self._loop = asyncio.get_running_loop()
+        self._pending: list[str] = []
+        self._sent_at = -DELTA_INTERVAL
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, text: str) -> None:
+        self._pending.append(text)
+        due = self._sent_at + DELTA_INTERVAL
+        if self._loop.time() >= due:
+            self.flush()
+        elif self._timer is None:
+            self._timer = self._loop.call_at(due, self.flush)
+
+    def flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._pending:
+            return
+        text = "".join(self._pending)
+        self._pending.clear()
+        self._sent_at = self._loop.time()
+        self._notify(
+            {
+                "kind": "session/delta",
+                "sessionId": self._session_id,
+                "turn": self._turn,
+                "text": text,
+            }
+        )
+
+
+def _step_start(turn: str, choice: ModelChoice) -> tuple[str, Json]:
+    """A new step's id and its step/start draft."""
+    step = new_token("step")
+    start: Json = {
+        "type": STEP_START,
+        "turn": turn,
+        "step": step,
+        "provider": choice.provider,
+        "model": choice.model,
+    }
+    if choice.reasoning is not None:
+        start["reasoning"] = choice.reasoning
+    return step, start
+
+
+def _ending(turn: str, step: str, status: str, error: str | None = None) -> list[Json]:
+    """Drafts that end step `step` and then turn `turn` with `status`."""
+    end: Json = {"type": TURN_END, "turn": turn, "status": status}
+    if error is not None:
+        end["error"] = error
+    return [{"type": STEP_END, "turn": turn, "step": step}, end]
+
+
+def _snapshot(rt: Runtime, session_id: str) -> tuple[Session, object]:
+    """On the store worker: the session and its version, read first (a change committed
+    in between makes the version older than the snapshot, never newer)."""
+    version = rt.version(session_id)
+    return rt.store.get(session_id), version
+
+
+def _append_and_read(rt: Runtime, session_id: str, drafts: list[Json]) -> tuple[Session, object]:
+    rt.store.append(session_id, drafts)
+    return _snapshot(rt, session_id)
 
 
 def _resolve_approval(store: SessionStore, session_id: str, approval: str, approved: bool) -> None:

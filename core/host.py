@@ -40,6 +40,7 @@ from .session import (
     Session,
     SessionCreated,
     SessionDisposed,
+    SessionFlushed,
     SessionSummary,
     SessionTruncated,
     StoreEvent,
@@ -80,6 +81,9 @@ class Host:
         self._listeners: list[Listener] = []
         self._agents: dict[str, Agent] = {}
         self._served: set[str] = set()
+        #: changes the store announced per session, and store calls that failed (see version)
+        self._changes: dict[str, int] = {}
+        self._failures = 0
         self._closed = False
         self._unsubscribe_store = self.store.subscribe(self._on_store)
 
@@ -105,7 +109,22 @@ class Host:
         """Run store work on the single store worker, in submission order."""
         loop = asyncio.get_running_loop()
         self._loop = loop
-        return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
+        return await loop.run_in_executor(self._executor, self._run, fn, args)
+
+    def _run(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        try:
+            return fn(*args)
+        except BaseException:
+            self._failures += 1  # a failed change may have left the session as it was read
+            raise
+
+    def version(self, session_id: str) -> object | None:
+        """Changes whenever the store commits a change to the session or store work fails
+        (an agent re-reads the log then); None on a read-only host, whose store another
+        process writes."""
+        if self.read_only:
+            return None
+        return (self._failures, self._changes.get(session_id, 0))
 
     def notify(self, note: Json) -> None:
         for listener in list(self._listeners):
@@ -141,8 +160,11 @@ class Host:
 
     def _on_store(self, change: StoreEvent) -> None:
         """Runs on the store worker, right after the change was committed."""
-        notes: list[Json] = []
         sid = change.session_id
+        self._changes[sid] = self._changes.get(sid, 0) + 1
+        if isinstance(change, SessionFlushed):
+            return  # the events were announced already
+        notes: list[Json] = []
         if isinstance(change, EventsAppended):
             events = [e.to_record() for e in change.events]
             notes.append({"kind": "session/events", "sessionId": sid, "events": events})
@@ -364,8 +386,10 @@ class Host:
         try:
             await self.reload_settings()
         except ForkwiseError as exc:
-            return f"the saved provider settings were not used ({exc.message}); " \
+            return (
+                f"the saved provider settings were not used ({exc.message}); "
                 "new sessions use the offline model"
+            )
         return ""
 
     def models(self) -> list[Json]:

@@ -9,8 +9,8 @@ behaviour, keyed on the last user message of the transcript:
 * `/slow [text]` — like a plain message, but streams one word every 50 ms (to try cancel);
 * anything else — a deterministic reply that echoes the message and names the model.
 
-Replies stream word by word. The same transcript always gives the same reply and the
-same tool call ids.
+A `/slow` reply streams word by word; any other reply is there at once and streams as
+one piece. The same transcript always gives the same reply and the same tool call ids.
 """
 
 from __future__ import annotations
@@ -70,11 +70,13 @@ class OfflineProvider:
         tools: Sequence[Mapping[str, Any]],
     ) -> AsyncIterator[StepItem]:
         result = plan_reply(transcript, choice, tools)
-        delay = SLOW_DELAY if _last_user_text(transcript).startswith("/slow") else 0.0
-        words = result.text.split(" ")
-        for i, word in enumerate(words):
-            await asyncio.sleep(delay)
-            yield TextDelta(word if i == len(words) - 1 else word + " ")
+        if _last_user_text(transcript).startswith("/slow"):
+            words = result.text.split(" ")
+            for i, word in enumerate(words):
+                await asyncio.sleep(SLOW_DELAY)
+                yield TextDelta(word if i == len(words) - 1 else word + " ")
+        elif result.text:
+            yield TextDelta(result.text)  # the reply is there at once: one piece
         yield result
 
 
