@@ -260,8 +260,12 @@ class SessionStore:
         follow: Sequence[Draft] = (),
         anchor: Mapping[str, Any] | None = None,
     ) -> Session:
-        """Branch `source` at an exact boundary (DESIGN §3). Nothing is written on failure."""
-        with self._lock:
+        """Branch `source` at an exact boundary (DESIGN §3). Nothing is written on failure.
+
+        Holds the source's write lock, so that a change to it in flight on another thread
+        is over first (the source's facts and its file are those of one moment)."""
+        source_id = source.id if isinstance(source, Session) else source
+        with self._writing(source_id, must_exist=False) as _, self._lock:
             rec = self._fresh(source)
             if child_id is not None and self.exists(validate_session_id(child_id)):
                 raise DuplicateSessionId(
@@ -303,9 +307,10 @@ class SessionStore:
     def append(self, session_id: str, drafts: Iterable[Draft]) -> tuple[Event, ...]:
         """Append drafts (`{"type": …, fields…}`) as one durable write; returns the events.
 
-        The events are written under the store lock, then made durable outside it (under
-        the session's own write lock), so that appends to different sessions from several
-        threads share the disk's flushes instead of queueing for them one by one. Readers
+        The events are checked under the store lock, then written and made durable
+        outside it, under the session's own write lock: appends to different sessions
+        from several threads share the disk's flushes instead of queueing for them one by
+        one (a write that waits on another file's flush holds up no one else). Readers
         see the events once they are durable."""
         with self._writing(session_id) as rec:
             assert rec is not None  # _writing loads the session or raises SourceNotFound
@@ -314,12 +319,8 @@ class SessionStore:
                 if not events:
                     return ()
                 _feed_atomically(rec.state, events)
-                try:
-                    self.backend.persist(EventsAppended(rec.header.id, events))
-                except BaseException:
-                    self._drop(rec)
-                    raise
             try:
+                self.backend.persist(EventsAppended(rec.header.id, events))
                 self.backend.persist(SessionFlushed(rec.header.id))
             except BaseException:
                 with self._lock:

@@ -1,4 +1,5 @@
-"""Appends from several threads: durable one session at a time, never all behind one flush."""
+"""Appends from several threads: durable one session at a time, never all behind one flush
+or one write; a fork of a session waits for the change to it in flight."""
 
 from __future__ import annotations
 
@@ -11,23 +12,27 @@ from logdata import turn
 
 from forkwise.core.backends.jsonl import JsonlBackend, parse_log
 from forkwise.core.backends.memory import MemoryBackend
-from forkwise.core.session import SessionFlushed, StoreEvent
+from forkwise.core.session import EventsAppended, SessionFlushed, StoreEvent
 from forkwise.core.store import Backend, SessionStore
 
 WAIT = 10.0  # seconds: a bound on every wait, never reached when the store behaves
 
 
 class HeldFlushes:
-    """A backend wrapper whose flushes of one session wait until the test lets them go."""
+    """A backend wrapper whose flushes (or with `what`, other changes) of one session wait
+    until the test lets them go."""
 
-    def __init__(self, inner: Backend, held: str) -> None:
+    def __init__(
+        self, inner: Backend, held: str, what: type[StoreEvent] = SessionFlushed
+    ) -> None:
         self.inner = inner
         self.held = held
+        self.what = what
         self.flushing = threading.Event()
         self.release = threading.Event()
 
     def persist(self, change: StoreEvent) -> None:
-        if isinstance(change, SessionFlushed) and change.session_id == self.held:
+        if isinstance(change, self.what) and change.session_id == self.held:
             self.flushing.set()
             assert self.release.wait(WAIT), "the test never released the flush"
         self.inner.persist(change)
@@ -61,6 +66,59 @@ def test_a_slow_flush_holds_up_only_its_own_session(inner: Backend) -> None:
         writer.join(WAIT)
     assert len(done) == 1
     assert store.last_seq("slow") == 4
+    store.close()
+
+
+def test_a_slow_write_holds_up_only_its_own_session(inner: Backend) -> None:
+    backend = HeldFlushes(inner, "slow", EventsAppended)
+    store = SessionStore(backend)  # type: ignore[arg-type]  # a wrapper of a real backend
+    store.create("slow")
+    store.create("fast")
+    writer = threading.Thread(target=store.append, args=("slow", turn("s1")))
+    writer.start()
+    other = threading.Thread(target=store.append, args=("fast", turn("f1")))
+    try:
+        assert backend.flushing.wait(WAIT)
+        # the write of "slow" waits (on a disk busy with another file's flush, say):
+        # other sessions are written and every session is read meanwhile
+        other.start()
+        other.join(WAIT)
+        assert not other.is_alive()
+        assert store.last_seq("fast") == 4
+        assert store.get("slow").last_seq == 0
+    finally:
+        backend.release.set()
+        writer.join(WAIT)
+    assert store.last_seq("slow") == 4
+    store.close()
+
+
+def test_a_fork_waits_for_the_append_in_flight_and_continues_from_it(inner: Backend) -> None:
+    backend = HeldFlushes(inner, "")
+    store = SessionStore(backend)  # type: ignore[arg-type]  # a wrapper of a real backend
+    store.create("src")
+    store.append("src", turn("t0"))
+    backend.held = "src"
+    writer = threading.Thread(target=store.append, args=("src", turn("t1")))
+    children: list[str] = []
+    forker = threading.Thread(target=lambda: children.append(store.fork("src").id))
+    writer.start()
+    try:
+        assert backend.flushing.wait(WAIT)
+        forker.start()
+        forker.join(0.2)
+        assert forker.is_alive()  # the source's change in flight is not forked half
+    finally:
+        backend.release.set()
+        writer.join(WAIT)
+        forker.join(WAIT)
+    # the fork came after the append: the child has both turns and goes on from them
+    (child,) = children
+    events = store.get(child).events
+    assert [e.seq for e in events] == list(range(1, 10))
+    assert [e.get("turn") for e in events if e.type == "turn/end"] == ["t0", "t1"]
+    store.append(child, turn("t2"))
+    assert store.last_seq(child) == 13
     store.close()
 
 
