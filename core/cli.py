@@ -27,7 +27,6 @@ from .errors import (
     StoreLocked,
 )
 from .paths import resolve_store_dir
-from .providers.offline import summary_row
 from .session import Session, SessionSummary
 from .store import SessionStore
 from .turns import message_boundary, open_turn_start, resolve_anchor
@@ -178,17 +177,21 @@ def main(
     out = out or sys.stdout
     err = err or sys.stderr
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    from . import cli_host
 
     try:
-        if args.command == "host":
-            return cli_host.run_host(args, out)
-        if cli_host.wants_host(args):
+        if args.command == "host" or wants_host(args):
+            # only the commands that need a host pay for asyncio, the host and the RPC layer
+            from . import cli_host
+
+            if args.command == "host":
+                return cli_host.run_host(args, out)
             result = _Result(*cli_host.run(args))
         else:
             try:
                 result = _HANDLERS[args.action](args)
             except UseRunningHost as running:
+                from . import cli_host
+
                 args.connect, args.auto_connect = running.address, True
                 result = _Result(*cli_host.run(args))
     except ForkwiseError as exc:
@@ -204,6 +207,17 @@ def main(
     else:
         out.write(result.text + ("\n" if result.text else ""))
     return 0
+
+
+def wants_host(args: argparse.Namespace) -> bool:
+    """Whether a `sessions` command goes through a host rather than the store directly."""
+    if getattr(args, "connect", None):
+        return True
+    if args.action in ("prompt", "approve"):
+        return True
+    return args.action == "fork" and (
+        args.at is not None or args.message is not None or args.exclude_message or args.replace
+    )
 
 
 class _Result:
@@ -270,6 +284,8 @@ def _terminal_progress(done: int, total: int) -> None:
 
 @_with_store(write=False)
 def _list(store: SessionStore, args: argparse.Namespace) -> _Result:
+    from .providers.offline import summary_row  # the offline provider knows the default model
+
     rows = sorted(store.list(_terminal_progress), key=lambda s: s.updated, reverse=True)
     data = [summary_row(s) for s in rows]  # model: what the next turn runs on
     return _Result(data, _table(rows))

@@ -32,17 +32,6 @@ Json = dict[str, Any]
 Outcome = tuple[Any, str]
 
 
-def wants_host(args: argparse.Namespace) -> bool:
-    """Whether a `sessions` command goes through a host rather than the store directly."""
-    if getattr(args, "connect", None):
-        return True
-    if args.action in ("prompt", "approve"):
-        return True
-    return args.action == "fork" and (
-        args.at is not None or args.message is not None or args.exclude_message or args.replace
-    )
-
-
 def run(args: argparse.Namespace) -> Outcome:
     return asyncio.run(_run(args))
 

@@ -263,3 +263,25 @@ def test_store_from_environment_and_console_script(tmp_path: Path) -> None:
         text=True,
         check=True,
     ).stdout.splitlines()[-1].strip("[]")
+
+
+HOST_MODULES = ("asyncio", "forkwise.core.cli_host", "forkwise.core.host", "forkwise.core.rpc")
+
+
+def test_store_fork_does_not_import_the_host(store: Path) -> None:
+    """A fork through the store (no --at/--message) is a short command: it must not pay
+    for asyncio, the host or the RPC layer. Checked in a fresh process, after the fork."""
+    (store / "sessions").mkdir(parents=True)
+    (store / "sessions" / "hand-1.jsonl").write_text(HAND_WRITTEN)
+    script = (
+        "import sys; from forkwise.core import cli; "
+        f"code = cli.main(['sessions', 'fork', 'hand-1', '--store', {str(store)!r}, "
+        "'--child', 'c1', '--json']); "
+        f"print(code, sorted(m for m in {HOST_MODULES!r} if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    *printed, last = done.stdout.splitlines()
+    assert last == "0 []"
+    assert orjson.loads("\n".join(printed)) == {"child": "c1", "seedLength": 6}
