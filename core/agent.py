@@ -67,7 +67,7 @@ class Runtime(Protocol):
     store: SessionStore
     tools: Mapping[str, Tool]
 
-    async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
+    async def session_io(self, session_id: str, fn: Callable[..., T], *args: Any) -> T: ...
     def version(self, session_id: str) -> object | None: ...
     def notify(self, note: Json) -> None: ...
     def provider(self, name: str) -> Provider: ...
@@ -128,7 +128,9 @@ class Agent:
 
     async def approve(self, approval_id: str, approved: bool) -> asyncio.Future[Json]:
         """Answer a pending approval and continue the turn; returns the next-outcome future."""
-        await self.rt.io(_resolve_approval, self.rt.store, self.id, approval_id, approved)
+        await self.rt.session_io(
+            self.id, _resolve_approval, self.rt.store, self.id, approval_id, approved
+        )
 
         def answered(outcome: Json) -> bool:
             asked = {a["approval"] for a in outcome.get("approvals", ())}
@@ -408,13 +410,13 @@ class Agent:
         if held is not None and held[1] is not None and held[1] == self.rt.version(self.id):
             return held[0]
         self._held = None
-        self._held = await self.rt.io(_snapshot, self.rt, self.id)
+        self._held = await self.rt.session_io(self.id, _snapshot, self.rt, self.id)
         return self._held[0]
 
     async def _append(self, drafts: list[Json]) -> Session:
         """Append drafts; returns the session as it is right after (same worker call)."""
         self._held = None
-        self._held = await self.rt.io(_append_and_read, self.rt, self.id, drafts)
+        self._held = await self.rt.session_io(self.id, _append_and_read, self.rt, self.id, drafts)
         return self._held[0]
 
     async def _outcome(self, turn: str) -> Json:

@@ -1,9 +1,12 @@
 """The Host: owns the store, the live agents, the workspaces; what every client talks to.
 
-Store work runs in order on one worker thread (`io`), so the event loop — the GUI's, under
-qasync — never waits on a disk. The store announces each committed change on that worker;
-the host turns it into client notifications and hands them to the loop, in order, before
-the coroutine that caused the change resumes.
+Store work runs off the event loop — the GUI's, under qasync — so that it never waits on a
+disk: host-wide work in order on one worker thread (`io`), each live session's work in
+order on a small pool (`session_io`), so that turns in different sessions write and flush
+at the same time and share the disk's flushes (a group commit across sessions). The store
+announces each committed change on the thread that made it; the host turns it into client
+notifications and hands them to the loop, in order, before the coroutine that caused the
+change resumes.
 
 Forks follow DESIGN §4: the anchor rule picks the boundary, the child is created with the
 latest model/select of the source recorded after its `history/fork` (one atomic write, so
@@ -17,6 +20,7 @@ import asyncio
 import functools
 import logging
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -54,6 +58,8 @@ from .workspaces import FileWorkspaces, MemoryWorkspaces, ReadOnlyWorkspaces, Wo
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+#: threads that run live sessions' store work; appends in flight at once share flushes
+SESSION_WORKERS = 8
 Json = dict[str, Any]
 Listener = Callable[[Json], None]
 MAX_PAGE = 1000
@@ -77,6 +83,11 @@ class Host:
         self.default_cwd = default_cwd if default_cwd is not None else os.getcwd()
         self._default_model = default_model or default_choice()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="forkwise-store")
+        self._session_pool = ThreadPoolExecutor(
+            max_workers=SESSION_WORKERS, thread_name_prefix="forkwise-session"
+        )
+        self._session_turns: dict[str, asyncio.Lock] = {}
+        self._failures_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._listeners: list[Listener] = []
         self._agents: dict[str, Agent] = {}
@@ -111,11 +122,25 @@ class Host:
         self._loop = loop
         return await loop.run_in_executor(self._executor, self._run, fn, args)
 
+    async def session_io(self, session_id: str, fn: Callable[..., T], *args: Any) -> T:
+        """Run store work of one live session on the session pool: in submission order
+        for that session, at the same time as other sessions' work. Changes that span
+        sessions or the store (fork, truncate, list) go through `io`; the store's locks
+        keep both kinds consistent."""
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        turn = self._session_turns.get(session_id)
+        if turn is None:
+            turn = self._session_turns[session_id] = asyncio.Lock()
+        async with turn:
+            return await loop.run_in_executor(self._session_pool, self._run, fn, args)
+
     def _run(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         try:
             return fn(*args)
         except BaseException:
-            self._failures += 1  # a failed change may have left the session as it was read
+            with self._failures_lock:  # a failed change may have left the session as it was read
+                self._failures += 1
             raise
 
     def version(self, session_id: str) -> object | None:
@@ -508,5 +533,6 @@ class Host:
             except ForkwiseError:
                 log.exception("session %s: could not shut down cleanly", agent.id)
         self._unsubscribe_store()
+        self._session_pool.shutdown(wait=True)  # no agent runs now; let its writes finish
         await self.io(self.store.close)
         self._executor.shutdown(wait=True)

@@ -4,6 +4,7 @@ failures, approvals (also across a host restart), crash recovery, tools and suba
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,15 @@ import orjson
 import pytest
 
 from forkwise.core import agent as agent_module
+from forkwise.core.backends.jsonl import JsonlBackend
+from forkwise.core.client import Client
 from forkwise.core.errors import ApprovalNotFound, SessionBusy
+from forkwise.core.host import Host
 from forkwise.core.providers import offline as offline_module
 from forkwise.core.providers.base import ModelChoice, StepItem, StepResult, TextDelta
 from forkwise.core.providers.offline import OfflineProvider
+from forkwise.core.session import SessionFlushed, StoreEvent
+from forkwise.core.store import SessionStore
 
 from .conftest import TIMEOUT, Env, GateProvider, LogBuilder, Recorder, open_env, write_log
 
@@ -150,17 +156,66 @@ async def test_a_plain_turn_costs_two_store_worker_calls(
     s = await env.client.create_session("calls")
     await env.client.prompt_and_wait(s["id"], "warm up")  # the agent exists and has read
     calls: list[str] = []
-    io = env.host.io
+    io, session_io = env.host.io, env.host.session_io
 
     async def counted(fn: Any, *args: Any) -> Any:
         calls.append(getattr(fn, "__name__", repr(fn)))
         return await io(fn, *args)
 
+    async def counted_session(sid: str, fn: Any, *args: Any) -> Any:
+        calls.append(getattr(fn, "__name__", repr(fn)))
+        return await session_io(sid, fn, *args)
+
     monkeypatch.setattr(env.host, "io", counted)
+    monkeypatch.setattr(env.host, "session_io", counted_session)
     for text in ("one", "two"):
         outcome = await env.client.prompt_and_wait(s["id"], text)
         assert outcome["status"] == "completed"
     assert calls == ["_append_and_read"] * 4  # opening + end, per turn; no extra reads
+
+
+class HeldFlush:
+    """A JSONL backend whose flushes of one session wait until the test lets them go."""
+
+    def __init__(self, root: Path) -> None:
+        self.inner = JsonlBackend(root)
+        self.held: str | None = None
+        self.flushing = threading.Event()
+        self.release = threading.Event()
+
+    def persist(self, change: StoreEvent) -> None:
+        if isinstance(change, SessionFlushed) and change.session_id == self.held:
+            self.flushing.set()
+            assert self.release.wait(TIMEOUT), "the test never released the flush"
+        self.inner.persist(change)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@pytest.mark.asyncio
+async def test_a_turn_waiting_on_its_flush_holds_up_no_other_session(tmp_path: Path) -> None:
+    backend = HeldFlush(tmp_path / "store")
+    host = Host(SessionStore(backend))  # type: ignore[arg-type]  # wraps a real backend
+    client = await Client.in_process(host)
+    try:
+        slow = (await client.create_session("slow"))["id"]
+        fast = (await client.create_session("fast"))["id"]
+        backend.held = slow
+        waiting = asyncio.ensure_future(client.prompt_and_wait(slow, "held"))
+        flushing = asyncio.get_running_loop().run_in_executor(None, backend.flushing.wait)
+        assert await asyncio.wait_for(flushing, TIMEOUT)
+        # the other session runs whole turns while the first one's write waits on the disk
+        for text in ("one", "two"):
+            outcome = await asyncio.wait_for(client.prompt_and_wait(fast, text), TIMEOUT)
+            assert outcome["status"] == "completed"
+        assert not waiting.done()
+        backend.release.set()
+        assert (await asyncio.wait_for(waiting, TIMEOUT))["status"] == "completed"
+    finally:
+        backend.release.set()
+        await client.close()
+        await host.close()
 
 
 @pytest.mark.asyncio
