@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -55,6 +55,16 @@ class SessionTree(ContextMenuMixin, QTreeView):
         self.setSortingEnabled(True)
         self.setAnimated(False)
         self.setExpandsOnDoubleClick(True)
+        # shown while the store opens (the window's first frame comes before the store)
+        self.placeholder = QLabel("Loading sessions…", self.viewport())
+        self.placeholder.setObjectName("treePlaceholder")
+        self.placeholder.setAccessibleName("Loading sessions")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setEnabled(False)  # drawn in the palette's placeholder grey
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.placeholder.setGeometry(self.viewport().rect())
 
     def build_context_menu(self, index: QModelIndex) -> QMenu:
         w = self.window_
@@ -85,7 +95,7 @@ class MainWindow(QMainWindow):
         self.controller = controller
         self.settings = settings
         self.setObjectName("mainWindow")
-        self.setWindowTitle(f"Forkwise — {store_label}" if store_label else "Forkwise")
+        self.set_store_label(store_label)
         self.setAccessibleName("Forkwise")
         self.settings_dialog: Any = None
         self._build_actions()
@@ -93,6 +103,10 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._wire()
         self._restore()
+
+    def set_store_label(self, store_label: str) -> None:
+        """The title names the store (and says read-only or shared once that is known)."""
+        self.setWindowTitle(f"Forkwise — {store_label}" if store_label else "Forkwise")
 
     # --- building -----------------------------------------------------------------------
 
@@ -265,6 +279,8 @@ class MainWindow(QMainWindow):
         t.approvalDecided.connect(c.approve)
         self.composer.sendRequested.connect(self._send)
         self.composer.stopRequested.connect(c.cancel)
+        self.action_new.setEnabled(c.loaded)  # it needs the client: enabled once loaded
+        self.tree.placeholder.setVisible(not c.loaded)
         self._update_fork_action()
 
     # --- behaviour --------------------------------------------------------------------------
@@ -313,6 +329,8 @@ class MainWindow(QMainWindow):
         self.transcript._stick = False
 
     def _tree_loaded(self, count: int) -> None:
+        self.tree.placeholder.hide()
+        self.action_new.setEnabled(True)
         # expand lineage only: expandAll visits every row (0.12 s on 10,000 sessions)
         model, proxy = self.controller.tree, self.controller.proxy
         for sid in model.lineage_parents():
