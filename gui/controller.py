@@ -257,6 +257,8 @@ class Controller(QObject):
 
     def search(self, pattern: str) -> None:
         """Filter the tree: titles at once, message text when the client has answered."""
+        if pattern.strip():
+            self.tree.fetch_all()  # the filter sees only the rows the model has shown
         self.proxy.set_pattern(pattern)
         if pattern.strip():
             self.ops.run(self._text_hits(pattern.strip().casefold()),

@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -62,9 +62,20 @@ class SessionTree(ContextMenuMixin, QTreeView):
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setEnabled(False)  # drawn in the palette's placeholder grey
 
+        self.rest_pending = False
+
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self.placeholder.setGeometry(self.viewport().rect())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if self.rest_pending and self.model().rowCount():
+            # The model hands over its first page of rows at load (they paint at once);
+            # the rest follows right after that frame, so that the scroll bar, End and
+            # Page Down cover the whole store (laying out 10,000 rows takes ~0.1 s).
+            self.rest_pending = False
+            QTimer.singleShot(0, self.window_.controller.tree.fetch_all)
 
     def build_context_menu(self, index: QModelIndex) -> QMenu:
         w = self.window_
@@ -269,6 +280,7 @@ class MainWindow(QMainWindow):
         c.ops.busyChanged.connect(self._busy)
         c.tree.dataChanged.connect(self._tree_changed)
         c.treeLoaded.connect(self._tree_loaded)
+        c.tree.rowsFetched.connect(self._expand_lineage)
         c.forkShown.connect(self._fork_shown)
         c.transcript.modelReset.connect(self._reset_follow)
         t = self.transcript
@@ -293,7 +305,7 @@ class MainWindow(QMainWindow):
     def select_session(self, session_id: str) -> None:
         """Select `session_id` in the tree (lineage expanded) and open it."""
         c = self.controller
-        source = c.tree.index_for(session_id)
+        source = c.tree.reveal(session_id)  # fetches its top-level row if need be
         if not source.isValid():
             return
         index = c.proxy.mapFromSource(source)
@@ -330,16 +342,21 @@ class MainWindow(QMainWindow):
 
     def _tree_loaded(self, count: int) -> None:
         self.tree.placeholder.hide()
+        self.tree.rest_pending = True
         self.action_new.setEnabled(True)
-        # expand lineage only: expandAll visits every row (0.12 s on 10,000 sessions)
-        model, proxy = self.controller.tree, self.controller.proxy
-        for sid in model.lineage_parents():
-            self.tree.expand(proxy.mapFromSource(model.index_for(sid)))
+        self._expand_lineage()
         if count and not self.tree.currentIndex().isValid():
             first = self.controller.proxy.index(0, 0)
             if first.isValid():
                 self.tree.setCurrentIndex(first)
         self._update_fork_action()
+
+    def _expand_lineage(self, first: int = 0, last: int | None = None) -> None:
+        """Expand the rows with forks or subagents beneath them among the fetched top-level
+        rows first..last (expandAll would visit every row: 0.12 s on 10,000 sessions)."""
+        model, proxy = self.controller.tree, self.controller.proxy
+        for sid in model.lineage_parents(first, last):
+            self.tree.expand(proxy.mapFromSource(model.index_for(sid)))
 
     def _tree_changed(self, *_args: Any) -> None:
         sid = self.controller.current
