@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import product
+from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -188,16 +190,17 @@ class SessionSummary:
 
         Runs once per session on every listing, so it checks exact types (JSON decodes to
         exact types; bool must not pass for int) and builds the record positionally: the
-        index keys are listed in the dataclass's field order."""
-        values = [data[key] for key in _INDEX_KEYS]
-        for value, allowed in zip(values, _INDEX_ALLOWED, strict=True):
-            if type(value) not in allowed:
-                raise TypeError("an index field has the wrong type")
+        index keys are listed in the dataclass's field order. The checks run in C (one
+        itemgetter, one lookup of the row's types among the allowed ones): 10,000 rows at
+        every start-up."""
+        values = _index_values(data)
+        if tuple(map(type, values)) not in _INDEX_TYPE_ROWS:
+            raise TypeError("an index field has the wrong type")
         error = data.get("error")
         if error is not None and type(error) is not dict:
             raise TypeError("index field 'error' has the wrong type")
-        values.append(error)
-        return cls(*values)
+        fields: tuple[Any, ...] = (*values, error)  # the keys are the fields, in order
+        return cls(*fields)
 
 
 _STR: frozenset[type] = frozenset({str})
@@ -211,7 +214,9 @@ _INDEX_TYPES: dict[str, frozenset[type]] = {
     "firstUserText": _OPT,
 }  # fmt: skip
 _INDEX_KEYS = tuple(_INDEX_TYPES)
-_INDEX_ALLOWED = tuple(_INDEX_TYPES.values())
+_index_values = itemgetter(*_INDEX_KEYS)  # KeyError when one is missing
+#: every allowed combination of exact types, in key order (2**6 rows: six optional fields)
+_INDEX_TYPE_ROWS: frozenset[tuple[type, ...]] = frozenset(product(*_INDEX_TYPES.values()))
 
 
 def _logged_title(

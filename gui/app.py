@@ -124,7 +124,8 @@ def run(store_dir: Path | None, connect: str | None, token: str | None,
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
-        return int(loop.run_until_complete(_session(app, store_dir, connect, token, self_test)))
+        return int(loop.run_until_complete(
+            _session(app, store_dir, connect, token, self_test=self_test)))
     finally:
         loop.close()
         asyncio.set_event_loop(None)
@@ -176,7 +177,9 @@ async def open_store_client(store_dir: Path | None, connect: str | None,
 
 
 async def _session(app: Any, store_dir: Path | None, connect: str | None, token: str | None,
-                   self_test: bool) -> int:
+                   *, self_test: bool = False, settings: Any = None) -> int:
+    """The window first (it paints a loading state), then the store: the host stack is
+    imported and opened after the first frame, and the controller gets its client then."""
     from PySide6.QtCore import QSettings
 
     from .controller import Controller
@@ -185,34 +188,14 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
     from .notify import WARNING, Notifier
 
     started = time.perf_counter()
-    try:
-        client, host, read_only = await open_store_client(store_dir, connect, token)
-    except Exception as exc:
-        print(f"forkwise: {describe(exc)}", file=sys.stderr)
-        return 1
-    endpoint = None
-    if host is not None and store_dir is not None and not host.read_only:  # serve the others
-        from forkwise.core.shared_store import StoreEndpoint
-
-        endpoint = await StoreEndpoint.start(host, store_dir)
     notifier = Notifier()
-    if host is not None:
-        problem = await host.apply_saved_settings()
-        if problem:
-            notifier.post(WARNING, problem[0].upper() + problem[1:] + ".", "invalid-settings")
-    if read_only:
-        print(f"forkwise: {read_only}", file=sys.stderr)
-        notifier.post(WARNING, read_only, "read-only-store")
-    controller = Controller(client, notifier)
-    settings = QSettings()
+    controller = Controller(None, notifier)
     label = connect or str(store_dir)
-    if read_only:
-        label += " (read-only)"
-    elif host is None and not connect:
-        label += " (shared: another Forkwise process has it open)"
-    window = MainWindow(controller, settings, store_label=label)
-    closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    loaded: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    window = MainWindow(controller, settings if settings is not None else QSettings(),
+                        store_label=label)
+    loop = asyncio.get_running_loop()
+    closed: asyncio.Future[None] = loop.create_future()
+    loaded: asyncio.Future[int] = loop.create_future()
 
     def window_closed() -> None:
         if not closed.done():
@@ -224,14 +207,37 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
 
     app.lastWindowClosed.connect(window_closed)
     controller.treeLoaded.connect(tree_loaded)
-    window.show()
-    controller.start()
+    await _shown(window)
+    try:
+        client, host, read_only = await open_store_client(store_dir, connect, token)
+    except Exception as exc:
+        print(f"forkwise: {describe(exc)}", file=sys.stderr)
+        window.hide()
+        window.deleteLater()
+        return 1
+    endpoint = None
     status = 0
     previous = _quit_on_signals(window)
     try:
+        if host is not None and store_dir is not None and not host.read_only:  # serve others
+            from forkwise.core.shared_store import StoreEndpoint
+
+            endpoint = await StoreEndpoint.start(host, store_dir)
+        if host is not None:
+            problem = await host.apply_saved_settings()
+            if problem:
+                notifier.post(WARNING, problem[0].upper() + problem[1:] + ".", "invalid-settings")
+        if read_only:
+            print(f"forkwise: {read_only}", file=sys.stderr)
+            notifier.post(WARNING, read_only, "read-only-store")
+            label += " (read-only)"
+        elif host is None and not connect:
+            label += " (shared: another Forkwise process has it open)"
+        window.set_store_label(label)
+        controller.start(client)
         if self_test:
             status = await _self_test(controller, loaded, started)
-        else:
+        elif not closed.done():
             await closed
     finally:
         _restore_signals(previous)
@@ -246,6 +252,32 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
             await host.close()
         window.deleteLater()
     return status
+
+
+async def _shown(window: Any, timeout: float = 0.5) -> None:
+    """Show `window` and return once it has painted (or after `timeout`: a window that is
+    not exposed, e.g. on another desktop, gets no paint until it is)."""
+    from PySide6.QtCore import QEvent, QObject
+
+    painted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    class FirstPaint(QObject):
+        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint and not painted.done():
+                painted.set_result(None)
+            return False
+
+    watch = FirstPaint(window)
+    window.installEventFilter(watch)
+    window.show()
+    try:
+        await asyncio.wait_for(painted, timeout)
+    except TimeoutError:
+        log.info("the window was not painted within %.1f s; opening the store anyway", timeout)
+    finally:
+        window.removeEventFilter(watch)
+        watch.deleteLater()
+    await asyncio.sleep(0)  # the paint event itself completes before the store work starts
 
 
 def _quit_on_signals(window: Any) -> dict[int, Any]:

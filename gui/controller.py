@@ -6,7 +6,11 @@ applied to the item models row by row.
 
 Signals: `selectRequested(session_id)` (the window selects, expands and opens that row),
 `sessionOpened(session_id)`, `forkShown(child_id, seconds)` (a fork's child is on screen),
-`runningChanged(bool)` (the opened session's turn state).
+`runningChanged(bool)` (the opened session's turn state), `treeLoaded(count)` (the
+catalogue is in the tree).
+
+The window is built before the store is open (its first frame comes first): a Controller
+made without a client gets one in `start(client)`.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from forkwise.core.client_api import ClientAPI, Json, Notification, Unsubscribe
-from forkwise.core.errors import WorkspaceAttachFailed
+from forkwise.core.errors import HostUnavailable, WorkspaceAttachFailed
 
 from .notify import Notifier
 from .ops import OpRunner
@@ -37,10 +41,10 @@ class Controller(QObject):
     _notified = Signal(object)
 
     def __init__(
-        self, client: ClientAPI, notifier: Notifier, parent: QObject | None = None
+        self, client: ClientAPI | None, notifier: Notifier, parent: QObject | None = None
     ) -> None:
         super().__init__(parent)
-        self.client = client
+        self._client = client
         self.notifier = notifier
         self.ops = OpRunner(notifier, self)
         self.tree = SessionTreeModel(self)
@@ -58,9 +62,18 @@ class Controller(QObject):
 
     # --- start-up -----------------------------------------------------------------
 
-    def start(self) -> None:
+    @property
+    def client(self) -> ClientAPI:
+        if self._client is None:  # the window keeps what needs it disabled until then
+            raise HostUnavailable("the store is still being opened")
+        return self._client
+
+    def start(self, client: ClientAPI | None = None) -> None:
         """Subscribe, then load the catalogue (notifications that arrive in between are
-        applied as row changes on top of the load)."""
+        applied as row changes on top of the load). `client`: the one this controller
+        was made without."""
+        if client is not None:
+            self._client = client
         self.ops.run(self._start(), self._started, what="Loading the sessions")
 
     async def _start(self) -> list[Json]:
@@ -244,6 +257,8 @@ class Controller(QObject):
 
     def search(self, pattern: str) -> None:
         """Filter the tree: titles at once, message text when the client has answered."""
+        if pattern.strip():
+            self.tree.fetch_all()  # the filter sees only the rows the model has shown
         self.proxy.set_pattern(pattern)
         if pattern.strip():
             self.ops.run(self._text_hits(pattern.strip().casefold()),

@@ -12,7 +12,8 @@ import pytest
 
 pytestmark = pytest.mark.gui
 
-GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "tree", "tree-scroll"}
+GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "tree", "tree-rest",
+               "tree-scroll"}
 
 
 def test_quick_gui_figures_are_reported_with_baselines() -> None:
@@ -47,6 +48,7 @@ def test_perf_prints_one_json_line_per_figure(tmp_path: Path) -> None:
     tree = perf("tree", "--store", str(root))
     assert tree["sessions"] == 2
     assert tree["top_rows"] == 2
+    assert tree["rest_seconds"] > 0
     cold = perf("cold", "--store", str(root))
     assert cold["status"] == 0
     assert cold["tree_rows"] == 2

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from gui_harness import expected_tree, model_tree
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, Qt
 
 from forkwise.gui.session_model import (
     ID_ROLE,
@@ -16,6 +16,7 @@ from forkwise.gui.session_model import (
 )
 
 pytestmark = pytest.mark.gui
+NO_INDEX = QModelIndex()
 
 
 def summary(sid: str, parent: str | None = None, relation: str | None = None, **kw: Any) -> dict[str, Any]:
@@ -177,3 +178,170 @@ def test_rows_keep_activity_order_through_changes(qtmodeltester: Any) -> None:
     assert order() == ["b", "c", "d", "a"]
     assert model.children_of("d") == ["x", "y"]
     qtmodeltester.check(proxy)
+
+
+def top_rows(model: Any) -> list[str]:
+    return [model.data(model.index(r, 0), ID_ROLE) for r in range(model.rowCount())]
+
+
+def test_top_level_rows_come_a_page_at_a_time(qtmodeltester: Any) -> None:
+    model = SessionTreeModel(page_rows=4)
+    model.sort(1, Qt.SortOrder.DescendingOrder)
+    model.load([summary(f"s{i}", updated=f"2025-01-01T10:00:{i:02d}.000Z") for i in range(10)]
+               + [summary("kid", "s0", updated="2025-01-02T00:00:00.000Z")])
+    fetched: list[tuple[int, int]] = []
+    model.rowsFetched.connect(lambda first, last: fetched.append((first, last)))
+    assert top_rows(model) == ["s9", "s8", "s7", "s6"]
+    assert model.canFetchMore(NO_INDEX)
+    assert not model.index_for("s0").isValid()  # not handed to views yet
+    assert model.lineage_parents() == []
+    model.fetchMore(NO_INDEX)
+    assert model.rowCount() == 8
+    assert fetched == [(4, 7)]
+    index = model.reveal("kid")  # down to its top-level row
+    assert index.isValid()
+    assert model.data(index, ID_ROLE) == "kid"
+    assert top_rows(model)[-1] == "s0"
+    assert fetched[-1] == (8, 9)
+    assert not model.canFetchMore(NO_INDEX)
+    assert model.lineage_parents(9, 9) == ["s0"]
+    qtmodeltester.check(model)
+
+
+class SignalMirror:
+    """The tree as a view knows it: built from the model once, then changed only by the
+    model's row signals (each checked against what the view knows)."""
+
+    def __init__(self, model: SessionTreeModel) -> None:
+        self.model = model
+        self.kids: dict[str | None, list[str]] = {}
+        self.rebuild()
+        model.rowsInserted.connect(self.inserted)
+        model.rowsAboutToBeRemoved.connect(self.removing)
+        model.rowsAboutToBeMoved.connect(self.moving)
+        model.layoutChanged.connect(self.rebuild)
+        model.modelReset.connect(self.rebuild)
+
+    def _sid(self, index: QModelIndex) -> str | None:
+        return self.model.data(index, ID_ROLE) if index.isValid() else None
+
+    def _read(self, parent: QModelIndex) -> None:
+        sid = self._sid(parent)
+        self.kids[sid] = []
+        for row in range(self.model.rowCount(parent)):
+            child = self.model.index(row, 0, parent)
+            self.kids[sid].append(self._sid(child))
+            self._read(child)
+
+    def rebuild(self, *_args: Any) -> None:
+        self.kids = {}
+        self._read(NO_INDEX)
+
+    def inserted(self, parent: QModelIndex, first: int, last: int) -> None:
+        kids = self.kids[self._sid(parent)]
+        assert 0 <= first <= len(kids), (first, len(kids))
+        for row in range(first, last + 1):
+            child = self.model.index(row, 0, parent)
+            kids.insert(row, self._sid(child))
+            self._read(child)
+
+    def _forget(self, sid: str | None) -> None:
+        for child in self.kids.pop(sid, []):
+            self._forget(child)
+
+    def removing(self, parent: QModelIndex, first: int, last: int) -> None:
+        kids = self.kids[self._sid(parent)]
+        assert 0 <= first <= last < len(kids), (first, last, len(kids))
+        for sid in kids[first:last + 1]:
+            self._forget(sid)
+        del kids[first:last + 1]
+
+    def moving(self, src: QModelIndex, first: int, last: int, dst: QModelIndex, row: int) -> None:
+        source, target = self.kids[self._sid(src)], self.kids[self._sid(dst)]
+        assert 0 <= first <= last < len(source), (first, last, len(source))
+        assert 0 <= row <= len(target), (row, len(target))
+        moved = source[first:last + 1]
+        del source[first:last + 1]
+        if source is target and row > last:
+            row -= len(moved)
+        target[row:row] = moved
+
+    def tree(self, sid: str | None = None) -> dict[str, Any]:
+        return {kid: self.tree(kid) for kid in self.kids[sid]}
+
+
+def test_paged_model_matches_the_whole_tree_through_random_changes(qtmodeltester: Any) -> None:
+    """Inserts, moves, reorders and removals on both sides of the fetched rows: what views
+    see is always the start of the whole tree, and the row signals say exactly that (a
+    mirror follows them; persistent indexes move with their rows)."""
+    import random
+
+    from PySide6.QtCore import QPersistentModelIndex
+
+    rng = random.Random(11)
+    paged, whole = SessionTreeModel(page_rows=3), SessionTreeModel(page_rows=10**9)
+    for model in (paged, whole):
+        model.sort(1, Qt.SortOrder.DescendingOrder)
+    catalogue: dict[str, dict[str, Any]] = {}
+
+    def when() -> str:
+        return f"2025-01-01T{rng.randrange(24):02d}:{rng.randrange(60):02d}:00.000Z"
+
+    for i in range(40):  # only a load leaves rows unfetched
+        catalogue[f"l{i}"] = summary(f"l{i}", rng.choice([None, None, *catalogue]),
+                                     updated=when())
+    for model in (paged, whole):
+        model.load(catalogue.values())
+    mirror = SignalMirror(paged)
+    pinned: dict[str, QPersistentModelIndex] = {}
+
+    def pin_shown(parent: QModelIndex = NO_INDEX) -> None:
+        for row in range(paged.rowCount(parent)):
+            index = paged.index(row, 0, parent)
+            pinned.setdefault(paged.data(index, ID_ROLE), QPersistentModelIndex(index))
+            pin_shown(index)
+
+    hidden_steps = 0
+    for step in range(400):
+        op = rng.random()
+        sid = ""
+        if op < 0.45:
+            sid = f"s{step}"
+            parent = rng.choice([None, None, *catalogue, "ghost"])
+            catalogue[sid] = summary(sid, parent, updated=when())
+        elif op < 0.8 and catalogue:
+            sid = rng.choice(list(catalogue))
+            catalogue[sid] = dict(catalogue[sid], updated=when(), messages=step)
+        elif op < 0.95 and catalogue:
+            gone = rng.choice(list(catalogue))
+            del catalogue[gone]
+            for model in (paged, whole):
+                model.remove(gone)
+        elif op < 0.97:
+            paged.fetchMore(NO_INDEX)
+        else:  # the header clicked: the other order (the fetched rows stay as many)
+            order = Qt.SortOrder(1 - paged._newest_first)
+            for model in (paged, whole):
+                model.sort(1, order)
+        if sid:
+            for model in (paged, whole):
+                model.upsert(catalogue[sid])
+        shown = paged.rowCount()
+        hidden_steps += shown < whole.rowCount()
+        seen = model_tree(paged)
+        assert list(seen.items()) == list(model_tree(whole).items())[:shown], step
+        assert mirror.tree() == seen, step
+        assert list(mirror.tree()) == list(seen), step
+        for pinned_sid, index in list(pinned.items()):
+            if index.isValid():  # moved along with its row
+                assert paged.data(index, ID_ROLE) == pinned_sid, step
+                assert paged.index_for(pinned_sid) == QModelIndex(index), step
+            else:  # its row was removed from the views (deleted, or moved out of the page)
+                del pinned[pinned_sid]
+        pin_shown()
+    assert hidden_steps > 100  # many steps had rows the views did not know yet
+    paged.fetch_all()
+    assert model_tree(paged) == model_tree(whole) == expected_tree(catalogue)
+    assert list(model_tree(paged)) == list(model_tree(whole))
+    assert mirror.tree() == model_tree(paged)
+    qtmodeltester.check(paged)

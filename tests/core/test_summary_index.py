@@ -1,0 +1,39 @@
+"""`SessionSummary.from_index`: the index form round-trips, and any field of the wrong exact
+type (bool is not an int, an int is not a bool) or a missing one is refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from forkwise.core.session import SessionSummary
+
+ROW = SessionSummary(
+    id="a", created="2026-01-01T00:00:00Z", cwd="/w", parent_session="p", seed_length=3,
+    relation="fork", title="T", events=9, turns=2, messages=4, updated="2026-01-02T00:00:00Z",
+    running=True, model="m", provider="offline", first_user_text="hi",
+    error={"code": "x", "message": "y"},
+).to_index()
+
+
+def test_round_trip_and_optional_fields() -> None:
+    assert SessionSummary.from_index(ROW).to_index() == ROW
+    optional = dict.fromkeys(("parentSession", "relation", "title", "model", "provider",
+                              "firstUserText", "error"))
+    assert SessionSummary.from_index({**ROW, **optional}).to_index() == {**ROW, **optional}
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("events", True), ("events", "9"), ("events", 9.0), ("running", 1), ("running", None),
+    ("id", None), ("created", 5), ("cwd", None), ("updated", None), ("title", 3),
+    ("seedLength", None), ("model", ["m"]), ("error", "broken"), ("error", []),
+])
+def test_a_field_of_the_wrong_type_is_refused(key: str, value: Any) -> None:
+    with pytest.raises(TypeError):
+        SessionSummary.from_index({**ROW, key: value})
+
+
+def test_a_missing_field_is_refused() -> None:
+    with pytest.raises(KeyError):
+        SessionSummary.from_index({k: v for k, v in ROW.items() if k != "turns"})

@@ -1,0 +1,95 @@
+"""The session tree hands its top-level rows to the view a page at a time: the first page
+paints at once, the rest follows right after that frame, and anything that needs a row
+not fetched yet (selecting it, filtering) fetches it first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gui_harness import open_app, until
+from PySide6.QtCore import QModelIndex
+
+from forkwise.core.backends.jsonl import JsonlBackend
+from forkwise.core.bench.synth import write_store
+from forkwise.core.store import SessionStore
+from forkwise.gui import session_model
+from forkwise.gui.session_model import ID_ROLE, SessionTreeModel
+
+pytestmark = pytest.mark.gui
+
+SESSIONS = 90  # more than a screen of rows (the window is 1280x800)
+FORKED = "bench-000085"  # near the end (the synthetic logs end at about the same time)
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A store of more rows than fit on screen, in pages of 5; records the rows each
+    load hands to the view."""
+    root = write_store(tmp_path / "store", SESSIONS, 12)
+    backend = SessionStore(JsonlBackend(root))
+    try:
+        backend.fork(FORKED)
+    finally:
+        backend.close()
+    monkeypatch.setattr(session_model, "PAGE_ROWS", 5)
+    at_load: list[int] = []
+    load = SessionTreeModel.load
+
+    def recording_load(self: SessionTreeModel, summaries: Any) -> None:
+        load(self, summaries)
+        at_load.append(self.rowCount())
+
+    monkeypatch.setattr(SessionTreeModel, "load", recording_load)
+    return at_load
+
+
+def top_ids(model: Any) -> list[str]:
+    return [model.index(r, 0).data(ID_ROLE) for r in range(model.rowCount())]
+
+
+def test_first_page_then_every_row_after_the_first_frame(
+        aloop: Any, tmp_path: Path, store: list[int]) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            c, w = app.controller, app.window
+            assert store == [5]
+            await until(lambda: c.tree.rowCount() == SESSIONS, what="the rest, after a frame")
+            assert not c.tree.canFetchMore(QModelIndex())
+            assert top_ids(c.proxy) == c.tree.children_of(None)
+            # the lineage in rows fetched later is expanded as well
+            assert c.tree.children_of(FORKED)
+            assert top_ids(c.tree).index(FORKED) > 50  # beyond the first screen
+            assert w.tree.isExpanded(c.proxy.mapFromSource(c.tree.index_for(FORKED)))
+            assert w.selected_session() == top_ids(c.tree)[0]  # the first row, as before
+
+    aloop(scenario())
+
+
+def test_selecting_or_filtering_fetches_the_rows_needed(
+        aloop: Any, tmp_path: Path, store: list[int]) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            c, w = app.controller, app.window
+            await until(lambda: c.tree.rowCount() == SESSIONS, what="every row")
+            rows = list(app.client.catalogue.values())
+            last = c.tree.children_of(None)[-1]
+            c._started(rows)  # a load again: the rest is not fetched until the next frame
+            assert c.tree.rowCount() < SESSIONS
+            assert not c.tree.index_for(last).isValid()
+            w.select_session(last)
+            assert w.selected_session() == last
+            assert c.current == last
+            await app.idle()
+
+            c._started(rows)
+            assert not c.tree.index_for(last).isValid()
+            title = str(c.tree.summary(last)["title"])  # type: ignore[index]
+            c.search(title)  # what the filter box does once typing pauses
+            assert last in top_ids(c.proxy)  # at once, not when the view asks for more
+            await app.idle()
+            c.search("")
+            assert c.tree.rowCount() == SESSIONS
+
+    aloop(scenario())
