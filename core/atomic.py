@@ -77,6 +77,24 @@ def write_file_atomically(
             os.unlink(backup)
 
 
+def replace_file(path: Path, data: bytes, *, mode: int = PRIVATE_FILE) -> None:
+    """Put `data` in place at once (a reader sees the old file or the new one), without
+    waiting for the disk: for caches, which a crash may leave old, empty or unreadable,
+    and which are rebuilt from the files they summarize when they are."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        try:
+            write_all(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from ..atomic import write_file_atomically
+from ..atomic import replace_file
 from ..errors import ForkwiseError
 from ..session import SessionSummary
 from ..turns import BracketState
@@ -179,7 +179,9 @@ class Catalogue:
             return
         data = orjson.dumps({"version": INDEX_VERSION, "sessions": self._entries})
         try:
-            write_file_atomically(self.path, data)
+            # a cache: not made durable (each entry is checked against its log, and an index
+            # a crash left unreadable is rebuilt); the logs it describes are durable already
+            replace_file(self.path, data)
         except OSError as exc:  # the index is a cache: failing to save it loses nothing
             log.warning("could not save the catalogue %s: %s", self.path, exc)
 
