@@ -16,7 +16,6 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import orjson
 
@@ -47,6 +46,7 @@ from ..session import (
 )
 from ..store import IndexedFork, LoadedLog, Progress, Remembered
 from ..turns import BracketState
+from ..writer_lock import WriterLock
 from .catalogue import Catalogue, LogFacts
 
 DIR_MODE = 0o700
@@ -226,7 +226,7 @@ class JsonlBackend:
         self.root = Path(root)
         self.sessions_dir = self.root / "sessions"
         self.writable = writable
-        self._lock: Any = None
+        self._lock: WriterLock | None = None
         self._headers: dict[str, bytes] = {}
         self._tails: dict[str, _Tail] = {}
         #: where a line ends in a session's file, when known: (its seq, the offset past it)
@@ -237,16 +237,13 @@ class JsonlBackend:
                 for d in (self.root, self.sessions_dir):
                     d.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
                     os.chmod(d, DIR_MODE)
-                from filelock import FileLock, Timeout  # only writers pay for the import
-
-                self._lock = FileLock(str(self.root / "writer.lock"), timeout=0)
-                try:
-                    self._lock.acquire()
-                except Timeout as exc:
+                lock = WriterLock(self.root / "writer.lock", FILE_MODE)
+                if not lock.acquire():
                     raise StoreLocked(
                         f"another Forkwise process is writing to {self.root}",
                         store=str(self.root),
-                    ) from exc
+                    )
+                self._lock = lock
                 with contextlib.suppress(OSError):
                     os.chmod(self.root / "writer.lock", FILE_MODE)
         except OSError as exc:
