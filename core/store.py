@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import secrets
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from .errors import (
 from .event_log import EventLog, EventView
 from .events import HISTORY_FORK, MESSAGE, Event, now_ts
 from .fork_point import ForkPoint, anchor_of, fork_point_of
-from .ids import new_session_id, validate_session_id
+from .ids import new_session_id, random_hex, validate_session_id
 from .session import (
     EventsAppended,
     Session,
@@ -116,7 +115,7 @@ class _Record:
     events: EventLog
     state: BracketState
     summary: SessionSummary
-    generation: str = field(default_factory=lambda: secrets.token_hex(6))
+    generation: str = field(default_factory=lambda: random_hex(6))
     torn_tail: bytes | None = None
     #: the point of a completed turn of this log (not always the last one), if known
     point: ForkPoint | None = None
@@ -469,7 +468,7 @@ class SessionStore:
             kept_point = rec.point if rec.point is not None and rec.point.seq <= b else None
             # the summary decoded the events already: the point costs little more
             rec.point = fork_point_of(rec.events, kept_point, decode=True)
-            rec.generation = secrets.token_hex(6)
+            rec.generation = random_hex(6)
             rec.torn_tail = None
             snapshot = rec.snapshot()
             self._announce(SessionTruncated(rec.header.id, b, ()))
