@@ -131,6 +131,8 @@ def fork_point_of(
     brought forward over the events after it only. Without one, a log whose event types
     are all known (it was checked line by line) is counted by type, and only the few
     events the summary takes a value from are decoded."""
+    if known is None and not decode and not isinstance(event_types(events), list):
+        return None  # each type would be decoded to be learnt (even to find the turn end)
     b = last_completed_turn(events)
     if b is None:
         return None

@@ -324,3 +324,19 @@ def test_a_taken_child_id_is_refused_before_anything_is_written(tmp_path: Path) 
     assert code == 1
     assert orjson.loads(out)["error"]["code"] == "duplicate-session-id"
     assert (indexed / "sessions" / "kid.jsonl").read_bytes() == before
+
+
+def test_subscribers_see_the_seed_of_a_fork_from_the_index(tmp_path: Path) -> None:
+    """The change a fork from the index announces holds its seed like any other: read
+    from the source when someone reads it."""
+    indexed = both(tmp_path, sample(*turn("t4", open_=True)))
+    store = SessionStore(JsonlBackend(indexed))
+    seen: list[Any] = []
+    store.subscribe(seen.append)
+    made = store.fork_at_last_turn("src", "kid")
+    (change,) = seen
+    assert len(change.seed) == made.seed_length == 22
+    assert change.seed[-1] == store.get("src").events[21]
+    assert list(change.seed[20:]) == list(store.get("src").events[20:22])
+    assert store.get("kid").events[:22] == store.get("src").events[:22]
+    store.close()
