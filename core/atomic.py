@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Callable
 from pathlib import Path
+
+from .ids import random_hex
 
 PRIVATE_FILE = 0o600
 
@@ -32,7 +33,7 @@ def write_file_atomically(
 ) -> None:
     """`data` is the content, or a function that writes it to the file descriptor it is
     given (e.g. copying a byte range from another file)."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    tmp = path.with_name(f".{path.name}.{random_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     backup: Path | None = None
     try:
@@ -47,7 +48,7 @@ def write_file_atomically(
         if overwrite:
             # keep the old file under a second name until the new one is durable, so that a
             # failing directory fsync can put it back instead of leaving a half-done change
-            backup = path.with_name(f".{path.name}.{secrets.token_hex(4)}.old")
+            backup = path.with_name(f".{path.name}.{random_hex(4)}.old")
             try:
                 os.link(path, backup)
             except FileNotFoundError:
@@ -75,6 +76,24 @@ def write_file_atomically(
     if backup is not None:
         with contextlib.suppress(OSError):
             os.unlink(backup)
+
+
+def replace_file(path: Path, data: bytes, *, mode: int = PRIVATE_FILE) -> None:
+    """Put `data` in place at once (a reader sees the old file or the new one), without
+    waiting for the disk: for caches, which a crash may leave old, empty or unreadable,
+    and which are rebuilt from the files they summarize when they are."""
+    tmp = path.with_name(f".{path.name}.{random_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        try:
+            write_all(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def fsync_dir(path: Path) -> None:

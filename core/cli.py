@@ -29,7 +29,7 @@ from .errors import (
 from .paths import resolve_store_dir
 from .session import Session, SessionSummary
 from .store import SessionStore
-from .turns import message_boundary, open_turn_start, resolve_anchor
+from .turns import message_boundary, open_turn_start
 
 SUBCOMMANDS = ("sessions", "host")
 #: options that take a value, so the value is not mistaken for the subcommand
@@ -338,14 +338,11 @@ def _new(store: SessionStore, args: argparse.Namespace) -> _Result:
 
 @_with_store(write=True)
 def _fork(store: SessionStore, args: argparse.Namespace) -> _Result:
+    if args.boundary is None:  # as the Fork button: the index may spare reading the log
+        made = store.fork_at_last_turn(args.source, args.child)
+        return _Result({"child": made.id, "seedLength": made.seed_length}, made.id)
     source = store.get(args.source)
-    boundary: int | None
-    if args.boundary is None:
-        boundary = resolve_anchor(source.events, None, source.id)
-    elif args.boundary == "end":
-        boundary = None
-    else:
-        boundary = _parse_int(args.boundary)
+    boundary = None if args.boundary == "end" else _parse_int(args.boundary)
     child = store.fork(source, boundary, args.child)
     data = {"child": child.id, "seedLength": child.header.seed_length}
     return _Result(data, child.id)

@@ -216,6 +216,15 @@ def event_types(events: Sequence[Event]) -> Sequence[str]:
     return types if types is not None else [e.type for e in events]
 
 
+def head(events: Sequence[Event], n: int) -> Sequence[Event]:
+    """The first n events, without decoding those of a lazily decoded log."""
+    if isinstance(events, EventLog):
+        return events.view(min(n, len(events)))
+    if isinstance(events, EventView):
+        return EventView(events.log, min(n, len(events)))
+    return events[:n]
+
+
 def event_lines(events: Sequence[Event]) -> Iterator[bytes]:
     """Each event's serialized line, reusing the bytes it was read from."""
     if isinstance(events, EventLog | EventView):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 from collections.abc import Container
 from datetime import UTC, datetime
 
@@ -11,6 +11,13 @@ from .errors import InvalidSessionId
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
 _SLUG_WORD = re.compile(r"[a-z0-9]+")
+
+
+def random_hex(nbytes: int) -> str:
+    """`nbytes` random bytes as hex, as `secrets.token_hex` makes them (from os.urandom),
+    without importing `secrets` (which pulls in hmac, hashlib and OpenSSL: a few ms of
+    every short command)."""
+    return os.urandom(nbytes).hex()
 
 
 def validate_session_id(value: object) -> str:
@@ -31,7 +38,7 @@ def new_session_id(taken: Container[str] = ()) -> str:
     """A fresh, sortable session id: UTC timestamp plus random suffix."""
     while True:
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-        candidate = f"{stamp}-{secrets.token_hex(3)}"
+        candidate = f"{stamp}-{random_hex(3)}"
         if candidate not in taken:
             return candidate
 
@@ -46,10 +53,10 @@ def new_message_id(role: str, text: str, taken: Container[str] = ()) -> str:
     """A readable message id `role:slug:suffix`, unique among `taken`."""
     slug = slugify(text)
     while True:
-        candidate = f"{role}:{slug}:{secrets.token_hex(2)}"
+        candidate = f"{role}:{slug}:{random_hex(2)}"
         if candidate not in taken:
             return candidate
 
 
 def new_token(prefix: str) -> str:
-    return f"{prefix}:{secrets.token_hex(4)}"
+    return f"{prefix}:{random_hex(4)}"

@@ -303,6 +303,9 @@ class SessionCreated:
     #: for a fork: the session whose first len(seed) events the seed is, line for line, so
     #: a backend may copy those bytes instead of writing each event again
     copied_from: str | None = None
+    #: for a fork made from the backend's index (the seed not read): where the seed's
+    #: lines stand in the source's file, as the backend said (start and end offsets)
+    seed_span: tuple[int, int] | None = None
 
     @property
     def session_id(self) -> str:

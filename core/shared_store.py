@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import socket
 import stat
 import time
 from collections.abc import Callable
@@ -68,6 +67,8 @@ def host_listening(store_dir: str | os.PathLike[str]) -> str | None:
             return None
     except OSError:
         return None
+    import socket  # only once the store is found locked
+
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         probe.settimeout(2.0)

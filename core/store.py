@@ -11,12 +11,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import secrets
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol, overload
 
 from .errors import (
     DuplicateSessionId,
@@ -25,9 +24,10 @@ from .errors import (
     StaleSession,
     StorageError,
 )
-from .event_log import EventLog, EventView, event_types
-from .events import HISTORY_FORK, MESSAGE, TURN_END, TURN_START, Event, now_ts
-from .ids import new_session_id, validate_session_id
+from .event_log import EventLog, EventView
+from .events import HISTORY_FORK, MESSAGE, Event, now_ts
+from .fork_point import ForkPoint, anchor_of, fork_point_of
+from .ids import new_session_id, random_hex, validate_session_id
 from .session import (
     EventsAppended,
     Session,
@@ -39,7 +39,7 @@ from .session import (
     SessionTruncated,
     StoreEvent,
 )
-from .turns import BracketState, check_boundary
+from .turns import BracketState, check_boundary, resolve_anchor
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,29 @@ class LoadedLog:
     torn_tail: bytes | None = None
     #: the summary, when the backend computed it while it read the log
     summary: SessionSummary | None = None
+    #: the point of a completed turn of the log, when the backend knows one
+    point: ForkPoint | None = None
+
+
+class Remembered(NamedTuple):
+    """What the store knows of a session it has loaded, for the backend's index."""
+
+    summary: SessionSummary
+    state: BracketState
+    #: the point of the log's last completed turn, if known
+    point: ForkPoint | None
+    events: Sequence[Event]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFork:
+    """What a backend's index vouches for about a log it has not read: its header, the
+    point of its last completed turn, and where the lines through it stand in its file
+    (`span`: start and end offsets), for a backend that copies them."""
+
+    header: SessionHeader
+    point: ForkPoint
+    span: tuple[int, int]
 
 
 class Backend(Protocol):
@@ -76,7 +99,13 @@ class Backend(Protocol):
     def summaries(
         self, skip: set[str], progress: Progress | None = None
     ) -> list[SessionSummary]: ...
-    def save_summaries(self, records: Sequence[tuple[SessionSummary, BracketState]]) -> None: ...
+    def save_summaries(self, records: Sequence[Remembered]) -> None: ...
+    def indexed_fork(self, session_id: str) -> IndexedFork | None:
+        """The facts for a fork at the last completed turn of a session that is not
+        loaded, when an index the backend trusts has them; None sends the store to the
+        log itself."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -86,8 +115,10 @@ class _Record:
     events: EventLog
     state: BracketState
     summary: SessionSummary
-    generation: str = field(default_factory=lambda: secrets.token_hex(6))
+    generation: str = field(default_factory=lambda: random_hex(6))
     torn_tail: bytes | None = None
+    #: the point of a completed turn of this log (not always the last one), if known
+    point: ForkPoint | None = None
     #: held while the session is being changed (see SessionStore._writing)
     writing: threading.Lock = field(default_factory=threading.Lock)
 
@@ -186,7 +217,14 @@ class SessionStore:
             summary = loaded.summary or SessionSummary.start(loaded.header).fold(loaded.events)
             events = loaded.events
             log = events if isinstance(events, EventLog) else EventLog(events)
-            rec = _Record(loaded.header, log, loaded.state, summary, torn_tail=loaded.torn_tail)
+            rec = _Record(
+                loaded.header,
+                log,
+                loaded.state,
+                summary,
+                torn_tail=loaded.torn_tail,
+                point=loaded.point,
+            )
             kept = self._kept_generations.pop(sid, None)
             if kept is not None:
                 rec.generation = kept
@@ -288,11 +326,14 @@ class SessionStore:
                 "source": rec.header.id,
                 "boundary": b,
             }
-            fork_event.update(anchor if anchor is not None else _anchor_of(seed))
+            fork_event.update(anchor if anchor is not None else anchor_of(seed))
             if header.meta.get("relation"):
                 fork_event["relation"] = header.meta["relation"]
+            point = rec.point if rec.point is not None and rec.point.seq <= b else None
             if b < len(events):
                 state, seed_summary = BracketState.closed_at(seed), None
+                # a summary of the seed would decode it all; so does this, at most
+                point = fork_point_of(seed, point, decode=True)
             else:  # the whole log: reuse what is known about it instead of a second pass
                 state, seed_summary = rec.state.copy(), rec.summary
             return self._commit_create(
@@ -301,8 +342,47 @@ class SessionStore:
                 state,
                 [fork_event, *follow],
                 seed_summary=seed_summary,
+                seed_point=point,
                 copied_from=rec.header.id,
             )
+
+    def fork_at_last_turn(self, source: str, child_id: str | None = None) -> SessionSummary:
+        """Fork through the last completed turn (the Fork button); the child's summary.
+
+        A session that is not loaded is not read when the backend's index vouches for
+        where that turn ends (`Backend.indexed_fork`): the child is made from those facts,
+        exactly as `fork` would make it from the log."""
+        with self._lock:
+            sid = validate_session_id(source)
+            indexed = None if sid in self._records else self.backend.indexed_fork(sid)
+            if indexed is not None:
+                return self._fork_indexed(indexed, child_id)
+        snap = self.get(sid)
+        child = self.fork(snap, resolve_anchor(snap.events, None, sid), child_id)
+        return self.summary(child.id)
+
+    def _fork_indexed(self, indexed: IndexedFork, child_id: str | None) -> SessionSummary:
+        """`fork` at the point the index gives, under the store lock; nothing of the
+        source is loaded (another thread's change to it would load it first)."""
+        source, point = indexed.header, indexed.point
+        child = self._new_id(child_id)
+        header = SessionHeader(
+            id=child,
+            created=now_ts(),
+            cwd=source.cwd,
+            parent_session=source.id,
+            seed_length=point.seq,
+        )
+        fork_event = {"type": HISTORY_FORK, "source": source.id, "boundary": point.seq}
+        follow = _build([{**fork_event, **point.anchor()}], point.seq)
+        seed = _UnreadPrefix(self, source.id, point.seq)
+        change = SessionCreated(header, seed, follow, source.id, indexed.span)
+        self.backend.persist(change)
+        summary = point.summary(header).fold(follow)
+        state = BracketState(point.seq + len(follow))  # closed; only its facts are kept
+        self.backend.save_summaries([Remembered(summary, state, point, ())])
+        self._announce(change)
+        return summary
 
     def append(self, session_id: str, drafts: Iterable[Draft]) -> tuple[Event, ...]:
         """Append drafts (`{"type": …, fields…}`) as one durable write; returns the events.
@@ -385,7 +465,10 @@ class SessionStore:
             rec.events = rec.events.prefix(b)
             rec.state = BracketState.closed_at(rec.events.view())
             rec.summary = SessionSummary.start(rec.header).fold(rec.events)
-            rec.generation = secrets.token_hex(6)
+            kept_point = rec.point if rec.point is not None and rec.point.seq <= b else None
+            # the summary decoded the events already: the point costs little more
+            rec.point = fork_point_of(rec.events, kept_point, decode=True)
+            rec.generation = random_hex(6)
             rec.torn_tail = None
             snapshot = rec.snapshot()
             self._announce(SessionTruncated(rec.header.id, b, ()))
@@ -404,11 +487,21 @@ class SessionStore:
         with self._lock:
             if self.backend.writable:
                 self.backend.save_summaries(
-                    [(rec.summary, rec.state) for rec in self._records.values()]
+                    [
+                        Remembered(rec.summary, rec.state, self._point(rec), rec.events)
+                        for rec in self._records.values()
+                    ]
                 )
             self.backend.close()
 
     # --- helpers -------------------------------------------------------------------
+
+    @staticmethod
+    def _point(rec: _Record) -> ForkPoint | None:
+        """The point of the record's last completed turn, brought forward from the one it
+        knows; kept on the record, so that the next call starts from there."""
+        rec.point = fork_point_of(rec.events, rec.point)
+        return rec.point
 
     def _new_id(self, requested: str | None) -> str:
         if requested is None:
@@ -427,6 +520,7 @@ class SessionStore:
         *,
         built: tuple[Event, ...] = (),
         seed_summary: SessionSummary | None = None,
+        seed_point: ForkPoint | None = None,
         copied_from: str | None = None,
     ) -> Session:
         follow_events = built + _build(follow, len(seed) + len(built))
@@ -443,8 +537,11 @@ class SessionStore:
             if seed_summary is not None and copied_from is not None
             else None
         )
-        summary = SessionSummary.start(header).fold(events, seed_summary, source_title)
-        rec = _Record(header, events, state, summary)
+        if seed_point is not None and seed_point.seq == len(seed) and seed_summary is None:
+            summary = seed_point.summary(header).fold(follow_events)  # the seed is not folded
+        else:
+            summary = SessionSummary.start(header).fold(events, seed_summary, source_title)
+        rec = _Record(header, events, state, summary, point=seed_point)
         self._records[header.id] = rec
         self._kept_generations.pop(header.id, None)  # a new session: nothing is kept
         snapshot = rec.snapshot()
@@ -489,17 +586,25 @@ def _feed_atomically(state: BracketState, events: Sequence[Event]) -> None:
         raise
 
 
-def _anchor_of(seed: Sequence[Event]) -> dict[str, Any]:
-    """Where a fork came from, as far as the prefix tells: its last message and turn."""
-    out: dict[str, Any] = {}
-    types = event_types(seed)
-    for i in range(len(types) - 1, -1, -1):
-        etype = types[i]
-        if etype == TURN_END and "anchorTurn" not in out:
-            out["anchorTurn"] = seed[i].get("turn")
-        elif etype == MESSAGE:
-            out["anchorMessage"] = seed[i].get("id")
-            break
-        elif etype == TURN_START and "anchorTurn" in out:
-            break  # the anchor turn has no message: never borrow an earlier turn's
-    return out
+class _UnreadPrefix(Sequence[Event]):
+    """The first n events of a session the store has not read (a fork's seed made from
+    the index): read from the store when someone reads them. The JSONL backend copies
+    their bytes instead."""
+
+    def __init__(self, store: SessionStore, session_id: str, n: int) -> None:
+        self._store = store
+        self._id = session_id
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
+        events = self._store.get(self._id).events
+        if isinstance(index, slice):
+            return tuple(events[i] for i in range(*index.indices(self._n)))
+        return events[range(self._n)[index]]

@@ -7,6 +7,10 @@ unreadable index is rebuilt; the logs are always the truth.
 An entry may also hold the facts a loader learns by checking every line of a log (`log`:
 its event count and where its turn brackets stand). While size and mtime still match, a
 loader may take those instead of checking each line again, as the list takes the summary.
+Those facts may include where the log's last completed turn ends (`log.fork`: a
+`ForkPoint` and the byte offset just past that `turn/end` line), so that a fork there
+copies the bytes without reading the log; entries written before had none, and a fork of
+them reads the log as before.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from typing import Any
 
 import orjson
 
-from ..atomic import write_file_atomically
+from ..atomic import replace_file
 from ..errors import ForkwiseError
+from ..fork_point import ForkPoint
 from ..session import SessionSummary
 from ..turns import BracketState
 
@@ -32,27 +37,43 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True, slots=True)
 class LogFacts:
-    """What checking every line of a log established: how many events it holds and
-    where its turn brackets stand at the end."""
+    """What checking every line of a log established: how many events it holds, where
+    its turn brackets stand at the end and, when known, the point of its last completed
+    turn (`fork`) and the file offset just past that event's line (`fork_end`, known
+    when the lines before it are one per event)."""
 
     events: int
     open_turn: str | None
     open_turn_seq: int
     pending_approvals: dict[str, int]
+    fork: ForkPoint | None = None
+    fork_end: int | None = None
 
     @classmethod
-    def of(cls, state: BracketState) -> LogFacts:
+    def of(
+        cls, state: BracketState, fork: ForkPoint | None = None, fork_end: int | None = None
+    ) -> LogFacts:
+        if fork is None:
+            fork_end = None
         return cls(
-            state.last_seq, state.open_turn, state.open_turn_seq, dict(state.pending_approvals)
+            state.last_seq,
+            state.open_turn,
+            state.open_turn_seq,
+            dict(state.pending_approvals),
+            fork,
+            fork_end,
         )
 
     def to_index(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "events": self.events,
             "openTurn": self.open_turn,
             "openTurnSeq": self.open_turn_seq,
             "approvals": self.pending_approvals,
         }
+        if self.fork is not None:
+            out["fork"] = {**self.fork.to_index(), "end": self.fork_end}
+        return out
 
     @classmethod
     def from_index(cls, data: object) -> LogFacts | None:
@@ -72,7 +93,18 @@ class LogFacts:
             or not all(type(k) is str and type(v) is int for k, v in approvals.items())
         ):
             return None
-        return cls(events, turn, turn_seq, approvals)
+        fork, end = _fork_from_index(data.get("fork"), events)
+        return cls(events, turn, turn_seq, approvals, fork, end)
+
+
+def _fork_from_index(data: object, events: int) -> tuple[ForkPoint | None, int | None]:
+    """An entry's fork point and its end offset, if known; (None, None) when it has none
+    (entries written before there were any) or it does not hold together."""
+    point = ForkPoint.from_index(data)
+    end = data.get("end") if type(data) is dict else None
+    if point is None or point.seq > events or not (end is None or type(end) is int):
+        return None, None
+    return point, end if end is not None and end > 0 else None
 
 
 #: what a full read of one log gives the catalogue
@@ -179,7 +211,9 @@ class Catalogue:
             return
         data = orjson.dumps({"version": INDEX_VERSION, "sessions": self._entries})
         try:
-            write_file_atomically(self.path, data)
+            # a cache: not made durable (each entry is checked against its log, and an index
+            # a crash left unreadable is rebuilt); the logs it describes are durable already
+            replace_file(self.path, data)
         except OSError as exc:  # the index is a cache: failing to save it loses nothing
             log.warning("could not save the catalogue %s: %s", self.path, exc)
 

@@ -16,7 +16,6 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import orjson
 
@@ -30,8 +29,9 @@ from ..errors import (
     StorageError,
     StoreLocked,
 )
-from ..event_log import EventLog, event_lines, lines_length
-from ..events import MAX_NESTING, Event, check_record, now_ts, too_deep
+from ..event_log import EventLog, event_lines, head, lines_length
+from ..events import MAX_NESTING, TURN_END, Event, check_record, now_ts, too_deep
+from ..fork_point import ForkPoint, fork_point_of
 from ..ids import validate_session_id
 from ..session import (
     EventsAppended,
@@ -44,8 +44,9 @@ from ..session import (
     StoreEvent,
     SummaryFold,
 )
-from ..store import LoadedLog, Progress
+from ..store import IndexedFork, LoadedLog, Progress, Remembered
 from ..turns import BracketState
+from ..writer_lock import WriterLock
 from .catalogue import Catalogue, LogFacts
 
 DIR_MODE = 0o700
@@ -59,6 +60,9 @@ class _Tail:
     good_length: int
     torn: bytes | None
     needs_newline: bool
+    #: the file offset just past the line of the log's last completed turn, when the
+    #: loader found one and the lines before it are one per event (LoadedLog.point)
+    point_end: int | None = None
 
 
 @dataclass
@@ -121,7 +125,13 @@ def _parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, _Tail]:
             line=1,
         )
     events = EventLog.lazy(kept, types)
-    loaded = LoadedLog(header, events, state, tail.torn, summary=fold.result(start))
+    point = fork_point_of(events)
+    if point is not None and len(kept) == len(lines) - 1:  # no blank lines: offsets hold
+        end = len(header_raw) + 1 + events.byte_length(point.seq)
+        if end <= tail.good_length and not (tail.needs_newline and point.seq == len(kept)):
+            tail.point_end = end
+    summary = fold.result(start)
+    loaded = LoadedLog(header, events, state, tail.torn, summary=summary, point=point)
     return loaded, header_raw, tail
 
 
@@ -170,7 +180,31 @@ def _trusted_log(
     state = BracketState.restore(
         events, facts.open_turn, facts.open_turn_seq, dict(facts.pending_approvals)
     )
-    return LoadedLog(header, events, state, tail.torn, summary=summary), lines[0], tail
+    point = facts.fork
+    if point is not None and not _ends_turn(events.line(point.seq - 1), point):
+        point = None  # the index is wrong about it: find it again from the lines
+    elif (
+        point is not None
+        and facts.fork_end is not None
+        and len(lines[0]) + 1 + events.byte_length(point.seq) == facts.fork_end
+    ):
+        tail.point_end = facts.fork_end
+    loaded = LoadedLog(header, events, state, tail.torn, summary=summary, point=point)
+    return loaded, lines[0], tail
+
+
+def _ends_turn(line: bytes, point: ForkPoint) -> bool:
+    """Whether `line` is the `turn/end` a fork point names."""
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return (
+        type(record) is dict
+        and record.get("seq") == point.seq
+        and record.get("type") == TURN_END
+        and record.get("turn") == point.turn
+    )
 
 
 def _parse_file(session_id: str, path: Path, data: bytes) -> tuple[LoadedLog, bytes, _Tail]:
@@ -192,25 +226,24 @@ class JsonlBackend:
         self.root = Path(root)
         self.sessions_dir = self.root / "sessions"
         self.writable = writable
-        self._lock: Any = None
+        self._lock: WriterLock | None = None
         self._headers: dict[str, bytes] = {}
         self._tails: dict[str, _Tail] = {}
+        #: where a line ends in a session's file, when known: (its seq, the offset past it)
+        self._line_ends: dict[str, tuple[int, int]] = {}
         self._pending: dict[str, _Pending] = {}
         try:
             if writable:
                 for d in (self.root, self.sessions_dir):
                     d.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
                     os.chmod(d, DIR_MODE)
-                from filelock import FileLock, Timeout  # only writers pay for the import
-
-                self._lock = FileLock(str(self.root / "writer.lock"), timeout=0)
-                try:
-                    self._lock.acquire()
-                except Timeout as exc:
+                lock = WriterLock(self.root / "writer.lock", FILE_MODE)
+                if not lock.acquire():
                     raise StoreLocked(
                         f"another Forkwise process is writing to {self.root}",
                         store=str(self.root),
-                    ) from exc
+                    )
+                self._lock = lock
                 with contextlib.suppress(OSError):
                     os.chmod(self.root / "writer.lock", FILE_MODE)
         except OSError as exc:
@@ -276,20 +309,70 @@ class JsonlBackend:
         loaded, header_raw, tail = parsed or _parse_file(session_id, path, data)
         self._headers[session_id] = header_raw
         self._tails[session_id] = tail
+        if loaded.point is not None and tail.point_end is not None:
+            self._line_ends[session_id] = (loaded.point.seq, tail.point_end)
         return loaded
+
+    def indexed_fork(self, session_id: str) -> IndexedFork | None:
+        """The index's fork point of a log whose size and mtime still match its entry,
+        checked cheaply against the file: the header line is read, and the line ending at
+        the recorded offset must be that turn's `turn/end`. Anything else: None."""
+        path = self.path(session_id)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            known = self.catalogue.checked(session_id, os.fstat(fd))
+            if known is None or known[1].fork is None or known[1].fork_end is None:
+                return None
+            point, end = known[1].fork, known[1].fork_end
+            header_raw = _first_line(fd)
+            if header_raw is None or not len(header_raw) < end:
+                return None
+            header = _header_of(header_raw)
+            line = _line_before(fd, end)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        if header is None or header.id != session_id or line is None:
+            return None
+        if not _ends_turn(line, point):
+            return None
+        return IndexedFork(header, point, (len(header_raw) + 1, end))
 
     def summaries(self, skip: set[str], progress: Progress | None = None) -> list[SessionSummary]:
         entries = [e for e in self._scan() if e.name[: -len(".jsonl")] not in skip]
         return self.catalogue.summaries(entries, self._summarize, progress)
 
     def _summarize(self, path: Path) -> tuple[SessionSummary, LogFacts | None]:
-        loaded, _, _ = _parse_file(path.name[: -len(".jsonl")], path, path.read_bytes())
+        loaded, _, tail = _parse_file(path.name[: -len(".jsonl")], path, path.read_bytes())
         assert loaded.summary is not None  # the parser computes it
-        return loaded.summary, LogFacts.of(loaded.state)
+        return loaded.summary, LogFacts.of(loaded.state, loaded.point, tail.point_end)
 
-    def save_summaries(self, records: Sequence[tuple[SessionSummary, BracketState]]) -> None:
-        facts = [(summary, LogFacts.of(state)) for summary, state in records]
+    def save_summaries(self, records: Sequence[Remembered]) -> None:
+        facts = [
+            (r.summary, LogFacts.of(r.state, r.point, self._point_end(r.summary.id, r)))
+            for r in records
+        ]
         self.catalogue.remember(self.sessions_dir, facts)
+
+    def _point_end(self, session_id: str, record: Remembered) -> int | None:
+        """The file offset past the line of the record's fork point: known, or found from
+        the events' line lengths (and checked against the file)."""
+        point = record.point
+        if point is None:
+            return None
+        known = self._line_ends.get(session_id)
+        if known is not None and known[0] == point.seq:
+            return known[1]
+        if len(record.events) < point.seq:
+            return None
+        found = self._line_end(session_id, head(record.events, point.seq))
+        if found is not None:
+            self._line_ends[session_id] = (point.seq, found)
+        return found
 
     # --- writing -----------------------------------------------------------------
 
@@ -321,47 +404,57 @@ class JsonlBackend:
         rest = b"".join(e.encode() + b"\n" for e in change.events)
         source = self._seed_range(change) if change.copied_from else None
         if source is not None:  # a fork: the seed's bytes are copied, not encoded again
-            src_path, end = source
+            src_path, start, end = source
 
             def write(fd: int) -> None:
                 write_all(fd, header_raw + b"\n")
                 with open(src_path, "rb") as src:
-                    start = len(self._headers[change.copied_from or ""]) + 1
                     _copy_range(src.fileno(), fd, start, end - start)
                 write_all(fd, rest)
 
             write_file_atomically(path, write, overwrite=False)
+            if change.seed:
+                self._line_ends[sid] = (len(change.seed), len(header_raw) + 1 + end - start)
         else:
             body = b"".join(line + b"\n" for line in event_lines(change.seed))
             write_file_atomically(path, header_raw + b"\n" + body + rest, overwrite=False)
         self._headers[sid] = header_raw
         self._tails[sid] = _Tail(0, None, False)
 
-    def _seed_range(self, change: SessionCreated) -> tuple[Path, int] | None:
-        """Where a fork's seed stands in its source file: (path, end offset), when the file
-        is laid out exactly as header + one line per event (as this backend writes it).
-        Checked cheaply: the line at the computed place must be the seed's last event,
-        byte for byte. Anything else (blank lines, a hand-written layout) returns None and
-        the seed is encoded instead."""
+    def _seed_range(self, change: SessionCreated) -> tuple[Path, int, int] | None:
+        """Where a fork's seed stands in its source file: (path, start and end offsets),
+        as the index said (`seed_span`) or found by `_line_end`; None: encode the seed."""
         src = change.copied_from
-        header_raw = self._headers.get(src or "")
-        tail = self._tails.get(src or "")
-        if src is None or header_raw is None or tail is None or not change.seed:
+        if src is None:
             return None
-        last = change.seed[-1].raw
+        if change.seed_span is not None:
+            return (self.path(src), *change.seed_span)
+        header_raw = self._headers.get(src)
+        end = self._line_end(src, change.seed)
+        if header_raw is None or end is None:
+            return None
+        return self.path(src), len(header_raw) + 1, end
+
+    def _line_end(self, session_id: str, events: Sequence[Event]) -> int | None:
+        """The file offset just past the line of the last of `events` (a prefix of the
+        session's log), when the file is laid out exactly as header + one line per event
+        (as this backend writes it). Checked cheaply: the line at the computed place must
+        be that event's, byte for byte. Anything else (blank lines, a hand-written layout)
+        returns None."""
+        header_raw = self._headers.get(session_id)
+        if header_raw is None or session_id not in self._tails or not events:
+            return None
+        last = events[-1].raw
         if last is None:
             return None
-        end = len(header_raw) + 1 + lines_length(change.seed)
-        path = self.path(src)
+        end = len(header_raw) + 1 + lines_length(events)
         try:
-            with open(path, "rb") as fh:
+            with open(self.path(session_id), "rb") as fh:
                 fh.seek(end - len(last) - 2)
                 found = fh.read(len(last) + 2)
         except OSError:
             return None
-        if found != b"\n" + last + b"\n":
-            return None
-        return path, end
+        return end if found == b"\n" + last + b"\n" else None
 
     def _append(self, change: EventsAppended) -> None:
         sid = change.session_id
@@ -429,6 +522,7 @@ class JsonlBackend:
         write_file_atomically(path, b"\n".join(body) + b"\n")
         self._headers[session_id] = header_raw
         self._tails[session_id] = _Tail(0, None, False)
+        self._line_ends.pop(session_id, None)
 
     def _dispose(self, session_id: str) -> None:
         """Deleting moves the file to `<store>/trash/`: a person can still get it back."""
@@ -445,6 +539,7 @@ class JsonlBackend:
             raise
         self._headers.pop(session_id, None)
         self._tails.pop(session_id, None)
+        self._line_ends.pop(session_id, None)
 
     def close(self) -> None:
         for sid in list(self._pending):
@@ -453,6 +548,43 @@ class JsonlBackend:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+
+def _first_line(fd: int, limit: int = 1 << 20) -> bytes | None:
+    """The file's first line (without its newline), if it ends within `limit` bytes."""
+    chunk = 1 << 16
+    data = b""
+    while len(data) < limit:
+        more = os.pread(fd, chunk, len(data))
+        if not more:
+            return None
+        data += more
+        newline = data.find(b"\n", len(data) - len(more))
+        if newline >= 0:
+            return data[:newline]
+    return None
+
+
+def _line_before(fd: int, end: int, limit: int = 1 << 16) -> bytes | None:
+    """The line that the newline at offset end - 1 closes, if it is shorter than `limit`
+    and a newline precedes it (a line of the log after its header)."""
+    start = max(0, end - limit)
+    data = os.pread(fd, end - start, start)
+    if len(data) != end - start or not data.endswith(b"\n"):
+        return None
+    newline = data.rfind(b"\n", 0, len(data) - 1)
+    return data[newline + 1 : -1] if newline >= 0 else None
+
+
+def _header_of(header_raw: bytes) -> SessionHeader | None:
+    """The header a line holds, or None when it is not a valid one."""
+    try:
+        record = orjson.loads(header_raw)
+        if too_deep(header_raw, record):
+            return None
+        return SessionHeader.from_record(record)
+    except (orjson.JSONDecodeError, ForkwiseError):
+        return None
 
 
 def _copy_range(src: int, dst: int, offset: int, count: int) -> None:

@@ -16,7 +16,7 @@ from ..session import (
     SessionTruncated,
     StoreEvent,
 )
-from ..store import LoadedLog, Progress
+from ..store import IndexedFork, LoadedLog, Progress, Remembered
 from ..turns import BracketState
 
 
@@ -61,8 +61,11 @@ class MemoryBackend:
             if sid not in skip
         ]
 
-    def save_summaries(self, records: Sequence[tuple[SessionSummary, BracketState]]) -> None:
+    def save_summaries(self, records: Sequence[Remembered]) -> None:
         pass
+
+    def indexed_fork(self, session_id: str) -> IndexedFork | None:
+        return None  # no index: a fork reads the log, which costs nothing here
 
     def close(self) -> None:
         pass
