@@ -41,6 +41,9 @@ rm -rf "$root/build/lib" "$root/build/bdist."*
   | { grep -v "is ignored: it is neither a file nor a directory" || true; } >&2
 
 log "running PyInstaller"
+# PyInstaller's cache (bincache) of this checkout: the one in ~/.cache is shared by every
+# checkout, and two builds at once can corrupt it ("bincache may be corrupted").
+export PYINSTALLER_CONFIG_DIR="$root/build/pyinstaller-config"
 "$venv/bin/pyinstaller" --noconfirm --clean --log-level WARN \
   --distpath "$dist" --workpath "$work" packaging/forkwise.spec
 

@@ -126,6 +126,13 @@ def dpkg_deb(*args: str) -> str:
     return subprocess.run(["dpkg-deb", *args], check=True, capture_output=True, text=True).stdout
 
 
+def test_the_build_keeps_pyinstaller_s_cache_in_the_checkout(bundle: Path) -> None:
+    # ~/.cache/pyinstaller is shared by every checkout: two builds at once corrupt it
+    cache = ROOT / "build" / "pyinstaller-config"
+    assert cache.is_dir(), f"no PyInstaller cache in {cache}"
+    assert any(cache.iterdir()), f"the PyInstaller cache in {cache} is empty"
+
+
 def test_bundle_self_test(bundle: Path, tmp_path: Path) -> None:
     proc = subprocess.run(
         [str(bundle / "forkwise"), "--self-test"],
