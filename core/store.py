@@ -351,7 +351,9 @@ class SessionStore:
 
         A session that is not loaded is not read when the backend's index vouches for
         where that turn ends (`Backend.indexed_fork`): the child is made from those facts,
-        exactly as `fork` would make it from the log."""
+        exactly as `fork` would make it from the log. That copy and its flush happen under
+        the store lock (nothing else may load the source meanwhile), so it suits a caller
+        that does one thing at a time, as the CLI does; the host forks through `fork`."""
         with self._lock:
             sid = validate_session_id(source)
             indexed = None if sid in self._records else self.backend.indexed_fork(sid)
