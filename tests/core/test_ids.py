@@ -1,0 +1,37 @@
+"""Random ids: drawn from a pool of os.urandom bytes, never the same bytes twice, and a
+forked child never repeats what its parent hands out next."""
+
+from __future__ import annotations
+
+import os
+import string
+
+from forkwise.core import ids
+
+
+def test_random_hex_has_the_asked_length_across_pool_refills() -> None:
+    drawn = [ids.random_hex(n) for n in (1, 7, 4096, 3, 5000, 2) * 5]
+    assert [len(h) for h in drawn] == [2 * n for n in (1, 7, 4096, 3, 5000, 2) * 5]
+    assert all(set(h) <= set(string.hexdigits.lower()) for h in drawn)
+
+
+def test_random_hex_never_hands_out_the_same_bytes_twice() -> None:
+    drawn = [ids.random_hex(8) for _ in range(20_000)]  # several pools' worth
+    assert len(set(drawn)) == len(drawn)
+
+
+def test_a_forked_child_draws_bytes_of_its_own() -> None:
+    ids.random_hex(1)  # the parent has a pool with bytes left in it
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        try:
+            os.write(write_end, ids.random_hex(16).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    child = os.read(read_end, 64).decode()
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    assert len(child) == 32
+    assert ids.random_hex(16) != child
