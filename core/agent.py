@@ -329,13 +329,17 @@ class Agent:
     ) -> StepResult:
         tools = tool_specs(self.rt.tools)
         deltas = _Deltas(self.rt.notify, self.id, turn)
+        items = provider.stream_step(replayed.transcript, choice, tools)
         try:
-            async for item in provider.stream_step(replayed.transcript, choice, tools):
-                if isinstance(item, TextDelta):
-                    if item.text:
-                        deltas.add(item.text)
-                else:
-                    return item
+            # closed as soon as the result is here (a network stream is let go before the
+            # message is written, and the loop is spared a finalizer call per step)
+            async with contextlib.aclosing(items):
+                async for item in items:
+                    if isinstance(item, TextDelta):
+                        if item.text:
+                            deltas.add(item.text)
+                    else:
+                        return item
         finally:
             deltas.flush()  # all streamed text is out before the message is appended
         raise ProviderError(f"provider {provider.name!r} ended the step without a result")

@@ -6,7 +6,7 @@ step: streamed text deltas, then a final result with the whole text and any tool
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -64,6 +64,8 @@ class Provider(Protocol):
         transcript: Sequence[Mapping[str, Any]],
         choice: ModelChoice,
         tools: Sequence[Mapping[str, Any]],
-    ) -> AsyncIterator[StepItem]:
-        """Yield TextDelta items, then exactly one StepResult. Raises ProviderError."""
+    ) -> AsyncGenerator[StepItem, None]:
+        """Yield TextDelta items, then exactly one StepResult. Raises ProviderError.
+
+        An async generator: the agent closes it (`aclose`) once the result is in."""
         ...

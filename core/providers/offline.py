@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Final
 
 import orjson
@@ -68,7 +68,7 @@ class OfflineProvider:
         transcript: Sequence[Mapping[str, Any]],
         choice: ModelChoice,
         tools: Sequence[Mapping[str, Any]],
-    ) -> AsyncIterator[StepItem]:
+    ) -> AsyncGenerator[StepItem, None]:
         result = plan_reply(transcript, choice, tools)
         if _last_user_text(transcript).startswith("/slow"):
             words = result.text.split(" ")

@@ -10,7 +10,7 @@ is sent only in the Authorization header; it never appears in an error or a repr
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -113,7 +113,7 @@ class OpenAICompatibleProvider:
         transcript: Sequence[Mapping[str, Any]],
         choice: ModelChoice,
         tools: Sequence[Mapping[str, Any]],
-    ) -> AsyncIterator[StepItem]:
+    ) -> AsyncGenerator[StepItem, None]:
         """Yield TextDelta items as content arrives, then exactly one StepResult."""
         content = orjson.dumps(self.request_body(transcript, choice, tools))
         timeout = httpx.Timeout(self.timeout, connect=self.connect_timeout)

@@ -85,6 +85,52 @@ class BurstProvider:
         yield StepResult(text="".join(pieces))
 
 
+class KeptStreamProvider:
+    """Keeps a reference to every stream it hands out, so nothing but an explicit close
+    ends one; after its result the stream would go on waiting, as a network stream whose
+    connection is still open does."""
+
+    name = "kept"
+
+    def __init__(self) -> None:
+        self.streams: list[AsyncIterator[StepItem]] = []
+        self.closed = 0
+
+    def stream_step(
+        self,
+        transcript: Sequence[Mapping[str, Any]],
+        choice: ModelChoice,
+        tools: Sequence[Mapping[str, Any]],
+    ) -> AsyncIterator[StepItem]:
+        stream = self._stream()
+        self.streams.append(stream)
+        return stream
+
+    async def _stream(self) -> AsyncIterator[StepItem]:
+        try:
+            yield TextDelta("kept")
+            yield StepResult(text="kept")
+            await asyncio.Event().wait()
+        finally:
+            self.closed += 1
+
+
+@pytest.mark.asyncio
+async def test_the_provider_stream_is_closed_once_its_result_is_in(
+    carrier: str, tmp_path: Path, sock_dir: Path
+) -> None:
+    provider = KeptStreamProvider()
+    providers = {"offline": OfflineProvider(), "kept": provider}
+    async with open_env(carrier, tmp_path, sock_dir, providers=providers) as env:
+        s = await env.client.create_session("kept")
+        await env.client.set_model(s["id"], "kept", "k")
+        for n in (1, 2):
+            outcome = await env.client.prompt_and_wait(s["id"], f"turn {n}")
+            assert outcome["status"] == "completed"
+            assert outcome["reply"] == "kept"
+            assert (len(provider.streams), provider.closed) == (n, n)
+
+
 def streamed(seen: Recorder, sid: str) -> list[str]:
     return [n["text"] for n in seen.of_kind("session/delta") if n["sessionId"] == sid]
 
