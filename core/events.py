@@ -112,7 +112,12 @@ class Event:
             raw = orjson.dumps(record)
         except TypeError as exc:
             raise InvalidEvent(f"event {etype!r} cannot be stored as JSON: {exc}") from exc
-        return cls.from_decoded(orjson.loads(raw), raw)
+        # the fields as a reader of the line gets them; the payload was checked above
+        decoded = orjson.loads(raw)
+        if too_deep(raw, decoded):
+            raise InvalidEvent(f"event {seq}: JSON nested deeper than {MAX_NESTING} levels")
+        del decoded["seq"], decoded["type"], decoded["ts"]
+        return cls(seq, etype, record["ts"], MappingProxyType(decoded), raw)
 
 
 def check_record(record: dict[str, Any], raw: bytes | None = None) -> tuple[int, str]:

@@ -1,0 +1,63 @@
+"""Event.build: the event a writer builds is the one a reader of its line gets back, and
+what the loader would refuse is never built."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import examples, payloads
+
+from forkwise.core.errors import InvalidEvent
+from forkwise.core.events import MAX_NESTING, MESSAGE, Event
+
+
+@given(seq=st.integers(1, 10**6), payload=payloads)
+@examples(default=200, long=2000)
+def test_a_built_event_is_what_reading_its_line_gives(seq: int, payload: dict[str, Any]) -> None:
+    built = Event.build(seq, "plugin/test", payload, "2026-01-01T00:00:00.000Z")
+    assert built.raw is not None
+    read = Event.from_record(orjson.loads(built.raw), built.raw)
+    assert (built.seq, built.type, built.ts, dict(built.fields)) == (
+        read.seq, read.type, read.ts, dict(read.fields),
+    )
+    assert built.encode() == built.raw
+
+
+def test_build_stamps_the_time_when_none_is_given() -> None:
+    event = Event.build(1, "plugin/test", {"a": 1})
+    assert event.ts.endswith("Z")
+    assert len(event.ts) == len("2026-01-01T00:00:00.000Z")
+    assert orjson.loads(event.encode())["ts"] == event.ts
+
+
+def nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_build_refuses_nesting_the_loader_would_refuse() -> None:
+    # the payload sits one level inside the event object
+    Event.build(1, "plugin/test", {"v": nested(MAX_NESTING - 1)})
+    with pytest.raises(InvalidEvent, match="nested deeper"):
+        Event.build(1, "plugin/test", {"v": nested(MAX_NESTING)})
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"seq": 3},
+        {"ts": "x"},
+        {"id": "m", "role": "robot", "parts": []},
+        {"id": 7, "role": "user", "parts": []},
+        {"id": "m", "role": "user"},
+    ],
+)
+def test_build_refuses_payloads_a_reader_would_refuse(payload: dict[str, Any]) -> None:
+    with pytest.raises(InvalidEvent):
+        Event.build(1, MESSAGE, payload)
