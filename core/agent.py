@@ -25,22 +25,14 @@ from collections import deque
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Protocol, TypeVar
 
+from .deltas import DeltaStream
 from .errors import ApprovalNotFound, ForkwiseError, ProviderError
-from .events import (
-    APPROVAL_REQUEST,
-    APPROVAL_RESOLVE,
-    MESSAGE,
-    STEP_END,
-    STEP_START,
-    TOOL_RESULT,
-    TURN_END,
-    TURN_START,
-    text_part,
-)
+from .events import APPROVAL_RESOLVE, MESSAGE, STEP_END, TOOL_RESULT, TURN_START, text_part
 from .ids import new_message_id, new_token
 from .providers.base import ModelChoice, Provider, StepResult, TextDelta
 from .replay import Replay, Replayer
 from .session import Session
+from .step_drafts import ending, step_result_drafts, step_start
 from .store import SessionStore
 from .tools import Delegate, Tool, ToolContext, ToolFailed, tool_specs
 from .turn_state import OpenTurn, PendingCall, choice_of, outcome_of
@@ -51,8 +43,6 @@ Json = dict[str, Any]
 
 MAX_STEPS_PER_TURN = 16
 MAX_DRIVE_PASSES = 100_000
-#: streamed text goes out at most once per this many seconds (about one frame)
-DELTA_INTERVAL = 0.016
 
 
 class Runtime(Protocol):
@@ -243,7 +233,7 @@ class Agent:
         turn = new_token("turn")
         replayer = self._replay(snap)
         choice = choice_of(replayer.result().model) or self.rt.default_choice()
-        step, start = _step_start(turn, choice)
+        step, start = step_start(turn, choice)
         opening: list[Json] = [
             {"type": TURN_START, "turn": turn},
             {
@@ -262,73 +252,40 @@ class Agent:
 
     async def _step(self, snap: Session, turn: OpenTurn) -> None:
         choice = choice_of(self._replay(snap).result().model) or self.rt.default_choice()
-        step, start = _step_start(turn.id, choice)
+        step, start = step_start(turn.id, choice)
         await self._run_step(await self._append([start]), turn.id, step, choice)
 
     async def _run_step(self, snap: Session, turn: str, step: str, choice: ModelChoice) -> None:
         """Stream step `step` (its step/start is in `snap`) and write what it produced."""
         replayer = self._replay(snap)
-        taken = set(replayer.message_ids)
         replayed: Replay = replayer.result()
         try:
             provider = self.rt.provider(choice.provider)
             result = await self._cancellable(self._stream(provider, replayed, choice, turn))
         except ProviderError as exc:
-            await self._end_turn(_ending(turn, step, "failed", exc.message), turn)
+            await self._end_turn(ending(turn, step, "failed", exc.message), turn)
             return
         except asyncio.CancelledError:
             if _being_cancelled():
                 raise
             return  # our own cancel: the next pass ends the turn
-        parts: list[Json] = []
-        if result.reasoning:
-            parts.append({"type": "reasoning", "text": result.reasoning})
-        parts.append(text_part(result.text))
-        drafts: list[Json] = []
-        for call in result.tool_calls:
-            parts.append(
-                {"type": "tool_call", "id": call.id, "name": call.name, "args": dict(call.args)}
-            )
-            if call.name in self.rt.tools:
-                drafts.append(
-                    {
-                        "type": APPROVAL_REQUEST,
-                        "turn": turn,
-                        "approval": new_token("approval"),
-                        "call": call.id,
-                        "tool": call.name,
-                        "args": dict(call.args),
-                    }
-                )
-            else:
-                drafts.append(
-                    {
-                        "type": TOOL_RESULT,
-                        "turn": turn,
-                        "call": call.id,
-                        "tool": call.name,
-                        "output": f"there is no tool {call.name!r}",
-                        "isError": True,
-                    }
-                )
-        message = {
-            "type": MESSAGE,
-            "id": new_message_id("assistant", result.text, taken),
-            "role": "assistant",
-            "turn": turn,
-            "step": step,
-            "parts": parts,
-        }
+        message, drafts = step_result_drafts(
+            turn,
+            step,
+            result,
+            self.rt.tools,
+            new_message_id("assistant", result.text, replayer.message_ids),
+        )
         if result.tool_calls:
             await self._append([message, *drafts])
         else:
-            await self._end_turn([message, *_ending(turn, step, "completed")], turn)
+            await self._end_turn([message, *ending(turn, step, "completed")], turn)
 
     async def _stream(
         self, provider: Provider, replayed: Replay, choice: ModelChoice, turn: str
     ) -> StepResult:
         tools = tool_specs(self.rt.tools)
-        deltas = _Deltas(self.rt.notify, self.id, turn)
+        deltas = DeltaStream(self.rt.notify, self.id, turn)
         items = provider.stream_step(replayed.transcript, choice, tools)
         try:
             # closed as soon as the result is here (a network stream is let go before the
@@ -455,71 +412,6 @@ class Agent:
             elif not future.done():
                 keep.append((future, wanted))
         self._waiters = keep
-
-
-class _Deltas:
-    """Streamed text of one step, sent as `session/delta` notes: a piece goes out at once
-    when none went out in the last DELTA_INTERVAL seconds; pieces that come faster are
-    joined and sent when the interval is over (or at `flush`). A fast model costs a few
-    notes per step instead of one per token; a slow one still streams piece by piece."""
-
-    def __init__(self, notify: Callable[[Json], None], session_id: str, turn: str) -> None:
-        self._notify = notify
-        self._session_id = session_id
-        self._turn = turn
-        self._loop = asyncio.get_running_loop()
-        self._pending: list[str] = []
-        self._sent_at = -DELTA_INTERVAL
-        self._timer: asyncio.TimerHandle | None = None
-
-    def add(self, text: str) -> None:
-        self._pending.append(text)
-        due = self._sent_at + DELTA_INTERVAL
-        if self._loop.time() >= due:
-            self.flush()
-        elif self._timer is None:
-            self._timer = self._loop.call_at(due, self.flush)
-
-    def flush(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if not self._pending:
-            return
-        text = "".join(self._pending)
-        self._pending.clear()
-        self._sent_at = self._loop.time()
-        self._notify(
-            {
-                "kind": "session/delta",
-                "sessionId": self._session_id,
-                "turn": self._turn,
-                "text": text,
-            }
-        )
-
-
-def _step_start(turn: str, choice: ModelChoice) -> tuple[str, Json]:
-    """A new step's id and its step/start draft."""
-    step = new_token("step")
-    start: Json = {
-        "type": STEP_START,
-        "turn": turn,
-        "step": step,
-        "provider": choice.provider,
-        "model": choice.model,
-    }
-    if choice.reasoning is not None:
-        start["reasoning"] = choice.reasoning
-    return step, start
-
-
-def _ending(turn: str, step: str, status: str, error: str | None = None) -> list[Json]:
-    """Drafts that end step `step` and then turn `turn` with `status`."""
-    end: Json = {"type": TURN_END, "turn": turn, "status": status}
-    if error is not None:
-        end["error"] = error
-    return [{"type": STEP_END, "turn": turn, "step": step}, end]
 
 
 def _snapshot(rt: Runtime, session_id: str) -> tuple[Session, object]:

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from forkwise.core import agent as agent_module
+from forkwise.core import deltas as deltas_module
 from forkwise.core.backends.jsonl import JsonlBackend
 from forkwise.core.client import Client
 from forkwise.core.errors import ApprovalNotFound, SessionBusy
@@ -146,7 +146,7 @@ async def test_fast_streams_are_coalesced_into_few_deltas(
 ) -> None:
     # a long interval: the first piece goes out at once, the rest joined before the
     # message is written; no interval: every piece goes out as it comes
-    monkeypatch.setattr(agent_module, "DELTA_INTERVAL", interval)
+    monkeypatch.setattr(deltas_module, "DELTA_INTERVAL", interval)
     providers = {"offline": OfflineProvider(), "burst": BurstProvider()}
     async with open_env(carrier, tmp_path, sock_dir, providers=providers) as env:
         s = await env.client.create_session("burst")
@@ -182,7 +182,7 @@ async def test_slow_replies_still_stream_word_by_word(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(offline_module, "SLOW_DELAY", 0.01)
-    monkeypatch.setattr(agent_module, "DELTA_INTERVAL", 0.002)
+    monkeypatch.setattr(deltas_module, "DELTA_INTERVAL", 0.002)
     s = await env.client.create_session("slow")
     seen = Recorder()
     await env.client.subscribe(seen)
