@@ -1,9 +1,8 @@
 """The Host: owns the store, the live agents, the workspaces; what every client talks to.
 
 Store work runs off the event loop — the GUI's, under qasync — so that it never waits on a
-disk: host-wide work in order on one worker thread (`io`), each live session's work in
-order on a small pool (`session_io`), so that turns in different sessions write and flush
-at the same time and share the disk's flushes (a group commit across sessions). The store
+disk (core/store_workers.py: host-wide work in order on one thread, each live session's
+work in order on a small pool, so that turns in different sessions share flushes). The store
 announces each committed change on the thread that made it; the host turns it into client
 notifications and hands them to the loop, in order, before the coroutine that caused the
 change resumes.
@@ -20,9 +19,7 @@ import asyncio
 import functools
 import logging
 import os
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -51,6 +48,7 @@ from .session import (
 )
 from .settings import ProviderSettings, build_provider, load_settings
 from .store import SessionStore
+from .store_workers import StoreWorkers
 from .tools import Delegate, Tool, builtin_tools
 from .turn_state import OpenTurn, latest_choice
 from .turns import message_boundary, resolve_anchor, subagent_boundary
@@ -58,8 +56,6 @@ from .workspaces import FileWorkspaces, MemoryWorkspaces, ReadOnlyWorkspaces, Wo
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-#: threads that run live sessions' store work; appends in flight at once share flushes
-SESSION_WORKERS = 8
 Json = dict[str, Any]
 Listener = Callable[[Json], None]
 MAX_PAGE = 1000
@@ -82,19 +78,12 @@ class Host:
         self.tools: Mapping[str, Tool] = tools if tools is not None else builtin_tools()
         self.default_cwd = default_cwd if default_cwd is not None else os.getcwd()
         self._default_model = default_model or default_choice()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="forkwise-store")
-        self._session_pool = ThreadPoolExecutor(
-            max_workers=SESSION_WORKERS, thread_name_prefix="forkwise-session"
-        )
-        self._session_turns: dict[str, asyncio.Lock] = {}
-        self._failures_lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self.workers = StoreWorkers()
         self._listeners: list[Listener] = []
         self._agents: dict[str, Agent] = {}
         self._served: set[str] = set()
-        #: changes the store announced per session, and store calls that failed (see version)
+        #: changes the store announced per session (see version)
         self._changes: dict[str, int] = {}
-        self._failures = 0
         self._closed = False
         self._unsubscribe_store = self.store.subscribe(self._on_store)
 
@@ -118,30 +107,13 @@ class Host:
 
     async def io(self, fn: Callable[..., T], *args: Any) -> T:
         """Run store work on the single store worker, in submission order."""
-        loop = asyncio.get_running_loop()
-        self._loop = loop
-        return await loop.run_in_executor(self._executor, self._run, fn, args)
+        return await self.workers.io(fn, *args)
 
     async def session_io(self, session_id: str, fn: Callable[..., T], *args: Any) -> T:
-        """Run store work of one live session on the session pool: in submission order
-        for that session, at the same time as other sessions' work. Changes that span
-        sessions or the store (fork, truncate, list) go through `io`; the store's locks
-        keep both kinds consistent."""
-        loop = asyncio.get_running_loop()
-        self._loop = loop
-        turn = self._session_turns.get(session_id)
-        if turn is None:
-            turn = self._session_turns[session_id] = asyncio.Lock()
-        async with turn:
-            return await loop.run_in_executor(self._session_pool, self._run, fn, args)
-
-    def _run(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
-        try:
-            return fn(*args)
-        except BaseException:
-            with self._failures_lock:  # a failed change may have left the session as it was read
-                self._failures += 1
-            raise
+        """Run store work of one live session: in submission order for that session, at
+        the same time as other sessions' work. Changes that span sessions or the store
+        (fork, truncate, list) go through `io`; the store's locks keep both consistent."""
+        return await self.workers.session_io(session_id, fn, *args)
 
     def version(self, session_id: str) -> object | None:
         """Changes whenever the store commits a change to the session or store work fails
@@ -149,7 +121,7 @@ class Host:
         process writes."""
         if self.read_only:
             return None
-        return (self._failures, self._changes.get(session_id, 0))
+        return (self.workers.failures, self._changes.get(session_id, 0))
 
     def notify(self, note: Json) -> None:
         for listener in list(self._listeners):
@@ -207,7 +179,7 @@ class Host:
             notes.append({"kind": "catalogue/remove", "sessionId": sid})
         elif isinstance(change, EventsAppended | SessionTruncated | SessionCreated):
             notes.append({"kind": "catalogue/upsert", "summary": self.row(self.store.summary(sid))})
-        loop = self._loop
+        loop = self.workers.loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._deliver, notes)
 
@@ -533,6 +505,6 @@ class Host:
             except ForkwiseError:
                 log.exception("session %s: could not shut down cleanly", agent.id)
         self._unsubscribe_store()
-        self._session_pool.shutdown(wait=True)  # no agent runs now; let its writes finish
+        self.workers.drain_sessions()  # no agent runs now; let its writes finish
         await self.io(self.store.close)
-        self._executor.shutdown(wait=True)
+        self.workers.shutdown()

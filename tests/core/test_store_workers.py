@@ -1,0 +1,65 @@
+"""StoreWorkers: one session's work in order, sessions at the same time, failures counted,
+and nothing kept per session once its work is done."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from forkwise.core.store_workers import StoreWorkers
+
+TIMEOUT = 10.0
+
+
+@pytest.mark.asyncio
+async def test_one_sessions_work_runs_in_order_and_its_lock_is_dropped_after() -> None:
+    workers = StoreWorkers(session_workers=4)
+    done: list[int] = []
+    try:
+        calls = [workers.session_io("a", done.append, i) for i in range(50)]
+        await asyncio.wait_for(asyncio.gather(*calls), TIMEOUT)
+        assert done == list(range(50))
+        assert workers.sessions_in_flight == 0
+    finally:
+        workers.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_a_held_session_holds_up_no_other_and_is_kept_while_it_waits() -> None:
+    workers = StoreWorkers(session_workers=2)
+    release = threading.Event()
+    try:
+        held = asyncio.ensure_future(workers.session_io("slow", release.wait, TIMEOUT))
+        queued = asyncio.ensure_future(workers.session_io("slow", lambda: "after"))
+        assert await asyncio.wait_for(workers.session_io("fast", lambda: "fast"), TIMEOUT) == "fast"
+        assert not held.done()
+        assert not queued.done()
+        assert workers.sessions_in_flight == 1  # "slow" is still in use, "fast" is gone
+        release.set()
+        assert await asyncio.wait_for(queued, TIMEOUT) == "after"
+        assert await held is True
+        assert workers.sessions_in_flight == 0
+    finally:
+        release.set()
+        workers.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_failures_are_counted_on_both_kinds_of_worker() -> None:
+    workers = StoreWorkers()
+
+    def fail() -> None:
+        raise OSError("disk gone")
+
+    try:
+        with pytest.raises(OSError, match="disk gone"):
+            await workers.io(fail)
+        with pytest.raises(OSError, match="disk gone"):
+            await workers.session_io("a", fail)
+        assert await workers.io(lambda: 1) == 1
+        assert workers.failures == 2
+        assert workers.sessions_in_flight == 0
+    finally:
+        workers.shutdown()
