@@ -23,6 +23,7 @@ import orjson
 
 from ..backends.jsonl import JsonlBackend
 from ..store import SessionStore
+from . import process_env
 from .synth import session_lines, write_store
 
 LIST_SNIPPET = """
@@ -82,7 +83,7 @@ def _median(fn: Callable[[], float], repeat: int) -> float:
 
 def _process(snippet: str, *args: str) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", snippet, *args], check=True)
+    subprocess.run([sys.executable, "-c", snippet, *args], check=True, env=process_env())
     return time.perf_counter() - start
 
 

@@ -8,7 +8,6 @@ process of its own (offscreen) and reads the one JSON line it prints. Without Py
 from __future__ import annotations
 
 import importlib.util
-import os
 import random
 import statistics
 import subprocess
@@ -21,6 +20,7 @@ import orjson
 
 from ..backends.jsonl import JsonlBackend
 from ..store import SessionStore
+from . import process_env
 from .synth import session_lines, write_store
 
 BIG, SMALL = "bench-big", "bench-small"
@@ -34,8 +34,8 @@ def gui_missing() -> str:
 
 def perf(figure: str, *args: str) -> dict[str, Any]:
     """One measurement: `python -m forkwise.gui.perf FIGURE ARGS` in a fresh process."""
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_API="pyside6",
-               QT_LOGGING_RULES="qt.qpa.*=false")
+    env = process_env(QT_QPA_PLATFORM="offscreen", QT_API="pyside6",
+                      QT_LOGGING_RULES="qt.qpa.*=false")
     cmd = [sys.executable, "-m", "forkwise.gui.perf", figure, *args]
     if figure.startswith("cold"):
         cmd += ["--t0", repr(time.monotonic())]
