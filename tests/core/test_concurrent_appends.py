@@ -5,40 +5,17 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
+from held_flush import HeldFlushes
 from logdata import turn
 
 from forkwise.core.backends.jsonl import JsonlBackend, parse_log
 from forkwise.core.backends.memory import MemoryBackend
-from forkwise.core.session import EventsAppended, SessionFlushed, StoreEvent
+from forkwise.core.session import EventsAppended
 from forkwise.core.store import Backend, SessionStore
 
 WAIT = 10.0  # seconds: a bound on every wait, never reached when the store behaves
-
-
-class HeldFlushes:
-    """A backend wrapper whose flushes (or with `what`, other changes) of one session wait
-    until the test lets them go."""
-
-    def __init__(
-        self, inner: Backend, held: str, what: type[StoreEvent] = SessionFlushed
-    ) -> None:
-        self.inner = inner
-        self.held = held
-        self.what = what
-        self.flushing = threading.Event()
-        self.release = threading.Event()
-
-    def persist(self, change: StoreEvent) -> None:
-        if isinstance(change, self.what) and change.session_id == self.held:
-            self.flushing.set()
-            assert self.release.wait(WAIT), "the test never released the flush"
-        self.inner.persist(change)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
 
 @pytest.fixture(params=["memory", "jsonl"])

@@ -4,13 +4,13 @@ failures, approvals (also across a host restart), crash recovery, tools and suba
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from held_flush import HeldFlushes
 
 from forkwise.core import deltas as deltas_module
 from forkwise.core.backends.jsonl import JsonlBackend
@@ -20,7 +20,6 @@ from forkwise.core.host import Host
 from forkwise.core.providers import offline as offline_module
 from forkwise.core.providers.base import ModelChoice, StepItem, StepResult, TextDelta
 from forkwise.core.providers.offline import OfflineProvider
-from forkwise.core.session import SessionFlushed, StoreEvent
 from forkwise.core.store import SessionStore
 
 from .conftest import TIMEOUT, Env, GateProvider, LogBuilder, Recorder, open_env, write_log
@@ -220,28 +219,9 @@ async def test_a_plain_turn_costs_two_store_worker_calls(
     assert calls == ["_append_and_read"] * 4  # opening + end, per turn; no extra reads
 
 
-class HeldFlush:
-    """A JSONL backend whose flushes of one session wait until the test lets them go."""
-
-    def __init__(self, root: Path) -> None:
-        self.inner = JsonlBackend(root)
-        self.held: str | None = None
-        self.flushing = threading.Event()
-        self.release = threading.Event()
-
-    def persist(self, change: StoreEvent) -> None:
-        if isinstance(change, SessionFlushed) and change.session_id == self.held:
-            self.flushing.set()
-            assert self.release.wait(TIMEOUT), "the test never released the flush"
-        self.inner.persist(change)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-
 @pytest.mark.asyncio
 async def test_a_turn_waiting_on_its_flush_holds_up_no_other_session(tmp_path: Path) -> None:
-    backend = HeldFlush(tmp_path / "store")
+    backend = HeldFlushes(JsonlBackend(tmp_path / "store"), held="")
     host = Host(SessionStore(backend))  # type: ignore[arg-type]  # wraps a real backend
     client = await Client.in_process(host)
     try:
