@@ -54,3 +54,30 @@ def describe(exc: BaseException, what: str = "") -> str:
     if isinstance(exc, TimeoutError):
         return f"{prefix}The host did not answer in time."
     return f"{prefix}Something went wrong inside Forkwise ({type(exc).__name__}: {exc})."
+
+
+def _os_reason(exc: OSError, location: str) -> str:
+    """The operating system's reason, without the errno (and the path, if it is `location`)."""
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        name = str(exc.filename or location)
+        return f"{'it' if name == location else name} is a file, not a folder"
+    return (exc.strerror or str(exc)).rstrip(".").lower()
+
+
+def describe_store_open(exc: BaseException, location: str, *, remote: bool) -> tuple[str, str]:
+    """Why the store at `location` (a folder, or a host address when `remote`) could not be
+    opened at start-up, and what the person can do about it: (what happened, what to do)."""
+    if remote:
+        what = f"Forkwise could not reach the host at {location}"
+        advice = ("Check that `forkwise host` is running there and that the address and "
+                  "the access token are right, then start Forkwise again.")
+    else:
+        what = f"Forkwise could not open the session store at {location}"
+        advice = ("Start Forkwise with --store set to a folder you can read and write (or "
+                  "set FORKWISE_STORE), or fix that folder's permissions, then start again.")
+    if isinstance(exc, ForkwiseError):
+        reason = describe(exc)
+        return f"{what}. {reason}", advice
+    if isinstance(exc, OSError):
+        return f"{what}: {_os_reason(exc, location)}.", advice
+    return f"{what}. {describe(exc)}", advice
