@@ -27,6 +27,7 @@ from .context_menu import ContextMenuMixin
 from .controller import Controller
 from .notify import Banner
 from .session_model import ACTIVITY, ID_ROLE, MESSAGES, MODEL, TITLE
+from .sort_header import SortHeader
 from .transcript_view import TranscriptView
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ class SessionTree(ContextMenuMixin, QTreeView):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window_ = window
+        self.setHeader(SortHeader(self))  # its arrow points the way the rows go
         self.setObjectName("sessionTree")
         self.setAccessibleName("Sessions")
         self.setAccessibleDescription("Sessions grouped by lineage: forks and subagents "
