@@ -111,6 +111,7 @@ class MainWindow(QMainWindow):
         self.set_store_label(store_label)
         self.setAccessibleName("Forkwise")
         self.settings_dialog: Any = None
+        self._collapsed: set[str] = set()  # sessions a person collapsed in the tree
         self._build_actions()
         self._build_panes()
         self._build_menus()
@@ -283,6 +284,10 @@ class MainWindow(QMainWindow):
         c.tree.dataChanged.connect(self._tree_changed)
         c.treeLoaded.connect(self._tree_loaded)
         c.tree.rowsFetched.connect(self._expand_lineage)
+        c.proxy.layoutChanged.connect(self._expand_reordered_lineage)
+        c.tree.modelReset.connect(self._collapsed.clear)  # a load expands every lineage
+        self.tree.collapsed.connect(lambda index: self._expanded_changed(index, False))
+        self.tree.expanded.connect(lambda index: self._expanded_changed(index, True))
         c.forkShown.connect(self._fork_shown)
         c.transcript.modelReset.connect(self._reset_follow)
         t = self.transcript
@@ -359,6 +364,20 @@ class MainWindow(QMainWindow):
         model, proxy = self.controller.tree, self.controller.proxy
         for sid in model.lineage_parents(first, last):
             self.tree.expand(proxy.mapFromSource(model.index_for(sid)))
+
+    def _expand_reordered_lineage(self, *_args: Any) -> None:
+        """A new order (a sort) can bring top-level rows that were not fetched yet into
+        the fetched ones, with no rowsFetched for them: expand the lineage among those.
+        Rows a person collapsed stay collapsed."""
+        model, proxy = self.controller.tree, self.controller.proxy
+        for sid in model.lineage_parents():
+            if sid not in self._collapsed:
+                self.tree.expand(proxy.mapFromSource(model.index_for(sid)))
+
+    def _expanded_changed(self, index: QModelIndex, expanded: bool) -> None:
+        sid = index.data(ID_ROLE)
+        if isinstance(sid, str):
+            (self._collapsed.discard if expanded else self._collapsed.add)(sid)
 
     def _tree_changed(self, *_args: Any) -> None:
         sid = self.controller.current
