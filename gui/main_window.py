@@ -57,6 +57,9 @@ class SessionTree(ContextMenuMixin, QTreeView):
         self.setSortingEnabled(True)
         self.setAnimated(False)
         self.setExpandsOnDoubleClick(True)
+        # The scroll bar is there from the loading state on: appearing with the rows, it
+        # would narrow the viewport and so the stretched Title column under the cursor.
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         # shown while the store opens (the window's first frame comes before the store)
         self.placeholder = QLabel("Loading sessions…", self.viewport())
         self.placeholder.setObjectName("treePlaceholder")

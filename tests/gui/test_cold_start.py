@@ -17,9 +17,11 @@ from gui_harness import until
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from forkwise.core.bench.synth import write_store
 from forkwise.core.demo import build_demo_store
 from forkwise.gui import app as app_module
 from forkwise.gui.main_window import MainWindow
+from forkwise.gui.session_model import TITLE
 
 pytestmark = pytest.mark.gui
 
@@ -163,3 +165,41 @@ def test_a_self_test_on_a_store_that_cannot_be_opened_exits_1_without_a_dialog(
     assert str(not_a_dir) in result.stderr
     assert "start error dialog shown" not in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_title_column_keeps_its_width_when_the_rows_arrive(
+        aloop: Any, qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = write_store(tmp_path / "store", 90, 6)  # more rows than fit: a scroll bar
+    real_open = app_module.open_store_client
+    release = asyncio.Event()
+    asked = asyncio.Event()
+
+    async def held_open(*args: Any, **kwargs: Any) -> Any:
+        asked.set()
+        await release.wait()
+        return await real_open(*args, **kwargs)
+
+    monkeypatch.setattr(app_module, "open_store_client", held_open)
+    settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+
+    async def scenario() -> tuple[int, int, int]:
+        session = asyncio.ensure_future(
+            app_module._session(qapp, store, None, None, settings=settings))
+        await asyncio.wait_for(asked.wait(), 15)
+        window = shown_window()
+        assert window is not None
+        tree = window.tree
+        assert tree.placeholder.isVisible()
+        loading = tree.header().sectionSize(TITLE)
+        release.set()
+        await until(lambda: tree.model().rowCount() > 0, what="rows in the tree")
+        await window.controller.ops.wait_idle()
+        await asyncio.sleep(0)  # the layout of the rows
+        assert tree.verticalScrollBar().maximum() > 0  # more rows than fit
+        loaded = tree.header().sectionSize(TITLE)
+        window.close()
+        return loading, loaded, await asyncio.wait_for(session, 15)
+
+    loading, loaded, status = aloop(scenario())
+    assert status == 0
+    assert loaded == loading
