@@ -183,7 +183,6 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
     from PySide6.QtCore import QSettings
 
     from .controller import Controller
-    from .error_text import describe
     from .main_window import MainWindow
     from .notify import WARNING, Notifier
 
@@ -211,9 +210,7 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
     try:
         client, host, read_only = await open_store_client(store_dir, connect, token)
     except Exception as exc:
-        print(f"forkwise: {describe(exc)}", file=sys.stderr)
-        window.hide()
-        window.deleteLater()
+        await _start_failed(window, exc, label, remote=bool(connect), dialog=not self_test)
         return 1
     endpoint = None
     status = 0
@@ -252,6 +249,31 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
             await host.close()
         window.deleteLater()
     return status
+
+
+async def _start_failed(window: Any, exc: BaseException, label: str, *, remote: bool,
+                        dialog: bool = True) -> None:
+    """The store (or host) could not be opened: a line on stderr, then a modal dialog over
+    the window that says so (see start_error); the window goes once it is closed. A
+    self-test has no person to read a dialog (packaging runs it unattended): stderr only."""
+    from .error_text import describe_store_open
+    from .start_error import build_start_error, show_start_error
+
+    log.info("the store could not be opened: %r", exc)
+    text, advice = describe_store_open(exc, label, remote=remote)
+    print(f"forkwise: {text}", file=sys.stderr, flush=True)
+    try:
+        if dialog:
+            window.tree.placeholder.setText("The sessions could not be loaded.")
+            box = build_start_error(window, text, advice)
+            previous = _quit_on_signals(box)
+            try:
+                await show_start_error(box)
+            finally:
+                _restore_signals(previous)
+    finally:
+        window.hide()
+        window.deleteLater()
 
 
 async def _shown(window: Any, timeout: float = 0.5) -> None:

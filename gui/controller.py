@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -158,9 +159,20 @@ class Controller(QObject):
             return
         if editing is not None:
             self.ops.run(self._edit_and_resend(sid, editing, text), lambda _r: done(),
+                         self._text_kept_failure("Edit and resend"),
                          what="Edit and resend")
         else:
-            self.ops.run(self.client.prompt(sid, text), lambda _r: done(), what="Sending")
+            self.ops.run(self.client.prompt(sid, text), lambda _r: done(),
+                         self._text_kept_failure("Sending"),
+                         what="Sending")
+
+    def _text_kept_failure(self, what: str) -> Callable[[BaseException], None]:
+        """The failure handler of sending: the composer keeps the text, and says so."""
+
+        def failed(exc: BaseException) -> None:
+            self.notifier.error(exc, what, text_kept=True)
+
+        return failed
 
     async def _edit_and_resend(self, sid: str, message_id: str, text: str) -> Json:
         await self.client.fork_at_message(sid, message_id, include_message=False, replace=True)

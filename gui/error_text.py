@@ -17,8 +17,7 @@ _WORDS: dict[str, str] = {
     "replaced). The transcript has been refreshed.",
     "source-not-found": "That session no longer exists.",
     "stale-session": "This session changed while you were working with it. Try again.",
-    "host-unavailable": "The host cannot be reached. Check that it is running; your text "
-    "has been kept.",
+    "host-unavailable": "The host cannot be reached. Check that it is running.",
     "provider-error": "The model could not answer",
     "storage-error": "Forkwise could not read or write the session files",
     "store-locked": "Another Forkwise process is using this store. Close it, or open a "
@@ -39,8 +38,20 @@ def error_code(exc: BaseException) -> str:
     return exc.code if isinstance(exc, ForkwiseError) else "internal"
 
 
-def describe(exc: BaseException, what: str = "") -> str:
-    """One or two sentences for a person; never a traceback."""
+#: said after a failure of something the person typed (the composer keeps it until the
+#: host accepts it): only then, not for forks, loads or the store at start-up
+TEXT_KEPT = "Your text is still in the message box."
+
+
+def describe(exc: BaseException, what: str = "", *, text_kept: bool = False) -> str:
+    """One or two sentences for a person; never a traceback. `what` names the action
+    that failed; `text_kept` adds that the person's text was not lost (see the callers:
+    sending and edit-and-resend pass it, nothing else involves text)."""
+    words = _sentence(exc, what)
+    return f"{words} {TEXT_KEPT}" if text_kept else words
+
+
+def _sentence(exc: BaseException, what: str) -> str:
     prefix = f"{what} failed. " if what else ""
     if isinstance(exc, ForkwiseError):
         words = _WORDS.get(exc.code)
@@ -49,8 +60,39 @@ def describe(exc: BaseException, what: str = "") -> str:
         if exc.code in _WITH_DETAIL and exc.message:
             return f"{prefix}{words}: {exc.message}"
         return f"{prefix}{words}"
-    if isinstance(exc, ConnectionError | OSError):
-        return f"{prefix}The connection failed: {exc}. Your text has been kept."
-    if isinstance(exc, TimeoutError):
+    if isinstance(exc, ConnectionError):
+        return f"{prefix}The connection to the host was lost ({exc}). Check that it is running."
+    if isinstance(exc, TimeoutError):  # an OSError too: checked before the file case
         return f"{prefix}The host did not answer in time."
+    if isinstance(exc, OSError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        reason = (exc.strerror or str(exc)).rstrip(".").lower()
+        return f"{prefix}A file could not be read or written{where}: {reason}."
     return f"{prefix}Something went wrong inside Forkwise ({type(exc).__name__}: {exc})."
+
+
+def _os_reason(exc: OSError, location: str) -> str:
+    """The operating system's reason, without the errno (and the path, if it is `location`)."""
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        name = str(exc.filename or location)
+        return f"{'it' if name == location else name} is a file, not a folder"
+    return (exc.strerror or str(exc)).rstrip(".").lower()
+
+
+def describe_store_open(exc: BaseException, location: str, *, remote: bool) -> tuple[str, str]:
+    """Why the store at `location` (a folder, or a host address when `remote`) could not be
+    opened at start-up, and what the person can do about it: (what happened, what to do)."""
+    if remote:
+        what = f"Forkwise could not reach the host at {location}"
+        advice = ("Check that `forkwise host` is running there and that the address and "
+                  "the access token are right, then start Forkwise again.")
+    else:
+        what = f"Forkwise could not open the session store at {location}"
+        advice = ("Start Forkwise with --store set to a folder you can read and write (or "
+                  "set FORKWISE_STORE), or fix that folder's permissions, then start again.")
+    if isinstance(exc, ForkwiseError):
+        reason = describe(exc)
+        return f"{what}. {reason}", advice
+    if isinstance(exc, OSError):
+        return f"{what}: {_os_reason(exc, location)}.", advice
+    return f"{what}. {describe(exc)}", advice

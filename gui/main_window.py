@@ -27,6 +27,7 @@ from .context_menu import ContextMenuMixin
 from .controller import Controller
 from .notify import Banner
 from .session_model import ACTIVITY, ID_ROLE, MESSAGES, MODEL, TITLE
+from .sort_header import SortHeader
 from .transcript_view import TranscriptView
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ class SessionTree(ContextMenuMixin, QTreeView):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window_ = window
+        self.setHeader(SortHeader(self))  # its arrow points the way the rows go
         self.setObjectName("sessionTree")
         self.setAccessibleName("Sessions")
         self.setAccessibleDescription("Sessions grouped by lineage: forks and subagents "
@@ -55,6 +57,9 @@ class SessionTree(ContextMenuMixin, QTreeView):
         self.setSortingEnabled(True)
         self.setAnimated(False)
         self.setExpandsOnDoubleClick(True)
+        # The scroll bar is there from the loading state on: appearing with the rows, it
+        # would narrow the viewport and so the stretched Title column under the cursor.
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         # shown while the store opens (the window's first frame comes before the store)
         self.placeholder = QLabel("Loading sessions…", self.viewport())
         self.placeholder.setObjectName("treePlaceholder")
@@ -109,6 +114,7 @@ class MainWindow(QMainWindow):
         self.set_store_label(store_label)
         self.setAccessibleName("Forkwise")
         self.settings_dialog: Any = None
+        self._collapsed: set[str] = set()  # sessions a person collapsed in the tree
         self._build_actions()
         self._build_panes()
         self._build_menus()
@@ -281,6 +287,10 @@ class MainWindow(QMainWindow):
         c.tree.dataChanged.connect(self._tree_changed)
         c.treeLoaded.connect(self._tree_loaded)
         c.tree.rowsFetched.connect(self._expand_lineage)
+        c.proxy.layoutChanged.connect(self._expand_reordered_lineage)
+        c.tree.modelReset.connect(self._collapsed.clear)  # a load expands every lineage
+        self.tree.collapsed.connect(lambda index: self._expanded_changed(index, False))
+        self.tree.expanded.connect(lambda index: self._expanded_changed(index, True))
         c.forkShown.connect(self._fork_shown)
         c.transcript.modelReset.connect(self._reset_follow)
         t = self.transcript
@@ -357,6 +367,20 @@ class MainWindow(QMainWindow):
         model, proxy = self.controller.tree, self.controller.proxy
         for sid in model.lineage_parents(first, last):
             self.tree.expand(proxy.mapFromSource(model.index_for(sid)))
+
+    def _expand_reordered_lineage(self, *_args: Any) -> None:
+        """A new order (a sort) can bring top-level rows that were not fetched yet into
+        the fetched ones, with no rowsFetched for them: expand the lineage among those.
+        Rows a person collapsed stay collapsed."""
+        model, proxy = self.controller.tree, self.controller.proxy
+        for sid in model.lineage_parents():
+            if sid not in self._collapsed:
+                self.tree.expand(proxy.mapFromSource(model.index_for(sid)))
+
+    def _expanded_changed(self, index: QModelIndex, expanded: bool) -> None:
+        sid = index.data(ID_ROLE)
+        if isinstance(sid, str):
+            (self._collapsed.discard if expanded else self._collapsed.add)(sid)
 
     def _tree_changed(self, *_args: Any) -> None:
         sid = self.controller.current

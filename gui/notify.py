@@ -58,8 +58,8 @@ class Notifier(QObject):
     def info(self, text: str) -> Notice:
         return self.post(INFO, text)
 
-    def error(self, exc: BaseException, what: str = "") -> Notice:
-        return self.post(ERROR, describe(exc, what), error_code(exc))
+    def error(self, exc: BaseException, what: str = "", *, text_kept: bool = False) -> Notice:
+        return self.post(ERROR, describe(exc, what, text_kept=text_kept), error_code(exc))
 
     def errors(self) -> list[Notice]:
         return [n for n in self.history if n.level == ERROR]

@@ -1,10 +1,12 @@
 """Start-up order: the window paints a loading state first, then the store opens and the
-tree fills; a store that cannot be opened still ends the app with a message and exit 1."""
+tree fills; a store that cannot be opened is said in a dialog (and on stderr), then the
+app ends with exit 1."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +15,13 @@ from typing import Any
 import pytest
 from gui_harness import until
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
+from forkwise.core.bench.synth import write_store
 from forkwise.core.demo import build_demo_store
 from forkwise.gui import app as app_module
 from forkwise.gui.main_window import MainWindow
+from forkwise.gui.session_model import TITLE
 
 pytestmark = pytest.mark.gui
 
@@ -76,30 +80,126 @@ def test_window_paints_loading_before_the_store_then_shows_rows(
     assert not (store / "host.sock").exists()  # the host was closed
 
 
-def test_a_store_that_cannot_be_opened_closes_the_window_and_returns_1(
+def test_a_store_that_cannot_be_opened_says_so_in_a_dialog_then_returns_1(
         aloop: Any, qapp: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("not a store")
     settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
 
-    async def scenario() -> int:
-        return await app_module._session(qapp, not_a_dir, None, None, settings=settings)
+    async def scenario() -> tuple[int, str, str]:
+        session = asyncio.ensure_future(
+            app_module._session(qapp, not_a_dir, None, None, settings=settings))
+        box = await until(QApplication.activeModalWidget, what="a modal dialog")
+        assert isinstance(box, QMessageBox)
+        assert box.icon() == QMessageBox.Icon.Critical
+        assert box.isVisible()
+        window = shown_window()
+        assert window is not None, "the window stays behind the dialog until it is closed"
+        assert box.parent() is window
+        assert not session.done(), "the app waits for the person to close the dialog"
+        text, advice = box.text(), box.informativeText()
+        close = box.button(QMessageBox.StandardButton.Close)
+        assert close is not None
+        close.click()
+        return await asyncio.wait_for(session, 15), text, advice
 
-    assert aloop(scenario()) == 1
+    status, text, advice = aloop(scenario())
+    assert status == 1
     assert shown_window() is None
+    assert QApplication.activeModalWidget() is None
+    assert f"could not open the session store at {not_a_dir}" in text
+    assert "is a file, not a folder" in text  # the operating system's reason, in words
+    assert "--store" in advice  # what to do about it
+    assert "connection" not in text.lower()
+    assert "text" not in (text + advice).lower()  # no text was involved
     err = capsys.readouterr().err
     assert err.startswith("forkwise: ")
-    assert str(not_a_dir) in err
+    assert text in err  # the same words on stderr
 
 
-def test_the_app_on_a_store_that_cannot_be_opened_exits_1(tmp_path: Path) -> None:
+def test_the_app_on_a_store_that_cannot_be_opened_shows_the_dialog_and_exits_1(
+        tmp_path: Path) -> None:
+    """The real app: stderr says what happened, the dialog stays up (a person has to see
+    it; the structured log says when it is shown), and closing it (here: SIGTERM, which
+    closes it like Ctrl+C in the terminal would) ends the process with 1."""
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("not a store")
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "cfg"))
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "cfg"),
+               FORKWISE_LOG="INFO")
     code = "import sys; from forkwise.gui.launcher import main; sys.exit(main(sys.argv[1:]))"
-    result = subprocess.run([sys.executable, "-c", code, "--store", str(not_a_dir)], env=env,
-                            capture_output=True, text=True, timeout=120, check=False)
+    lines: list[str] = []
+    with subprocess.Popen([sys.executable, "-c", code, "--store", str(not_a_dir)], env=env,
+                          stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True) as proc:
+        assert proc.stderr is not None
+        try:
+            for line in proc.stderr:  # the process ends (EOF) if it never shows the dialog
+                lines.append(line)
+                if "forkwise.gui.start_error: start error dialog shown" in line:
+                    break
+            assert proc.poll() is None, "".join(lines)
+            proc.send_signal(signal.SIGTERM)
+            _, rest = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    stderr = "".join(lines) + rest
+    assert "start error dialog shown" in stderr, stderr
+    assert proc.returncode == 1
+    assert "\nforkwise: " in stderr
+    assert str(not_a_dir) in stderr
+    assert "Traceback" not in stderr
+
+
+def test_a_self_test_on_a_store_that_cannot_be_opened_exits_1_without_a_dialog(
+        tmp_path: Path) -> None:
+    """--self-test runs unattended (packaging): nobody could close a dialog."""
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("not a store")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "cfg"),
+               FORKWISE_LOG="INFO")
+    code = "import sys; from forkwise.gui.launcher import main; sys.exit(main(sys.argv[1:]))"
+    result = subprocess.run([sys.executable, "-c", code, "--self-test", "--store", str(not_a_dir)],
+                            env=env, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 1
     assert "forkwise: " in result.stderr
     assert str(not_a_dir) in result.stderr
+    assert "start error dialog shown" not in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_title_column_keeps_its_width_when_the_rows_arrive(
+        aloop: Any, qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = write_store(tmp_path / "store", 90, 6)  # more rows than fit: a scroll bar
+    real_open = app_module.open_store_client
+    release = asyncio.Event()
+    asked = asyncio.Event()
+
+    async def held_open(*args: Any, **kwargs: Any) -> Any:
+        asked.set()
+        await release.wait()
+        return await real_open(*args, **kwargs)
+
+    monkeypatch.setattr(app_module, "open_store_client", held_open)
+    settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+
+    async def scenario() -> tuple[int, int, int]:
+        session = asyncio.ensure_future(
+            app_module._session(qapp, store, None, None, settings=settings))
+        await asyncio.wait_for(asked.wait(), 15)
+        window = shown_window()
+        assert window is not None
+        tree = window.tree
+        assert tree.placeholder.isVisible()
+        loading = tree.header().sectionSize(TITLE)
+        release.set()
+        await until(lambda: tree.model().rowCount() > 0, what="rows in the tree")
+        await window.controller.ops.wait_idle()
+        await asyncio.sleep(0)  # the layout of the rows
+        assert tree.verticalScrollBar().maximum() > 0  # more rows than fit
+        loaded = tree.header().sectionSize(TITLE)
+        window.close()
+        return loading, loaded, await asyncio.wait_for(session, 15)
+
+    loading, loaded, status = aloop(scenario())
+    assert status == 0
+    assert loaded == loading
