@@ -5,9 +5,10 @@ Changes arrive row by row (`upsert`, `remove`); only the first load resets the m
 child whose parent is not known yet waits at the top level and is moved beneath its
 parent when that arrives.
 
-The model keeps its rows in last-activity order itself (`sort`; the filter proxy passes
-its sort on to it): a QSortFilterProxyModel sorting 10,000 rows calls `data()` from C++
-about 300,000 times, 1.5 s at load, where a Python sort by key takes milliseconds.
+The model keeps its rows in the order of the column sorted on itself (`sort`; the filter
+proxy passes its sort on to it): a QSortFilterProxyModel sorting 10,000 rows calls `data()`
+from C++ about 300,000 times, 1.5 s at load, where a Python sort by key takes milliseconds.
+Every level is sorted the same way; rows equal in that column follow their last activity.
 
 Top-level rows are handed to views a page at a time (`canFetchMore`/`fetchMore`, like
 qutebrowser's completion model): a QTreeView lays out every row it is given, calling
@@ -51,6 +52,7 @@ RELATION_ROLE = Qt.ItemDataRole.UserRole + 4
 RUNNING_ROLE = Qt.ItemDataRole.UserRole + 5
 
 _ROOT = 0
+SortKey = tuple[Any, ...]
 _ENABLED = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled
 _DISABLED = Qt.ItemFlag.ItemIsSelectable
 
@@ -88,7 +90,8 @@ class SessionTreeModel(QAbstractItemModel):
         self._by_key: dict[int, _Node] = {_ROOT: self._root}
         self._summaries: dict[str, Json] = {}
         self._next_key = 1
-        self._newest_first: bool | None = None  # None: in arrival order (never sorted)
+        #: (column, descending) rows are kept in; None: in arrival order (never sorted)
+        self._order: tuple[int, bool] | None = None
 
     # --- changes ------------------------------------------------------------------
 
@@ -177,13 +180,13 @@ class SessionTreeModel(QAbstractItemModel):
     # --- order ----------------------------------------------------------------------
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        """Every level by last activity (whatever the column, like the proxy's sort role);
-        rows that change activity later move to their place (`upsert`)."""
-        newest_first = order == Qt.SortOrder.DescendingOrder
-        if column < 0 or newest_first == self._newest_first:
+        """Every level by `column` (`sort_key`); rows whose value changes later move to
+        their place (`upsert`)."""
+        wanted = (column, order == Qt.SortOrder.DescendingOrder)
+        if not 0 <= column < len(COLUMNS) or wanted == self._order:
             return
         self.layoutAboutToBeChanged.emit()
-        self._newest_first = newest_first
+        self._order = wanted
         self._sort_children(self._root)
         old = self.persistentIndexList()
         new = []
@@ -196,34 +199,43 @@ class SessionTreeModel(QAbstractItemModel):
         self.changePersistentIndexList(old, new)
         self.layoutChanged.emit()
 
-    def _activity(self, node: _Node) -> str:
-        return self._activity_of(node.sid) if node.sid else ""
+    @property
+    def sort_order(self) -> tuple[int, Qt.SortOrder] | None:
+        """The column rows are sorted on and its order (None: never sorted)."""
+        if self._order is None:
+            return None
+        column, descending = self._order
+        return column, Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
 
-    def _activity_of(self, sid: str) -> str:
-        return str(self._summaries[sid].get("updated") or "")
+    def _key(self, node: _Node) -> SortKey:
+        if self._order is None or node.sid is None:
+            return ()
+        return sort_key(self._order[0], node.sid, self._summaries[node.sid])
 
     def _sort_children(self, node: _Node) -> None:
-        if self._newest_first is None:
+        if self._order is None:
             return
+        column, descending = self._order
         summaries = self._summaries
 
-        def activity(n: _Node) -> str:  # _activity, inlined: it runs for every row
-            return str(summaries[n.sid].get("updated") or "") if n.sid else ""
+        def key(n: _Node) -> SortKey:  # _key, inlined: it runs for every row
+            return sort_key(column, n.sid, summaries[n.sid]) if n.sid else ()
 
         stack = [node]
         while stack:
             current = stack.pop()
-            current.children.sort(key=activity, reverse=self._newest_first)
+            current.children.sort(key=key, reverse=descending)
             stack.extend(c for c in current.children if c.children)
 
     def _slot(self, siblings: Sequence[_Node], sid: str) -> int:
         """Where `sid` goes among `siblings` (not containing it) in the current order."""
-        if self._newest_first is None:
+        if self._order is None:
             return len(siblings)
-        key = self._activity_of(sid)
+        column, descending = self._order
+        key = sort_key(column, sid, self._summaries[sid])
         for row, other in enumerate(siblings):
-            theirs = self._activity(other)
-            if (theirs < key) if self._newest_first else (theirs > key):
+            theirs = self._key(other)
+            if (theirs < key) if descending else (theirs > key):
                 return row
         return len(siblings)
 
@@ -532,6 +544,20 @@ class SessionTreeModel(QAbstractItemModel):
         if s.get("error"):
             lines.append(f"Could not be read: {(s['error'] or {}).get('message', '')}")
         return "\n".join(lines)
+
+
+def sort_key(column: int, sid: str, s: Json) -> SortKey:
+    """What a row sorts by in `column`: the title (case-blind), last activity, message
+    count or model, then last activity among equals."""
+    updated = str(s.get("updated") or "")
+    if column == TITLE:
+        return (str(s.get("title") or sid).casefold(), updated)
+    if column == MESSAGES:
+        messages = s.get("messages")
+        return (messages if isinstance(messages, int) else 0, updated)
+    if column == MODEL:
+        return (str(s.get("model") or "").casefold(), updated)
+    return (updated,)
 
 
 def relation_of(summary: Json) -> str | None:

@@ -9,8 +9,12 @@ from gui_harness import expected_tree, model_tree
 from PySide6.QtCore import QModelIndex, Qt
 
 from forkwise.gui.session_model import (
+    COLUMNS,
     ID_ROLE,
+    MESSAGES,
+    MODEL,
     RELATION_ROLE,
+    TITLE,
     SessionFilterProxy,
     SessionTreeModel,
 )
@@ -319,10 +323,10 @@ def test_paged_model_matches_the_whole_tree_through_random_changes(qtmodeltester
                 model.remove(gone)
         elif op < 0.97:
             paged.fetchMore(NO_INDEX)
-        else:  # the header clicked: the other order (the fetched rows stay as many)
-            order = Qt.SortOrder(1 - paged._newest_first)
+        else:  # a header clicked: any column and order (the fetched rows stay as many)
+            column, order = rng.randrange(len(COLUMNS)), rng.choice(list(Qt.SortOrder))
             for model in (paged, whole):
-                model.sort(1, order)
+                model.sort(column, order)
         if sid:
             for model in (paged, whole):
                 model.upsert(catalogue[sid])
@@ -345,3 +349,39 @@ def test_paged_model_matches_the_whole_tree_through_random_changes(qtmodeltester
     assert list(model_tree(paged)) == list(model_tree(whole))
     assert mirror.tree() == model_tree(paged)
     qtmodeltester.check(paged)
+
+
+def test_every_column_sorts_its_rows_and_keeps_them_sorted(qtmodeltester: Any) -> None:
+    model = SessionTreeModel()
+    proxy = SessionFilterProxy()
+    proxy.setSourceModel(model)
+    model.load([
+        summary("a", title="banana", messages=3, model="gpt-b", updated="2025-01-01T01:00:00Z"),
+        summary("b", title="Apple", messages=10, model="gpt-a", updated="2025-01-01T02:00:00Z"),
+        summary("c", title="cherry", messages=1, model="gpt-a", updated="2025-01-01T03:00:00Z"),
+        summary("k2", "a", title="zed", messages=2, updated="2025-01-01T04:00:00Z"),
+        summary("k1", "a", title="alpha", messages=5, updated="2025-01-01T05:00:00Z"),
+    ])
+
+    def order() -> list[str]:
+        return [proxy.index(r, 0).data(ID_ROLE) for r in range(proxy.rowCount())]
+
+    proxy.sort(TITLE, Qt.SortOrder.AscendingOrder)
+    assert order() == ["b", "a", "c"]  # case-blind
+    assert model.children_of("a") == ["k1", "k2"]
+    proxy.sort(MESSAGES, Qt.SortOrder.DescendingOrder)
+    assert order() == ["b", "a", "c"]
+    assert model.children_of("a") == ["k1", "k2"]
+    model.upsert(summary("c", title="cherry", messages=40, model="gpt-a",
+                         updated="2025-01-01T03:00:00Z"))
+    assert order() == ["c", "b", "a"]
+    proxy.sort(MESSAGES, Qt.SortOrder.AscendingOrder)
+    assert order() == ["a", "b", "c"]
+    assert model.children_of("a") == ["k2", "k1"]
+    proxy.sort(MODEL, Qt.SortOrder.AscendingOrder)  # equal models: by last activity
+    assert order() == ["b", "c", "a"]
+    assert model.sort_order == (MODEL, Qt.SortOrder.AscendingOrder)
+    model.upsert(summary("d", title="date", messages=0, model="gpt-a",
+                         updated="2025-01-01T02:30:00Z"))
+    assert order() == ["b", "d", "c", "a"]
+    qtmodeltester.check(proxy)
