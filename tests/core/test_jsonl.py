@@ -627,6 +627,29 @@ def test_a_log_the_index_vouches_for_is_loaded_without_checking_each_line(
     store.close()
 
 
+def test_index_entries_keep_their_log_facts_as_json_text(jsonl_root: Path) -> None:
+    """A listing decodes the whole index but needs no log facts: they stay text until a
+    load of that session decodes them."""
+    written(jsonl_root)
+    entry = orjson.loads((jsonl_root / "index.json").read_bytes())["sessions"]["a"]
+    assert type(entry["log"]) is str
+    assert orjson.loads(entry["log"])["events"] == entry["summary"]["events"]
+
+
+def test_log_facts_kept_as_an_object_by_an_older_index_are_still_used(
+    jsonl_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = written(jsonl_root)
+    index = orjson.loads((jsonl_root / "index.json").read_bytes())
+    index["sessions"]["a"]["log"] = orjson.loads(index["sessions"]["a"]["log"])
+    (jsonl_root / "index.json").write_bytes(orjson.dumps(index))
+    checks = unchecked(monkeypatch)
+    store = opened(jsonl_root)
+    assert [e.encode() for e in store.get("a").events] == lines
+    assert checks == []
+    store.close()
+
+
 def opened_summary(root: Path, sid: str) -> object:
     """The summary a full check of the file gives."""
     loaded, _, _ = parse_log((sessions(root) / f"{sid}.jsonl").read_bytes(), sid)
@@ -650,7 +673,14 @@ def test_a_changed_log_is_checked_line_by_line_again(
 
 @pytest.mark.parametrize(
     "facts",
-    [None, "x", {"events": "13"}, {"events": 13, "openTurn": 5, "openTurnSeq": 0, "approvals": {}}],
+    [
+        None,
+        "x",
+        '{"events": 13',
+        '"x"',
+        {"events": "13"},
+        {"events": 13, "openTurn": 5, "openTurnSeq": 0, "approvals": {}},
+    ],
 )
 def test_malformed_log_facts_in_the_index_send_the_loader_to_the_lines(
     jsonl_root: Path, monkeypatch: pytest.MonkeyPatch, facts: object
