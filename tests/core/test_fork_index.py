@@ -114,7 +114,7 @@ def assert_same_fork(
     parsed, _, tail = parse_log((indexed / kid).read_bytes(), kid)
     for root in (indexed, plain):
         entry = index_entry(root, "kid")
-        assert entry["summary"] == parsed.summary.to_index()  # type: ignore[union-attr]
+        assert entry["summary"] == parsed.summary.to_index_row()  # type: ignore[union-attr]
         if root is plain or not reads:
             assert entry["log"].get("fork") == index_entry_fork(parsed, tail.point_end)
         else:

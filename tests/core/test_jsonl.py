@@ -24,6 +24,7 @@ from logdata import (
 from forkwise.core.backends import jsonl as jsonl_module
 from forkwise.core.backends.jsonl import JsonlBackend, parse_log
 from forkwise.core.errors import ForkwiseError
+from forkwise.core.session import INDEX_ROW_KEYS, SessionSummary
 from forkwise.core.store import SessionStore
 
 HAND = """\
@@ -456,11 +457,12 @@ def test_a_corrupt_index_is_rebuilt(jsonl_root: Path, index: bytes) -> None:
     store.close()
 
 
-def test_an_index_entry_with_wrong_types_is_not_trusted(jsonl_root: Path) -> None:
+@pytest.mark.parametrize("other", [{"id": "b"}, ["b"], "b", None])
+def test_an_index_entry_with_wrong_types_is_not_trusted(jsonl_root: Path, other: object) -> None:
     want = prepared(jsonl_root)
     index = orjson.loads((jsonl_root / "index.json").read_bytes())
-    index["sessions"]["a"]["summary"]["events"] = "many"
-    index["sessions"]["b"]["summary"] = {"id": "b"}
+    index["sessions"]["a"]["summary"][INDEX_ROW_KEYS.index("events")] = "many"
+    index["sessions"]["b"]["summary"] = other
     (jsonl_root / "index.json").write_bytes(orjson.dumps(index))
     store = opened(jsonl_root)
     assert summary_rows(store) == want
@@ -510,7 +512,7 @@ def test_list_shows_an_unreadable_session_with_its_error(jsonl_root: Path) -> No
 def test_an_index_entry_for_another_id_is_not_trusted(jsonl_root: Path) -> None:
     want = prepared(jsonl_root)
     index = orjson.loads((jsonl_root / "index.json").read_bytes())
-    index["sessions"]["a"]["summary"]["id"] = "zzz"
+    index["sessions"]["a"]["summary"][INDEX_ROW_KEYS.index("id")] = "zzz"
     (jsonl_root / "index.json").write_bytes(orjson.dumps(index))
     store = opened(jsonl_root)
     assert summary_rows(store) == want
@@ -627,13 +629,30 @@ def test_a_log_the_index_vouches_for_is_loaded_without_checking_each_line(
     store.close()
 
 
+def test_summaries_kept_as_objects_by_an_older_index_are_still_listed_from_it(
+    jsonl_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    want = prepared(jsonl_root)
+    index = orjson.loads((jsonl_root / "index.json").read_bytes())
+    for entry in index["sessions"].values():
+        assert type(entry["summary"]) is list
+        entry["summary"] = SessionSummary.from_index_row(entry["summary"]).to_index()
+    (jsonl_root / "index.json").write_bytes(orjson.dumps(index))
+    checks = unchecked(monkeypatch)
+    store = opened(jsonl_root)
+    assert summary_rows(store) == want
+    assert checks == []
+    store.close()
+
+
 def test_index_entries_keep_their_log_facts_as_json_text(jsonl_root: Path) -> None:
     """A listing decodes the whole index but needs no log facts: they stay text until a
     load of that session decodes them."""
     written(jsonl_root)
     entry = orjson.loads((jsonl_root / "index.json").read_bytes())["sessions"]["a"]
     assert type(entry["log"]) is str
-    assert orjson.loads(entry["log"])["events"] == entry["summary"]["events"]
+    events = entry["summary"][INDEX_ROW_KEYS.index("events")]
+    assert orjson.loads(entry["log"])["events"] == events
 
 
 def test_log_facts_kept_as_an_object_by_an_older_index_are_still_used(
