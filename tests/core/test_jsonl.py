@@ -21,7 +21,7 @@ from logdata import (
     turn,
 )
 
-from forkwise.core.backends import jsonl as jsonl_module
+from forkwise.core.backends import jsonl_fork, jsonl_read
 from forkwise.core.backends.jsonl import JsonlBackend, parse_log
 from forkwise.core.errors import ForkwiseError
 from forkwise.core.session import INDEX_ROW_KEYS, SessionSummary
@@ -542,16 +542,14 @@ def test_writer_clears_what_a_crash_left_beside_the_logs(tmp_path: Path) -> None
 def test_fork_copies_the_seed_bytes_from_the_source_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from forkwise.core.backends import jsonl
-
     copies: list[int] = []
-    real_copy = jsonl._copy_range
+    real_copy = jsonl_fork.copy_range
 
     def counting(src: int, dst: int, offset: int, count: int) -> None:
         copies.append(count)
         real_copy(src, dst, offset, count)
 
-    monkeypatch.setattr(jsonl, "_copy_range", counting)
+    monkeypatch.setattr(jsonl_fork, "copy_range", counting)
     store = SessionStore(JsonlBackend(tmp_path))
     sample_events = events_of(SAMPLE)
     store.create("src", sample_events)
@@ -573,9 +571,7 @@ def test_fork_of_a_hand_laid_out_file_encodes_the_seed(
 ) -> None:
     """Blank lines or a missing final newline: the byte range would be wrong, so the seed
     is written event by event instead, and the child is a clean file."""
-    from forkwise.core.backends import jsonl
-
-    monkeypatch.setattr(jsonl, "_copy_range", lambda *a: pytest.fail("must not copy"))
+    monkeypatch.setattr(jsonl_fork, "copy_range", lambda *a: pytest.fail("must not copy"))
     events = events_of(SAMPLE)
     lines = file_bytes("hand", events).splitlines()
     lines.insert(3, b"")  # a blank line a person left in
@@ -597,13 +593,13 @@ def test_fork_of_a_hand_laid_out_file_encodes_the_seed(
 def unchecked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Count the lines the loader checks one by one."""
     calls: list[int] = []
-    real = jsonl_module.check_record
+    real = jsonl_read.check_record
 
     def counting(record: dict[str, object], raw: bytes | None = None) -> tuple[int, str]:
         calls.append(1)
         return real(record, raw)
 
-    monkeypatch.setattr(jsonl_module, "check_record", counting)
+    monkeypatch.setattr(jsonl_read, "check_record", counting)
     return calls
 
 
