@@ -202,6 +202,26 @@ class SessionSummary:
         fields: tuple[Any, ...] = (*values, error)  # the keys are the fields, in order
         return cls(*fields)
 
+    def to_index_row(self) -> list[Any]:
+        """The form an index entry keeps (round-trips through from_index_row): the values
+        of `INDEX_ROW_KEYS`, in order. A row, not an object: every start-up decodes 10,000
+        of them, and a row decodes in about two thirds of the time."""
+        row = self.to_index()
+        return [row[key] for key in INDEX_ROW_KEYS]
+
+    @classmethod
+    def from_index_row(cls, row: object) -> SessionSummary:
+        """Rebuild a summary from an index row; TypeError when `row` is not one (the same
+        exact-type checks as from_index)."""
+        if type(row) is not list or len(row) != len(INDEX_ROW_KEYS):
+            raise TypeError("an index row has the wrong shape")
+        error = row[-1]
+        if tuple(map(type, row[:-1])) not in _INDEX_TYPE_ROWS:
+            raise TypeError("an index field has the wrong type")
+        if error is not None and type(error) is not dict:
+            raise TypeError("index field 'error' has the wrong type")
+        return cls(*row)  # the keys are the fields, in order
+
 
 _STR: frozenset[type] = frozenset({str})
 _OPT: frozenset[type] = frozenset({str, type(None)})
@@ -214,6 +234,8 @@ _INDEX_TYPES: dict[str, frozenset[type]] = {
     "firstUserText": _OPT,
 }  # fmt: skip
 _INDEX_KEYS = tuple(_INDEX_TYPES)
+#: the values of an index row (SessionSummary.to_index_row), in order: the fields
+INDEX_ROW_KEYS = (*_INDEX_KEYS, "error")
 _index_values = itemgetter(*_INDEX_KEYS)  # KeyError when one is missing
 #: every allowed combination of exact types, in key order (2**6 rows: six optional fields)
 _INDEX_TYPE_ROWS: frozenset[tuple[type, ...]] = frozenset(product(*_INDEX_TYPES.values()))

@@ -4,13 +4,17 @@ It only ever saves work: each entry records the size and mtime of the log it sum
 and an entry that does not match its file is recomputed from the file. A missing or
 unreadable index is rebuilt; the logs are always the truth.
 
+An entry's summary is a row (`SessionSummary.to_index_row`; entries written before hold an
+object, read as well).
+
 An entry may also hold the facts a loader learns by checking every line of a log (`log`:
 its event count and where its turn brackets stand). While size and mtime still match, a
 loader may take those instead of checking each line again, as the list takes the summary.
-Those facts may include where the log's last completed turn ends (`log.fork`: a
-`ForkPoint` and the byte offset just past that `turn/end` line), so that a fork there
-copies the bytes without reading the log; entries written before had none, and a fork of
-them reads the log as before.
+They are kept as JSON text inside the entry (entries written before hold an object, read as
+well): every listing decodes the whole index and needs none of them. Those facts may include
+where the log's last completed turn ends (`log.fork`: a `ForkPoint` and the byte offset just
+past that `turn/end` line), so that a fork there copies the bytes without reading the log;
+entries written before had none, and a fork of them reads the log as before.
 """
 
 from __future__ import annotations
@@ -155,7 +159,7 @@ class Catalogue:
                 and cached.get("mtime") == st.st_mtime_ns
             ):
                 try:
-                    summary = SessionSummary.from_index(cached["summary"])
+                    summary = _summary_of(cached["summary"])
                 except (KeyError, TypeError):
                     summary = None
                 if summary is not None and summary.id != sid:
@@ -179,11 +183,11 @@ class Catalogue:
         cached = self._load().get(sid)
         if not cached or cached.get("size") != st.st_size or cached.get("mtime") != st.st_mtime_ns:
             return None
-        facts = LogFacts.from_index(cached.get("log"))
+        facts = LogFacts.from_index(_log_record(cached.get("log")))
         if facts is None:
             return None
         try:
-            summary = SessionSummary.from_index(cached["summary"])
+            summary = _summary_of(cached["summary"])
         except (KeyError, TypeError):
             return None
         if summary.id != sid or summary.events != facts.events or summary.error is not None:
@@ -219,10 +223,31 @@ class Catalogue:
 
 
 def _entry(st: os.stat_result, summary: SessionSummary, facts: LogFacts | None) -> dict[str, Any]:
-    entry = {"size": st.st_size, "mtime": st.st_mtime_ns, "summary": summary.to_index()}
+    entry = {"size": st.st_size, "mtime": st.st_mtime_ns, "summary": summary.to_index_row()}
     if facts is not None:
-        entry["log"] = facts.to_index()
+        # kept as JSON text: only a load or fork of this one session decodes it, and every
+        # listing decodes the whole index (as dicts, the facts cost a third of its decoding)
+        entry["log"] = orjson.dumps(facts.to_index()).decode()
     return entry
+
+
+def _summary_of(data: Any) -> SessionSummary:
+    """An entry's summary: kept as a row, or as an object (entries written before rows);
+    KeyError or TypeError when it is neither."""
+    if type(data) is list:
+        return SessionSummary.from_index_row(data)
+    return SessionSummary.from_index(data)
+
+
+def _log_record(data: object) -> object:
+    """An entry's log facts as decoded JSON: kept as JSON text, or as an object (entries
+    written before they were kept as text); None when the text is not JSON."""
+    if type(data) is not str:
+        return data
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
 
 
 def _summarize_or_error(

@@ -67,7 +67,8 @@ def index_entry(root: Path, sid: str) -> dict[str, Any]:
     entries: dict[str, dict[str, Any]] = orjson.loads((root / "index.json").read_bytes())[
         "sessions"
     ]
-    return entries[sid]
+    entry = entries[sid]
+    return {**entry, "log": orjson.loads(entry["log"])}  # the index keeps the facts as text
 
 
 def fork(root: Path, source: str) -> tuple[int, str]:
@@ -113,7 +114,7 @@ def assert_same_fork(
     parsed, _, tail = parse_log((indexed / kid).read_bytes(), kid)
     for root in (indexed, plain):
         entry = index_entry(root, "kid")
-        assert entry["summary"] == parsed.summary.to_index()  # type: ignore[union-attr]
+        assert entry["summary"] == parsed.summary.to_index_row()  # type: ignore[union-attr]
         if root is plain or not reads:
             assert entry["log"].get("fork") == index_entry_fork(parsed, tail.point_end)
         else:
@@ -255,15 +256,19 @@ def old_entries(root: Path) -> None:
     """An index written before entries had fork facts."""
     index = orjson.loads((root / "index.json").read_bytes())
     for entry in index["sessions"].values():
-        entry["log"].pop("fork")
+        facts = orjson.loads(entry["log"])
+        facts.pop("fork")
+        entry["log"] = orjson.dumps(facts).decode()
     (root / "index.json").write_bytes(orjson.dumps(index))
 
 
 def tampered(field: str, value: Callable[[Any], Any]) -> Writer:
     def edit(root: Path) -> None:
         index = orjson.loads((root / "index.json").read_bytes())
-        point = index["sessions"]["src"]["log"]["fork"]
-        point[field] = value(point[field])
+        entry = index["sessions"]["src"]
+        facts = orjson.loads(entry["log"])
+        facts["fork"][field] = value(facts["fork"][field])
+        entry["log"] = orjson.dumps(facts).decode()
         (root / "index.json").write_bytes(orjson.dumps(index))
 
     return edit

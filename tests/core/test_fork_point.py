@@ -32,7 +32,7 @@ def sample(root: Path, *extra: dict[str, Any]) -> None:
 
 def saved_fork_facts(root: Path, sid: str) -> Any:
     entry = orjson.loads((root / "index.json").read_bytes())["sessions"][sid]
-    return entry["log"].get("fork")
+    return orjson.loads(entry["log"]).get("fork")  # the index keeps the facts as text
 
 
 def checked_fork_facts(root: Path, sid: str) -> Any:

@@ -21,9 +21,10 @@ from logdata import (
     turn,
 )
 
-from forkwise.core.backends import jsonl as jsonl_module
+from forkwise.core.backends import jsonl_fork, jsonl_read
 from forkwise.core.backends.jsonl import JsonlBackend, parse_log
 from forkwise.core.errors import ForkwiseError
+from forkwise.core.session import INDEX_ROW_KEYS, SessionSummary
 from forkwise.core.store import SessionStore
 
 HAND = """\
@@ -456,11 +457,12 @@ def test_a_corrupt_index_is_rebuilt(jsonl_root: Path, index: bytes) -> None:
     store.close()
 
 
-def test_an_index_entry_with_wrong_types_is_not_trusted(jsonl_root: Path) -> None:
+@pytest.mark.parametrize("other", [{"id": "b"}, ["b"], "b", None])
+def test_an_index_entry_with_wrong_types_is_not_trusted(jsonl_root: Path, other: object) -> None:
     want = prepared(jsonl_root)
     index = orjson.loads((jsonl_root / "index.json").read_bytes())
-    index["sessions"]["a"]["summary"]["events"] = "many"
-    index["sessions"]["b"]["summary"] = {"id": "b"}
+    index["sessions"]["a"]["summary"][INDEX_ROW_KEYS.index("events")] = "many"
+    index["sessions"]["b"]["summary"] = other
     (jsonl_root / "index.json").write_bytes(orjson.dumps(index))
     store = opened(jsonl_root)
     assert summary_rows(store) == want
@@ -510,7 +512,7 @@ def test_list_shows_an_unreadable_session_with_its_error(jsonl_root: Path) -> No
 def test_an_index_entry_for_another_id_is_not_trusted(jsonl_root: Path) -> None:
     want = prepared(jsonl_root)
     index = orjson.loads((jsonl_root / "index.json").read_bytes())
-    index["sessions"]["a"]["summary"]["id"] = "zzz"
+    index["sessions"]["a"]["summary"][INDEX_ROW_KEYS.index("id")] = "zzz"
     (jsonl_root / "index.json").write_bytes(orjson.dumps(index))
     store = opened(jsonl_root)
     assert summary_rows(store) == want
@@ -540,16 +542,14 @@ def test_writer_clears_what_a_crash_left_beside_the_logs(tmp_path: Path) -> None
 def test_fork_copies_the_seed_bytes_from_the_source_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from forkwise.core.backends import jsonl
-
     copies: list[int] = []
-    real_copy = jsonl._copy_range
+    real_copy = jsonl_fork.copy_range
 
     def counting(src: int, dst: int, offset: int, count: int) -> None:
         copies.append(count)
         real_copy(src, dst, offset, count)
 
-    monkeypatch.setattr(jsonl, "_copy_range", counting)
+    monkeypatch.setattr(jsonl_fork, "copy_range", counting)
     store = SessionStore(JsonlBackend(tmp_path))
     sample_events = events_of(SAMPLE)
     store.create("src", sample_events)
@@ -571,9 +571,7 @@ def test_fork_of_a_hand_laid_out_file_encodes_the_seed(
 ) -> None:
     """Blank lines or a missing final newline: the byte range would be wrong, so the seed
     is written event by event instead, and the child is a clean file."""
-    from forkwise.core.backends import jsonl
-
-    monkeypatch.setattr(jsonl, "_copy_range", lambda *a: pytest.fail("must not copy"))
+    monkeypatch.setattr(jsonl_fork, "copy_range", lambda *a: pytest.fail("must not copy"))
     events = events_of(SAMPLE)
     lines = file_bytes("hand", events).splitlines()
     lines.insert(3, b"")  # a blank line a person left in
@@ -595,13 +593,13 @@ def test_fork_of_a_hand_laid_out_file_encodes_the_seed(
 def unchecked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Count the lines the loader checks one by one."""
     calls: list[int] = []
-    real = jsonl_module.check_record
+    real = jsonl_read.check_record
 
     def counting(record: dict[str, object], raw: bytes | None = None) -> tuple[int, str]:
         calls.append(1)
         return real(record, raw)
 
-    monkeypatch.setattr(jsonl_module, "check_record", counting)
+    monkeypatch.setattr(jsonl_read, "check_record", counting)
     return calls
 
 
@@ -624,6 +622,46 @@ def test_a_log_the_index_vouches_for_is_loaded_without_checking_each_line(
     assert [e.encode() for e in snap.events] == lines
     assert checks == []
     assert store.summary("a") == opened_summary(jsonl_root, "a")
+    store.close()
+
+
+def test_summaries_kept_as_objects_by_an_older_index_are_still_listed_from_it(
+    jsonl_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    want = prepared(jsonl_root)
+    index = orjson.loads((jsonl_root / "index.json").read_bytes())
+    for entry in index["sessions"].values():
+        assert type(entry["summary"]) is list
+        entry["summary"] = SessionSummary.from_index_row(entry["summary"]).to_index()
+    (jsonl_root / "index.json").write_bytes(orjson.dumps(index))
+    checks = unchecked(monkeypatch)
+    store = opened(jsonl_root)
+    assert summary_rows(store) == want
+    assert checks == []
+    store.close()
+
+
+def test_index_entries_keep_their_log_facts_as_json_text(jsonl_root: Path) -> None:
+    """A listing decodes the whole index but needs no log facts: they stay text until a
+    load of that session decodes them."""
+    written(jsonl_root)
+    entry = orjson.loads((jsonl_root / "index.json").read_bytes())["sessions"]["a"]
+    assert type(entry["log"]) is str
+    events = entry["summary"][INDEX_ROW_KEYS.index("events")]
+    assert orjson.loads(entry["log"])["events"] == events
+
+
+def test_log_facts_kept_as_an_object_by_an_older_index_are_still_used(
+    jsonl_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = written(jsonl_root)
+    index = orjson.loads((jsonl_root / "index.json").read_bytes())
+    index["sessions"]["a"]["log"] = orjson.loads(index["sessions"]["a"]["log"])
+    (jsonl_root / "index.json").write_bytes(orjson.dumps(index))
+    checks = unchecked(monkeypatch)
+    store = opened(jsonl_root)
+    assert [e.encode() for e in store.get("a").events] == lines
+    assert checks == []
     store.close()
 
 
@@ -650,7 +688,14 @@ def test_a_changed_log_is_checked_line_by_line_again(
 
 @pytest.mark.parametrize(
     "facts",
-    [None, "x", {"events": "13"}, {"events": 13, "openTurn": 5, "openTurnSeq": 0, "approvals": {}}],
+    [
+        None,
+        "x",
+        '{"events": 13',
+        '"x"',
+        {"events": "13"},
+        {"events": 13, "openTurn": 5, "openTurnSeq": 0, "approvals": {}},
+    ],
 )
 def test_malformed_log_facts_in_the_index_send_the_loader_to_the_lines(
     jsonl_root: Path, monkeypatch: pytest.MonkeyPatch, facts: object

@@ -1,5 +1,6 @@
-"""`SessionSummary.from_index`: the index form round-trips, and any field of the wrong exact
-type (bool is not an int, an int is not a bool) or a missing one is refused."""
+"""`SessionSummary.from_index` and `from_index_row`: the index forms round-trip, and any
+field of the wrong exact type (bool is not an int, an int is not a bool) or a missing one
+is refused."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from forkwise.core.session import SessionSummary
+from forkwise.core.session import INDEX_ROW_KEYS, SessionSummary
 
 ROW = SessionSummary(
     id="a", created="2026-01-01T00:00:00Z", cwd="/w", parent_session="p", seed_length=3,
@@ -37,3 +38,30 @@ def test_a_field_of_the_wrong_type_is_refused(key: str, value: Any) -> None:
 def test_a_missing_field_is_refused() -> None:
     with pytest.raises(KeyError):
         SessionSummary.from_index({k: v for k, v in ROW.items() if k != "turns"})
+
+
+def test_a_row_round_trips_and_holds_the_fields_in_order() -> None:
+    summary = SessionSummary.from_index(ROW)
+    row = summary.to_index_row()
+    assert row == [ROW[key] for key in INDEX_ROW_KEYS]
+    assert SessionSummary.from_index_row(row) == summary
+    assert SessionSummary.from_index_row(row).to_index() == ROW
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("events", True), ("events", "9"), ("running", 1), ("id", None), ("title", 3),
+    ("seedLength", None), ("error", "broken"), ("error", []),
+])
+def test_a_row_field_of_the_wrong_type_is_refused(key: str, value: Any) -> None:
+    row = SessionSummary.from_index(ROW).to_index_row()
+    row[INDEX_ROW_KEYS.index(key)] = value
+    with pytest.raises(TypeError):
+        SessionSummary.from_index_row(row)
+
+
+@pytest.mark.parametrize("row", [[], ["a"], None, "a", {"id": "a"}, (1,) * len(INDEX_ROW_KEYS)])
+def test_a_row_of_the_wrong_shape_is_refused(row: Any) -> None:
+    good = SessionSummary.from_index(ROW).to_index_row()
+    for bad in (row, [*good, None], good[:-1]):
+        with pytest.raises(TypeError):
+            SessionSummary.from_index_row(bad)
