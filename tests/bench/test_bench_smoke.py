@@ -42,7 +42,8 @@ def test_quick_run_reports_every_figure_with_a_baseline() -> None:
     figures = {f["name"]: f for f in orjson.loads(done.stdout)}
     expected = {"list", "list-rebuild", "fork", "fork-no-index", "fork-open", "append", "append-host"}
     if all(importlib.util.find_spec(m) for m in ("PySide6", "qasync")):
-        expected |= {"open", "open-rss", "cold-start", "cold-frame", "tree", "tree-scroll"}
+        expected |= {"open", "open-rss", "cold-start", "cold-frame", "tree", "tree-rest",
+                     "tree-scroll"}
     else:  # the Qt-free environment: the GUI figures are skipped, and it says so
         assert "GUI figures skipped" in done.stderr
     assert set(figures) == expected
