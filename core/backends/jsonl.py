@@ -38,6 +38,7 @@ from ..session import (
 )
 from ..store import IndexedFork, LoadedLog, Progress, Remembered
 from ..writer_lock import WriterLock
+from .appenders import Appenders
 from .catalogue import Catalogue, LogFacts
 from .jsonl_fork import indexed_fork, line_end, write_fork
 from .jsonl_read import Tail, parse_file, parse_log, trusted_log
@@ -70,6 +71,7 @@ class JsonlBackend:
         #: where a line ends in a session's file, when known: (its seq, the offset past it)
         self._line_ends: dict[str, tuple[int, int]] = {}
         self._pending: dict[str, _Pending] = {}
+        self._appenders = Appenders()
         try:
             if writable:
                 for d in (self.root, self.sessions_dir):
@@ -251,23 +253,23 @@ class JsonlBackend:
 
     def _append(self, change: EventsAppended) -> None:
         sid = change.session_id
-        path = self.path(sid)
         tail = self._tails.get(sid)
         if tail is not None and tail.torn is not None:
-            self._set_aside_torn_tail(sid, path, tail)
+            self._appenders.close(sid)  # the file is cut through another handle
+            self._set_aside_torn_tail(sid, self.path(sid), tail)
         prefix = b"\n" if tail is not None and tail.needs_newline else b""
         data = prefix + b"\n".join(e.encode() for e in change.events) + b"\n"
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-        size_before = os.fstat(fd).st_size
+        appender, size_before = self._appenders.acquire(sid, lambda: self.path(sid))
         try:
             view = memoryview(data)
             while view:
-                written = os.write(fd, view)
+                written = os.write(appender.fd, view)
                 view = view[written:]
         except OSError:
-            _undo_append(fd, size_before)
+            self._appenders.forget(sid)
+            _undo_append(appender.fd, size_before)
             raise
-        self._pending[sid] = _Pending(fd, size_before)
+        self._pending[sid] = _Pending(appender.fd, size_before)
         if tail is not None:
             tail.needs_newline = False
 
@@ -278,9 +280,10 @@ class JsonlBackend:
         try:
             os.fsync(pending.fd)
         except OSError:
+            self._appenders.forget(session_id)
             _undo_append(pending.fd, pending.size_before)
             raise
-        os.close(pending.fd)
+        self._appenders.release(session_id)
 
     def _set_aside_torn_tail(self, session_id: str, path: Path, tail: Tail) -> None:
         """Keep a crash's torn last line where a person can find it, then drop it from
@@ -302,6 +305,7 @@ class JsonlBackend:
     def _rewrite(
         self, session_id: str, kept: Sequence[Event], header: SessionHeader | None
     ) -> None:
+        self._appenders.close(session_id)  # the file is replaced: appends go to the new one
         path = self.path(session_id)
         tail = self._tails.get(session_id)
         if tail is not None and tail.torn is not None:
@@ -319,6 +323,7 @@ class JsonlBackend:
 
     def _dispose(self, session_id: str) -> None:
         """Deleting moves the file to `<store>/trash/`: a person can still get it back."""
+        self._appenders.close(session_id)  # nothing more may be written to the trashed file
         trash = self.root / "trash"
         trash.mkdir(mode=DIR_MODE, exist_ok=True)
         stamp = now_ts().replace(":", "").replace(".", "")
@@ -338,6 +343,7 @@ class JsonlBackend:
         for sid in list(self._pending):
             with contextlib.suppress(OSError):
                 self._flush(sid)
+        self._appenders.close_all()
         if self._lock is not None:
             self._lock.release()
             self._lock = None
