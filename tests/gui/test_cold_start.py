@@ -33,13 +33,11 @@ def shown_window() -> MainWindow | None:
     return None
 
 
-def test_window_paints_loading_before_the_store_then_shows_rows(
-        aloop: Any, qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = tmp_path / "store"
-    build_demo_store(store)
+def hold_store_open(monkeypatch: pytest.MonkeyPatch) -> tuple[asyncio.Event, asyncio.Event]:
+    """Hold the app's store opening back: `asked` is set once the app asks for it, and
+    it goes on when the test sets `release`."""
     real_open = app_module.open_store_client
-    asked = asyncio.Event()
-    release = asyncio.Event()
+    asked, release = asyncio.Event(), asyncio.Event()
 
     async def held_open(*args: Any, **kwargs: Any) -> Any:
         asked.set()
@@ -47,6 +45,14 @@ def test_window_paints_loading_before_the_store_then_shows_rows(
         return await real_open(*args, **kwargs)
 
     monkeypatch.setattr(app_module, "open_store_client", held_open)
+    return asked, release
+
+
+def test_window_paints_loading_before_the_store_then_shows_rows(
+        aloop: Any, qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = tmp_path / "store"
+    build_demo_store(store)
+    asked, release = hold_store_open(monkeypatch)
     settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
 
     async def scenario() -> int:
@@ -170,16 +176,7 @@ def test_a_self_test_on_a_store_that_cannot_be_opened_exits_1_without_a_dialog(
 def test_the_title_column_keeps_its_width_when_the_rows_arrive(
         aloop: Any, qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = write_store(tmp_path / "store", 90, 6)  # more rows than fit: a scroll bar
-    real_open = app_module.open_store_client
-    release = asyncio.Event()
-    asked = asyncio.Event()
-
-    async def held_open(*args: Any, **kwargs: Any) -> Any:
-        asked.set()
-        await release.wait()
-        return await real_open(*args, **kwargs)
-
-    monkeypatch.setattr(app_module, "open_store_client", held_open)
+    asked, release = hold_store_open(monkeypatch)
     settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
 
     async def scenario() -> tuple[int, int, int]:
