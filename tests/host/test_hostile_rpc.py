@@ -407,16 +407,22 @@ async def test_clients_that_hang_up_mid_request_do_not_hurt_the_host(served: Ser
     watcher = await Client.connect(served.address, served.token)
     try:
         done = asyncio.get_running_loop().create_future()
+        idle = asyncio.get_running_loop().create_future()
 
         def on_note(note: dict[str, Any]) -> None:
             events = note.get("events") or []
             if any(e["type"] == "turn/end" for e in events) and not done.done():
                 done.set_result(events)
+            # the agent says it is idle once its driver is done, just after the turn/end
+            if (done.done() and note.get("kind") == "session/turn" and note.get("sessionId") == sid
+                    and note.get("running") is False and not idle.done()):
+                idle.set_result(note)
 
         await watcher.subscribe(on_note)
         served.gate.release.set()
         ended = await asyncio.wait_for(done, TIMEOUT)
         assert [e["status"] for e in ended if e["type"] == "turn/end"] == ["completed"]
+        await asyncio.wait_for(idle, TIMEOUT)
         info = await watcher.get_session(sid)
         assert info["state"]["running"] is False
     finally:
