@@ -36,6 +36,9 @@ KIND_ROLE = Qt.ItemDataRole.UserRole + 2
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 3
 
 PAGE_SIZE = 400
+#: events in the first page of a transcript: a few screens, so that it paints without
+#: laying out hundreds of rows first; the pages after it are PAGE_SIZE
+FIRST_PAGE = 100
 
 _SPEAKER = {
     "user": "You",
@@ -56,15 +59,20 @@ class TranscriptModel(QAbstractListModel):
     pageRequested = Signal(str, int, int)
     streamingChanged = Signal(bool)
 
-    def __init__(self, parent: QObject | None = None, page_size: int = PAGE_SIZE) -> None:
+    def __init__(self, parent: QObject | None = None, page_size: int = PAGE_SIZE,
+                 first_page: int = FIRST_PAGE) -> None:
         super().__init__(parent)
         self.page_size = page_size
+        self.first_page = min(first_page, page_size)
+        self._asked = 0  # events the page in flight was asked for
         self.session_id: str | None = None
         self.summary: Json = {}
         self.builder = TranscriptBuilder()
         self.events: list[Json] = []
         self.at_end = True
         self.fetching = False
+        #: rows being inserted are a page asked for (not live events at the end)
+        self.paging = False
         self.stream: Entry | None = None
         self._shown = 0  # builder entries announced to views (rows change only in signals)
 
@@ -99,7 +107,8 @@ class TranscriptModel(QAbstractListModel):
         if not self.canFetchMore(parent) or self.session_id is None:
             return
         self.fetching = True
-        self.pageRequested.emit(self.session_id, self.loaded_seq, self.page_size)
+        self._asked = self.page_size if self.loaded_seq else self.first_page
+        self.pageRequested.emit(self.session_id, self.loaded_seq, self._asked)
 
     def add_page(self, session_id: str, after: int, events: list[Json]) -> None:
         """A page asked for by `pageRequested` arrived."""
@@ -108,9 +117,13 @@ class TranscriptModel(QAbstractListModel):
                 self.fetching = False
             return  # an answer for another session, or overtaken by live events
         self.fetching = False
-        if len(events) < self.page_size:
+        if len(events) < self._asked:
             self.at_end = True
-        self._append(events)
+        self.paging = True
+        try:
+            self._append(events)
+        finally:
+            self.paging = False
 
     def page_failed(self, session_id: str) -> None:
         if session_id == self.session_id:

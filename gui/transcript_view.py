@@ -285,6 +285,12 @@ class TranscriptView(ContextMenuMixin, QListView):
         self.title_of: Callable[[str], str] = lambda sid: sid
         self.clicked.connect(self._clicked)
         self._stick = False
+        #: kept at the end while rows arrive and are laid out (`follow_to_end`), until the
+        #: person scrolls away or another transcript is shown
+        self.following = False
+        bar = self.verticalScrollBar()
+        bar.rangeChanged.connect(self._range_changed)
+        bar.valueChanged.connect(self._scrolled)
 
     def transcript(self) -> TranscriptModel:
         model = self.model()
@@ -297,17 +303,25 @@ class TranscriptView(ContextMenuMixin, QListView):
         model.rowsInserted.connect(self._rows_inserted)
         model.dataChanged.connect(self._data_changed)
         model.modelReset.connect(self.delegate.forget)
+        model.modelReset.connect(self.stop_following)
 
     # --- index widgets: approvals and the fork link ------------------------------
 
     def _note_bottom(self, *_args: Any) -> None:
-        """Remember whether the person is reading the end (then new rows keep it in view)."""
-        bar = self.verticalScrollBar()
-        self._stick = self._stick or (bar.maximum() > 0 and bar.value() >= bar.maximum() - 8)
+        """Remember whether the person is reading the end of the session (then new rows
+        keep it in view). The bottom of the pages loaded so far is not the end: the next
+        page is added below without moving the view, as the person scrolls on."""
+        model, bar = self.transcript(), self.verticalScrollBar()
+        reading_end = model.at_end and not model.paging
+        self._stick = self._stick or (
+            reading_end and bar.maximum() > 0 and bar.value() >= bar.maximum() - 8
+        )
 
     def follow_to_end(self) -> None:
-        """Scroll to the end and stay there while rows (pages, live events) arrive."""
+        """Scroll to the end and stay there while rows (pages, live events) arrive and
+        are laid out (in batches, after they arrive), until the person scrolls away."""
         self._stick = True
+        self.following = True
         model = self.transcript()
         if model.canFetchMore():
             model.fetchMore()  # the next page; its rows bring us back here
@@ -316,6 +330,17 @@ class TranscriptView(ContextMenuMixin, QListView):
 
     def _to_bottom(self) -> None:
         self.scrollToBottom()
+
+    def stop_following(self) -> None:
+        self.following = False
+
+    def _range_changed(self, _minimum: int, maximum: int) -> None:
+        if self.following:
+            self.verticalScrollBar().setValue(maximum)
+
+    def _scrolled(self, value: int) -> None:
+        if self.following and value < self.verticalScrollBar().maximum() - 8:
+            self.following = False  # the person scrolled up: let them read
 
     def _rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         for row in range(first, last + 1):

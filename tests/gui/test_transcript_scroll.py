@@ -1,0 +1,115 @@
+"""A long transcript laid out in batches (the first screen paints before every row is
+measured) still scrolls to any row and follows to its end."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gui_harness import App, open_app, until
+from PySide6.QtCore import QRect
+
+from forkwise.core.bench.synth import session_lines
+from forkwise.gui.transcript_model import FIRST_PAGE
+
+pytestmark = pytest.mark.gui
+LONG = "long-session"
+
+
+def write_long(root: Path, events: int) -> None:
+    sessions = root / "store" / "sessions"
+    sessions.mkdir(parents=True, mode=0o700)
+    lines = session_lines(random.Random(5), LONG, events)
+    (sessions / f"{LONG}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+
+
+def shown(app: App, row: int) -> bool:
+    view = app.window.transcript
+    rect = view.visualRect(app.controller.transcript.index(row))
+    return rect.isValid() and view.viewport().rect().intersects(QRect(rect))
+
+
+def test_a_long_transcript_scrolls_to_a_far_row_and_follows_to_its_end(
+        aloop: Any, tmp_path: Path) -> None:
+    write_long(tmp_path, 700)  # two pages of events, a few hundred rows
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            model, view = app.controller.transcript, app.window.transcript
+            app.window.select_session(LONG)
+            await until(lambda: app.controller.current == LONG and model.rowCount() > 0
+                        and not model.fetching, what="its first page shown")
+            await app.idle()
+            assert model.loaded_seq == FIRST_PAGE  # a short first page: it paints sooner
+            while model.canFetchMore():  # two more pages: a few hundred rows
+                model.fetchMore()
+                await until(lambda: not model.fetching, what="a page")
+                if model.loaded_seq >= 500:
+                    break
+            rows = model.rowCount()
+            assert rows > 150
+            far = rows - 5
+            view.scrollTo(model.index(far))
+            assert shown(app, far)
+            assert not shown(app, 0)
+            view.scrollToTop()
+            assert shown(app, 0)
+            view.follow_to_end()
+            await until(lambda: not model.canFetchMore() and not model.fetching,
+                        what="every page fetched")
+            await until(lambda: shown(app, model.rowCount() - 1), what="the last row in view")
+            bar = view.verticalScrollBar()
+            await until(lambda: bar.value() == bar.maximum(), what="scrolled to the end")
+            bar.setValue(0)  # the person scrolls back up: the view stops following
+            assert not view.following
+            app.window.resize(1000, 700)  # a new layout, a new range
+            await until(lambda: bar.maximum() != 0 and shown(app, 0), what="still at the top")
+            assert bar.value() < bar.maximum()
+
+    aloop(scenario())
+
+
+def test_scrolling_to_the_bottom_of_the_loaded_pages_loads_the_next_not_all(
+        aloop: Any, tmp_path: Path) -> None:
+    write_long(tmp_path, 4000)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            model, view = app.controller.transcript, app.window.transcript
+            app.window.select_session(LONG)
+            await until(lambda: app.controller.current == LONG and model.rowCount() > 0
+                        and not model.fetching, what="its first page shown")
+            await app.idle()
+            view.scrollToBottom()  # the bottom of what is loaded, far from the session's end
+            await until(lambda: model.loaded_seq > FIRST_PAGE, what="the next page")
+            for _ in range(20):  # let the layout and any further fetches run
+                await asyncio.sleep(0.02)
+            await until(lambda: not model.fetching, what="the pages asked for")
+            assert not view.following
+            assert not model.at_end
+            assert model.loaded_seq <= FIRST_PAGE + 3 * model.page_size
+
+    aloop(scenario())
+
+
+def test_a_person_reading_the_end_sees_new_replies_arrive(aloop: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            sid = app.sid("Plan the 2.5 release")
+            await app.open(sid)
+            model, view = app.controller.transcript, app.window.transcript
+            for n in range(4):  # enough turns that the transcript scrolls
+                await app.client.prompt_and_wait(sid, f"one more question, number {n}")
+            await until(lambda: model.rowCount() > 12, what="the replies shown")
+            bar = view.verticalScrollBar()
+            await until(lambda: bar.maximum() > 0, what="a transcript taller than its view")
+            view.scrollToBottom()
+            await app.client.prompt_and_wait(sid, "and the last one")
+            await until(lambda: "and the last one" in " ".join(e.text for e in app.entries),
+                        what="the new turn shown")
+            await until(lambda: shown(app, model.rowCount() - 1), what="the newest row in view")
+
+    aloop(scenario())
