@@ -32,6 +32,15 @@ def shown(app: App, row: int) -> bool:
     return rect.isValid() and view.viewport().rect().intersects(QRect(rect))
 
 
+async def open_first_page(app: App) -> None:
+    """Open the long session (its first page only: `App.open` waits for every page)."""
+    model = app.controller.transcript
+    app.window.select_session(LONG)
+    await until(lambda: app.controller.current == LONG and model.rowCount() > 0
+                and not model.fetching, what="its first page shown")
+    await app.idle()
+
+
 def test_a_long_transcript_scrolls_to_a_far_row_and_follows_to_its_end(
         aloop: Any, tmp_path: Path) -> None:
     write_long(tmp_path, 700)  # two pages of events, a few hundred rows
@@ -39,10 +48,7 @@ def test_a_long_transcript_scrolls_to_a_far_row_and_follows_to_its_end(
     async def scenario() -> None:
         async with open_app(tmp_path, demo=False) as app:
             model, view = app.controller.transcript, app.window.transcript
-            app.window.select_session(LONG)
-            await until(lambda: app.controller.current == LONG and model.rowCount() > 0
-                        and not model.fetching, what="its first page shown")
-            await app.idle()
+            await open_first_page(app)
             assert model.loaded_seq == FIRST_PAGE  # a short first page: it paints sooner
             while model.canFetchMore():  # two more pages: a few hundred rows
                 model.fetchMore()
@@ -79,10 +85,7 @@ def test_scrolling_to_the_bottom_of_the_loaded_pages_loads_the_next_not_all(
     async def scenario() -> None:
         async with open_app(tmp_path, demo=False) as app:
             model, view = app.controller.transcript, app.window.transcript
-            app.window.select_session(LONG)
-            await until(lambda: app.controller.current == LONG and model.rowCount() > 0
-                        and not model.fetching, what="its first page shown")
-            await app.idle()
+            await open_first_page(app)
             view.scrollToBottom()  # the bottom of what is loaded, far from the session's end
             await until(lambda: model.loaded_seq > FIRST_PAGE, what="the next page")
             for _ in range(20):  # let the layout and any further fetches run
