@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 from forkwise.core.backends.jsonl import JsonlBackend
 from forkwise.core.bench.synth import write_store
@@ -31,24 +32,42 @@ def test_synthetic_store_is_valid_and_forkable(tmp_path: Path) -> None:
     store.close()
 
 
-def test_quick_run_reports_every_figure_with_a_baseline() -> None:
+HAVE_QT = all(importlib.util.find_spec(m) for m in ("PySide6", "qasync"))
+CORE_FIGURES = {"list", "list-rebuild", "fork", "fork-no-index", "fork-open", "append",
+                "append-host"}
+GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "tree", "tree-rest",
+               "tree-scroll"}
+
+
+def quick_run(*only: str) -> tuple[dict[str, dict[str, object]], str]:
     done = subprocess.run(
-        [sys.executable, "-m", "forkwise.core.bench", "--quick", "--json", "--repeat", "1"],
+        [sys.executable, "-m", "forkwise.core.bench", "--quick", "--json", "--repeat", "1",
+         *(arg for group in only for arg in ("--only", group))],
         capture_output=True,
         text=True,
         check=True,
         timeout=300,
     )
     figures = {f["name"]: f for f in orjson.loads(done.stdout)}
-    expected = {"list", "list-rebuild", "fork", "fork-no-index", "fork-open", "append", "append-host"}
-    if all(importlib.util.find_spec(m) for m in ("PySide6", "qasync")):
-        expected |= {"open", "open-rss", "cold-start", "cold-frame", "tree", "tree-rest",
-                     "tree-scroll"}
-    else:  # the Qt-free environment: the GUI figures are skipped, and it says so
-        assert "GUI figures skipped" in done.stderr
-    assert set(figures) == expected
     for f in figures.values():
         assert f["ours"] > 0
         assert f["baseline"] > 0
         assert abs(f["ratio"] - f["ours"] / f["baseline"]) < 1e-9
         assert f["baseline_name"]
+    return figures, done.stderr
+
+
+def test_quick_run_reports_every_figure_with_a_baseline() -> None:
+    figures, stderr = quick_run()
+    if HAVE_QT:
+        assert set(figures) == CORE_FIGURES | GUI_FIGURES
+    else:  # the Qt-free environment: the GUI figures are skipped, and it says so
+        assert "GUI figures skipped" in stderr
+        assert set(figures) == CORE_FIGURES
+
+
+@pytest.mark.gui  # run by the test command where Qt is installed
+@pytest.mark.skipif(not HAVE_QT, reason="the GUI figures need PySide6 and qasync")
+def test_quick_run_reports_the_gui_figures_where_qt_is() -> None:
+    figures, _ = quick_run("gui")
+    assert set(figures) == GUI_FIGURES
