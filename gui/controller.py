@@ -131,7 +131,8 @@ class Controller(QObject):
             return
         self.current = session_id
         summary = self.tree.summary(session_id) if session_id else None
-        self.transcript.open(session_id, summary)
+        # a fork's child is shown at its fork point, its end: its last page comes first
+        self.transcript.open(session_id, summary, from_end=session_id in self._fork_started)
         if session_id is not None:
             self.transcript.fetchMore()
         self.sessionOpened.emit(session_id or "")

@@ -5,7 +5,13 @@ Events are fetched a page at a time (`canFetchMore`/`fetchMore` ask for the next
 events, streamed text and replace-in-place arrive as notifications and change rows one by
 one. Switching to another session is the only reset.
 
-Signals: `pageRequested(session_id, after, limit)`, `streamingChanged(bool)`.
+A transcript opened `from_end` (a fork's child, shown at its fork point) starts with its
+last page, from the first turn that begins in it; earlier turns are added above on request
+(`fetch_earlier`), a page at a time, so a long session's end shows without reading the
+rest of it.
+
+Signals: `pageRequested(session_id, after, limit)`, `streamingChanged(bool)`,
+`earlierChanged(bool)` (whether earlier events are left to show).
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ _SPEAKER = {
 class TranscriptModel(QAbstractListModel):
     pageRequested = Signal(str, int, int)
     streamingChanged = Signal(bool)
+    earlierChanged = Signal(bool)
 
     def __init__(self, parent: QObject | None = None, page_size: int = PAGE_SIZE,
                  first_page: int = FIRST_PAGE) -> None:
@@ -73,27 +80,44 @@ class TranscriptModel(QAbstractListModel):
         self.fetching = False
         #: rows being inserted are a page asked for (not live events at the end)
         self.paging = False
+        #: events up to this seq are not loaded (a transcript opened from its end)
+        self.base = 0
+        self._from_end = False
+        self._earlier_asked: int | None = None  # `after` of the earlier page in flight
         self.stream: Entry | None = None
         self._shown = 0  # builder entries announced to views (rows change only in signals)
 
     # --- opening and paging -------------------------------------------------------
 
-    def open(self, session_id: str | None, summary: Json | None = None) -> None:
-        """Show another session (a reset: everything on screen changes)."""
+    def open(self, session_id: str | None, summary: Json | None = None, *,
+             from_end: bool = False) -> None:
+        """Show another session (a reset: everything on screen changes); `from_end`: its
+        last page first (see the module docstring)."""
+        had_earlier = self.base > 0
         self.beginResetModel()
         self.session_id = session_id
         self.summary = dict(summary or {})
-        self.builder = TranscriptBuilder(
-            self.summary.get("parentSession"), int(self.summary.get("seedLength") or 0)
-        )
+        self.builder = self._new_builder(0)
         self.events = []
         self._shown = 0
+        self.base = 0
+        self._from_end = from_end
+        self._earlier_asked = None
         self.at_end = session_id is None
         self.fetching = False
         had_stream, self.stream = self.stream is not None, None
         self.endResetModel()
         if had_stream:
             self.streamingChanged.emit(False)
+        if had_earlier:
+            self.earlierChanged.emit(False)
+
+    def _new_builder(self, base: int) -> TranscriptBuilder:
+        builder = TranscriptBuilder(
+            self.summary.get("parentSession"), int(self.summary.get("seedLength") or 0)
+        )
+        builder.last_seq = base  # events up to base are not folded in
+        return builder
 
     @property
     def loaded_seq(self) -> int:
@@ -107,11 +131,38 @@ class TranscriptModel(QAbstractListModel):
         if not self.canFetchMore(parent) or self.session_id is None:
             return
         self.fetching = True
-        self._asked = self.page_size if self.loaded_seq else self.first_page
+        total = self.summary.get("events")
+        if self._from_end and not self.loaded_seq and isinstance(total, int) \
+                and total > self.page_size:
+            self.builder.last_seq = total - self.page_size  # the last page first
+            self._asked = self.page_size + 1  # one more: fewer back says it is the end
+        else:
+            self._asked = self.page_size if self.loaded_seq else self.first_page
         self.pageRequested.emit(self.session_id, self.loaded_seq, self._asked)
+
+    def can_fetch_earlier(self) -> bool:
+        return self.session_id is not None and self.base > 0 and not self.fetching
+
+    def fetch_earlier(self) -> None:
+        """Ask for the page before the first loaded event."""
+        if not self.can_fetch_earlier() or self.session_id is None:
+            return
+        self.fetching = True
+        after = max(0, self.base - self.page_size)
+        self._earlier_asked = after
+        self.pageRequested.emit(self.session_id, after, self.base - after)
 
     def add_page(self, session_id: str, after: int, events: list[Json]) -> None:
         """A page asked for by `pageRequested` arrived."""
+        if session_id == self.session_id and after == self._earlier_asked:
+            self.fetching = False
+            self._earlier_asked = None
+            self.paging = True
+            try:
+                self._prepend(after, events)
+            finally:
+                self.paging = False
+            return
         if session_id != self.session_id or after != self.loaded_seq:
             if session_id == self.session_id:
                 self.fetching = False
@@ -119,11 +170,55 @@ class TranscriptModel(QAbstractListModel):
         self.fetching = False
         if len(events) < self._asked:
             self.at_end = True
+        if after and not self.events:  # the last page of a transcript opened from its end
+            events = self._from_turn_start(events)
+            start = int(events[0]["seq"]) - 1 if events else after
+            self.builder.last_seq = self.base = start
+            if start:
+                self.earlierChanged.emit(True)
         self.paging = True
         try:
             self._append(events)
         finally:
             self.paging = False
+
+    @staticmethod
+    def _from_turn_start(events: list[Json]) -> list[Json]:
+        """`events` from the first turn that starts in them (all of them when none does):
+        a turn is shown whole, never from its middle."""
+        for i, event in enumerate(events):
+            if event.get("type") == "turn/start":
+                return events[i:]
+        return events
+
+    def _prepend(self, after: int, events: list[Json]) -> None:
+        """An earlier page arrived: its whole turns go above the rows shown (the first
+        shown turn starts at `base + 1`, so the entries below fold the same again)."""
+        earlier = [e for e in events if int(e.get("seq", 0)) <= self.base]
+        kept = self._from_turn_start(earlier) if after else earlier
+        start = int(kept[0]["seq"]) - 1 if kept else self.base
+        if start >= self.base:
+            return  # nothing before what is shown: ask again from further back
+        builder = self._new_builder(start)
+        builder.feed([*kept, *self.events])
+        added = len(builder.entries) - len(self.builder.entries)
+        if added < 0:  # cannot happen for whole turns; show it all anew rather than wrong
+            log.warning("transcript %s: earlier events changed the rows below", self.session_id)
+            self.beginResetModel()
+            self.builder, self.events, self.base = builder, [*kept, *self.events], start
+            self._shown = len(builder.entries)
+            self.endResetModel()
+        else:
+            if added:
+                self.beginInsertRows(QModelIndex(), 0, added - 1)
+            self.builder, self.events, self.base = builder, [*kept, *self.events], start
+            self._shown += added
+            if added:
+                self.endInsertRows()
+            if self._shown > added:  # the same entries, folded anew
+                self.dataChanged.emit(self.index(added), self.index(self._shown - 1))
+        if start == 0:
+            self.earlierChanged.emit(False)
 
     def page_failed(self, session_id: str) -> None:
         if session_id == self.session_id:
@@ -198,8 +293,12 @@ class TranscriptModel(QAbstractListModel):
         self._drop_stream()
         if through >= self.loaded_seq:
             return
+        if through < self.base:  # nothing shown is kept: show the session again
+            self.open(session_id, self.summary)
+            self.fetchMore()
+            return
         kept = [e for e in self.events if int(e.get("seq", 0)) <= through]
-        builder = TranscriptBuilder(self.builder.parent_session, self.builder.seed_length)
+        builder = self._new_builder(self.base)
         builder.feed(kept)
         keep_rows = len(builder.entries)
         old_rows = self._shown

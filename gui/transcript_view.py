@@ -29,8 +29,10 @@ from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
     QGuiApplication,
+    QKeyEvent,
     QPainter,
     QPalette,
+    QResizeEvent,
     QTextDocument,
 )
 from PySide6.QtWidgets import (
@@ -291,6 +293,14 @@ class TranscriptView(ContextMenuMixin, QListView):
         bar = self.verticalScrollBar()
         bar.rangeChanged.connect(self._range_changed)
         bar.valueChanged.connect(self._scrolled)
+        # over the top of a transcript opened at its end, while earlier turns are left
+        self.earlier_button = QPushButton("Show earlier messages", self.viewport())
+        self.earlier_button.setObjectName("earlierButton")
+        self.earlier_button.setAccessibleName("Show earlier messages")
+        self.earlier_button.setToolTip("Load the turns before these (Ctrl+Home at the top)")
+        self.earlier_button.clicked.connect(self.show_earlier)
+        self.earlier_button.hide()
+        self._keep_top: int | None = None  # rows added above: keep the old first row on top
 
     def transcript(self) -> TranscriptModel:
         model = self.model()
@@ -304,6 +314,8 @@ class TranscriptView(ContextMenuMixin, QListView):
         model.dataChanged.connect(self._data_changed)
         model.modelReset.connect(self.delegate.forget)
         model.modelReset.connect(self.stop_following)
+        model.earlierChanged.connect(lambda _available: self._place_earlier_button())
+        model.rowsInserted.connect(self._maybe_kept_top)
 
     # --- index widgets: approvals and the fork link ------------------------------
 
@@ -334,6 +346,49 @@ class TranscriptView(ContextMenuMixin, QListView):
     def stop_following(self) -> None:
         self.following = False
 
+    # --- earlier turns (a transcript opened at its end) --------------------------
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place_earlier_button()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        if event.key() == Qt.Key.Key_Home and ctrl and self.transcript().base > 0:
+            self.scrollToTop()
+            self.show_earlier()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def show_earlier(self) -> None:
+        model = self.transcript()
+        if model.can_fetch_earlier():
+            model.fetch_earlier()
+
+    def _place_earlier_button(self) -> None:
+        button, model = self.earlier_button, self.model()
+        wanted = (isinstance(model, TranscriptModel) and model.base > 0
+                  and self.verticalScrollBar().value() <= 4)
+        if wanted:
+            button.adjustSize()
+            x = (self.viewport().width() - button.width()) // 2
+            button.move(max(0, x), 6)
+            button.raise_()
+        button.setVisible(wanted)
+
+    def _maybe_kept_top(self, _parent: QModelIndex, first: int, last: int) -> None:
+        model = self.transcript()
+        if first == 0 and model.paging and model.events and last + 1 < model.rowCount():
+            self._keep_top = last + 1  # what was the first row
+            QTimer.singleShot(0, self._restore_top)
+
+    def _restore_top(self) -> None:
+        row, self._keep_top = self._keep_top, None
+        if row is not None and row < self.model().rowCount():
+            self.scrollTo(self.model().index(row, 0), QAbstractItemView.ScrollHint.PositionAtTop)
+        self._place_earlier_button()
+
     def _range_changed(self, _minimum: int, maximum: int) -> None:
         if self.following:
             self.verticalScrollBar().setValue(maximum)
@@ -341,6 +396,7 @@ class TranscriptView(ContextMenuMixin, QListView):
     def _scrolled(self, value: int) -> None:
         if self.following and value < self.verticalScrollBar().maximum() - 8:
             self.following = False  # the person scrolled up: let them read
+        self._place_earlier_button()
 
     def _rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         for row in range(first, last + 1):

@@ -158,3 +158,61 @@ def test_action_rules() -> None:
     # not all of the log loaded yet: the host decides
     assert state(message_actions(b.entries[-1], b, complete=False), FORK_FROM).enabled
     assert state(message_actions(None, b), FORK_FROM).reason == NOT_A_MESSAGE
+
+
+def from_turn_start(events: list[dict[str, Any]], after: int) -> int:
+    """The seq before the first turn that starts after `after` (what a page from there shows
+    first: whole turns only)."""
+    for e in events[after:]:
+        if e["type"] == "turn/start":
+            return int(e["seq"]) - 1
+    return after
+
+
+def test_opened_from_its_end_it_shows_whole_turns_and_earlier_ones_above(
+        qtmodeltester: Any) -> None:
+    events = log(40)  # 40 turns, some with approvals: turn sizes differ
+    model = TranscriptModel(page_size=50)
+    asked: list[tuple[str, int, int]] = []
+    model.pageRequested.connect(lambda sid, after, limit: asked.append((sid, after, limit)))
+    earlier: list[bool] = []
+    model.earlierChanged.connect(earlier.append)
+    qtmodeltester.check(model)
+    model.open("s", {"events": len(events)}, from_end=True)
+    model.fetchMore()
+    assert asked[-1] == ("s", len(events) - 50, 51)  # the last page first (and one more)
+    model.add_page("s", len(events) - 50, events[-50:])
+    base = from_turn_start(events, len(events) - 50)
+    assert model.at_end
+    assert model.base == base > 0
+    assert earlier == [True]
+    assert shown(model) == expected(events)[-len(shown(model)):]  # its last whole turns
+    assert shown(model)[0][0] == "user"  # from a turn's start, not its middle
+    inserted: list[tuple[int, int]] = []
+    model.rowsInserted.connect(lambda _p, first, last: inserted.append((first, last)))
+    while model.base:
+        before = model.rowCount()
+        model.fetch_earlier()
+        sid, after, limit = asked[-1]
+        assert (after, after + limit) == (max(0, model.base - 50), model.base)
+        assert not model.can_fetch_earlier()  # one page at a time
+        model.add_page(sid, after, events[after:after + limit])
+        added = model.rowCount() - before
+        assert inserted[-1] == (0, added - 1)  # rows above; the ones below stay
+        assert shown(model) == expected(events)[-model.rowCount():]
+    assert earlier == [True, False]
+    assert shown(model) == expected(events)
+    qtmodeltester.check(model)
+
+
+def test_a_short_session_opened_from_its_end_is_read_from_its_start() -> None:
+    events = log(3)
+    model = TranscriptModel(page_size=100)
+    asked: list[tuple[str, int, int]] = []
+    model.pageRequested.connect(lambda sid, after, limit: asked.append((sid, after, limit)))
+    model.open("s", {"events": len(events)}, from_end=True)
+    model.fetchMore()
+    assert asked == [("s", 0, model.first_page)]
+    model.add_page("s", 0, events)
+    assert model.base == 0
+    assert shown(model) == expected(events)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from gui_harness import App, open_app, until
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QRect, Qt
 
 from forkwise.core.bench.synth import session_lines
 from forkwise.gui.transcript_model import FIRST_PAGE
@@ -114,5 +114,48 @@ def test_a_person_reading_the_end_sees_new_replies_arrive(aloop: Any, tmp_path: 
             await until(lambda: "and the last one" in " ".join(e.text for e in app.entries),
                         what="the new turn shown")
             await until(lambda: shown(app, model.rowCount() - 1), what="the newest row in view")
+
+    aloop(scenario())
+
+
+def test_a_fork_of_a_long_session_opens_at_its_fork_point_and_shows_earlier_turns_on_request(
+        aloop: Any, qtbot: Any, tmp_path: Path) -> None:
+    write_long(tmp_path, 3000)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            model, view = app.controller.transcript, app.window.transcript
+            await open_first_page(app)
+            before = set(app.controller.tree.session_ids())
+            app.window.action_fork.trigger()
+            child = await until(lambda: next(iter(set(app.controller.tree.session_ids())
+                                                   - before), None), what="the child")
+            await until(lambda: app.controller.current == child and model.at_end
+                        and not model.fetching, what="the child shown to its end")
+            await app.idle()
+            # only its last page was read, from a turn's start; the fork point is in view
+            assert 0 < model.base < model.loaded_seq <= model.base + model.page_size + 1
+            assert app.entries[-1].kind in ("fork", "model")
+            assert any(e.kind == "fork" for e in app.entries[-3:])
+            await until(lambda: shown(app, model.rowCount() - 1), what="the fork point in view")
+            assert not view.earlier_button.isVisible()  # not at the top
+            view.scrollToTop()
+            await until(view.earlier_button.isVisible, what="the button at the top")
+            first = app.entries[0]
+            base, rows = model.base, model.rowCount()
+            qtbot.mouseClick(view.earlier_button, Qt.MouseButton.LeftButton)
+            await until(lambda: model.base < base and not model.fetching, what="earlier turns")
+            added = model.rowCount() - rows
+            assert added > 0
+            assert app.entries[added] is not first  # folded anew ...
+            assert (app.entries[added].seq, app.entries[added].text) == (first.seq, first.text)
+            top = view.indexAt(view.viewport().rect().topLeft()).row()
+            await until(lambda: view.indexAt(view.viewport().rect().topLeft()).row() == added,
+                        what=f"the old first row kept on top (row {top})")
+            base = model.base
+            view.setFocus()
+            qtbot.keyClick(view, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
+            await until(lambda: model.base < base and not model.fetching,
+                        what="earlier turns by keyboard")
 
     aloop(scenario())
