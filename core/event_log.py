@@ -64,8 +64,37 @@ class EventLog(Sequence[Event]):
     def type_at(self, i: int) -> str:
         etype = self._types[i]
         if etype is None:
-            etype = self._types[i] = self._at(i).type
+            etype = self._types[i] = self._type_of(i)
         return etype
+
+    def _type_of(self, i: int) -> str:
+        """Event i's type, read off its line without building the event (a scan for one
+        type, such as the latest model/select, reads every line of a long log)."""
+        event, raw = self._events[i], self._lines[i]
+        if event is not None or raw is None:
+            return self._at(i).type
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:  # validated at load
+            raise CorruptLog(f"event {i + 1} no longer decodes: {exc}") from exc
+        etype = record.get("type") if isinstance(record, dict) else None
+        return etype if isinstance(etype, str) and etype else self._at(i).type
+
+    def last_index_of(self, etype: str, n: int) -> int | None:
+        """The index of the last event of type `etype` among the first n. A line not read
+        yet is skipped unread when it holds no backslash and not `etype`'s bytes: without
+        escapes, every JSON string in it is there as it is, its type too."""
+        needle = etype.encode()
+        for i in range(n - 1, -1, -1):
+            known = self._types[i]
+            if known is None:
+                raw = self._lines[i]
+                if raw is not None and needle not in raw and b"\\" not in raw:
+                    continue
+                known = self.type_at(i)
+            if known == etype:
+                return i
+        return None
 
     def byte_length(self, n: int) -> int:
         """Bytes of the first n lines, one newline each included."""
@@ -214,6 +243,19 @@ def event_types(events: Sequence[Event]) -> Sequence[str]:
     """Each event's type, without decoding the events of a lazily decoded log."""
     types = getattr(events, "types", None)
     return types if types is not None else [e.type for e in events]
+
+
+def last_index_of(events: Sequence[Event], etype: str) -> int | None:
+    """The index of the last event of type `etype`, reading as few lines as it can of a
+    lazily decoded log (`EventLog.last_index_of`)."""
+    if isinstance(events, EventLog):
+        return events.last_index_of(etype, len(events))
+    if isinstance(events, EventView):
+        return events.log.last_index_of(etype, len(events))
+    for i in range(len(events) - 1, -1, -1):
+        if events[i].type == etype:
+            return i
+    return None
 
 
 def head(events: Sequence[Event], n: int) -> Sequence[Event]:

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .event_log import event_types
+from .event_log import event_types, last_index_of
 from .events import (
     APPROVAL_REQUEST,
     APPROVAL_RESOLVE,
@@ -179,9 +179,5 @@ def choice_of(model: Mapping[str, Any] | None) -> ModelChoice | None:
 
 def latest_choice(snap: Session) -> ModelChoice | None:
     """The last `model/select` anywhere in the log (the one the next turn uses)."""
-    events = snap.events
-    types = event_types(events)
-    for i in range(len(types) - 1, -1, -1):
-        if types[i] == MODEL_SELECT:
-            return choice_of(events[i].fields)
-    return None
+    i = last_index_of(snap.events, MODEL_SELECT)
+    return None if i is None else choice_of(snap.events[i].fields)

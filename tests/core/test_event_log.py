@@ -7,7 +7,13 @@ import pytest
 from logdata import events_of, turn
 
 from forkwise.core.errors import CorruptLog
-from forkwise.core.event_log import EventLog, event_lines, event_types, lines_length
+from forkwise.core.event_log import (
+    EventLog,
+    event_lines,
+    event_types,
+    last_index_of,
+    lines_length,
+)
 from forkwise.core.events import Event
 
 
@@ -46,7 +52,8 @@ def test_types_of_an_untyped_log_are_learnt_one_by_one() -> None:
     log = lazy_of(events, typed=False)
     types = event_types(log.view())
     assert types[-1] == "turn/end"
-    assert decoded(log) == 1  # a backward scan stops early and decodes only what it saw
+    assert log._types.count(None) == len(events) - 1  # a backward scan reads what it sees
+    assert decoded(log) == 0  # ... and builds no event to learn a type
     assert list(types) == [e.type for e in events]
     assert event_types(log.view(4))[:] == [e.type for e in events[:4]]
 
@@ -105,3 +112,34 @@ def test_a_line_that_no_longer_decodes_is_a_corrupt_log() -> None:
     missing = orjson.dumps({"seq": 2, "type": "message", "ts": "t"})  # no required fields
     with pytest.raises(CorruptLog):
         EventLog.lazy([missing])[0]
+
+
+def test_the_last_event_of_a_type_is_found_reading_only_lines_that_can_hold_it() -> None:
+    events = events_of([
+        {"type": "model/select", "provider": "offline", "model": "a"},
+        *turn("T1"),
+        {"type": "model/select", "provider": "offline", "model": "b"},
+        *turn("T2", question="what does model/select do"),  # the words, not the type
+        *turn("T3"),
+    ])
+    log = lazy_of(events, typed=False)
+    found = last_index_of(log.view(), "model/select")
+    assert found is not None
+    assert events[found].get("model") == "b"
+    assert decoded(log) == 0
+    read = len(events) - log._types.count(None)
+    assert read == 2  # the question that mentions it, and the select itself
+    assert last_index_of(log.view(found), "model/select") == 0
+    assert last_index_of(log, "no/such-type") is None
+    assert last_index_of(events, "model/select") == found  # any sequence of events
+
+
+def test_a_type_written_with_an_escape_is_still_found() -> None:
+    plain = events_of([*turn("T1")])
+    escaped = b'{"seq":%d,"type":"model\\/select","ts":"2026-01-01T00:00:00Z","provider":"offline",' \
+              b'"model":"escaped"}' % (len(plain) + 1)
+    log = EventLog.lazy([*(e.encode() for e in plain), escaped, *(e.encode() for e in events_of(
+        [*turn("T2")], start=len(plain) + 2))])
+    found = last_index_of(log, "model/select")
+    assert found == len(plain)
+    assert log[found].get("model") == "escaped"
