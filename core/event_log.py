@@ -25,7 +25,7 @@ from .events import Event
 class EventLog(Sequence[Event]):
     """The events of one session, in seq order (event i has seq i + 1)."""
 
-    __slots__ = ("_events", "_lines", "_typed", "_types")
+    __slots__ = ("_events", "_last", "_lines", "_typed", "_types")
 
     def __init__(self, events: Iterable[Event] = ()) -> None:
         decoded = list(events)
@@ -33,6 +33,8 @@ class EventLog(Sequence[Event]):
         self._lines: list[bytes | None] = [e.raw for e in decoded]
         self._types: list[str | None] = [e.type for e in decoded]
         self._typed = True  # every entry of _types is known
+        #: per type, the last answer of `last_index_of`: (events it looked at, the index)
+        self._last: dict[str, tuple[int, int | None]] = {}
 
     @classmethod
     def lazy(cls, lines: list[bytes], types: list[str] | None = None) -> EventLog:
@@ -45,6 +47,7 @@ class EventLog(Sequence[Event]):
         out._lines = list(lines)
         out._types = list(types) if types is not None else [None] * len(lines)
         out._typed = types is not None
+        out._last = {}
         return out
 
     def __len__(self) -> int:
@@ -83,9 +86,14 @@ class EventLog(Sequence[Event]):
     def last_index_of(self, etype: str, n: int) -> int | None:
         """The index of the last event of type `etype` among the first n. A line not read
         yet is skipped unread when it holds no backslash and not `etype`'s bytes: without
-        escapes, every JSON string in it is there as it is, its type too."""
+        escapes, every JSON string in it is there as it is, its type too. The answer is
+        kept, so that the next question looks only at events appended since (the log only
+        grows)."""
+        seen, found = self._last.get(etype, (0, None))
+        if n < seen:  # a shorter prefix than last time: look at all of it
+            seen, found = 0, None
         needle = etype.encode()
-        for i in range(n - 1, -1, -1):
+        for i in range(n - 1, seen - 1, -1):
             known = self._types[i]
             if known is None:
                 raw = self._lines[i]
@@ -93,8 +101,11 @@ class EventLog(Sequence[Event]):
                     continue
                 known = self.type_at(i)
             if known == etype:
-                return i
-        return None
+                found = i
+                break
+        if n >= self._last.get(etype, (0, None))[0]:
+            self._last[etype] = (n, found)
+        return found
 
     def byte_length(self, n: int) -> int:
         """Bytes of the first n lines, one newline each included."""
@@ -146,6 +157,7 @@ class EventLog(Sequence[Event]):
         out._lines = self._lines[:n]
         out._types = self._types[:n]
         out._typed = self._typed
+        out._last = {}
         out.extend(then)
         return out
 

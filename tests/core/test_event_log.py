@@ -143,3 +143,22 @@ def test_a_type_written_with_an_escape_is_still_found() -> None:
     found = last_index_of(log, "model/select")
     assert found == len(plain)
     assert log[found].get("model") == "escaped"
+
+
+def test_the_last_event_of_a_type_stays_right_as_the_log_grows_and_for_any_prefix() -> None:
+    first = events_of([{"type": "model/select", "provider": "offline", "model": "a"},
+                       *turn("T1"), *turn("T2")])
+    log = lazy_of(first, typed=False)
+    assert last_index_of(log, "model/select") == 0
+    lines_read = len(first) - log._types.count(None)
+    assert last_index_of(log, "model/select") == 0
+    assert len(first) - log._types.count(None) == lines_read  # the answer was kept
+    more = events_of([*turn("T3"), {"type": "model/select", "provider": "offline", "model": "b"},
+                      *turn("T4")], start=len(first) + 1)
+    log.extend(more)
+    newest = last_index_of(log, "model/select")
+    assert newest is not None
+    assert log[newest].get("model") == "b"
+    assert last_index_of(log.view(len(first)), "model/select") == 0  # an earlier prefix
+    assert last_index_of(log, "model/select") == newest
+    assert last_index_of(log.view(newest), "model/select") == 0
