@@ -292,7 +292,6 @@ class MainWindow(QMainWindow):
         self.tree.collapsed.connect(lambda index: self._expanded_changed(index, False))
         self.tree.expanded.connect(lambda index: self._expanded_changed(index, True))
         c.forkShown.connect(self._fork_shown)
-        c.transcript.modelReset.connect(self._reset_follow)
         t = self.transcript
         t.forkFromMessage.connect(c.fork_from_message)
         t.forkBeforeMessage.connect(c.fork_before_message)
@@ -346,9 +345,6 @@ class MainWindow(QMainWindow):
 
     def _fork_shown(self, _sid: str, _seconds: float) -> None:
         self.transcript.follow_to_end()
-
-    def _reset_follow(self) -> None:
-        self.transcript._stick = False
 
     def _tree_loaded(self, count: int) -> None:
         self.tree.placeholder.hide()

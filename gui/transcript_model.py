@@ -192,18 +192,19 @@ class TranscriptModel(QAbstractListModel):
         return events
 
     def _prepend(self, after: int, events: list[Json]) -> None:
-        """An earlier page arrived: its whole turns go above the rows shown (the first
-        shown turn starts at `base + 1`, so the entries below fold the same again)."""
+        """An earlier page arrived: its whole turns go above the rows shown, which are
+        folded anew below them (a turn the shown rows began inside of now has its start)."""
         earlier = [e for e in events if int(e.get("seq", 0)) <= self.base]
         kept = self._from_turn_start(earlier) if after else earlier
         start = int(kept[0]["seq"]) - 1 if kept else self.base
         if start >= self.base:
-            return  # nothing before what is shown: ask again from further back
+            return  # the host sent nothing before what is shown
         builder = self._new_builder(start)
         builder.feed([*kept, *self.events])
         added = len(builder.entries) - len(self.builder.entries)
-        if added < 0:  # cannot happen for whole turns; show it all anew rather than wrong
-            log.warning("transcript %s: earlier events changed the rows below", self.session_id)
+        if added < 0:
+            # the shown rows began inside a turn (one longer than a page) and the earlier
+            # events folded some of them together: everything is shown anew
             self.beginResetModel()
             self.builder, self.events, self.base = builder, [*kept, *self.events], start
             self._shown = len(builder.entries)

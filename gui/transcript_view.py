@@ -286,9 +286,9 @@ class TranscriptView(ContextMenuMixin, QListView):
         self.setItemDelegate(self.delegate)
         self.title_of: Callable[[str], str] = lambda sid: sid
         self.clicked.connect(self._clicked)
-        self._stick = False
-        #: kept at the end while rows arrive and are laid out (`follow_to_end`), until the
-        #: person scrolls away or another transcript is shown
+        #: kept at the end while rows arrive and are laid out (`follow_to_end`, or new rows
+        #: while the person reads the end), until they scroll away or another transcript
+        #: is shown
         self.following = False
         bar = self.verticalScrollBar()
         bar.rangeChanged.connect(self._range_changed)
@@ -300,7 +300,6 @@ class TranscriptView(ContextMenuMixin, QListView):
         self.earlier_button.setToolTip("Load the turns before these (Ctrl+Home at the top)")
         self.earlier_button.clicked.connect(self.show_earlier)
         self.earlier_button.hide()
-        self._keep_top: int | None = None  # rows added above: keep the old first row on top
 
     def transcript(self) -> TranscriptModel:
         model = self.model()
@@ -315,7 +314,6 @@ class TranscriptView(ContextMenuMixin, QListView):
         model.modelReset.connect(self.delegate.forget)
         model.modelReset.connect(self.stop_following)
         model.earlierChanged.connect(lambda _available: self._place_earlier_button())
-        model.rowsInserted.connect(self._maybe_kept_top)
 
     # --- index widgets: approvals and the fork link ------------------------------
 
@@ -325,22 +323,17 @@ class TranscriptView(ContextMenuMixin, QListView):
         page is added below without moving the view, as the person scrolls on."""
         model, bar = self.transcript(), self.verticalScrollBar()
         reading_end = model.at_end and not model.paging
-        self._stick = self._stick or (
-            reading_end and bar.maximum() > 0 and bar.value() >= bar.maximum() - 8
-        )
+        if reading_end and bar.maximum() > 0 and bar.value() >= bar.maximum() - 8:
+            self.following = True
 
     def follow_to_end(self) -> None:
         """Scroll to the end and stay there while rows (pages, live events) arrive and
-        are laid out (in batches, after they arrive), until the person scrolls away."""
-        self._stick = True
+        are laid out (in batches, after they arrive: `_range_changed`), until the person
+        scrolls away."""
         self.following = True
         model = self.transcript()
         if model.canFetchMore():
-            model.fetchMore()  # the next page; its rows bring us back here
-        self.scrollToBottom()
-        QTimer.singleShot(0, self._to_bottom)
-
-    def _to_bottom(self) -> None:
+            model.fetchMore()  # the next page; `_rows_inserted` asks for the one after
         self.scrollToBottom()
 
     def stop_following(self) -> None:
@@ -377,15 +370,9 @@ class TranscriptView(ContextMenuMixin, QListView):
             button.raise_()
         button.setVisible(wanted)
 
-    def _maybe_kept_top(self, _parent: QModelIndex, first: int, last: int) -> None:
-        model = self.transcript()
-        if first == 0 and model.paging and model.events and last + 1 < model.rowCount():
-            self._keep_top = last + 1  # what was the first row
-            QTimer.singleShot(0, self._restore_top)
-
-    def _restore_top(self) -> None:
-        row, self._keep_top = self._keep_top, None
-        if row is not None and row < self.model().rowCount():
+    def _keep_on_top(self, row: int) -> None:
+        """Rows were added above: the row that was first stays at the top."""
+        if row < self.model().rowCount():
             self.scrollTo(self.model().index(row, 0), QAbstractItemView.ScrollHint.PositionAtTop)
         self._place_earlier_button()
 
@@ -401,10 +388,11 @@ class TranscriptView(ContextMenuMixin, QListView):
     def _rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         for row in range(first, last + 1):
             self._sync_widget(row)
-        if self._stick:
-            self._stick = False
-            QTimer.singleShot(0, self.follow_to_end if self.transcript().canFetchMore()
-                              else self._to_bottom)
+        model = self.transcript()
+        if first == 0 and model.paging and last + 1 < model.rowCount():  # an earlier page
+            QTimer.singleShot(0, lambda: self._keep_on_top(last + 1))
+        elif self.following:
+            QTimer.singleShot(0, self.follow_to_end)  # the next page, or the new end
 
     def _data_changed(self, top: QModelIndex, bottom: QModelIndex, roles: Any = ()) -> None:
         for row in range(top.row(), bottom.row() + 1):

@@ -216,3 +216,25 @@ def test_a_short_session_opened_from_its_end_is_read_from_its_start() -> None:
     model.add_page("s", 0, events)
     assert model.base == 0
     assert shown(model) == expected(events)
+
+
+def test_a_turn_longer_than_a_page_is_shown_whole_once_its_start_arrives(
+        qtmodeltester: Any) -> None:
+    events = log(2)  # its last turn has a tool call and an approval: longer than a page
+    model = TranscriptModel(page_size=4)
+    asked: list[tuple[str, int, int]] = []
+    model.pageRequested.connect(lambda sid, after, limit: asked.append((sid, after, limit)))
+    qtmodeltester.check(model)
+    model.open("s", {"events": len(events)}, from_end=True)
+    model.fetchMore()
+    sid, after, limit = asked[-1]
+    model.add_page(sid, after, events[after:after + limit])
+    assert model.base == len(events) - 4  # no turn starts in the last page: from its middle
+    while model.base:
+        model.fetch_earlier()
+        sid, after, limit = asked[-1]
+        model.add_page(sid, after, events[after:after + limit])
+        if model.events[0]["type"] == "turn/start":
+            assert shown(model) == expected(events)[-model.rowCount():]
+    assert shown(model) == expected(events)
+    qtmodeltester.check(model)

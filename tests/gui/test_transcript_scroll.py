@@ -147,7 +147,6 @@ def test_a_fork_of_a_long_session_opens_at_its_fork_point_and_shows_earlier_turn
             await until(lambda: model.base < base and not model.fetching, what="earlier turns")
             added = model.rowCount() - rows
             assert added > 0
-            assert app.entries[added] is not first  # folded anew ...
             assert (app.entries[added].seq, app.entries[added].text) == (first.seq, first.text)
             top = view.indexAt(view.viewport().rect().topLeft()).row()
             await until(lambda: view.indexAt(view.viewport().rect().topLeft()).row() == added,
@@ -157,5 +156,23 @@ def test_a_fork_of_a_long_session_opens_at_its_fork_point_and_shows_earlier_turn
             qtbot.keyClick(view, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
             await until(lambda: model.base < base and not model.fetching,
                         what="earlier turns by keyboard")
+
+    aloop(scenario())
+
+
+def test_the_last_page_arriving_under_the_reader_does_not_pull_the_view_along(
+        aloop: Any, tmp_path: Path) -> None:
+    write_long(tmp_path, 700)  # the first page, a full page, then the last one
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            model, view = app.controller.transcript, app.window.transcript
+            await open_first_page(app)
+            while not model.at_end:
+                view.scrollToBottom()  # the bottom of what is loaded: the next page comes
+                await until(lambda: model.fetching or model.at_end, what="a page asked for")
+                await until(lambda: not model.fetching, what="the page")
+                await app.idle()
+            assert not view.following  # a page, not a live reply: the reader stays put
 
     aloop(scenario())
