@@ -27,7 +27,8 @@ from forkwise.core.errors import HostUnavailable, WorkspaceAttachFailed
 
 from .notify import Notifier
 from .ops import OpRunner
-from .session_model import SessionFilterProxy, SessionTreeModel
+from .session_filter import SessionFilterProxy
+from .session_model import SessionTreeModel
 from .transcript_model import TranscriptModel
 
 log = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ from .composer import Composer
 from .context_menu import ContextMenuMixin
 from .controller import Controller
 from .notify import Banner
-from .session_model import ACTIVITY, ID_ROLE, MESSAGES, MODEL, TITLE
+from .session_rows import ACTIVITY, ID_ROLE, MESSAGES, MODEL, TITLE
 from .sort_header import SortHeader
 from .transcript_view import TranscriptView
 

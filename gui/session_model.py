@@ -1,6 +1,6 @@
 """The lineage tree: sessions grouped by where they came from (forks and subagents).
 
-Holds ids and summary dicts from the client catalogue and builds display data in `data()`.
+Holds ids and summary dicts from the client catalogue; what a row shows is in session_rows.
 Changes arrive row by row (`upsert`, `remove`); only the first load resets the model. A
 child whose parent is not known yet waits at the top level and is moved beneath its
 parent when that arrives.
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from PySide6.QtCore import (
@@ -29,12 +28,17 @@ from PySide6.QtCore import (
     QModelIndex,
     QObject,
     QPersistentModelIndex,
-    QSortFilterProxyModel,
     Qt,
     Signal,
 )
 
-from .badges import badge_icon
+from .session_rows import (
+    COLUMNS,
+    TITLE,
+    SortKey,
+    row_data,
+    sort_key,
+)
 
 log = logging.getLogger(__name__)
 
@@ -42,17 +46,7 @@ Json = dict[str, Any]
 Index = QModelIndex | QPersistentModelIndex
 NO_PARENT = QModelIndex()  # the default parent: the root
 
-COLUMNS = ("Title", "Last activity", "Messages", "Model")
-TITLE, ACTIVITY, MESSAGES, MODEL = range(4)
-
-ID_ROLE = Qt.ItemDataRole.UserRole + 1
-SUMMARY_ROLE = Qt.ItemDataRole.UserRole + 2
-UPDATED_ROLE = Qt.ItemDataRole.UserRole + 3
-RELATION_ROLE = Qt.ItemDataRole.UserRole + 4
-RUNNING_ROLE = Qt.ItemDataRole.UserRole + 5
-
 _ROOT = 0
-SortKey = tuple[Any, ...]
 _ENABLED = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled
 _DISABLED = Qt.ItemFlag.ItemIsSelectable
 
@@ -430,6 +424,9 @@ class SessionTreeModel(QAbstractItemModel):
         node = self._root if sid is None else self._nodes.get(sid)
         return [c.sid for c in node.children if c.sid] if node is not None else []
 
+    def _title_of(self, sid: str) -> str:
+        return str((self._summaries.get(sid) or {}).get("title") or sid)
+
     def _index_of(self, node: _Node) -> QModelIndex:
         if node is self._root:
             return QModelIndex()
@@ -491,144 +488,10 @@ class SessionTreeModel(QAbstractItemModel):
             node = self._by_key.get(index.internalId())
             if node is None or node.sid is None:
                 return None
-            return self._data(node.sid, self._summaries[node.sid], index.column(), role)
+            return row_data(node.sid, self._summaries[node.sid], index.column(), role,
+                            self._title_of)
         except Exception:  # data() never raises: the row shows as a placeholder
             log.exception("session row %s failed to build", index.internalId())
             if role == Qt.ItemDataRole.DisplayRole and index.column() == TITLE:
                 return "(this session could not be shown)"
             return None
-
-    def _data(self, sid: str, s: Json, column: int, role: int) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole:
-            if column == TITLE:
-                if s.get("error"):
-                    return f"{sid} — cannot be read"
-                return s.get("title") or sid
-            if column == ACTIVITY:
-                return "● running" if s.get("running") else format_when(s.get("updated"))
-            if column == MESSAGES:
-                return str(s.get("messages", 0))
-            if column == MODEL:
-                return s.get("model") or ""
-        elif role == Qt.ItemDataRole.DecorationRole and column == TITLE:
-            return badge_icon(relation_of(s))
-        elif role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(sid, s)
-        elif role == Qt.ItemDataRole.AccessibleTextRole and column == TITLE:
-            kind = {"fork": "fork", "subagent": "subagent"}.get(relation_of(s) or "", "session")
-            state = ", running" if s.get("running") else ""
-            return f"{kind} {s.get('title') or sid}{state}"
-        elif role == Qt.ItemDataRole.TextAlignmentRole and column == MESSAGES:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        elif role == ID_ROLE:
-            return sid
-        elif role == SUMMARY_ROLE:
-            return s
-        elif role == UPDATED_ROLE:
-            return s.get("updated") or ""
-        elif role == RELATION_ROLE:
-            return relation_of(s)
-        elif role == RUNNING_ROLE:
-            return bool(s.get("running"))
-        return None
-
-    def _tooltip(self, sid: str, s: Json) -> str:
-        lines = [s.get("title") or sid, f"id: {sid}"]
-        parent = s.get("parentSession")
-        if parent:
-            parent_title = (self._summaries.get(parent) or {}).get("title") or parent
-            verb = "Subagent started by" if relation_of(s) == "subagent" else "Forked from"
-            lines.append(f"{verb} “{parent_title}” at event {s.get('seedLength', 0)}")
-        if s.get("running"):
-            lines.append("A turn is running")
-        if s.get("error"):
-            lines.append(f"Could not be read: {(s['error'] or {}).get('message', '')}")
-        return "\n".join(lines)
-
-
-def sort_key(column: int, sid: str, s: Json) -> SortKey:
-    """What a row sorts by in `column`: the title (case-blind), last activity, message
-    count or model, then last activity among equals."""
-    updated = str(s.get("updated") or "")
-    if column == TITLE:
-        return (str(s.get("title") or sid).casefold(), updated)
-    if column == MESSAGES:
-        messages = s.get("messages")
-        return (messages if isinstance(messages, int) else 0, updated)
-    if column == MODEL:
-        return (str(s.get("model") or "").casefold(), updated)
-    return (updated,)
-
-
-def relation_of(summary: Json) -> str | None:
-    rel = summary.get("relation")
-    if rel is None and summary.get("parentSession"):
-        return "fork"
-    return rel if isinstance(rel, str) else None
-
-
-def format_when(ts: object, now: datetime | None = None) -> str:
-    """A short local time: today's time, or the date for older activity."""
-    if not isinstance(ts, str) or not ts:
-        return ""
-    try:
-        when = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
-        return ts
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    local = when.astimezone()
-    now = (now or datetime.now(UTC)).astimezone()
-    if local.date() == now.date():
-        return local.strftime("%H:%M")
-    if local.year == now.year:
-        return local.strftime("%d %b %H:%M")
-    return local.strftime("%Y-%m-%d")
-
-
-class SessionFilterProxy(QSortFilterProxyModel):
-    """Sort by last activity (newest first) and filter by title or message text.
-
-    Message text matches come from outside (`set_text_hits`: ids of sessions whose
-    messages contain the pattern), because finding them needs the client. Sorting is
-    passed on to the source model (see the module docstring); this proxy only filters."""
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._pattern = ""
-        self._text_hits: set[str] = set()
-        self.setRecursiveFilteringEnabled(True)
-        self.setAutoAcceptChildRows(False)
-        self.setSortRole(UPDATED_ROLE)
-        self.setDynamicSortFilter(True)
-
-    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        source = self.sourceModel()
-        if source is not None:
-            source.sort(column, order)
-
-    @property
-    def pattern(self) -> str:
-        return self._pattern
-
-    def set_pattern(self, text: str) -> None:
-        self.beginFilterChange()
-        self._pattern = text.strip().casefold()
-        self._text_hits = set()
-        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-
-    def set_text_hits(self, pattern: str, hits: set[str]) -> None:
-        if pattern.strip().casefold() != self._pattern:
-            return  # an answer to an older pattern
-        self.beginFilterChange()
-        self._text_hits = set(hits)
-        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-
-    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
-        if not self._pattern:
-            return True
-        model = self.sourceModel()
-        index = model.index(source_row, TITLE, source_parent)
-        sid = model.data(index, ID_ROLE)
-        title = str(model.data(index, Qt.ItemDataRole.DisplayRole) or "")
-        return self._pattern in title.casefold() or sid in self._text_hits

@@ -50,7 +50,7 @@ from PySide6.QtWidgets import (
 
 from .context_menu import ContextMenuMixin
 from .message_actions import COPY, EDIT_RESEND, FORK_BEFORE, FORK_FROM, ActionState
-from .session_model import format_when
+from .session_rows import format_when
 from .transcript_entries import Entry
 from .transcript_model import ENTRY_ROLE, TranscriptModel, plain_text
 

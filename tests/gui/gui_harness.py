@@ -27,7 +27,7 @@ from forkwise.core.rpc import RpcServer
 from forkwise.gui.controller import Controller
 from forkwise.gui.main_window import MainWindow
 from forkwise.gui.notify import Notifier
-from forkwise.gui.session_model import ID_ROLE
+from forkwise.gui.session_rows import ID_ROLE
 from forkwise.gui.transcript_entries import Entry
 
 T = TypeVar("T")

@@ -21,7 +21,7 @@ from forkwise.core.bench.synth import write_store
 from forkwise.core.demo import build_demo_store
 from forkwise.gui import app as app_module
 from forkwise.gui.main_window import MainWindow
-from forkwise.gui.session_model import TITLE
+from forkwise.gui.session_rows import TITLE
 
 pytestmark = pytest.mark.gui
 

@@ -16,7 +16,7 @@ from forkwise.core.backends.jsonl import JsonlBackend
 from forkwise.core.bench.synth import write_store
 from forkwise.core.store import SessionStore
 from forkwise.gui import session_model
-from forkwise.gui.session_model import ACTIVITY, ID_ROLE
+from forkwise.gui.session_rows import ACTIVITY, ID_ROLE
 
 pytestmark = pytest.mark.gui
 

@@ -8,16 +8,9 @@ import pytest
 from gui_harness import expected_tree, model_tree
 from PySide6.QtCore import QModelIndex, Qt
 
-from forkwise.gui.session_model import (
-    COLUMNS,
-    ID_ROLE,
-    MESSAGES,
-    MODEL,
-    RELATION_ROLE,
-    TITLE,
-    SessionFilterProxy,
-    SessionTreeModel,
-)
+from forkwise.gui.session_filter import SessionFilterProxy
+from forkwise.gui.session_model import SessionTreeModel
+from forkwise.gui.session_rows import COLUMNS, ID_ROLE, MESSAGES, MODEL, RELATION_ROLE, TITLE
 
 pytestmark = pytest.mark.gui
 NO_INDEX = QModelIndex()

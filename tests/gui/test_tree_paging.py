@@ -15,7 +15,8 @@ from forkwise.core.backends.jsonl import JsonlBackend
 from forkwise.core.bench.synth import write_store
 from forkwise.core.store import SessionStore
 from forkwise.gui import session_model
-from forkwise.gui.session_model import ID_ROLE, SessionTreeModel
+from forkwise.gui.session_model import SessionTreeModel
+from forkwise.gui.session_rows import ID_ROLE
 
 pytestmark = pytest.mark.gui
 

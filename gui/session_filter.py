@@ -1,0 +1,56 @@
+"""The session tree's filter: by title at once, by message text when the client answers."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel, Qt
+
+from .session_rows import ID_ROLE, TITLE
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class SessionFilterProxy(QSortFilterProxyModel):
+    """Filter by title or message text; sorting is passed on to the source model, which
+    keeps its rows in order itself (see session_model).
+
+    Message text matches come from outside (`set_text_hits`: ids of sessions whose
+    messages contain the pattern), because finding them needs the client."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._pattern = ""
+        self._text_hits: set[str] = set()
+        self.setRecursiveFilteringEnabled(True)
+        self.setAutoAcceptChildRows(False)
+        self.setDynamicSortFilter(True)
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        source = self.sourceModel()
+        if source is not None:
+            source.sort(column, order)
+
+    @property
+    def pattern(self) -> str:
+        return self._pattern
+
+    def set_pattern(self, text: str) -> None:
+        self.beginFilterChange()
+        self._pattern = text.strip().casefold()
+        self._text_hits = set()
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+
+    def set_text_hits(self, pattern: str, hits: set[str]) -> None:
+        if pattern.strip().casefold() != self._pattern:
+            return  # an answer to an older pattern
+        self.beginFilterChange()
+        self._text_hits = set(hits)
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        if not self._pattern:
+            return True
+        model = self.sourceModel()
+        index = model.index(source_row, TITLE, source_parent)
+        sid = model.data(index, ID_ROLE)
+        title = str(model.data(index, Qt.ItemDataRole.DisplayRole) or "")
+        return self._pattern in title.casefold() or sid in self._text_hits

@@ -1,0 +1,113 @@
+"""What a session row of the lineage tree shows: its columns, roles and display data, the
+key each column sorts by, and short times."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from .badges import badge_icon
+
+Json = dict[str, Any]
+SortKey = tuple[Any, ...]
+
+COLUMNS = ("Title", "Last activity", "Messages", "Model")
+TITLE, ACTIVITY, MESSAGES, MODEL = range(4)
+
+ID_ROLE = Qt.ItemDataRole.UserRole + 1
+SUMMARY_ROLE = Qt.ItemDataRole.UserRole + 2
+UPDATED_ROLE = Qt.ItemDataRole.UserRole + 3
+RELATION_ROLE = Qt.ItemDataRole.UserRole + 4
+RUNNING_ROLE = Qt.ItemDataRole.UserRole + 5
+
+
+def row_data(sid: str, s: Json, column: int, role: int, title_of: Callable[[str], str]) -> Any:
+    """What a session row shows in `column` for `role`; `title_of` names another session."""
+    if role == Qt.ItemDataRole.DisplayRole:
+        if column == TITLE:
+            if s.get("error"):
+                return f"{sid} — cannot be read"
+            return s.get("title") or sid
+        if column == ACTIVITY:
+            return "● running" if s.get("running") else format_when(s.get("updated"))
+        if column == MESSAGES:
+            return str(s.get("messages", 0))
+        if column == MODEL:
+            return s.get("model") or ""
+    elif role == Qt.ItemDataRole.DecorationRole and column == TITLE:
+        return badge_icon(relation_of(s))
+    elif role == Qt.ItemDataRole.ToolTipRole:
+        return _tooltip(sid, s, title_of)
+    elif role == Qt.ItemDataRole.AccessibleTextRole and column == TITLE:
+        kind = {"fork": "fork", "subagent": "subagent"}.get(relation_of(s) or "", "session")
+        state = ", running" if s.get("running") else ""
+        return f"{kind} {s.get('title') or sid}{state}"
+    elif role == Qt.ItemDataRole.TextAlignmentRole and column == MESSAGES:
+        return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    elif role == ID_ROLE:
+        return sid
+    elif role == SUMMARY_ROLE:
+        return s
+    elif role == UPDATED_ROLE:
+        return s.get("updated") or ""
+    elif role == RELATION_ROLE:
+        return relation_of(s)
+    elif role == RUNNING_ROLE:
+        return bool(s.get("running"))
+    return None
+
+def _tooltip(sid: str, s: Json, title_of: Callable[[str], str]) -> str:
+    lines = [s.get("title") or sid, f"id: {sid}"]
+    parent = s.get("parentSession")
+    if parent:
+        parent_title = title_of(parent)
+        verb = "Subagent started by" if relation_of(s) == "subagent" else "Forked from"
+        lines.append(f"{verb} “{parent_title}” at event {s.get('seedLength', 0)}")
+    if s.get("running"):
+        lines.append("A turn is running")
+    if s.get("error"):
+        lines.append(f"Could not be read: {(s['error'] or {}).get('message', '')}")
+    return "\n".join(lines)
+
+
+def sort_key(column: int, sid: str, s: Json) -> SortKey:
+    """What a row sorts by in `column`: the title (case-blind), last activity, message
+    count or model, then last activity among equals."""
+    updated = str(s.get("updated") or "")
+    if column == TITLE:
+        return (str(s.get("title") or sid).casefold(), updated)
+    if column == MESSAGES:
+        messages = s.get("messages")
+        return (messages if isinstance(messages, int) else 0, updated)
+    if column == MODEL:
+        return (str(s.get("model") or "").casefold(), updated)
+    return (updated,)
+
+
+def relation_of(summary: Json) -> str | None:
+    rel = summary.get("relation")
+    if rel is None and summary.get("parentSession"):
+        return "fork"
+    return rel if isinstance(rel, str) else None
+
+
+def format_when(ts: object, now: datetime | None = None) -> str:
+    """A short local time: today's time, or the date for older activity."""
+    if not isinstance(ts, str) or not ts:
+        return ""
+    try:
+        when = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return ts
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    local = when.astimezone()
+    now = (now or datetime.now(UTC)).astimezone()
+    if local.date() == now.date():
+        return local.strftime("%H:%M")
+    if local.year == now.year:
+        return local.strftime("%d %b %H:%M")
+    return local.strftime("%Y-%m-%d")
