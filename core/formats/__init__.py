@@ -1,0 +1,1 @@
+"""Foreign session formats: Claude Code, Codex and pi, read and written."""

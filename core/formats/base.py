@@ -1,0 +1,171 @@
+"""What every foreign session format (Claude Code, Codex, pi) provides to Forkwise.
+
+A format module reads a tool's session files into `ImportedSession`s and writes a Forkwise
+session back as a native session of that tool. It knows nothing of the store: the import
+verb (one implementation, used by the CLI, the host's RPC and the app's watcher) turns the
+readers' output into stored sessions, computes where a child's history leaves its parent's,
+and brings an earlier import up to date by appending.
+
+Rules a reader follows, so that every format behaves alike:
+
+- `events` is the whole conversation of that session as the tool shows it, root first, as
+  Forkwise event records *without* `seq`: `{"type": …, "ts": …, …fields}`. Messages sit
+  inside `turn/start` … `turn/end` brackets; message ids are `role:slug:suffix`, unique in
+  the list and deterministic (derived from the source's own ids or positions, never random),
+  so that two sessions read from one tree carry equal records for the entries they share.
+- Every event made from source lines carries `"src": {"id": SOURCE_SESSION_ID, "lines": [N, …]}`
+  (1-based line numbers in the file of the source session `id`). A writer copies those lines
+  back unchanged when it exports a session that shares them. Events the reader invents (a
+  `turn/end` the source never wrote) carry no `src`.
+- What has no Forkwise equivalent (images, usage, encrypted reasoning, unknown line types)
+  becomes a `plugin/<tool>/<kind>` event — nothing is dropped silently.
+- Lineage: `parent` names the Forkwise id of the session this one branched from (a rewind,
+  a fork, a subagent), `relation` says which. The import verb finds the shared prefix by
+  comparing `events` with the parent's (ignoring `src`), cuts it back to the last `turn/end`
+  they share, and stores the child as a fork of the parent there.
+- A file that cannot be read raises `FormatError` with the 1-based line number; nothing of
+  that file is imported.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from ..errors import ForkwiseError
+
+Tool = Literal["claude", "codex", "pi"]
+Relation = Literal["fork", "subagent"]
+Record = dict[str, Any]
+
+
+class FormatError(ForkwiseError):
+    """A source file that is not a readable session of the tool it claims to be."""
+
+    code = "import-failed"
+
+    def __init__(self, message: str, *, path: str, line: int | None = None) -> None:
+        super().__init__(message, path=path, line=line)
+        self.path = path
+        self.line = line
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRef:
+    """Where an imported session came from; kept as `meta.source` in its header."""
+
+    tool: str
+    path: str
+    id: str
+    version: str | None = None
+
+    def to_meta(self) -> dict[str, Any]:
+        return {"tool": self.tool, "path": self.path, "id": self.id, "version": self.version}
+
+    @classmethod
+    def from_meta(cls, meta: object) -> SourceRef | None:
+        if not isinstance(meta, Mapping):
+            return None
+        tool, path, sid = meta.get("tool"), meta.get("path"), meta.get("id")
+        if not (isinstance(tool, str) and isinstance(path, str) and isinstance(sid, str)):
+            return None
+        version = meta.get("version")
+        return cls(tool, path, sid, version if isinstance(version, str) else None)
+
+
+@dataclass(slots=True)
+class ImportedSession:
+    """One session as read from a tool's files, before it is stored."""
+
+    id: str
+    created: str
+    cwd: str
+    source: SourceRef
+    events: list[Record]
+    title: str | None = None
+    parent: str | None = None
+    relation: Relation | None = None
+    #: plugin/<tool>/<kind> events made, by kind (what could not be mapped)
+    unmapped: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedSession:
+    """What a writer wrote: the file, the tool's new session id, the command that resumes it."""
+
+    path: Path
+    id: str
+    resume: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExportInput:
+    """A Forkwise session handed to a writer.
+
+    `events` are its stored records in seq order (`seq`, `type`, `ts`, fields). Events that
+    carry `src` are the source's own lines: `sources` maps each source session id named by
+    a `src` to where that source lives (from the headers of the session and its ancestors).
+    """
+
+    session_id: str
+    cwd: str
+    title: str | None
+    created: str
+    events: Sequence[Mapping[str, Any]]
+    sources: Mapping[str, SourceRef]
+    model: Mapping[str, Any] | None = None
+
+
+class Reader(Protocol):
+    """Reads one tool's session files."""
+
+    tool: Tool
+
+    def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        """Folders where the tool keeps its sessions on this machine (may not exist)."""
+        ...
+
+    def session_files(self, root: Path) -> Iterator[Path]:
+        """The session files under `root` (a folder), or `root` itself if it is a file."""
+        ...
+
+    def sniff(self, head: bytes) -> bool:
+        """Whether a file starting with `head` (its first few KiB) is this tool's format."""
+        ...
+
+    def read(self, path: Path) -> list[ImportedSession]:
+        """Every Forkwise session the file holds: its main line first, then branches and
+        subagents. Raises FormatError naming the line."""
+        ...
+
+
+class Writer(Protocol):
+    """Writes a Forkwise session as a native session of one tool."""
+
+    tool: Tool
+
+    def default_root(self, env: Mapping[str, str], home: Path) -> Path:
+        """The tool's own sessions folder on this machine."""
+        ...
+
+    def export(self, session: ExportInput, root: Path, out: Path | None) -> ExportedSession:
+        """Write `session` under `root` (the tool's folder layout) or to `out`; a missing
+        folder for `out` is an error and nothing is written."""
+        ...
+
+
+_SLUG = re.compile(r"[a-z0-9]+")
+
+
+def source_session_id(tool: str, source_id: str, branch: str | None = None) -> str:
+    """The deterministic Forkwise id of a source session (`claude-<id>`) or of a branch
+    derived from it (`claude-<id>-<branch>`), kept within the 64 characters an id may have."""
+    clean = "-".join(_SLUG.findall(source_id.lower())) or "session"
+    base = f"{tool}-{clean}"
+    if branch is None:
+        return base[:64]
+    tail = "-".join(_SLUG.findall(branch.lower()))[:16] or "branch"
+    return f"{base[: 63 - len(tail)]}-{tail}"
