@@ -29,6 +29,7 @@ Rules a reader follows, so that every format behaves alike:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from ..errors import ForkwiseError
+from ..ids import slugify
 
 Tool = Literal["claude", "codex", "pi"]
 Relation = Literal["fork", "subagent"]
@@ -169,3 +171,11 @@ def source_session_id(tool: str, source_id: str, branch: str | None = None) -> s
         return base[:64]
     tail = "-".join(_SLUG.findall(branch.lower()))[:16] or "branch"
     return f"{base[: 63 - len(tail)]}-{tail}"
+
+
+def message_id(role: str, text: str, key: str) -> str:
+    """A readable, deterministic message id, `role:slug:suffix`: the slug from the text, the
+    suffix from `key` (the source's own id for the entry, or its position), so that reading
+    the same source twice gives the same ids."""
+    digest = hashlib.blake2b(key.encode(), digest_size=4).hexdigest()
+    return f"{role}:{slugify(text) or 'message'}:{digest}"
