@@ -312,6 +312,14 @@ class Client:
         )
         return summary
 
+    async def rename_session(self, session_id: str, title: str) -> Json:
+        """Give a session a title (a `session/title` event); its summary."""
+        summary: Json = await self.call(
+            "session.rename", {"sessionId": session_id, "title": title}
+        )
+        self.catalogue[summary["id"]] = summary
+        return summary
+
     async def reload_settings(self) -> Json:
         """Ask the host to read the provider settings again; returns the new default
         `{"provider", "model", "reasoning"}` for sessions created from now on."""

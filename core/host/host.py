@@ -39,6 +39,7 @@ from forkwise.core.host.importing import (
     discover,
     import_sources,
 )
+from forkwise.core.host.lineage import source_state
 from forkwise.core.host.store_workers import StoreWorkers
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import message_boundary
@@ -85,6 +86,7 @@ T = TypeVar("T")
 Json = dict[str, Any]
 Listener = Callable[[Json], None]
 MAX_PAGE = 1000
+MAX_TITLE = 200
 
 
 class Host:
@@ -324,12 +326,15 @@ class Host:
             else {"running": turn is not None, "queued": 0, "waiting": bool(turn and turn.pending)}
         )
         choice = latest_choice(snap) or self._default_model
+        source = await self.io(source_state, self.store, snap)
         return {
             "header": snap.header.to_record(),
             "summary": self.row(summary),
             "state": state,
             "pendingApprovals": [r.to_dict() for r in turn.pending.values()] if turn else [],
             "model": {k: v for k, v in model_select_draft(choice).items() if k != "type"},
+            # a fork's child: whether its source still starts with what it copied
+            "source": source,
         }
 
     async def messages(self, session_id: str) -> list[Json]:
@@ -415,6 +420,23 @@ class Host:
             return self.row(self.store.summary(session_id))
 
         return await self.io(select)
+
+    async def rename_session(self, session_id: str, title: str) -> Json:
+        """`session.rename`: the session's title becomes `title` (a `session/title` event,
+        so it survives restarts and is history like any other); the session's summary."""
+        if not isinstance(title, str) or not title.strip():
+            raise InvalidBoundary("a title needs some text", field="title")
+        if len(title) > MAX_TITLE:
+            raise InvalidBoundary(f"a title has at most {MAX_TITLE} characters", field="title")
+        self._check_writable()
+        await self._serve(session_id)
+        draft = {"type": "session/title", "title": " ".join(title.split())}
+
+        def rename() -> Json:
+            self.store.append(session_id, [draft])
+            return self.row(self.store.summary(session_id))
+
+        return await self.io(rename)
 
     def use_settings(self, settings: ProviderSettings) -> Json:
         """Serve the provider these settings describe; sessions created from now on start
