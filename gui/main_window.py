@@ -9,7 +9,6 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QSettings, 
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -22,17 +21,20 @@ from PySide6.QtWidgets import (
 )
 
 from .badges import badge_icon
+from .branch_actions import BranchActions
 from .composer import Composer
 from .context_menu import ContextMenuMixin
 from .controller import Controller
 from .notify import Banner
-from .session_rows import ACTIVITY, ID_ROLE, MESSAGES, MODEL, TITLE
+from .session_rows import ACTIVITY, ID_ROLE
 from .sort_header import SortHeader
 from .transcript_view import TranscriptView
+from .tree_columns import TreeColumns
 
 log = logging.getLogger(__name__)
 
 FORK_SHORTCUT = "Ctrl+Shift+K"
+FORK_TIP = "Fork the selected session at its last completed turn"
 
 
 def _keys(standard: QKeySequence.StandardKey, fallback: str) -> list[QKeySequence]:
@@ -53,7 +55,8 @@ class SessionTree(ContextMenuMixin, QTreeView):
                                       "beneath the session they came from")
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        # two rows (Ctrl+click) can be compared; the current row is the one opened
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setSortingEnabled(True)
         self.setAnimated(False)
         self.setExpandsOnDoubleClick(True)
@@ -89,6 +92,8 @@ class SessionTree(ContextMenuMixin, QTreeView):
         menu.setToolTipsVisible(True)
         menu.addAction(w.action_fork)
         menu.addAction(w.action_new)
+        menu.addAction(w.branches.rename)
+        menu.addAction(w.branches.compare)
         menu.addSeparator()
         copy = menu.addAction("Copy session id")
         copy.setObjectName("actionCopySessionId")
@@ -116,6 +121,7 @@ class MainWindow(QMainWindow):
         self.settings_dialog: Any = None
         self._collapsed: set[str] = set()  # sessions a person collapsed in the tree
         self._build_actions()
+        self.branches = BranchActions(self)
         self._build_panes()
         self._build_menus()
         self._wire()
@@ -145,8 +151,7 @@ class MainWindow(QMainWindow):
         self.action_new = self._action("actionNewSession", "&New session",
                                        _keys(QKeySequence.StandardKey.New, "Ctrl+N"),
                                        "Start an empty session")
-        self.action_fork = self._action("actionForkSession", "&Fork", FORK_SHORTCUT,
-                                        "Fork the selected session at its last completed turn")
+        self.action_fork = self._action("actionForkSession", "&Fork", FORK_SHORTCUT, FORK_TIP)
         self.action_fork.setIcon(badge_icon("fork"))
         self.action_find = self._action("actionFind", "&Find…",
                                         _keys(QKeySequence.StandardKey.Find, "Ctrl+F"),
@@ -180,12 +185,7 @@ class MainWindow(QMainWindow):
         self.tree = SessionTree(self)
         self.tree.setModel(c.proxy)
         self.tree.sortByColumn(ACTIVITY, Qt.SortOrder.DescendingOrder)
-        header = self.tree.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(TITLE, QHeaderView.ResizeMode.Stretch)
-        for col, width in ((ACTIVITY, 92), (MESSAGES, 72), (MODEL, 112)):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
-            header.resizeSection(col, width)
+        self.columns = TreeColumns(self.tree, self.settings)
         lay = QVBoxLayout(left)
         lay.setContentsMargins(6, 6, 0, 6)
         lay.addWidget(self.filter_box)
@@ -257,6 +257,12 @@ class MainWindow(QMainWindow):
         session_menu = bar.addMenu("&Session")
         session_menu.setObjectName("menuSession")
         session_menu.addAction(self.action_fork)
+        session_menu.addAction(self.branches.rename)
+        session_menu.addSeparator()
+        session_menu.addAction(self.branches.previous)
+        session_menu.addAction(self.branches.next)
+        session_menu.addAction(self.branches.compare)
+        session_menu.addSeparator()
         session_menu.addAction(self.action_stop)
         session_menu.addAction(self.action_use_model)
         help_menu = bar.addMenu("&Help")
@@ -302,6 +308,7 @@ class MainWindow(QMainWindow):
         self.composer.stopRequested.connect(c.cancel)
         self.action_new.setEnabled(c.loaded)  # it needs the client: enabled once loaded
         self.tree.placeholder.setVisible(not c.loaded)
+        self.branches.wire()
         self._update_fork_action()
 
     # --- behaviour --------------------------------------------------------------------------
@@ -387,8 +394,9 @@ class MainWindow(QMainWindow):
         has = self.selected_session() is not None
         self.action_fork.setEnabled(has)
         self.action_use_model.setEnabled(has)
-        if not has:
-            self.action_fork.setStatusTip("Select a session to fork")
+        tip = FORK_TIP if has else "Select a session to fork"
+        self.action_fork.setStatusTip(tip)
+        self.action_fork.setToolTip(f"{tip} ({FORK_SHORTCUT})")
 
     def _show_opened(self, sid: str) -> None:
         summary = self.controller.tree.summary(sid) if sid else None
@@ -396,7 +404,7 @@ class MainWindow(QMainWindow):
             self.header_label.setText("No session open")
             self.composer.set_session(None)
             return
-        bits = [str(summary.get("title") or sid)]
+        bits = [self._title_of(sid)]
         if summary.get("model"):
             bits.append(str(summary["model"]))
         if summary.get("running"):
@@ -414,12 +422,15 @@ class MainWindow(QMainWindow):
         self.action_stop.setEnabled(running)
 
     def begin_edit(self, row: int) -> None:
+        """Edit and resend: the edit goes out in a new branch (see BranchActions for the
+        confirmed edit in place)."""
         entry = self.controller.transcript.entry(row)
         if entry is not None and entry.message_id is not None:
             self.composer.begin_edit(entry.message_id, entry.text)
 
     def _send(self, text: str) -> None:
-        self.controller.send(text, self.composer.sent, editing=self.composer.editing_message)
+        self.controller.send(text, self.composer.sent, editing=self.composer.editing_message,
+                             replace=self.composer.replacing)
 
     def focus_filter(self) -> None:
         self.filter_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -431,8 +442,7 @@ class MainWindow(QMainWindow):
         QGuiApplication.clipboard().setText(text)
 
     def _title_of(self, sid: str) -> str:
-        summary = self.controller.tree.summary(sid)
-        return str(summary.get("title") or sid) if summary else sid
+        return self.controller.tree.title_of(sid)
 
     def open_settings(self) -> None:
         from .settings_dialog import SettingsDialog
@@ -460,14 +470,12 @@ class MainWindow(QMainWindow):
         state = self.settings.value("window/splitter")
         if state is not None:
             self.splitter.restoreState(state)
-        header = self.settings.value("window/treeHeader")
-        if header is not None:
-            self.tree.header().restoreState(header)
+        self.columns.restore()
 
     def save_state(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/splitter", self.splitter.saveState())
-        self.settings.setValue("window/treeHeader", self.tree.header().saveState())
+        self.columns.save()
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -39,6 +39,7 @@ from .session_rows import (
     row_data,
     sort_key,
 )
+from .siblings import display_title
 
 log = logging.getLogger(__name__)
 
@@ -425,7 +426,11 @@ class SessionTreeModel(QAbstractItemModel):
         return [c.sid for c in node.children if c.sid] if node is not None else []
 
     def _title_of(self, sid: str) -> str:
-        return str((self._summaries.get(sid) or {}).get("title") or sid)
+        return display_title(sid, self.summary, self.children_of)
+
+    def title_of(self, sid: str) -> str:
+        """What the session is called on screen (a fork not renamed yet: after its source)."""
+        return display_title(sid, self.summary, self.children_of)
 
     def _index_of(self, node: _Node) -> QModelIndex:
         if node is self._root:

@@ -25,12 +25,13 @@ RUNNING_ROLE = Qt.ItemDataRole.UserRole + 5
 
 
 def row_data(sid: str, s: Json, column: int, role: int, title_of: Callable[[str], str]) -> Any:
-    """What a session row shows in `column` for `role`; `title_of` names another session."""
+    """What a session row shows in `column` for `role`; `title_of` names a session (a fork
+    not renamed yet after its source: see siblings.display_title)."""
     if role == Qt.ItemDataRole.DisplayRole:
         if column == TITLE:
             if s.get("error"):
                 return f"{sid} — cannot be read"
-            return s.get("title") or sid
+            return title_of(sid)
         if column == ACTIVITY:
             return "● running" if s.get("running") else format_when(s.get("updated"))
         if column == MESSAGES:
@@ -44,7 +45,7 @@ def row_data(sid: str, s: Json, column: int, role: int, title_of: Callable[[str]
     elif role == Qt.ItemDataRole.AccessibleTextRole and column == TITLE:
         kind = {"fork": "fork", "subagent": "subagent"}.get(relation_of(s) or "", "session")
         state = ", running" if s.get("running") else ""
-        return f"{kind} {s.get('title') or sid}{state}"
+        return f"{kind} {title_of(sid)}{state}"
     elif role == Qt.ItemDataRole.TextAlignmentRole and column == MESSAGES:
         return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     elif role == ID_ROLE:
@@ -60,7 +61,7 @@ def row_data(sid: str, s: Json, column: int, role: int, title_of: Callable[[str]
     return None
 
 def _tooltip(sid: str, s: Json, title_of: Callable[[str], str]) -> str:
-    lines = [s.get("title") or sid, f"id: {sid}"]
+    lines = [title_of(sid), f"id: {sid}"]
     parent = s.get("parentSession")
     if parent:
         parent_title = title_of(parent)
