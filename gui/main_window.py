@@ -283,8 +283,15 @@ class MainWindow(QMainWindow):
         self._filter_timer = QTimer(self)
         self._filter_timer.setSingleShot(True)
         self._filter_timer.setInterval(200)
-        self._filter_timer.timeout.connect(lambda: c.search(self.filter_box.text()))
+        self._filter_timer.timeout.connect(self._filter_now)
         self.filter_box.textChanged.connect(lambda _t: self._filter_timer.start())
+        # message-text matches arrive later: their rows' ancestors are expanded too
+        self._expand_timer = QTimer(self)
+        self._expand_timer.setSingleShot(True)
+        self._expand_timer.setInterval(0)
+        self._expand_timer.timeout.connect(self._filter_shown)
+        c.proxy.rowsInserted.connect(
+            lambda *_a: self._expand_timer.start() if c.proxy.pattern else None)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
         c.selectRequested.connect(self.select_session)
         c.sessionOpened.connect(self._show_opened)
@@ -431,6 +438,23 @@ class MainWindow(QMainWindow):
     def _send(self, text: str) -> None:
         self.controller.send(text, self.composer.sent, editing=self.composer.editing_message,
                              replace=self.composer.replacing)
+
+    def _filter_now(self) -> None:
+        self.controller.search(self.filter_box.text())
+        self._filter_shown()
+
+    def _filter_shown(self) -> None:
+        """While filtering, every match is shown with the path to it (its ancestors are
+        expanded: the matching fork is seen beneath its source); once the filter is
+        cleared, lineages are expanded as the person left them and the open session is
+        selected and in view again."""
+        c = self.controller
+        if c.proxy.pattern:
+            self.tree.expandAll()  # only the matches and their ancestors are rows
+            return
+        self._expand_reordered_lineage()
+        if c.current:
+            self.select_session(c.current)
 
     def focus_filter(self) -> None:
         self.filter_box.setFocus(Qt.FocusReason.ShortcutFocusReason)

@@ -4,9 +4,10 @@ Sessions forked from the same source (`parentSession`) at the same point (`seedL
 are siblings: the transcript steps between them ("2/3" with arrows). The source itself is not one
 of them (it is reached through the "Forked from" link), nor is a subagent.
 
-A fork's title is its source's until someone renames it (both start with the same
-question), so a fork that has not been given its own title is shown as
-"<source title> — fork N", N counting the source's forks in the order they were made.
+A fork's title is its source's until someone renames it (it copied the source's title, or
+both are named by the same first question), so such a fork is shown as
+"<source title> — fork N", N counting the source's forks in the order they were made. A
+fork that asked something else first, or was renamed, keeps its own title.
 
 Qt-free: it reads summaries (the client catalogue's shape) through two lookups, the
 lineage tree model's `summary` and `children_of`.
@@ -75,8 +76,18 @@ def display_title(sid: str, summary: Summary, children_of: Children, depth: int 
     if not is_fork(own) or not isinstance(parent, str) or depth > 20:
         return title
     source = summary(parent)
-    if source is None or str(source.get("title") or parent) != title:
+    if source is None or not _inherited(own, source):
         return title  # renamed, or it asked something else first: its own title says it
     forks = forks_of(parent, summary, children_of)
     number = forks.index(sid) + 1 if sid in forks else len(forks) + 1
     return f"{display_title(parent, summary, children_of, depth + 1)} — fork {number}"
+
+
+def _inherited(own: Json, source: Json) -> bool:
+    """Whether a fork's title is its source's: a title copied with the seed (a
+    `session/title` event), or the first question when the seed holds that question (the
+    fork asked nothing of its own first)."""
+    if own.get("titleSet", True):
+        return str(source.get("title") or "") == str(own.get("title") or "")
+    question = own.get("firstQuestion")
+    return question is not None and question == source.get("firstQuestion")

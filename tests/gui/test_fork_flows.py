@@ -278,7 +278,8 @@ def test_edit_and_replace_confirms_then_replaces_in_place(aloop: Any, tmp_path: 
             action(menu, "actionEditReplace").trigger()
             menu.close()
             box = app.window.branches.confirm_box
-            assert box is not None and box.isVisible()
+            assert box is not None
+            assert box.isVisible()
             turns = sum(1 for e in app.log(quick)[1:] if e["type"] == "turn/start")
             messages = sum(1 for e in app.log(quick)[1:] if e["type"] == "message")
             assert f"deletes {turns} turn" in box.text()
