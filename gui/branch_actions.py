@@ -191,7 +191,11 @@ class BranchActions(QObject):
         c = self.window.controller
         if not title.strip():
             return
-        c.ops.run(c.client.rename_session(sid, title.strip()), c.tree.upsert,
+
+        def renamed(row: Json) -> None:
+            c.tree.upsert(row)
+
+        c.ops.run(c.client.rename_session(sid, title.strip()), renamed,
                   what="Renaming the session")
 
     def confirm_replace(self, row: int) -> None:

@@ -133,4 +133,4 @@ class CompareView(QWidget):
     def column_text(self, column: int) -> list[str]:
         """Each row's plain text in one column (tests and accessibility read this)."""
         rows = self.comparison.rows if self.comparison else []
-        return [(pair[column].text if pair[column] is not None else "") for pair in rows]
+        return [block.text if block is not None else "" for block in (p[column] for p in rows)]

@@ -185,7 +185,8 @@ def test_siblings_step_at_the_fork_point(aloop: Any, tmp_path: Path) -> None:
             await app.open(kids[1])
             await until(lambda: w.transcript.fork_header() is not None, what="fork record")
             place = header(app).findChild(QLabel, "siblingPosition")
-            assert place.isVisibleTo(w) and place.text() == "2/3"
+            assert place.isVisibleTo(w)
+            assert place.text() == "2/3"
             assert w.branches.previous.isEnabled()
             assert w.branches.next.isEnabled()
             w.branches.next.trigger()
@@ -262,7 +263,7 @@ def test_compare_two_sessions_of_a_lineage(aloop: Any, tmp_path: Path) -> None:
 def test_a_child_says_its_source_changed(aloop: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with open_app(tmp_path) as app:
-            c, w = app.controller, app.window
+            w = app.window
             plan = app.sid(PLAN)
             await app.open(plan)
             child = await fork_current(app)
