@@ -249,7 +249,7 @@ class BranchActions(QObject):
             if view is None:
                 view = self.compare_view = CompareView(self.window)
             view.show_comparison((left, c.tree.title_of(left)), (right, c.tree.title_of(right)),
-                                 compare(*logs))
+                                 compare(*logs, title_of=c.tree.title_of))
             view.show()
             view.raise_()
 

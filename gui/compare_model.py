@@ -8,12 +8,13 @@ the first of the other, and so on, with tool calls and their results.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import Any
 
 Json = dict[str, Any]
+TitleOf = Callable[[str], str]
 
 RESULT_CHARS = 300
 
@@ -80,8 +81,9 @@ def _compact(value: Any) -> str:
         return repr(value)
 
 
-def blocks(events: Sequence[Json]) -> list[Block]:
-    """The events as blocks: each turn one block, standalone events between turns one."""
+def blocks(events: Sequence[Json], title_of: TitleOf = str) -> list[Block]:
+    """The events as blocks: each turn one block, standalone events between turns one;
+    `title_of` names a session (a fork record's source)."""
     out: list[Block] = []
     current: Block | None = None
     for ev in events:
@@ -98,11 +100,11 @@ def blocks(events: Sequence[Json]) -> list[Block]:
             elif current is None or current.kind != "note":
                 current = Block("note")
                 out.append(current)
-        _add(current, ev)
+        _add(current, ev, title_of)
     return out
 
 
-def _add(block: Block, ev: Json) -> None:
+def _add(block: Block, ev: Json, title_of: TitleOf) -> None:
     etype = ev.get("type")
     if etype == "message":
         role = str(ev.get("role"))
@@ -124,7 +126,7 @@ def _add(block: Block, ev: Json) -> None:
         block.lines.append(("end", f"— turn {block.status}"))
     elif etype == "history/fork":
         where = f"at event {ev.get('boundary')}"
-        block.lines.append(("note", f"Forked from {ev.get('source')} {where}"))
+        block.lines.append(("note", f"Forked from {title_of(str(ev.get('source')))} {where}"))
     elif etype == "model/select":
         block.lines.append(("note", f"Model: {ev.get('label') or ev.get('model')}"))
     elif etype == "session/title":
@@ -133,7 +135,7 @@ def _add(block: Block, ev: Json) -> None:
         block.lines.append(("note", "Earlier context summarised"))
 
 
-def compare(a: Sequence[Json], b: Sequence[Json]) -> Comparison:
+def compare(a: Sequence[Json], b: Sequence[Json], title_of: TitleOf = str) -> Comparison:
     """Align two logs from their last common event: turns of one beside turns of the
     other, in order (standalone notes beside each other where both have them)."""
     shared = common_prefix(a, b)
@@ -144,7 +146,7 @@ def compare(a: Sequence[Json], b: Sequence[Json]) -> Comparison:
         if e.get("type") == "message" and e.get("role") == "user":
             question = _text_of(e)
             break
-    left, right = blocks(a[shared:]), blocks(b[shared:])
+    left, right = blocks(a[shared:], title_of), blocks(b[shared:], title_of)
     rows = _align(left, right)
     return Comparison(shared, turns, question, rows)
 

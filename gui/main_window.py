@@ -55,6 +55,8 @@ class SessionTree(ContextMenuMixin, QTreeView):
                                       "beneath the session they came from")
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
+        # forks differ at the end of their titles ("… — fork 2"): keep both ends in view
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         # two rows (Ctrl+click) can be compared; the current row is the one opened
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setSortingEnabled(True)

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHeaderView, QMenu, QTreeView
 from .session_rows import ACTIVITY, COLUMNS, MESSAGES, MODEL, TITLE
 
 KEY = "window/treeHeader"
-WIDTHS = {ACTIVITY: 84, MESSAGES: 56, MODEL: 112}
+WIDTHS = {ACTIVITY: 84, MESSAGES: 72, MODEL: 112}
 HIDDEN_AT_FIRST = (MODEL,)
 
 
