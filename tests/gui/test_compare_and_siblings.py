@@ -75,7 +75,7 @@ def test_compare_of_identical_and_unrelated_logs() -> None:
 
 
 def summaries() -> dict[str, Json]:
-    rows = {
+    return {
         "src": {"id": "src", "title": "Plan the 2.5 release", "titleSet": True,
                 "firstQuestion": "We want to ship 2.5", "parentSession": None},
         "a": {"id": "a", "created": "1", "parentSession": "src", "seedLength": 10,
@@ -95,7 +95,6 @@ def summaries() -> dict[str, Json]:
                "title": "We want to ship 2.5", "titleSet": False,
                "firstQuestion": "We want to ship 2.5"},
     }
-    return rows
 
 
 def test_siblings_are_forks_of_one_point_and_titles_tell_them_apart() -> None:
