@@ -1,0 +1,286 @@
+"""Reads Claude Code transcripts (`~/.claude/projects/**/*.jsonl`) as Forkwise sessions.
+
+One file gives its main line (`claude-<sessionId>`), each rewound branch
+(`claude-<sessionId>-<first uuid of the branch>`, a fork of the line it left), and each
+inline sidechain (a subagent of the session holding the Task call that started it). A
+subagent file (`agent-<id>.jsonl`) gives that subagent's session. A file written by
+`--fork-session` or `/branch` repeats its parent's entries under the same uuids, marked by
+`forkedFrom` (2.1) or by keeping the parent's `sessionId` (2.0): its main line is a fork of
+the parent, and the repeated entries read as the same events as in the parent.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from ..base import FormatError, ImportedSession, Relation, SourceRef, Tool, source_session_id
+from . import layout
+from .events import Builder
+from .tree import Line, Transcript, lines_of, load, prompt_text
+
+_TASK_TOOLS = frozenset({"Task", "Agent"})
+
+
+class ClaudeReader:
+    tool: Tool = "claude"
+
+    def __init__(self, live_window: float = 30.0) -> None:
+        #: a file written to within this many seconds, whose last turn has not ended, is
+        #: taken to be still running: that turn is left open
+        self.live_window = live_window
+
+    def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return [layout.projects_dir(layout.config_dir(env, home))]
+
+    def session_files(self, root: Path) -> Iterator[Path]:
+        return layout.session_files(root)
+
+    def sniff(self, head: bytes) -> bool:
+        return layout.sniff(head)
+
+    def read(self, path: Path) -> list[ImportedSession]:
+        t = load(path)
+        return _FileReader(t, self._live(t)).sessions()
+
+    def _live(self, t: Transcript) -> bool:
+        if t.torn:
+            return True
+        try:
+            age = time.time() - os.stat(t.path).st_mtime
+        except OSError:
+            return False
+        return age < self.live_window
+
+
+class _FileReader:
+    """The sessions of one decoded file."""
+
+    def __init__(self, t: Transcript, live: bool) -> None:
+        self.t = t
+        self.live = live
+        self.tools: dict[str, str] = {}
+        self.task_prompts: dict[str, int] = {}  # Task prompt -> assistant entry
+        main: list[int] = []
+        side: list[int] = []
+        ids: list[str] = []
+        for i, entry in enumerate(t.entries):
+            sid = entry.get("sessionId")
+            if type(sid) is str and (not ids or ids[-1] != sid):
+                ids.append(sid)
+            if t.by_uuid.get(entry.get("uuid")) == i:  # type: ignore[arg-type]
+                (side if entry.get("isSidechain") else main).append(i)
+            if entry.get("type") == "assistant":
+                self._scan_tools(i, entry)
+        self.main, self.side = main, side
+        self.subagent_file = layout.is_subagent_file(t.path)
+        stem = t.path.stem
+        if not (main or side):
+            self.sid = stem
+        elif not ids:
+            raise FormatError(
+                "no entry names its session (sessionId)", path=str(t.path), line=t.lines[0]
+            )
+        elif self.subagent_file or stem not in ids:
+            self.sid = ids[-1]
+        else:
+            self.sid = stem
+        self.source_id = f"{self.sid}/{stem}" if self.subagent_file else self.sid
+        self.parent_source = self._forked_from()
+        self.owner: dict[int, str] = {}
+
+    def _scan_tools(self, i: int, entry: dict[str, object]) -> None:
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            return
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                name = str(block.get("name", ""))
+                self.tools[str(block.get("id", ""))] = name
+                args = block.get("input")
+                if name in _TASK_TOOLS and isinstance(args, dict):
+                    prompt = args.get("prompt")
+                    if isinstance(prompt, str):
+                        self.task_prompts.setdefault(prompt, i)
+
+    def _forked_from(self) -> str | None:
+        """The session this file's entries were copied from, if it is a fork."""
+        for i in self.main:
+            entry = self.t.entries[i]
+            forked = entry.get("forkedFrom")
+            origin = forked.get("sessionId") if isinstance(forked, dict) else None
+            if isinstance(origin, str) and origin != self.sid:
+                return origin
+            sid = entry.get("sessionId")
+            if type(sid) is str and sid != self.sid and not self.subagent_file:
+                return sid
+        return None
+
+    # --- sessions ------------------------------------------------------------------
+
+    def sessions(self) -> list[ImportedSession]:
+        out: list[ImportedSession] = []
+        extras = self._placement()
+        lines = lines_of(self.t, self.main)
+        for n, line in enumerate(lines):
+            if n == 0:
+                sid = source_session_id("claude", self.sid)
+                parent = (
+                    source_session_id("claude", self.parent_source) if self.parent_source else None
+                )
+                relation: Relation | None = "fork" if parent else None
+            else:
+                sid = source_session_id("claude", self.sid, line.fork_key)
+                parent, relation = self.owner_id(lines, line.parent), "fork"
+            for i in line.nodes:
+                self.owner.setdefault(i, sid)
+            out.append(self._session(sid, line, extras, parent, relation, live=n == 0))
+        out.extend(self._subagents(extras))
+        return out
+
+    def owner_id(self, lines: list[Line], index: int | None) -> str:
+        if not index:
+            return source_session_id("claude", self.sid)
+        return source_session_id("claude", self.sid, lines[index].fork_key)
+
+    def _placement(self) -> tuple[list[int], dict[int, list[int]], dict[int, list[int]]]:
+        """Where entries outside the tree go: before everything (`lead`), after a tree entry
+        (`after`), or folded into a tree entry's `src` (`folded`)."""
+        t = self.t
+        lead: list[int] = []
+        after: dict[int, list[int]] = {}
+        folded: dict[int, list[int]] = {}
+        previous: int | None = None
+        for i, entry in enumerate(t.entries):
+            if t.by_uuid.get(entry.get("uuid")) == i:  # type: ignore[arg-type]
+                if not entry.get("isSidechain"):
+                    previous = i
+                continue
+            if "parentUuid" in entry and type(entry.get("uuid")) is str:
+                continue  # an older copy of an entry written again later: that one counts
+            kind = entry.get("type")
+            if kind == "file-history-snapshot":
+                target = t.by_uuid.get(str(entry.get("messageId")))
+                if target is not None:
+                    folded.setdefault(target, []).append(i)
+                    continue
+            anchor = previous
+            if kind == "summary":
+                leaf = t.by_uuid.get(str(entry.get("leafUuid")))
+                anchor = leaf if leaf is not None else previous
+            if anchor is None:
+                lead.append(i)
+            else:
+                after.setdefault(anchor, []).append(i)
+        return lead, after, folded
+
+    def _session(
+        self,
+        sid: str,
+        line: Line,
+        extras: tuple[list[int], dict[int, list[int]], dict[int, list[int]]],
+        parent: str | None,
+        relation: Relation | None,
+        *,
+        live: bool,
+        lead: bool = True,
+    ) -> ImportedSession:
+        before, after, folded = extras
+        builder = Builder(self.t, self.source_id, self.live and live, self.tools)
+        if lead:
+            for i in before:
+                builder.feed(i, [])
+        for i in line.nodes:
+            builder.feed(i, folded.get(i, []))
+            for j in after.get(i, ()):
+                builder.feed(j, [])
+        for part in line.replays:
+            builder.replayed(part)
+        events = builder.finish()
+        entries = [self.t.entries[i] for i in line.nodes]
+        cwd = next((str(e["cwd"]) for e in entries if isinstance(e.get("cwd"), str)), "")
+        version = next(
+            (str(e["version"]) for e in reversed(entries) if isinstance(e.get("version"), str)),
+            None,
+        )
+        created = events[0]["ts"] if events else ""
+        return ImportedSession(
+            id=sid,
+            created=created,
+            cwd=cwd,
+            source=SourceRef("claude", str(self.t.path), self.source_id, version),
+            events=events,
+            title=builder.title,
+            parent=parent,
+            relation=relation,
+            unmapped=builder.unmapped,
+        )
+
+    def _subagents(
+        self, extras: tuple[list[int], dict[int, list[int]], dict[int, list[int]]]
+    ) -> list[ImportedSession]:
+        """Sidechain trees: each is a subagent of the session that started it."""
+        roots: dict[int, int] = {}
+        groups: dict[int, list[int]] = {}
+        by_uuid = self.t.by_uuid
+        for i in self.side:
+            chain = [i]
+            node = i
+            while True:
+                known = roots.get(node)
+                if known is not None:
+                    root = known
+                    break
+                entry = self.t.entries[node]
+                up = by_uuid.get(entry.get("parentUuid") or entry.get("logicalParentUuid") or "")
+                if up is None or up == node or not self.t.entries[up].get("isSidechain"):
+                    root = node
+                    break
+                node = up
+                chain.append(node)
+                if len(chain) > len(self.side):
+                    raise FormatError("the parentUuid chain loops", path=str(self.t.path))
+            for c in chain:
+                roots[c] = root
+            groups.setdefault(root, []).append(i)
+        out: list[ImportedSession] = []
+        main_id = source_session_id("claude", self.sid)
+        for n, (root, members) in enumerate(sorted(groups.items())):
+            root_entry = self.t.entries[root]
+            agent = root_entry.get("agentId")
+            if self.subagent_file:
+                key = self.t.path.stem.removeprefix("agent-") if n == 0 else str(root_entry["uuid"])
+                parent = main_id
+            else:
+                key = str(agent) if isinstance(agent, str) else str(root_entry["uuid"])
+                text = prompt_text(root_entry)
+                spawner = self.task_prompts.get(text) if text is not None else None
+                parent = self.owner.get(spawner, main_id) if spawner is not None else main_id
+            sub_id = source_session_id("claude", self.sid, key)
+            lines = lines_of(self.t, members)
+            for m, line in enumerate(lines):
+                if m == 0:
+                    out.append(
+                        self._session(
+                            sub_id, line, extras, parent, "subagent", live=True, lead=False
+                        )
+                    )
+                else:
+                    fork_id = source_session_id("claude", self.sid, line.fork_key)
+                    fork_parent = (
+                        sub_id
+                        if not line.parent
+                        else source_session_id("claude", self.sid, lines[line.parent].fork_key)
+                    )
+                    out.append(
+                        self._session(
+                            fork_id, line, extras, fork_parent, "fork", live=False, lead=False
+                        )
+                    )
+        return out
+
+
+READER = ClaudeReader()

@@ -1,0 +1,198 @@
+"""A Claude Code transcript as a tree of entries, and the lines of conversation in it.
+
+Every user/assistant/system/attachment/progress entry has a `uuid` and a `parentUuid`
+(a compaction boundary has `parentUuid: null` and the entry before it as
+`logicalParentUuid`). A rewind leaves several children under one entry; parallel tool calls
+leave the results of all but the last call as leaves too, and a compaction may replay
+entries under new uuids with their old timestamps. This module finds the main line (the
+chain ending at the last main-chain entry, what `claude --resume` continues), the rewound
+branches (a leaf whose own part holds a typed prompt that the main line does not replay),
+and attaches every other leaf to the line it hangs from, in one pass over the entries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..base import FormatError
+
+Entry = dict[str, Any]
+INTERRUPT_PREFIX = "[Request interrupted by user"
+
+
+@dataclass(slots=True)
+class Transcript:
+    """The decoded lines of one file. `entries[i]` is line `lines[i]` (1-based)."""
+
+    path: Path
+    entries: list[Entry]
+    lines: list[int]
+    #: the last line was cut off mid-write (the file is being written)
+    torn: bool = False
+    #: index of each tree entry by its uuid (the last one wins, as in Claude Code)
+    by_uuid: dict[str, int] = field(default_factory=dict)
+
+
+def load(path: Path) -> Transcript:
+    """Decode every line once; a bad line is a FormatError naming it, except a torn last
+    line of a file still being written."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise FormatError(f"cannot read {path}: {exc.strerror}", path=str(path)) from exc
+    raws = data.split(b"\n")
+    out = Transcript(path, [], [])
+    last = len(raws) - 1
+    for i, raw in enumerate(raws):
+        if not raw.strip():
+            continue
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            if i == last:  # no newline after it: cut off while being written
+                out.torn = True
+                break
+            raise FormatError(
+                f"line {i + 1} is not JSON: {exc}", path=str(path), line=i + 1
+            ) from exc
+        if type(entry) is not dict:
+            raise FormatError(f"line {i + 1} is not a JSON object", path=str(path), line=i + 1)
+        uuid = entry.get("uuid")
+        if type(uuid) is str and "parentUuid" in entry:
+            out.by_uuid[uuid] = len(out.entries)
+        out.entries.append(entry)
+        out.lines.append(i + 1)
+    return out
+
+
+def is_node(entry: Entry) -> bool:
+    return type(entry.get("uuid")) is str and "parentUuid" in entry
+
+
+def prompt_text(entry: Entry) -> str | None:
+    """The text a person typed, if `entry` is a typed prompt (not meta, not a compaction
+    summary, not tool results only, not an interruption marker)."""
+    if entry.get("type") != "user" or entry.get("isMeta") or entry.get("isCompactSummary"):
+        return None
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        texts: list[str] = []
+        typed = False
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "tool_result":
+                return None
+            if kind == "text":
+                texts.append(str(block.get("text", "")))
+                typed = True
+            elif kind in ("image", "document"):
+                typed = True
+        if not typed:
+            return None
+        text = "\n".join(texts)
+    else:
+        return None
+    if text.startswith(INTERRUPT_PREFIX):
+        return None
+    return text
+
+
+@dataclass(slots=True)
+class Line:
+    """One line of conversation: the tree entries (indexes, file order) it is made of."""
+
+    leaf: int
+    nodes: list[int]
+    #: index in the list of lines of the line this one left, or None for a first line
+    parent: int | None = None
+    #: the uuid of the first entry that is this line's own (for its id)
+    fork_key: str | None = None
+    #: tree entries of another part of the tree that repeat this line's prompts
+    replays: list[list[int]] = field(default_factory=list)
+
+
+def _parent_of(t: Transcript, idx: int) -> int | None:
+    entry = t.entries[idx]
+    parent = entry.get("parentUuid")
+    if type(parent) is not str:
+        parent = entry.get("logicalParentUuid")
+    if type(parent) is not str:
+        return None
+    found = t.by_uuid.get(parent)
+    return None if found is None or found == idx else found
+
+
+def lines_of(t: Transcript, members: list[int]) -> list[Line]:
+    """The lines of the tree made of `members` (tree entry indexes in file order, all of one
+    kind: main chain or sidechain): the main line first, then rewound branches."""
+    if not members:
+        return []
+    member = set(members)
+    parents = {i: _parent_of(t, i) for i in members}
+    has_child = {p for p in parents.values() if p is not None and p in member}
+    owner: dict[int, int] = {}  # tree entry -> line that holds it
+    attached: dict[int, list[int]] = {}  # entry -> leaves hanging from it (same line)
+    lines: list[Line] = []
+    main_prompts: set[tuple[object, str]] = set()
+
+    def walk(leaf: int) -> tuple[list[int], int | None]:
+        part: list[int] = []
+        node: int | None = leaf
+        while node is not None and node not in owner and node in member:
+            part.append(node)
+            owner[node] = -1  # claimed; set properly below
+            node = parents.get(node)
+        part.reverse()
+        return part, node if node is not None and node in owner else None
+
+    main_leaf = members[-1]
+    part, _ = walk(main_leaf)
+    lines.append(Line(main_leaf, part))
+    for i in part:
+        owner[i] = 0
+        text = prompt_text(t.entries[i])
+        if text is not None:
+            main_prompts.add((t.entries[i].get("timestamp"), text))
+    for leaf in reversed(members):
+        if leaf in owner or leaf in has_child:
+            continue
+        part, fork_at = walk(leaf)
+        prompts = [
+            (t.entries[i].get("timestamp"), text)
+            for i in part
+            if (text := prompt_text(t.entries[i])) is not None
+        ]
+        holder = owner[fork_at] if fork_at is not None else 0
+        if prompts and any(p not in main_prompts for p in prompts):
+            lines.append(Line(leaf, part, parent=holder, fork_key=str(t.entries[part[0]]["uuid"])))
+            for i in part:
+                owner[i] = len(lines) - 1
+        elif prompts:  # a replay of entries the main line has (a compaction's copy)
+            lines[holder].replays.append(part)
+            for i in part:
+                owner[i] = holder
+        else:  # results of parallel tool calls, progress entries: part of the line above
+            anchor = fork_at if fork_at is not None else part[0]
+            attached.setdefault(anchor, []).extend(part)
+            for i in part:
+                owner[i] = holder
+    for line in lines:
+        chain: list[int] = []
+        node: int | None = line.leaf
+        while node is not None and node in member:
+            chain.append(node)
+            node = parents.get(node)
+            if len(chain) > len(members):
+                raise FormatError("the parentUuid chain loops", path=str(t.path))
+        extra = [j for i in chain for j in attached.get(i, ())]
+        line.nodes = sorted(chain + extra)
+    return lines
