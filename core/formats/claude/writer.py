@@ -16,6 +16,7 @@ import re
 import tempfile
 import uuid as uuidlib
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,23 @@ def _depth_at(line: bytes, at: int) -> int:
     return -1 if in_string else depth
 
 
+def _parse_ts(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def _later(clock: datetime | None, value: object) -> datetime | None:
+    parsed = _parse_ts(value)
+    if parsed is None:
+        return clock
+    return parsed if clock is None or parsed > clock else clock
+
+
 def _read_lines(ref: SourceRef) -> list[bytes]:
     try:
         return Path(ref.path).read_bytes().split(b"\n")
@@ -105,6 +123,7 @@ class _Renderer:
         self.model = "unknown"
         self.calls: dict[str, str] = {}
         self.tool_entry: dict[str, str] = {}
+        self.clock: datetime | None = None
 
     def copied(self, entry: Mapping[str, Any]) -> None:
         """Learn the chain's end and the context fields from a copied entry."""
@@ -114,6 +133,7 @@ class _Renderer:
         for key in ("version", "gitBranch", "userType"):
             if isinstance(entry.get(key), str):
                 self.common[key] = entry[key]
+        self.clock = _later(self.clock, entry.get("timestamp"))
         message = entry.get("message")
         model = message.get("model") if isinstance(message, dict) else None
         if isinstance(model, str) and model != "<synthetic>":
@@ -140,7 +160,14 @@ class _Renderer:
         }
         if "gitBranch" in self.common:
             entry["gitBranch"] = self.common["gitBranch"]
-        entry.update(type=kind, **fields, uuid=uuid, timestamp=ts)
+        # strictly after everything before it: `claude --resume` continues the latest entry
+        clock = _parse_ts(ts)
+        if clock is None or (self.clock is not None and clock <= self.clock):
+            base = self.clock or datetime.now(UTC)
+            clock = base + timedelta(milliseconds=1)
+        self.clock = clock
+        stamp = clock.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        entry.update(type=kind, **fields, uuid=uuid, timestamp=stamp)
         self.parent = uuid
         return orjson.dumps(entry)
 

@@ -1,0 +1,271 @@
+"""Writing a Forkwise session as a Claude Code transcript: shared lines byte-for-byte but
+the session id, new turns in Claude Code's shape, the file where `claude --resume` finds
+it, and the round trip back through the reader."""
+
+from __future__ import annotations
+
+import os
+import uuid as uuidlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from claude_checks import convo, stored
+from claude_fixtures import Transcript, project_file
+from test_claude_reader import SID, rewound, write_old
+
+from forkwise.core.formats.base import ExportInput, FormatError, ImportedSession
+from forkwise.core.formats.claude import READER, WRITER
+from forkwise.core.formats.claude.writer import replace_session_id
+
+
+def export_input(s: ImportedSession, extra: Sequence[dict[str, Any]] = ()) -> ExportInput:
+    records = [*s.events, *extra]
+    events = [{"seq": n, **r} for n, r in enumerate(records, 1)]
+    return ExportInput(
+        session_id=s.id,
+        cwd=s.cwd,
+        title=s.title,
+        created=s.created,
+        events=events,
+        sources={s.source.id: s.source},
+    )
+
+
+def rich_transcript() -> Transcript:
+    t = Transcript(SID)
+    t.tool_turn("list the files", "ls", "a.py\nb.py", "There are two files.")
+    t.compact("Summary: listed files.")
+    t.exchange("and now?", "Nothing else.")
+    t.custom_title("Listing")
+    return t
+
+
+def lines_of(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines()
+
+
+def test_replace_session_id_touches_only_the_top_level_value() -> None:
+    new = "00000000-1111-4222-8333-444444444444"
+    line = (
+        b'{"message":{"content":"say \\"sessionId\\":\\"old\\""},"sessionId":"old",'
+        b'"forkedFrom":{"sessionId":"old","messageUuid":"u"}}'
+    )
+    out = replace_session_id(line, new)
+    assert out == line.replace(b'"sessionId":"old",', b'"sessionId":"%s",' % new.encode(), 1)
+    decoded = orjson.loads(out)
+    assert decoded["sessionId"] == new
+    assert decoded["forkedFrom"]["sessionId"] == "old"
+    assert decoded["message"]["content"] == 'say "sessionId":"old"'
+    spaced = b'{ "sessionId" : "a\\"b", "x": 1 }'
+    assert replace_session_id(spaced, new) == b'{ "sessionId" : "%s", "x": 1 }' % new.encode()
+    plain = b'{"type":"summary","summary":"sessionId","leafUuid":"u"}'
+    assert replace_session_id(plain, new) == plain
+    nested_only = b'{"type":"x","data":{"sessionId":"old"}}'
+    assert replace_session_id(nested_only, new) == nested_only
+
+
+def test_export_copies_every_line_changing_only_the_session_id(tmp_path: Path) -> None:
+    source = write_old(rich_transcript(), tmp_path / "src")
+    main = READER.read(source)[0]
+    root = tmp_path / "claude"
+    done = WRITER.export(export_input(main), root, None)
+    assert uuidlib.UUID(done.id).version == 4
+    assert done.resume == f"claude --resume {done.id}"
+    assert done.path == root / "projects" / "-home-dev-proj-x" / f"{done.id}.jsonl"
+    assert done.path.stat().st_mode & 0o777 == 0o600
+    before, after = lines_of(source), lines_of(done.path)
+    assert len(after) == len(before)
+    old_key = b'"sessionId":"%s"' % SID.encode()
+    new_key = b'"sessionId":"%s"' % done.id.encode()
+    for old, new in zip(before, after, strict=True):
+        if old_key in old:
+            assert new == old.replace(old_key, new_key, 1)
+        else:
+            assert new == old  # snapshots and summaries carry no session id
+    again = READER.read(done.path)[0]
+    assert again.id == f"claude-{done.id}"
+    assert convo(again) == convo(main)
+    assert again.title == "Listing"
+
+
+def test_default_root_follows_claude_config_dir(tmp_path: Path) -> None:
+    assert WRITER.default_root({}, tmp_path) == tmp_path / ".claude" / "projects"
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "c")}
+    assert WRITER.default_root(env, tmp_path) == tmp_path / "c" / "projects"
+
+
+def resume_chain(path: Path) -> list[dict[str, Any]]:
+    """What `claude --resume` loads (Claude Code 2.0.77, getLastLog): the chain of
+    parentUuid links ending at the latest non-sidechain entry."""
+    entries = [orjson.loads(raw) for raw in lines_of(path)]
+    tree = {e["uuid"]: e for e in entries if e.get("type") in ("user", "assistant", "system")}
+    last = max((e for e in tree.values() if not e.get("isSidechain")), key=lambda e: e["timestamp"])
+    chain = []
+    node: dict[str, Any] | None = last
+    while node is not None:
+        chain.append(node)
+        node = tree.get(node.get("parentUuid") or "")
+    return chain[::-1]
+
+
+def chain_text(chain: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for e in chain:
+        if "message" not in e:
+            continue  # a compaction boundary
+        content = e["message"]["content"]
+        if isinstance(content, str):
+            out.append(content)
+        else:
+            out.extend(b["text"] for b in content if b.get("type") == "text")
+    return out
+
+
+def test_export_of_a_rewound_branch_resumes_that_branch(tmp_path: Path) -> None:
+    t = Transcript(SID)
+    rewound(t)
+    sessions = READER.read(write_old(t, tmp_path / "src"))
+    branch = sessions[1]
+    done = WRITER.export(export_input(branch), tmp_path / "claude", None)
+    assert chain_text(resume_chain(done.path)) == [c[1] for c in convo(branch)]
+    assert convo(READER.read(done.path)[0]) == convo(branch)
+
+
+def forkwise_turn(main: ImportedSession) -> list[dict[str, Any]]:
+    ts = "2026-02-01T10:00:00.000Z"
+    turn = "turn:fw-1"
+    return [
+        {"type": "history/fork", "ts": ts, "source": main.id, "boundary": len(main.events)},
+        {"type": "model/select", "ts": ts, "provider": "offline", "model": "echo-1"},
+        {"type": "turn/start", "ts": ts, "turn": turn},
+        {
+            "type": "message",
+            "ts": ts,
+            "turn": turn,
+            "id": "user:count:fw1",
+            "role": "user",
+            "parts": [{"type": "text", "text": "count the lines"}],
+        },
+        {
+            "type": "message",
+            "ts": ts,
+            "turn": turn,
+            "id": "assistant:counting:fw2",
+            "role": "assistant",
+            "parts": [
+                {"type": "reasoning", "text": "unsigned, not sent back"},
+                {"type": "text", "text": "Counting."},
+                {"type": "tool_call", "id": "call:1", "name": "Bash", "args": {"command": "wc -l"}},
+            ],
+        },
+        {
+            "type": "tool/result",
+            "ts": ts,
+            "turn": turn,
+            "call": "call:1",
+            "tool": "Bash",
+            "output": "42",
+        },
+        {
+            "type": "message",
+            "ts": ts,
+            "turn": turn,
+            "id": "assistant:42:fw3",
+            "role": "assistant",
+            "parts": [{"type": "text", "text": "There are 42 lines."}],
+        },
+        {"type": "turn/end", "ts": ts, "turn": turn, "status": "completed"},
+        {"type": "session/title", "ts": ts, "title": "Counting fork"},
+    ]
+
+
+def test_fork_with_turns_added_in_forkwise(tmp_path: Path) -> None:
+    source = write_old(rich_transcript(), tmp_path / "src")
+    main = READER.read(source)[0]
+    session = export_input(main, forkwise_turn(main))
+    done = WRITER.export(session, tmp_path / "claude", None)
+    copied = len(lines_of(source))
+    written = [orjson.loads(raw) for raw in lines_of(done.path)]
+    new = written[copied:]
+    assert [e["type"] for e in new] == ["user", "assistant", "user", "assistant", "custom-title"]
+    last_copied = next(e["uuid"] for e in reversed(written[:copied]) if "parentUuid" in e)
+    parent = last_copied
+    for e in new[:4]:
+        assert e["parentUuid"] == parent
+        assert uuidlib.UUID(e["uuid"]).version == 4
+        assert (e["sessionId"], e["cwd"], e["version"]) == (done.id, main.cwd, "2.0.77")
+        assert e["isSidechain"] is False
+        parent = e["uuid"]
+    # one Forkwise timestamp for the whole turn: written strictly increasing, so that the
+    # latest entry (what `claude --resume` continues) is the end of the chain
+    stamps = [e["timestamp"] for e in new[:4]]
+    assert stamps[0] == "2026-02-01T10:00:00.000Z"
+    assert stamps == sorted(set(stamps))
+    assert new[0]["message"] == {"role": "user", "content": "count the lines"}
+    blocks = new[1]["message"]["content"]
+    assert [b["type"] for b in blocks] == ["text", "tool_use"]
+    call = blocks[1]["id"]
+    assert call.startswith("toolu_")
+    assert blocks[1]["input"] == {"command": "wc -l"}
+    assert new[2]["message"]["content"] == [
+        {"tool_use_id": call, "type": "tool_result", "content": "42"}
+    ]
+    assert new[2]["sourceToolAssistantUUID"] == new[1]["uuid"]
+    assert new[4] == {"type": "custom-title", "customTitle": "Counting fork", "sessionId": done.id}
+    # the round trip: the reader gives the same messages (role, text, tool calls)
+    back = READER.read(done.path)
+    assert len(back) == 1
+    expected = [
+        *convo(main),
+        ("user", "count the lines", []),
+        ("assistant", "Counting.", [("Bash", {"command": "wc -l"})]),
+        ("assistant", "There are 42 lines.", []),
+    ]
+    assert convo(back[0]) == expected
+    assert back[0].title == "Counting fork"
+    result = [e for e in back[0].events if e["type"] == "tool/result"][-1]
+    assert (result["call"], result["output"], result["tool"]) == (call, "42", "Bash")
+    assert chain_text(resume_chain(done.path))[-3:] == [
+        "count the lines",
+        "Counting.",
+        "There are 42 lines.",
+    ]
+    stored(back, tmp_path / "store")
+
+
+def test_out_names_the_file_and_a_missing_folder_writes_nothing(tmp_path: Path) -> None:
+    main = READER.read(write_old(rich_transcript(), tmp_path / "src"))[0]
+    target = tmp_path / "out" / "x.jsonl"
+    with pytest.raises(FormatError):
+        WRITER.export(export_input(main), tmp_path / "claude", target)
+    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "claude").exists()
+    target.parent.mkdir()
+    done = WRITER.export(export_input(main), tmp_path / "claude", target)
+    assert done.path == target
+    assert os.listdir(target.parent) == ["x.jsonl"]
+    assert convo(READER.read(target)[0]) == convo(main)
+
+
+def test_source_changed_under_the_session_is_an_error(tmp_path: Path) -> None:
+    source = write_old(rich_transcript(), tmp_path / "src")
+    main = READER.read(source)[0]
+    source.write_bytes(b"\n".join(lines_of(source)[:3]) + b"\n")
+    with pytest.raises(FormatError) as err:
+        WRITER.export(export_input(main), tmp_path / "claude", None)
+    assert err.value.line is not None
+    assert err.value.line > 3
+    assert not (tmp_path / "claude" / "projects").exists() or not any(
+        (tmp_path / "claude" / "projects").rglob("*.jsonl")
+    )
+
+
+def test_project_folder_matches_fixture_layout(tmp_path: Path) -> None:
+    t = rich_transcript()
+    path = project_file(tmp_path, t)
+    main = READER.read(write_old(t, tmp_path))[0]
+    done = WRITER.export(export_input(main), tmp_path, None)
+    assert done.path.parent == path.parent
