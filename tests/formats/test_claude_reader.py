@@ -415,3 +415,47 @@ def test_layout_roots_files_and_sniff(tmp_path: Path) -> None:
     assert not READER.sniff(
         orjson.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "x"}}) + b"\n"
     )
+
+
+def test_entries_written_again_on_resume_are_replays_not_branches(tmp_path: Path) -> None:
+    """Claude Code 2.0.77, resuming a file whose reply is one multi-block entry, writes that
+    reply again as one entry per block (new uuids, same timestamps and message.id) and
+    chains the rest after them; the old entries are left as a dead branch."""
+    t = Transcript(SID)
+    prompt = t.user("count the lines")
+    multi = t.assistant(
+        [{"type": "text", "text": "Counting."}], stop="tool_use"
+    )  # then made two-block below
+    entry = t.entries[-1]
+    use = {"type": "tool_use", "id": "toolu_c", "name": "Bash", "input": {"command": "wc"}}
+    entry["message"]["content"].append(use)
+    old_result = t.tool_result("toolu_c", "42", multi[0])
+    (old_final,) = t.assistant([{"type": "text", "text": "42 lines."}])
+    copies = []
+    t.last = prompt
+    for block in entry["message"]["content"]:
+        copy = orjson.loads(orjson.dumps(entry))
+        copy["message"]["content"] = [block]
+        copy["uuid"] = det_uuid(f"split-{block['type']}")
+        copy["parentUuid"] = t.last
+        t.entries.append(copy)
+        t.last = copy["uuid"]
+        copies.append(copy)
+    for old in (old_result, old_final):
+        original = next(e for e in t.entries if e.get("uuid") == old)
+        copy = dict(original, uuid=det_uuid(f"again-{old}"), parentUuid=t.last)
+        t.entries.append(copy)
+        t.last = copy["uuid"]
+    t.exchange("what did we count?", "Lines.")
+    main, sessions = main_of(write_old(t, tmp_path))
+    assert len(sessions) == 1
+    assert convo(main) == [
+        ("user", "count the lines", []),
+        ("assistant", "Counting.", [("Bash", {"command": "wc"})]),
+        ("assistant", "42 lines.", []),
+        ("user", "what did we count?", []),
+        ("assistant", "Lines.", []),
+    ]
+    (replayed,) = [e for e in main.events if e["type"] == "plugin/claude/replayed"]
+    assert replayed["src"]["lines"] == [2, 3, 4]
+    stored(sessions, tmp_path / "store")

@@ -190,10 +190,11 @@ def test_fork_with_turns_added_in_forkwise(tmp_path: Path) -> None:
     copied = len(lines_of(source))
     written = [orjson.loads(raw) for raw in lines_of(done.path)]
     new = written[copied:]
-    assert [e["type"] for e in new] == ["user", "assistant", "user", "assistant", "custom-title"]
+    kinds = ["user", "assistant", "assistant", "user", "assistant", "custom-title"]
+    assert [e["type"] for e in new] == kinds
     last_copied = next(e["uuid"] for e in reversed(written[:copied]) if "parentUuid" in e)
     parent = last_copied
-    for e in new[:4]:
+    for e in new[:5]:
         assert e["parentUuid"] == parent
         assert uuidlib.UUID(e["uuid"]).version == 4
         assert (e["sessionId"], e["cwd"], e["version"]) == (done.id, main.cwd, "2.0.77")
@@ -201,20 +202,24 @@ def test_fork_with_turns_added_in_forkwise(tmp_path: Path) -> None:
         parent = e["uuid"]
     # one Forkwise timestamp for the whole turn: written strictly increasing, so that the
     # latest entry (what `claude --resume` continues) is the end of the chain
-    stamps = [e["timestamp"] for e in new[:4]]
+    stamps = [e["timestamp"] for e in new[:5]]
     assert stamps[0] == "2026-02-01T10:00:00.000Z"
     assert stamps == sorted(set(stamps))
     assert new[0]["message"] == {"role": "user", "content": "count the lines"}
-    blocks = new[1]["message"]["content"]
-    assert [b["type"] for b in blocks] == ["text", "tool_use"]
-    call = blocks[1]["id"]
+    # one entry per content block, sharing message.id, as Claude Code writes a reply
+    first, second = new[1]["message"], new[2]["message"]
+    assert first["id"] == second["id"]
+    assert first["content"] == [{"type": "text", "text": "Counting."}]
+    assert (first["stop_reason"], second["stop_reason"]) == (None, "tool_use")
+    (use,) = second["content"]
+    call = use["id"]
     assert call.startswith("toolu_")
-    assert blocks[1]["input"] == {"command": "wc -l"}
-    assert new[2]["message"]["content"] == [
+    assert (use["type"], use["name"], use["input"]) == ("tool_use", "Bash", {"command": "wc -l"})
+    assert new[3]["message"]["content"] == [
         {"tool_use_id": call, "type": "tool_result", "content": "42"}
     ]
-    assert new[2]["sourceToolAssistantUUID"] == new[1]["uuid"]
-    assert new[4] == {"type": "custom-title", "customTitle": "Counting fork", "sessionId": done.id}
+    assert new[3]["sourceToolAssistantUUID"] == new[2]["uuid"]
+    assert new[5] == {"type": "custom-title", "customTitle": "Counting fork", "sessionId": done.id}
     # the round trip: the reader gives the same messages (role, text, tool calls)
     back = READER.read(done.path)
     assert len(back) == 1

@@ -193,12 +193,14 @@ class _FileReader:
         if lead:
             for i in before:
                 builder.feed(i, [])
-        for i in line.nodes:
+        replay_at = {part[0]: part for part in line.replays}
+        for i in sorted([*line.nodes, *replay_at]):
+            if i in replay_at:
+                builder.replayed(replay_at[i])
+                continue
             builder.feed(i, folded.get(i, []))
             for j in after.get(i, ()):
                 builder.feed(j, [])
-        for part in line.replays:
-            builder.replayed(part)
         events = builder.finish()
         entries = [self.t.entries[i] for i in line.nodes]
         cwd = next((str(e["cwd"]) for e in entries if isinstance(e.get("cwd"), str)), "")

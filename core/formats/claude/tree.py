@@ -120,6 +120,28 @@ class Line:
     replays: list[list[int]] = field(default_factory=list)
 
 
+def _twin_key(entry: Entry) -> tuple[object, ...]:
+    """What two copies of one entry written under different uuids have in common."""
+    kind = entry.get("type")
+    ts = entry.get("timestamp")
+    message = entry.get("message")
+    if kind == "assistant":
+        return ("assistant", ts, message.get("id") if isinstance(message, dict) else None)
+    if kind == "user":
+        text = prompt_text(entry)
+        if text is not None:
+            return ("prompt", ts, text)
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            calls = tuple(
+                b.get("tool_use_id") for b in content if isinstance(b, dict) and "tool_use_id" in b
+            )
+            if calls:
+                return ("result", ts, calls)
+        return ("user", ts, str(content)[:200])
+    return (str(kind), ts, entry.get("subtype"))
+
+
 def _parent_of(t: Transcript, idx: int) -> int | None:
     entry = t.entries[idx]
     parent = entry.get("parentUuid")
@@ -142,7 +164,6 @@ def lines_of(t: Transcript, members: list[int]) -> list[Line]:
     owner: dict[int, int] = {}  # tree entry -> line that holds it
     attached: dict[int, list[int]] = {}  # entry -> leaves hanging from it (same line)
     lines: list[Line] = []
-    main_prompts: set[tuple[object, str]] = set()
 
     def walk(leaf: int) -> tuple[list[int], int | None]:
         part: list[int] = []
@@ -157,31 +178,28 @@ def lines_of(t: Transcript, members: list[int]) -> list[Line]:
     main_leaf = members[-1]
     part, _ = walk(main_leaf)
     lines.append(Line(main_leaf, part))
+    seen = {_twin_key(t.entries[i]) for i in part}
     for i in part:
         owner[i] = 0
-        text = prompt_text(t.entries[i])
-        if text is not None:
-            main_prompts.add((t.entries[i].get("timestamp"), text))
     for leaf in reversed(members):
         if leaf in owner or leaf in has_child:
             continue
         part, fork_at = walk(leaf)
-        prompts = [
-            (t.entries[i].get("timestamp"), text)
-            for i in part
-            if (text := prompt_text(t.entries[i])) is not None
-        ]
         holder = owner[fork_at] if fork_at is not None else 0
-        if prompts and any(p not in main_prompts for p in prompts):
-            lines.append(Line(leaf, part, parent=holder, fork_key=str(t.entries[part[0]]["uuid"])))
-            for i in part:
-                owner[i] = len(lines) - 1
-        elif prompts:  # a replay of entries the main line has (a compaction's copy)
+        keys = [_twin_key(t.entries[i]) for i in part]
+        if all(k in seen for k in keys):
+            # entries written again under new uuids with their old timestamps (a compaction,
+            # or Claude Code splitting a multi-block reply when it resumes): kept, not shown
             lines[holder].replays.append(part)
             for i in part:
                 owner[i] = holder
+        elif any(prompt_text(t.entries[i]) is not None for i in part):
+            lines.append(Line(leaf, part, parent=holder, fork_key=str(t.entries[part[0]]["uuid"])))
+            seen.update(keys)
+            for i in part:
+                owner[i] = len(lines) - 1
         else:  # results of parallel tool calls, progress entries: part of the line above
-            anchor = fork_at if fork_at is not None else part[0]
+            anchor = fork_at if fork_at is not None else main_leaf
             attached.setdefault(anchor, []).extend(part)
             for i in part:
                 owner[i] = holder

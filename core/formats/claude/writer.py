@@ -189,7 +189,7 @@ class _Renderer:
             )
             return [self._entry("user", ts, message={"role": "user", "content": text})]
         elif etype == "message" and event.get("role") == "assistant":
-            return [self._assistant(event, ts)]
+            return self._assistant(event, ts)
         elif etype == "tool/result":
             call = self._call_id(str(event.get("call", "")))
             output = event.get("output")
@@ -208,48 +208,50 @@ class _Renderer:
             return [self._entry("user", ts, message={"role": "user", "content": [block]}, **extra)]
         return []
 
-    def _assistant(self, event: Mapping[str, Any], ts: str) -> bytes:
+    def _assistant(self, event: Mapping[str, Any], ts: str) -> list[bytes]:
+        """One entry per content block sharing `message.id`, as Claude Code writes a reply
+        (it splits a multi-block entry into these when it resumes, and writes them again)."""
         content: list[dict[str, Any]] = []
-        calls: list[str] = []
         for part in event.get("parts") or ():
             ptype = part.get("type")
             if ptype == "text":
                 content.append({"type": "text", "text": str(part.get("text", ""))})
             elif ptype == "reasoning" and part.get("signature"):
+                thinking = str(part.get("text", ""))
                 content.append(
-                    {
-                        "type": "thinking",
-                        "thinking": part.get("text", ""),
-                        "signature": part["signature"],
-                    }
+                    {"type": "thinking", "thinking": thinking, "signature": part["signature"]}
                 )
             elif ptype == "tool_call":
-                call = self._call_id(str(part.get("id", "")))
-                calls.append(call)
                 args = part.get("args")
                 content.append(
                     {
                         "type": "tool_use",
-                        "id": call,
+                        "id": self._call_id(str(part.get("id", ""))),
                         "name": str(part.get("name", "")),
                         "input": args if isinstance(args, dict) else {},
                     }
                 )
+        if not content:
+            content.append({"type": "text", "text": ""})
         digest = hashlib.blake2b(str(event.get("id")).encode(), digest_size=12).hexdigest()
-        message = {
-            "id": f"msg_fw{digest}",
-            "type": "message",
-            "role": "assistant",
-            "model": self.model,
-            "content": content,
-            "stop_reason": "tool_use" if calls else "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": 0, "output_tokens": 0},
-        }
-        line = self._entry("assistant", ts, message=message)
-        for call in calls:
-            self.tool_entry[call] = str(self.parent)
-        return line
+        calls = any(block["type"] == "tool_use" for block in content)
+        out: list[bytes] = []
+        for n, block in enumerate(content):
+            final = n == len(content) - 1
+            message = {
+                "id": f"msg_fw{digest}",
+                "type": "message",
+                "role": "assistant",
+                "model": self.model,
+                "content": [block],
+                "stop_reason": ("tool_use" if calls else "end_turn") if final else None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            }
+            out.append(self._entry("assistant", ts, message=message))
+            if block["type"] == "tool_use":
+                self.tool_entry[block["id"]] = str(self.parent)
+        return out
 
 
 class ClaudeWriter:

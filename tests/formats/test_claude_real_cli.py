@@ -1,0 +1,215 @@
+"""The real Claude Code (2.0.77 from npm, run with Node) resumes an exported session.
+
+Claude Code is pointed at a fake Anthropic API on 127.0.0.1 (ANTHROPIC_BASE_URL), so no
+network is used: the test reads the request Claude Code builds from the exported file (the
+conversation it resumed, including the turn added in Forkwise) and then reads back, with
+Forkwise's reader, the entries Claude Code itself appended to that file. The package is
+installed once, pinned, into a cache folder outside the checkout; a failure to install
+fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_checks import convo, stored
+from claude_fixtures import Transcript
+from test_claude_reader import SID
+from test_claude_writer import export_input, forkwise_turn
+
+from forkwise.core.formats.claude import READER, WRITER
+
+VERSION = "2.0.77"
+REPLY = "Reply from the fake API."
+
+
+@pytest.fixture(scope="module")
+def claude_cli() -> Path:
+    node = shutil.which("node")
+    npm = shutil.which("npm")
+    if node is None or npm is None:
+        pytest.fail("node and npm are needed to run Claude Code")
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    prefix = cache / "forkwise-tests" / "npm" / f"claude-code-{VERSION}"
+    cli = prefix / "node_modules" / "@anthropic-ai" / "claude-code" / "cli.js"
+    if not cli.exists():
+        prefix.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+             f"@anthropic-ai/claude-code@{VERSION}"],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        if done.returncode != 0 or not cli.exists():
+            pytest.fail(f"cannot install Claude Code {VERSION}: {done.stderr[-2000:]}")
+    return cli
+
+
+class _FakeAnthropic(BaseHTTPRequestHandler):
+    """Answers every Messages API call with one text reply; keeps the requests."""
+
+    requests: list[dict[str, Any]]
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _json(self, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+        self.requests.append({"path": self.path, "body": body})
+        if "count_tokens" in self.path:
+            self._json({"input_tokens": 10})
+            return
+        message = {
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 5, "output_tokens": 1},
+        }
+        if not body.get("stream"):
+            content = [{"type": "text", "text": REPLY}]
+            self._json({**message, "content": content, "stop_reason": "end_turn"})
+            return
+        block = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": REPLY}
+        stop = {"stop_reason": "end_turn", "stop_sequence": None}
+        events = [
+            ("message_start", {"type": "message_start", "message": message}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": stop, "usage": {"output_tokens": 3}}),
+            ("message_stop", {"type": "message_stop"}),
+        ]  # fmt: skip
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        for name, event in events:
+            self.wfile.write(f"event: {name}\ndata: {json.dumps(event)}\n\n".encode())
+        self.wfile.flush()
+
+    def do_GET(self) -> None:
+        self.send_response(404)
+        self.end_headers()
+
+
+@pytest.fixture
+def fake_api() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    requests: list[dict[str, Any]] = []
+    handler = type("Handler", (_FakeAnthropic,), {"requests": requests})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", requests
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message["content"]
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
+
+
+def test_claude_code_resumes_an_exported_fork(
+    tmp_path: Path, claude_cli: Path, fake_api: tuple[str, list[dict[str, Any]]]
+) -> None:
+    url, requests = fake_api
+    project = tmp_path / "proj.x"
+    project.mkdir()
+    t = Transcript(SID, cwd=str(project))
+    t.tool_turn("list the files", "ls", "a.py\nb.py", "There are two files.")
+    t.exchange("and now?", "Nothing else.")
+    source = t.write(tmp_path / "src" / f"{SID}.jsonl")
+    os.utime(source, (1_700_000_000, 1_700_000_000))
+    main = READER.read(source)[0]
+    config = tmp_path / "home" / ".claude"
+    done = WRITER.export(export_input(main, forkwise_turn(main)), config, None)
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path / "home"),
+        "CLAUDE_CONFIG_DIR": str(config),
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": "sk-ant-test-key",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+    command = [*done.resume.split(), "-p", "what did we count?"]
+    assert command[:3] == ["claude", "--resume", done.id]
+    run = subprocess.run(
+        ["node", str(claude_cli), *command[1:]],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert REPLY in run.stdout
+    # the request that answers the prompt carries the whole exported conversation
+    asked = [r["body"] for r in requests if len(r["body"].get("messages", ())) > 1]
+    assert len(asked) == 1
+    messages = asked[0]["messages"]
+    said = [
+        (m["role"], b.get("text") or b.get("name") or b.get("content"))
+        for m in messages
+        for b in blocks(m)
+        if b["type"] in ("text", "tool_use", "tool_result")
+    ]
+    assert said == [
+        ("user", "list the files"),
+        ("assistant", "I will run ls."),
+        ("assistant", "Bash"),
+        ("user", "a.py\nb.py"),
+        ("assistant", "There are two files."),
+        ("user", "and now?"),
+        ("assistant", "Nothing else."),
+        ("user", "count the lines"),
+        ("assistant", "Counting."),
+        ("assistant", "Bash"),
+        ("user", "42"),
+        ("assistant", "There are 42 lines."),
+        ("user", "what did we count?"),
+    ]
+    # Claude Code appended its own entries to the file; Forkwise reads them back
+    back = READER.read(done.path)
+    assert len(back) == 1
+    assert convo(back[0])[-2:] == [("user", "what did we count?", []), ("assistant", REPLY, [])]
+    assert convo(back[0])[:-2] == [
+        *convo(main),
+        ("user", "count the lines", []),
+        ("assistant", "Counting.", [("Bash", {"command": "wc -l"})]),
+        ("assistant", "There are 42 lines.", []),
+    ]
+    statuses = [e["status"] for e in back[0].events if e["type"] == "turn/end"]
+    assert statuses == ["completed"] * 4
+    # and the subagent files it wrote beside the session (its warm-up agents)
+    agents = [p for p in READER.session_files(config / "projects") if p.name.startswith("agent-")]
+    for path in agents:
+        for sub in READER.read(path):
+            assert (sub.parent, sub.relation) == (f"claude-{done.id}", "subagent")
+    stored(back, tmp_path / "store")
