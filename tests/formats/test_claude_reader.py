@@ -459,3 +459,18 @@ def test_entries_written_again_on_resume_are_replays_not_branches(tmp_path: Path
     (replayed,) = [e for e in main.events if e["type"] == "plugin/claude/replayed"]
     assert replayed["src"]["lines"] == [2, 3, 4]
     stored(sessions, tmp_path / "store")
+
+
+def test_benchmark_transcript_reads_as_one_session(tmp_path: Path) -> None:
+    from forkwise.core.bench.claude_figures import SID as BENCH_SID
+    from forkwise.core.bench.claude_figures import synth_transcript
+
+    path = tmp_path / f"{BENCH_SID}.jsonl"
+    lines = synth_transcript(path, 0.2)
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    (main,) = READER.read(path)
+    turns = types(main).count("turn/start")
+    assert turns > 10
+    assert lines == 7 * turns  # prompt, snapshot, three blocks, result, answer
+    assert types(main).count("turn/end") == turns
+    assert sum(1 for e in main.events if e["type"] == "tool/result") == turns

@@ -34,6 +34,8 @@ _LINEAGE = frozenset(
         "sessionKind",
     }
 )
+#: how much of a message's text its id's slug is made from (the first words)
+_SLUG_TEXT = 200
 _TITLE_RANK = {"ai-title": 1, "summary": 2, "custom-title": 3}
 _TITLE_FIELD = {"ai-title": "aiTitle", "summary": "summary", "custom-title": "customTitle"}
 
@@ -196,7 +198,8 @@ class Builder:
                 self._plugin(str(btype or "block"), idx, block=block)
         if said:
             turn = self._open(uuid)
-            mid = message_id("user", "".join(str(p["text"]) for p in said), uuid)
+            said_text = "".join(str(p["text"]) for p in said)
+            mid = message_id("user", said_text[:_SLUG_TEXT], uuid)
             self._emit(
                 {"type": "message", "id": mid, "role": "user", "turn": turn, "parts": said},
                 (idx,),
@@ -220,7 +223,7 @@ class Builder:
                     parts.append({"type": "text", "text": str(block.get("text", ""))})
                 else:
                     images.append(block)
-        mid = message_id("user", text, uuid)
+        mid = message_id("user", text[:_SLUG_TEXT], uuid)
         self._emit(
             {"type": "message", "id": mid, "role": "user", "turn": turn, "parts": parts},
             (idx,),
@@ -263,30 +266,22 @@ class Builder:
         if isinstance(model, str) and model not in ("<synthetic>", self._model):
             self._model = model
             self._emit({"type": "model/select", "provider": PROVIDER, "model": model}, (idx,))
-        turn = self._open(uuid)
+        turn = self._turn if self._turn is not None else self._open(uuid)
         key = message.get("id")
         reply = self._replies.get(key) if isinstance(key, str) else None
         content = message.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        line = self.t.lines[idx]
+        fresh = reply is None
         if reply is None:
-            first = next(
-                (str(b.get("text")) for b in blocks if isinstance(b, dict) and b.get("text")),
-                "",
-            )
-            reply = self._emit(
-                {
-                    "type": "message",
-                    "id": message_id("assistant", first, uuid),
-                    "role": "assistant",
-                    "turn": turn,
-                    "parts": [],
-                },
-                (idx,),
-            )
+            reply = {"type": "message", "id": "", "role": "assistant", "turn": turn, "parts": []}
+            reply["ts"] = self._ts
+            reply["src"] = {"id": self.source_id, "lines": [line]}
+            self.events.append(reply)
             if isinstance(key, str):
                 self._replies[key] = reply
         else:
-            reply["src"]["lines"].append(self.t.lines[idx])
+            reply["src"]["lines"].append(line)
         parts: list[dict[str, Any]] = reply["parts"]
         for block in blocks:
             if not isinstance(block, dict):
@@ -315,6 +310,9 @@ class Builder:
                 self._pending.add(call)
             else:
                 self._plugin(str(btype or "block").replace("_", "-"), idx, block=block)
+        if fresh:
+            first = next((str(p["text"]) for p in parts if p["type"] == "text"), "")
+            reply["id"] = message_id("assistant", first[:_SLUG_TEXT], uuid)
         usage = message.get("usage")
         if isinstance(usage, dict) and isinstance(key, str):
             held = self._usage.get(key)
@@ -325,7 +323,7 @@ class Builder:
                 )
             else:
                 held["usage"] = usage
-                held["src"]["lines"].append(self.t.lines[idx])
+                held["src"]["lines"].append(line)
         if message.get("stop_reason") == "end_turn":
             self._last_said = not self._pending
 

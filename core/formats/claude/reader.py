@@ -11,6 +11,7 @@ the parent, and the repeated entries read as the same events as in the parent.
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections.abc import Iterator, Mapping
@@ -42,8 +43,17 @@ class ClaudeReader:
         return layout.sniff(head)
 
     def read(self, path: Path) -> list[ImportedSession]:
-        t = load(path)
-        return _FileReader(t, self._live(t)).sessions()
+        # Everything decoded is kept until the sessions are built: the cyclic collector
+        # would walk that growing heap again and again (half the time of a large file),
+        # and none of it forms cycles.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            t = load(path)
+            return _FileReader(t, self._live(t)).sessions()
+        finally:
+            if enabled:
+                gc.enable()
 
     def _live(self, t: Transcript) -> bool:
         if t.torn:
@@ -66,14 +76,45 @@ class _FileReader:
         main: list[int] = []
         side: list[int] = []
         ids: list[str] = []
+        # where entries outside the tree go: before everything (`lead`), after a tree entry
+        # (`after`), or folded into a tree entry's `src` (`folded`)
+        lead: list[int] = []
+        after: dict[int, list[int]] = {}
+        folded: dict[int, list[int]] = {}
+        previous: int | None = None
+        by_uuid = t.by_uuid
         for i, entry in enumerate(t.entries):
             sid = entry.get("sessionId")
-            if type(sid) is str and (not ids or ids[-1] != sid):
+            if sid is not None and type(sid) is str and (not ids or ids[-1] != sid):
                 ids.append(sid)
-            if t.by_uuid.get(entry.get("uuid")) == i:  # type: ignore[arg-type]
-                (side if entry.get("isSidechain") else main).append(i)
-            if entry.get("type") == "assistant":
-                self._scan_tools(i, entry)
+            kind = entry.get("type")
+            uuid = entry.get("uuid")
+            if uuid is not None and by_uuid.get(uuid) == i:
+                if entry.get("isSidechain"):
+                    side.append(i)
+                else:
+                    main.append(i)
+                    previous = i
+                if kind == "assistant":
+                    self._scan_tools(i, entry)
+                continue
+            if type(uuid) is str and "parentUuid" in entry:
+                continue  # an older copy of an entry written again later: that one counts
+            anchor = previous
+            if kind == "file-history-snapshot":
+                target = by_uuid.get(str(entry.get("messageId")))
+                if target is not None:
+                    folded.setdefault(target, []).append(i)
+                    continue
+            elif kind == "summary":
+                leaf = by_uuid.get(str(entry.get("leafUuid")))
+                if leaf is not None:
+                    anchor = leaf
+            if anchor is None:
+                lead.append(i)
+            else:
+                after.setdefault(anchor, []).append(i)
+        self.extras = (lead, after, folded)
         self.main, self.side = main, side
         self.subagent_file = layout.is_subagent_file(t.path)
         stem = t.path.stem
@@ -123,7 +164,7 @@ class _FileReader:
 
     def sessions(self) -> list[ImportedSession]:
         out: list[ImportedSession] = []
-        extras = self._placement()
+        extras = self.extras
         lines = lines_of(self.t, self.main)
         for n, line in enumerate(lines):
             if n == 0:
@@ -145,37 +186,6 @@ class _FileReader:
         if not index:
             return source_session_id("claude", self.sid)
         return source_session_id("claude", self.sid, lines[index].fork_key)
-
-    def _placement(self) -> tuple[list[int], dict[int, list[int]], dict[int, list[int]]]:
-        """Where entries outside the tree go: before everything (`lead`), after a tree entry
-        (`after`), or folded into a tree entry's `src` (`folded`)."""
-        t = self.t
-        lead: list[int] = []
-        after: dict[int, list[int]] = {}
-        folded: dict[int, list[int]] = {}
-        previous: int | None = None
-        for i, entry in enumerate(t.entries):
-            if t.by_uuid.get(entry.get("uuid")) == i:  # type: ignore[arg-type]
-                if not entry.get("isSidechain"):
-                    previous = i
-                continue
-            if "parentUuid" in entry and type(entry.get("uuid")) is str:
-                continue  # an older copy of an entry written again later: that one counts
-            kind = entry.get("type")
-            if kind == "file-history-snapshot":
-                target = t.by_uuid.get(str(entry.get("messageId")))
-                if target is not None:
-                    folded.setdefault(target, []).append(i)
-                    continue
-            anchor = previous
-            if kind == "summary":
-                leaf = t.by_uuid.get(str(entry.get("leafUuid")))
-                anchor = leaf if leaf is not None else previous
-            if anchor is None:
-                lead.append(i)
-            else:
-                after.setdefault(anchor, []).append(i)
-        return lead, after, folded
 
     def _session(
         self,

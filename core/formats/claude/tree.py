@@ -46,13 +46,17 @@ def load(path: Path) -> Transcript:
         raise FormatError(f"cannot read {path}: {exc.strerror}", path=str(path)) from exc
     raws = data.split(b"\n")
     out = Transcript(path, [], [])
+    entries, numbers, by_uuid = out.entries, out.lines, out.by_uuid
+    loads = orjson.loads
     last = len(raws) - 1
     for i, raw in enumerate(raws):
-        if not raw.strip():
+        if not raw:
             continue
         try:
-            entry = orjson.loads(raw)
+            entry = loads(raw)
         except orjson.JSONDecodeError as exc:
+            if not raw.strip():
+                continue
             if i == last:  # no newline after it: cut off while being written
                 out.torn = True
                 break
@@ -62,10 +66,10 @@ def load(path: Path) -> Transcript:
         if type(entry) is not dict:
             raise FormatError(f"line {i + 1} is not a JSON object", path=str(path), line=i + 1)
         uuid = entry.get("uuid")
-        if type(uuid) is str and "parentUuid" in entry:
-            out.by_uuid[uuid] = len(out.entries)
-        out.entries.append(entry)
-        out.lines.append(i + 1)
+        if uuid is not None and type(uuid) is str and "parentUuid" in entry:
+            by_uuid[uuid] = len(entries)
+        entries.append(entry)
+        numbers.append(i + 1)
     return out
 
 
@@ -178,12 +182,15 @@ def lines_of(t: Transcript, members: list[int]) -> list[Line]:
     main_leaf = members[-1]
     part, _ = walk(main_leaf)
     lines.append(Line(main_leaf, part))
-    seen = {_twin_key(t.entries[i]) for i in part}
+    main_part = part
+    seen: set[tuple[object, ...]] | None = None  # made when a second leaf shows up
     for i in part:
         owner[i] = 0
     for leaf in reversed(members):
         if leaf in owner or leaf in has_child:
             continue
+        if seen is None:
+            seen = {_twin_key(t.entries[i]) for i in main_part}
         part, fork_at = walk(leaf)
         holder = owner[fork_at] if fork_at is not None else 0
         keys = [_twin_key(t.entries[i]) for i in part]
