@@ -4,6 +4,7 @@ it, and the round trip back through the reader."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import uuid as uuidlib
 from collections.abc import Sequence
@@ -274,3 +275,56 @@ def test_project_folder_matches_fixture_layout(tmp_path: Path) -> None:
     main = READER.read(write_old(t, tmp_path))[0]
     done = WRITER.export(export_input(main), tmp_path, None)
     assert done.path.parent == path.parent
+
+
+def test_calls_left_open_by_a_cancelled_turn_get_an_interrupted_result(tmp_path: Path) -> None:
+    main = READER.read(write_old(rich_transcript(), tmp_path / "src"))[0]
+    ts = "2026-02-01T10:00:00.000Z"
+    turn = "turn:fw-2"
+    added = [
+        {"type": "turn/start", "ts": ts, "turn": turn},
+        {
+            "type": "message",
+            "ts": ts,
+            "turn": turn,
+            "id": "user:go:1",
+            "role": "user",
+            "parts": [{"type": "text", "text": "run both"}],
+        },
+        {
+            "type": "message",
+            "ts": ts,
+            "turn": turn,
+            "id": "assistant:go:2",
+            "role": "assistant",
+            "parts": [
+                {"type": "tool_call", "id": "toolu_one", "name": "Bash", "args": {"command": "a"}},
+                {"type": "tool_call", "id": "toolu_two", "name": "Bash", "args": {"command": "b"}},
+            ],
+        },
+        {"type": "tool/result", "ts": ts, "turn": turn, "call": "toolu_one", "tool": "Bash", "output": {"ok": 1}},
+        {"type": "turn/end", "ts": ts, "turn": turn, "status": "cancelled"},
+    ]  # fmt: skip
+    session = export_input(main, added)
+    session = dataclasses.replace(session, model={"provider": "anthropic", "model": "claude-x"})
+    done = WRITER.export(session, tmp_path / "claude", None)
+    written = [orjson.loads(raw) for raw in lines_of(done.path)]
+    results = [
+        block for e in written[-4:] if e.get("type") == "user" for block in e["message"]["content"]
+    ]
+    assert results == [
+        {"tool_use_id": "toolu_one", "type": "tool_result", "content": '{"ok":1}'},
+        {
+            "tool_use_id": "toolu_two",
+            "type": "tool_result",
+            "content": "[Request interrupted by user for tool use]",
+            "is_error": True,
+        },
+    ]
+    models = {e["message"]["model"] for e in written[-3:] if e.get("type") == "assistant"}
+    assert models == {"claude-x"}
+    back = READER.read(done.path)[0]
+    assert convo(back)[-2:] == [
+        ("user", "run both", []),
+        ("assistant", "", [("Bash", {"command": "a"}), ("Bash", {"command": "b"})]),
+    ]

@@ -27,6 +27,8 @@ from . import layout
 
 _CALL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _KEY = b'"sessionId"'
+#: what Claude Code writes as the result of a call the person interrupted
+INTERRUPTED_CALL = "[Request interrupted by user for tool use]"
 #: the Claude Code version whose writer the new entries follow
 DEFAULT_VERSION = "2.0.77"
 
@@ -121,6 +123,7 @@ class _Renderer:
         self.parent: str | None = None
         self.common: dict[str, Any] = {"version": DEFAULT_VERSION}
         self.model = "unknown"
+        self.open_calls: list[str] = []
         self.calls: dict[str, str] = {}
         self.tool_entry: dict[str, str] = {}
         self.clock: datetime | None = None
@@ -193,20 +196,26 @@ class _Renderer:
         elif etype == "tool/result":
             call = self._call_id(str(event.get("call", "")))
             output = event.get("output")
-            block: dict[str, Any] = {
-                "tool_use_id": call,
-                "type": "tool_result",
-                "content": output
-                if isinstance(output, str | list)
-                else orjson.dumps(output).decode(),
-            }
-            if event.get("error"):
-                block["is_error"] = True
-            extra: dict[str, Any] = {}
-            if call in self.tool_entry:
-                extra["sourceToolAssistantUUID"] = self.tool_entry[call]
-            return [self._entry("user", ts, message={"role": "user", "content": [block]}, **extra)]
+            if not isinstance(output, str | list):
+                output = orjson.dumps(output).decode()
+            return [self._result(call, output, bool(event.get("error")), ts)]
+        elif etype == "turn/end":
+            # a call the turn left without a result is answered as Claude Code answers a
+            # call the person interrupted, so the resumed conversation stays well-formed
+            open_calls, self.open_calls = self.open_calls, []
+            return [self._result(call, INTERRUPTED_CALL, True, ts) for call in open_calls]
         return []
+
+    def _result(self, call: str, output: str | list[Any], error: bool, ts: str) -> bytes:
+        block: dict[str, Any] = {"tool_use_id": call, "type": "tool_result", "content": output}
+        if error:
+            block["is_error"] = True
+        if call in self.open_calls:
+            self.open_calls.remove(call)
+        extra: dict[str, Any] = {}
+        if call in self.tool_entry:
+            extra["sourceToolAssistantUUID"] = self.tool_entry[call]
+        return self._entry("user", ts, message={"role": "user", "content": [block]}, **extra)
 
     def _assistant(self, event: Mapping[str, Any], ts: str) -> list[bytes]:
         """One entry per content block sharing `message.id`, as Claude Code writes a reply
@@ -251,6 +260,7 @@ class _Renderer:
             out.append(self._entry("assistant", ts, message=message))
             if block["type"] == "tool_use":
                 self.tool_entry[block["id"]] = str(self.parent)
+                self.open_calls.append(block["id"])
         return out
 
 
@@ -305,6 +315,9 @@ class ClaudeWriter:
                 raw = lines[number - 1]
                 out.append(replace_session_id(raw, new_id))
                 renderer.copied(orjson.loads(raw))
+        model = (session.model or {}).get("model")
+        if isinstance(model, str):
+            renderer.model = model  # the session's own model, once its copies are read
         for event in session.events[last + 1 :]:
             out.extend(renderer.render(event))
         return b"".join(line + b"\n" for line in out)
