@@ -1,4 +1,4 @@
-"""The real Claude Code (2.0.77 from npm, run with Node) resumes an exported session.
+"""The real Claude Code (2.0.77 and 2.1.328 from npm) resumes an exported session.
 
 Claude Code is pointed at a fake Anthropic API on 127.0.0.1 (ANTHROPIC_BASE_URL), so no
 network is used: the test reads the request Claude Code builds from the exported file (the
@@ -28,29 +28,38 @@ from test_claude_writer import export_input, forkwise_turn
 
 from forkwise.core.formats.claude import READER, WRITER
 
-VERSION = "2.0.77"
 REPLY = "Reply from the fake API."
+#: Claude Code as JavaScript (the last 2.0 release, run with Node) and as the native
+#: linux-x64 build of a 2.1 release (its platform package, without the installer script)
+RELEASES = {
+    "2.0.77": ("@anthropic-ai/claude-code", "cli.js"),
+    "2.1.328": ("@anthropic-ai/claude-code-linux-x64", "claude"),
+}
 
 
-@pytest.fixture(scope="module")
-def claude_cli() -> Path:
+@pytest.fixture(scope="module", params=sorted(RELEASES))
+def claude_cli(request: pytest.FixtureRequest) -> list[str]:
+    """The command that runs one pinned Claude Code release, installed once into a cache
+    folder outside the checkout; a failed install fails the test."""
+    version: str = request.param
+    package, entry = RELEASES[version]
     node = shutil.which("node")
     npm = shutil.which("npm")
     if node is None or npm is None:
         pytest.fail("node and npm are needed to run Claude Code")
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    prefix = cache / "forkwise-tests" / "npm" / f"claude-code-{VERSION}"
-    cli = prefix / "node_modules" / "@anthropic-ai" / "claude-code" / "cli.js"
-    if not cli.exists():
+    prefix = cache / "forkwise-tests" / "npm" / f"claude-code-{version}"
+    program = prefix / "node_modules" / package / entry
+    if not program.exists():
         prefix.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(
             [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-             f"@anthropic-ai/claude-code@{VERSION}"],
-            capture_output=True, text=True, timeout=300, check=False,
+             "--ignore-scripts", f"{package}@{version}"],
+            capture_output=True, text=True, timeout=600, check=False,
         )  # fmt: skip
-        if done.returncode != 0 or not cli.exists():
-            pytest.fail(f"cannot install Claude Code {VERSION}: {done.stderr[-2000:]}")
-    return cli
+        if done.returncode != 0 or not program.exists():
+            pytest.fail(f"cannot install Claude Code {version}: {done.stderr[-2000:]}")
+    return [node, str(program)] if entry.endswith(".js") else [str(program)]
 
 
 class _FakeAnthropic(BaseHTTPRequestHandler):
@@ -133,7 +142,7 @@ def blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_claude_code_resumes_an_exported_fork(
-    tmp_path: Path, claude_cli: Path, fake_api: tuple[str, list[dict[str, Any]]]
+    tmp_path: Path, claude_cli: list[str], fake_api: tuple[str, list[dict[str, Any]]]
 ) -> None:
     url, requests = fake_api
     project = tmp_path / "proj.x"
@@ -160,7 +169,7 @@ def test_claude_code_resumes_an_exported_fork(
     command = [*done.resume.split(), "-p", "what did we count?"]
     assert command[:3] == ["claude", "--resume", done.id]
     run = subprocess.run(
-        ["node", str(claude_cli), *command[1:]],
+        [*claude_cli, *command[1:]],
         cwd=project,
         env=env,
         capture_output=True,
@@ -177,8 +186,10 @@ def test_claude_code_resumes_an_exported_fork(
     said = [
         (m["role"], b.get("text") or b.get("name") or b.get("content"))
         for m in messages
+        if m["role"] in ("user", "assistant")  # 2.1 adds its environment as a system message
         for b in blocks(m)
         if b["type"] in ("text", "tool_use", "tool_result")
+        and not str(b.get("text", "")).startswith("<system-reminder>")
     ]
     assert said == [
         ("user", "list the files"),
