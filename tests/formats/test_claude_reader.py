@@ -64,7 +64,7 @@ def test_tool_turn_merges_reply_and_pairs_result(tmp_path: Path) -> None:
     assert [(s["provider"], s["model"]) for s in selects] == [
         ("anthropic", "claude-sonnet-4-5-20250929")
     ]
-    assert main.unmapped == {"usage": 3}
+    assert main.unmapped == {"usage": 3, "file-history-snapshot": 2}
     assert all("ts" in e for e in main.events)
     replays = stored(sessions, tmp_path / "store")
     view = replays[main.id]
@@ -293,15 +293,17 @@ def test_plugin_events_for_images_system_and_unknown_lines(tmp_path: Path) -> No
     assert kinds == {
         "plugin/claude/image",
         "plugin/claude/system",
-        "plugin/claude/queue-operation",
         "plugin/claude/usage",
         "plugin/claude/x-future-kind",
     }
     img = next(e for e in main.events if e["type"] == "plugin/claude/image")
     assert img["block"] == image
-    queued = next(e for e in main.events if e["type"] == "plugin/claude/queue-operation")
-    assert "sessionId" not in queued["entry"]
-    assert queued["entry"]["content"] == "next"
+    future = next(e for e in main.events if e["type"] == "plugin/claude/x-future-kind")
+    assert future["entry"] == {"type": "x-future-kind", "uuid": "zz", "payload": 1}
+    # the prompt queue is the tool's bookkeeping: its line joins the entry before it
+    system = next(e for e in main.events if e["type"] == "plugin/claude/system")
+    assert system["src"]["lines"] == [2, 3]
+    assert main.unmapped["queue-operation"] == 1
     assert convo(main)[0][1] == "what is in this picture"
     assert [e["model"] for e in main.events if e["type"] == "model/select"] == [OTHER_MODEL]
     stored([main], tmp_path / "store")

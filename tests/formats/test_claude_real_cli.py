@@ -20,8 +20,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
-from claude_checks import convo, stored
+from claude_checks import convo, stored, without_src
 from claude_fixtures import Transcript
 from test_claude_reader import SID
 from test_claude_writer import export_input, forkwise_turn
@@ -85,7 +86,7 @@ class _FakeAnthropic(BaseHTTPRequestHandler):
             self._json({"input_tokens": 10})
             return
         message = {
-            "id": "msg_fake",
+            "id": f"msg_fake{len(self.requests)}",
             "type": "message",
             "role": "assistant",
             "model": body.get("model"),
@@ -224,3 +225,61 @@ def test_claude_code_resumes_an_exported_fork(
         for sub in READER.read(path):
             assert (sub.parent, sub.relation) == (f"claude-{done.id}", "subagent")
     stored(back, tmp_path / "store")
+
+
+def test_rewinds_and_forks_made_by_claude_code_read_as_forks(
+    tmp_path: Path, claude_cli: list[str], fake_api: tuple[str, list[dict[str, Any]]]
+) -> None:
+    """Claude Code makes the lineage itself: `--resume-session-at` continues from an earlier
+    reply in the same file (a rewind), `--fork-session` copies the session into a new file."""
+    url, _ = fake_api
+    project = tmp_path / "proj"
+    project.mkdir()
+    config = tmp_path / "home" / ".claude"
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path / "home"),
+        "CLAUDE_CONFIG_DIR": str(config),
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": "sk-ant-test-key",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+
+    def claude(*args: str) -> None:
+        run = subprocess.run(
+            [*claude_cli, *args], cwd=project, env=env, capture_output=True, text=True,
+            timeout=120, check=False,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr[-3000:]
+
+    sid, fork = "4f0c3b1e-5a6d-4e7f-8a9b-0c1d2e3f4a5b", "7e6d5c4b-3a29-4817-8615-2f3e4d5c6b7a"
+    claude("--session-id", sid, "-p", "first")
+    claude("--resume", sid, "-p", "second")
+    path = next((config / "projects").glob(f"*/{sid}.jsonl"))
+    first_reply = next(
+        e["uuid"] for e in map(orjson.loads, path.read_bytes().splitlines())
+        if e.get("type") == "assistant"
+    )  # fmt: skip
+    claude("--resume", sid, "--resume-session-at", first_reply, "-p", "second, again")
+    claude("--resume", sid, "--fork-session", "--session-id", fork, "-p", "forked question")
+
+    main, branch = READER.read(path)
+    assert [c[1] for c in convo(main)] == ["first", REPLY, "second, again", REPLY]
+    assert [c[1] for c in convo(branch)] == ["first", REPLY, "second", REPLY]
+    assert (branch.parent, branch.relation) == (main.id, "fork")
+    first_end = [e["type"] for e in main.events].index("turn/end") + 1
+    assert without_src(branch.events[:first_end]) == without_src(main.events[:first_end])
+
+    (copy,) = READER.read(path.with_name(f"{fork}.jsonl"))
+    assert (copy.id, copy.parent, copy.relation) == (f"claude-{fork}", main.id, "fork")
+    said = [c[1] for c in convo(copy)]
+    assert said[:2] == ["first", REPLY]
+    assert said[-2:] == ["forked question", REPLY]
+    if claude_cli[-1].endswith(".js"):
+        # 2.0.77 copies the resumed line as it is: the first turn reads the same as the
+        # parent's (2.1.328 also copies the reply of the rewound-away prompt after it)
+        assert without_src(copy.events[:first_end]) == without_src(main.events[:first_end])
+    stored([main, branch, copy], tmp_path / "store")

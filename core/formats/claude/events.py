@@ -36,7 +36,11 @@ _LINEAGE = frozenset(
 )
 #: how much of a message's text its id's slug is made from (the first words)
 _SLUG_TEXT = 200
+#: the usage of a reply stays with it; other plugin events may sit between turns
+_HELD = "plugin/claude/"
+_USAGE = "plugin/claude/usage"
 _TITLE_RANK = {"ai-title": 1, "summary": 2, "custom-title": 3}
+TITLE_KINDS = frozenset(_TITLE_RANK)
 _TITLE_FIELD = {"ai-title": "aiTitle", "summary": "summary", "custom-title": "customTitle"}
 
 
@@ -72,6 +76,9 @@ class Builder:
         self._usage: dict[str, Record] = {}
         self._model: str | None = None
         self._boundary: tuple[int, Entry] | None = None
+        self._carry: list[int] = []  # bookkeeping lines waiting for an event to join
+        self._held: list[Record] = []  # plugin events after the reply that ended a turn
+        self._made: list[Record] = []  # the events made from the entry being fed
 
     # --- helpers -------------------------------------------------------------------
 
@@ -82,8 +89,22 @@ class Builder:
         record["ts"] = self._ts
         if idx is not None:
             record["src"] = self._src(*idx)
+        self._made.append(record)
+        kind = record["type"]
+        held = kind == "session/title" or (kind.startswith(_HELD) and kind != _USAGE)
+        if held and self._settled():
+            # after the reply that ended the turn: these belong between the turns, so
+            # that a branch leaving here shares the whole turn with the line it left
+            self._held.append(record)
+            return record
+        if self._held:
+            self.events.extend(self._held)
+            self._held.clear()
         self.events.append(record)
         return record
+
+    def _settled(self) -> bool:
+        return self._turn is not None and self._last_said and not self._pending
 
     def _plugin(self, kind: str, idx: int, **fields: Any) -> None:
         self.unmapped[kind] = self.unmapped.get(kind, 0) + 1
@@ -101,13 +122,22 @@ class Builder:
 
     def _close(self, status: str) -> None:
         if self._turn is not None:
+            turn = self._turn
             ts, self._ts = self._ts, self.events[-1]["ts"]
-            self._emit({"type": "turn/end", "turn": self._turn, "status": status}, None)
-            self._turn, self._ts = None, ts
+            held, self._held = self._held, []
+            self._turn = None
+            self._emit({"type": "turn/end", "turn": turn, "status": status}, None)
+            self.events.extend(held)
+            self._ts = ts
 
     def _set_title(self, title: str, rank: int, idx: int | None) -> bool:
         if rank < self._rank or not title:
             return False
+        if title == self.title and idx is not None and self.events and "src" in self.events[-1]:
+            # the same title written again (Claude Code 2.1 repeats it after each turn)
+            self._rank = rank
+            self.events[-1]["src"]["lines"].append(self.t.lines[idx])
+            return True
         self._rank = rank
         self.title = title
         self._emit({"type": "session/title", "title": title}, None if idx is None else (idx,))
@@ -122,7 +152,7 @@ class Builder:
         if type(ts) is str:
             self._ts = ts
         kind = entry.get("type")
-        start = len(self.events)
+        self._made = []
         if self._boundary is not None and not entry.get("isCompactSummary"):
             self._flush_boundary()
         if kind == "user":
@@ -137,14 +167,19 @@ class Builder:
                 self._plugin(str(kind), idx, entry=_plain(entry))
         else:
             self._plugin(str(kind or "entry"), idx, entry=_plain(entry))
-        if extra:
-            for record in self.events[start:]:
+        if extra or self._carry:
+            extra = self._carry + extra
+            self._carry = []
+            for record in self._made:
                 if "src" in record:
                     record["src"]["lines"].extend(self.t.lines[i] for i in extra)
                     break
             else:
-                for i in extra:
-                    self._plugin("file-history-snapshot", i, entry=_plain(self.t.entries[i]))
+                self._carry = extra  # nothing made yet (a compaction boundary): the next one
+                return
+            for i in extra:
+                kind = str(self.t.entries[i].get("type"))
+                self.unmapped[kind] = self.unmapped.get(kind, 0) + 1
 
     def _flush_boundary(self, summary: tuple[int, Entry] | None = None) -> None:
         assert self._boundary is not None
@@ -275,9 +310,8 @@ class Builder:
         fresh = reply is None
         if reply is None:
             reply = {"type": "message", "id": "", "role": "assistant", "turn": turn, "parts": []}
-            reply["ts"] = self._ts
+            self._emit(reply, None)
             reply["src"] = {"id": self.source_id, "lines": [line]}
-            self.events.append(reply)
             if isinstance(key, str):
                 self._replies[key] = reply
         else:
@@ -335,6 +369,9 @@ class Builder:
     def finish(self) -> list[Record]:
         if self._boundary is not None:
             self._flush_boundary()
+        for i in self._carry:
+            entry = self.t.entries[i]
+            self._plugin(str(entry.get("type") or "entry"), i, entry=_plain(entry))
         if self._turn is not None:
             if self._cancelled:
                 self._close("cancelled")
@@ -342,6 +379,8 @@ class Builder:
                 self._close("completed")
             elif not self.live:
                 self._close("interrupted")
+        self.events.extend(self._held)
+        self._held.clear()
         return self.events
 
 

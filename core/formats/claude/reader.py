@@ -5,8 +5,9 @@ One file gives its main line (`claude-<sessionId>`), each rewound branch
 inline sidechain (a subagent of the session holding the Task call that started it). A
 subagent file (`agent-<id>.jsonl`) gives that subagent's session. A file written by
 `--fork-session` or `/branch` repeats its parent's entries under the same uuids, marked by
-`forkedFrom` (2.1) or by keeping the parent's `sessionId` (2.0): its main line is a fork of
-the parent, and the repeated entries read as the same events as in the parent.
+`forkedFrom` (2.1's /branch), `requestSessionId` (2.1's --fork-session) or by keeping the
+parent's `sessionId` (2.0): its main line is a fork of the parent, and the repeated entries
+read as the same events as in the parent.
 """
 
 from __future__ import annotations
@@ -19,10 +20,22 @@ from pathlib import Path
 
 from ..base import FormatError, ImportedSession, Relation, SourceRef, Tool, source_session_id
 from . import layout
-from .events import Builder
+from .events import TITLE_KINDS, Builder
 from .tree import Line, Transcript, lines_of, load, prompt_text
 
 _TASK_TOOLS = frozenset({"Task", "Agent"})
+#: entries outside the conversation that Claude Code (2.0, 2.1) writes about its own state
+BOOKKEEPING = frozenset(
+    {
+        "file-history-snapshot", "queue-operation", "last-prompt", "mode", "permission-mode",
+        "atis-latch", "tools-used", "cost-state", "api-request", "api-request-shape",
+        "api-request-blob", "attribution-snapshot", "content-replacement", "memory-mode",
+        "tag", "agent-name", "agent-color", "agent-setting", "pr-link", "frame-link",
+        "relocated", "history-suppression", "session-owner", "isolation-latch",
+        "bridge-session", "dev-mods", "derived-from", "ended-by-model", "observer-ref",
+        "worktree-state", "artifact-autoreact-ledger", "artifact-comment-monitor",
+    }
+)  # fmt: skip
 
 
 class ClaudeReader:
@@ -82,6 +95,7 @@ class _FileReader:
         after: dict[int, list[int]] = {}
         folded: dict[int, list[int]] = {}
         previous: int | None = None
+        pending: list[int] = []
         by_uuid = t.by_uuid
         for i, entry in enumerate(t.entries):
             sid = entry.get("sessionId")
@@ -95,25 +109,44 @@ class _FileReader:
                 else:
                     main.append(i)
                     previous = i
+                    if pending:
+                        folded.setdefault(i, []).extend(pending)
+                        pending = []
                 if kind == "assistant":
                     self._scan_tools(i, entry)
                 continue
             if type(uuid) is str and "parentUuid" in entry:
                 continue  # an older copy of an entry written again later: that one counts
-            anchor = previous
+            if kind in TITLE_KINDS:
+                anchor = previous
+                if kind == "summary":
+                    leaf = by_uuid.get(str(entry.get("leafUuid")))
+                    if leaf is not None:
+                        anchor = leaf
+                if anchor is None:
+                    lead.append(i)
+                else:
+                    after.setdefault(anchor, []).append(i)
+                continue
+            if kind not in BOOKKEEPING:
+                if previous is None:
+                    lead.append(i)
+                else:
+                    after.setdefault(previous, []).append(i)
+                continue
+            # The tool's own bookkeeping, which a fork file never repeats: kept in the `src`
+            # of the entry it belongs to (and counted as unmapped), so that a fork still
+            # reads the same as its parent.
+            target = previous
             if kind == "file-history-snapshot":
-                target = by_uuid.get(str(entry.get("messageId")))
-                if target is not None:
-                    folded.setdefault(target, []).append(i)
-                    continue
-            elif kind == "summary":
-                leaf = by_uuid.get(str(entry.get("leafUuid")))
-                if leaf is not None:
-                    anchor = leaf
-            if anchor is None:
-                lead.append(i)
+                named = by_uuid.get(str(entry.get("messageId")))
+                target = named if named is not None else previous
+            if target is None:
+                pending.append(i)
             else:
-                after.setdefault(anchor, []).append(i)
+                folded.setdefault(target, []).append(i)
+        if pending:
+            lead.extend(pending)
         self.extras = (lead, after, folded)
         self.main, self.side = main, side
         self.subagent_file = layout.is_subagent_file(t.path)
@@ -155,9 +188,14 @@ class _FileReader:
             origin = forked.get("sessionId") if isinstance(forked, dict) else None
             if isinstance(origin, str) and origin != self.sid:
                 return origin
-            sid = entry.get("sessionId")
-            if type(sid) is str and sid != self.sid and not self.subagent_file:
-                return sid
+            if self.subagent_file:
+                continue
+            # 2.0's --fork-session keeps the parent's sessionId on the user entries it
+            # copies; 2.1's names it as requestSessionId on the assistant entries
+            for key in ("sessionId", "requestSessionId"):
+                sid = entry.get(key)
+                if type(sid) is str and sid != self.sid:
+                    return sid
         return None
 
     # --- sessions ------------------------------------------------------------------
