@@ -196,6 +196,8 @@ class _FileReader:
                 sid = entry.get(key)
                 if type(sid) is str and sid != self.sid:
                     return sid
+            if entry.get("type") == "assistant":
+                break  # a copy starts the file and marks its first reply at the latest
         return None
 
     # --- sessions ------------------------------------------------------------------
