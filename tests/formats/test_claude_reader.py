@@ -476,3 +476,38 @@ def test_benchmark_transcript_reads_as_one_session(tmp_path: Path) -> None:
     assert lines == 7 * turns  # prompt, snapshot, three blocks, result, answer
     assert types(main).count("turn/end") == turns
     assert sum(1 for e in main.events if e["type"] == "tool/result") == turns
+
+
+@pytest.mark.parametrize("layout", ["beside", "nested"])
+def test_subagent_parent_is_the_branch_that_called_it(tmp_path: Path, layout: str) -> None:
+    t = Transcript(SID)
+    t.exchange("start", "started")
+    fork_at = t.last
+    old_prompt = t.user("delegate the search")
+    task = t.assistant(
+        [{"type": "tool_use", "id": "toolu_t", "name": "Task", "input": {"prompt": "Search"}}],
+        stop="tool_use",
+    )
+    t.tool_result(
+        "toolu_t", [{"type": "text", "text": "found"}], task[-1], result={"agentId": "f00d"}
+    )
+    t.assistant([{"type": "text", "text": "It was found."}])
+    t.last = fork_at
+    t.exchange("do it yourself", "done")
+    parent_path = write_old(t, tmp_path)
+    agent = Transcript(SID, sidechain=True, agent_id="f00d")
+    agent.user("Search", parent=None)
+    agent.assistant([{"type": "text", "text": "found"}])
+    folder = parent_path.parent
+    path = folder / (
+        "agent-f00d.jsonl" if layout == "beside" else f"{SID}/subagents/agent-f00d.jsonl"
+    )
+    agent.write(path)
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    (sub,) = READER.read(path)
+    assert sub.parent == source_session_id("claude", SID, old_prompt)
+    assert sub.relation == "subagent"
+    # without the parent file, the session's main line
+    parent_path.unlink()
+    fresh = type(READER)()
+    assert fresh.read(path)[0].parent == f"claude-{SID}"

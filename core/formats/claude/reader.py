@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from ..base import FormatError, ImportedSession, Relation, SourceRef, Tool, source_session_id
@@ -45,6 +45,8 @@ class ClaudeReader:
         #: a file written to within this many seconds, whose last turn has not ended, is
         #: taken to be still running: that turn is left open
         self.live_window = live_window
+        #: which session spawned each subagent, by parent file (path, size, mtime)
+        self._spawners: dict[tuple[str, int, int], dict[str, str]] = {}
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [layout.projects_dir(layout.config_dir(env, home))]
@@ -63,10 +65,34 @@ class ClaudeReader:
         gc.disable()
         try:
             t = load(path)
-            return _FileReader(t, self._live(t)).sessions()
+            return _FileReader(t, self._live(t), self._spawner).sessions()
         finally:
             if enabled:
                 gc.enable()
+
+    def _spawner(self, agent_file: Path, session_id: str, agent_id: str) -> str | None:
+        """The Forkwise id of the session whose Task call started subagent `agent_id`: the
+        parent file is read once (and remembered while it is unchanged)."""
+        name = f"{session_id}.jsonl"
+        found = [
+            p
+            for p in (agent_file.parent / name, agent_file.parent.parent.parent / name)
+            if p.is_file()
+        ]
+        if not found:
+            return None
+        stat = found[0].stat()
+        key = (str(found[0]), stat.st_size, stat.st_mtime_ns)
+        table = self._spawners.get(key)
+        if table is None:
+            try:
+                table = _FileReader(load(found[0]), False).spawned()
+            except FormatError:
+                table = {}
+            if len(self._spawners) >= 8:
+                self._spawners.clear()
+            self._spawners[key] = table
+        return table.get(agent_id)
 
     def _live(self, t: Transcript) -> bool:
         if t.torn:
@@ -81,9 +107,15 @@ class ClaudeReader:
 class _FileReader:
     """The sessions of one decoded file."""
 
-    def __init__(self, t: Transcript, live: bool) -> None:
+    def __init__(
+        self,
+        t: Transcript,
+        live: bool,
+        spawner: Callable[[Path, str, str], str | None] | None = None,
+    ) -> None:
         self.t = t
         self.live = live
+        self.spawner = spawner
         self.tools: dict[str, str] = {}
         self.task_prompts: dict[str, int] = {}  # Task prompt -> assistant entry
         main: list[int] = []
@@ -271,6 +303,22 @@ class _FileReader:
             unmapped=builder.unmapped,
         )
 
+    def spawned(self) -> dict[str, str]:
+        """agentId -> the Forkwise id of the line holding the Task result that names it."""
+        lines = lines_of(self.t, self.main)
+        owner: dict[int, str] = {}
+        for n, line in enumerate(lines):
+            sid = self.owner_id(lines, n)
+            for i in line.nodes:
+                owner.setdefault(i, sid)
+        out: dict[str, str] = {}
+        for i in self.main:
+            result = self.t.entries[i].get("toolUseResult")
+            agent = result.get("agentId") if isinstance(result, dict) else None
+            if isinstance(agent, str) and i in owner:
+                out.setdefault(agent, owner[i])
+        return out
+
     def _subagents(
         self, extras: tuple[list[int], dict[int, list[int]], dict[int, list[int]]]
     ) -> list[ImportedSession]:
@@ -304,8 +352,10 @@ class _FileReader:
             root_entry = self.t.entries[root]
             agent = root_entry.get("agentId")
             if self.subagent_file:
-                key = self.t.path.stem.removeprefix("agent-") if n == 0 else str(root_entry["uuid"])
-                parent = main_id
+                agent_id = self.t.path.stem.removeprefix("agent-")
+                key = agent_id if n == 0 else str(root_entry["uuid"])
+                found = self.spawner(self.t.path, self.sid, agent_id) if self.spawner else None
+                parent = found or main_id
             else:
                 key = str(agent) if isinstance(agent, str) else str(root_entry["uuid"])
                 text = prompt_text(root_entry)
