@@ -250,7 +250,11 @@ def test_out_names_the_file_and_a_missing_folder_writes_nothing(tmp_path: Path) 
     assert not (tmp_path / "out").exists()
     assert not (tmp_path / "claude").exists()
     target.parent.mkdir()
-    done = WRITER.export(export_input(main), tmp_path / "claude", target)
+    nowhere = dataclasses.replace(export_input(main), cwd="")
+    with pytest.raises(FormatError):
+        WRITER.export(nowhere, tmp_path / "claude", None)
+    assert not (tmp_path / "claude").exists()
+    done = WRITER.export(nowhere, tmp_path / "claude", target)
     assert done.path == target
     assert os.listdir(target.parent) == ["x.jsonl"]
     assert convo(READER.read(target)[0]) == convo(main)
@@ -267,6 +271,17 @@ def test_source_changed_under_the_session_is_an_error(tmp_path: Path) -> None:
     assert not (tmp_path / "claude" / "projects").exists() or not any(
         (tmp_path / "claude" / "projects").rglob("*.jsonl")
     )
+
+
+def test_source_rewritten_under_the_session_is_an_error(tmp_path: Path) -> None:
+    source = write_old(rich_transcript(), tmp_path / "src")
+    main = READER.read(source)[0]
+    lines = lines_of(source)
+    lines[0], lines[2] = lines[2], lines[0]  # same length, other entries at those lines
+    source.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(FormatError) as err:
+        WRITER.export(export_input(main), tmp_path / "claude", None)
+    assert err.value.line == 1
 
 
 def test_project_folder_matches_fixture_layout(tmp_path: Path) -> None:

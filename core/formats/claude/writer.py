@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ..base import ExportedSession, ExportInput, FormatError, SourceRef, Tool
+from ..base import ExportedSession, ExportInput, FormatError, SourceRef, Tool, message_id
 from . import layout
 
 _CALL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -274,6 +274,12 @@ class ClaudeWriter:
         new_id = str(uuidlib.uuid4())
         data = self.render(session, new_id)
         if out is None:
+            if not session.cwd:
+                raise FormatError(
+                    "the session has no working folder, so Claude Code would not find it "
+                    "(name the file with --out)",
+                    path=str(root),
+                )
             folder = layout.projects_dir(root) / layout.munge_cwd(session.cwd)
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             target = folder / f"{new_id}.jsonl"
@@ -289,6 +295,7 @@ class ClaudeWriter:
         entries for what was added in Forkwise after the last of them."""
         wanted: dict[str, set[int]] = {}
         refs: dict[str, SourceRef] = {}
+        expected: dict[tuple[str, int], str] = {}
         last = -1
         for n, event in enumerate(session.events):
             src = event.get("src")
@@ -298,7 +305,11 @@ class ClaudeWriter:
             if ref is None or ref.tool != "claude":
                 continue
             refs.setdefault(ref.id, ref)
-            wanted.setdefault(ref.id, set()).update(src.get("lines") or ())
+            numbers = src.get("lines") or ()
+            wanted.setdefault(ref.id, set()).update(numbers)
+            if event.get("type") == "message" and numbers:
+                # the reader keys a message id by its first entry's uuid
+                expected[(ref.id, numbers[0])] = str(event.get("id")).rsplit(":", 1)[-1]
             last = n
         renderer = _Renderer(session, new_id)
         out: list[bytes] = []
@@ -313,14 +324,28 @@ class ClaudeWriter:
                         line=number,
                     )
                 raw = lines[number - 1]
+                entry = orjson.loads(raw)
+                suffix = expected.get((key, number))
+                if suffix is not None and _key_suffix(entry) != suffix:
+                    raise FormatError(
+                        f"line {number} of the source is not the entry that was imported "
+                        "(the file was rewritten since): import it again first",
+                        path=ref.path,
+                        line=number,
+                    )
                 out.append(replace_session_id(raw, new_id))
-                renderer.copied(orjson.loads(raw))
+                renderer.copied(entry)
         model = (session.model or {}).get("model")
         if isinstance(model, str):
             renderer.model = model  # the session's own model, once its copies are read
         for event in session.events[last + 1 :]:
             out.extend(renderer.render(event))
         return b"".join(line + b"\n" for line in out)
+
+
+def _key_suffix(entry: Mapping[str, Any]) -> str:
+    """The suffix `message_id` derives from an entry's uuid (the reader's key)."""
+    return message_id("user", "", str(entry.get("uuid"))).rsplit(":", 1)[-1]
 
 
 def _write_atomic(target: Path, data: bytes) -> None:
