@@ -9,7 +9,7 @@ from typing import Any
 
 from forkwise.core.backends.jsonl import JsonlBackend
 from forkwise.core.events import Event
-from forkwise.core.formats.base import ImportedSession
+from forkwise.core.formats.base import ExportInput, ImportedSession
 from forkwise.core.replay import replay
 from forkwise.core.session import SessionHeader
 from forkwise.core.store import SessionStore
@@ -50,3 +50,16 @@ def without_src(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def types(session: ImportedSession) -> list[str]:
     return [e["type"] for e in session.events]
+
+
+def export_input(s: ImportedSession, extra: Sequence[dict[str, Any]] = ()) -> ExportInput:
+    records = [*s.events, *extra]
+    events = [{"seq": n, **r} for n, r in enumerate(records, 1)]
+    return ExportInput(
+        session_id=s.id,
+        cwd=s.cwd,
+        title=s.title,
+        created=s.created,
+        events=events,
+        sources={s.source.id: s.source},
+    )

@@ -11,12 +11,15 @@ assistant entry that made the call (`sourceToolAssistantUUID`); a compaction bou
 from __future__ import annotations
 
 import hashlib
+import os
 import uuid as uuidlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from forkwise.core.formats.base import ImportedSession
 
 MODEL = "claude-sonnet-4-5-20250929"
 OTHER_MODEL = "claude-opus-4-1-20250805"
@@ -256,3 +259,82 @@ def project_file(root: Path, t: Transcript) -> Path:
     """Where Claude Code keeps `t` under a config folder `root`."""
     munged = "".join(c if c.isascii() and c.isalnum() else "-" for c in t.cwd)
     return root / "projects" / munged / f"{t.session_id}.jsonl"
+
+
+SID = "5d1f3a2e-8c4b-4f6a-9e7d-0a1b2c3d4e5f"
+OTHER = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+
+
+def write_old(t: Transcript, root: Path) -> Path:
+    """Write `t` where Claude Code would, with an mtime long past (not being written)."""
+    path = t.write(project_file(root, t))
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    return path
+
+
+def rewound(t: Transcript) -> dict[str, str]:
+    """Two turns, then a rewind to before the second prompt and a different second prompt."""
+    t.exchange("first question", "first answer")
+    fork_at = t.last
+    old_prompt, _ = t.exchange("second question", "second answer")
+    t.exchange("third question", "third answer")
+    t.last = fork_at
+    new_prompt, _ = t.exchange("second question, rephrased", "another answer")
+    return {"old": old_prompt, "new": new_prompt}
+
+
+def rich_transcript() -> Transcript:
+    t = Transcript(SID)
+    t.tool_turn("list the files", "ls", "a.py\nb.py", "There are two files.")
+    t.compact("Summary: listed files.")
+    t.exchange("and now?", "Nothing else.")
+    t.custom_title("Listing")
+    return t
+
+
+def forkwise_turn(main: ImportedSession) -> list[dict[str, Any]]:
+    ts = "2026-02-01T10:00:00.000Z"
+    turn = "turn:fw-1"
+    return [
+        {"type": "history/fork", "ts": ts, "source": main.id, "boundary": len(main.events)},
+        {"type": "model/select", "ts": ts, "provider": "offline", "model": "echo-1"},
+        {"type": "turn/start", "ts": ts, "turn": turn},
+        {
+            "type": "message",
+            "ts": ts,
+            "turn": turn,
+            "id": "user:count:fw1",
+            "role": "user",
+            "parts": [{"type": "text", "text": "count the lines"}],
+        },
+        {
+            "type": "message",
+            "ts": ts,
+            "turn": turn,
+            "id": "assistant:counting:fw2",
+            "role": "assistant",
+            "parts": [
+                {"type": "reasoning", "text": "unsigned, not sent back"},
+                {"type": "text", "text": "Counting."},
+                {"type": "tool_call", "id": "call:1", "name": "Bash", "args": {"command": "wc -l"}},
+            ],
+        },
+        {
+            "type": "tool/result",
+            "ts": ts,
+            "turn": turn,
+            "call": "call:1",
+            "tool": "Bash",
+            "output": "42",
+        },
+        {
+            "type": "message",
+            "ts": ts,
+            "turn": turn,
+            "id": "assistant:42:fw3",
+            "role": "assistant",
+            "parts": [{"type": "text", "text": "There are 42 lines."}],
+        },
+        {"type": "turn/end", "ts": ts, "turn": turn, "status": "completed"},
+        {"type": "session/title", "ts": ts, "title": "Counting fork"},
+    ]

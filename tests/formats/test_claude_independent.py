@@ -14,9 +14,8 @@ from typing import Any
 
 import orjson
 import pytest
-from claude_fixtures import Transcript
-from test_claude_reader import SID, rewound, write_old
-from test_claude_writer import export_input, forkwise_turn, rich_transcript
+from claude_checks import export_input
+from claude_fixtures import SID, Transcript, forkwise_turn, rewound, rich_transcript, write_old
 
 from forkwise.core.formats.claude import READER, WRITER
 

@@ -10,21 +10,20 @@ from pathlib import Path
 import orjson
 import pytest
 from claude_checks import convo, stored, types, without_src
-from claude_fixtures import OTHER_MODEL, Transcript, det_uuid, project_file
+from claude_fixtures import (
+    OTHER,
+    OTHER_MODEL,
+    SID,
+    Transcript,
+    det_uuid,
+    project_file,
+    rewound,
+    write_old,
+)
 
 from forkwise.core.formats.base import FormatError, source_session_id
 from forkwise.core.formats.claude import READER
 from forkwise.core.formats.claude.layout import munge_cwd
-
-SID = "5d1f3a2e-8c4b-4f6a-9e7d-0a1b2c3d4e5f"
-OTHER = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
-
-
-def write_old(t: Transcript, root: Path) -> Path:
-    """Write `t` where Claude Code would, with an mtime long past (not being written)."""
-    path = t.write(project_file(root, t))
-    os.utime(path, (1_700_000_000, 1_700_000_000))
-    return path
 
 
 def main_of(path: Path):
@@ -98,17 +97,6 @@ def test_parallel_tool_results_are_not_branches(tmp_path: Path) -> None:
     results = [(e["call"], e["output"]) for e in main.events if e["type"] == "tool/result"]
     assert results == [("toolu_a", "A"), ("toolu_b", "B")]
     stored(sessions, tmp_path / "store")
-
-
-def rewound(t: Transcript) -> dict[str, str]:
-    """Two turns, then a rewind to before the second prompt and a different second prompt."""
-    t.exchange("first question", "first answer")
-    fork_at = t.last
-    old_prompt, _ = t.exchange("second question", "second answer")
-    t.exchange("third question", "third answer")
-    t.last = fork_at
-    new_prompt, _ = t.exchange("second question, rephrased", "another answer")
-    return {"old": old_prompt, "new": new_prompt}
 
 
 def test_rewind_gives_main_line_and_fork(tmp_path: Path) -> None:

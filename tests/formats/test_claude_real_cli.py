@@ -22,10 +22,8 @@ from typing import Any
 
 import orjson
 import pytest
-from claude_checks import convo, stored, without_src
-from claude_fixtures import Transcript
-from test_claude_reader import SID
-from test_claude_writer import export_input, forkwise_turn
+from claude_checks import convo, export_input, stored, without_src
+from claude_fixtures import SID, Transcript, forkwise_turn
 
 from forkwise.core.formats.claude import READER, WRITER
 

@@ -7,41 +7,25 @@ from __future__ import annotations
 import dataclasses
 import os
 import uuid as uuidlib
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from claude_checks import convo, stored
-from claude_fixtures import Transcript, project_file
-from test_claude_reader import SID, rewound, write_old
+from claude_checks import convo, export_input, stored
+from claude_fixtures import (
+    SID,
+    Transcript,
+    forkwise_turn,
+    project_file,
+    rewound,
+    rich_transcript,
+    write_old,
+)
 
-from forkwise.core.formats.base import ExportInput, FormatError, ImportedSession
+from forkwise.core.formats.base import FormatError
 from forkwise.core.formats.claude import READER, WRITER
 from forkwise.core.formats.claude.writer import replace_session_id
-
-
-def export_input(s: ImportedSession, extra: Sequence[dict[str, Any]] = ()) -> ExportInput:
-    records = [*s.events, *extra]
-    events = [{"seq": n, **r} for n, r in enumerate(records, 1)]
-    return ExportInput(
-        session_id=s.id,
-        cwd=s.cwd,
-        title=s.title,
-        created=s.created,
-        events=events,
-        sources={s.source.id: s.source},
-    )
-
-
-def rich_transcript() -> Transcript:
-    t = Transcript(SID)
-    t.tool_turn("list the files", "ls", "a.py\nb.py", "There are two files.")
-    t.compact("Summary: listed files.")
-    t.exchange("and now?", "Nothing else.")
-    t.custom_title("Listing")
-    return t
 
 
 def lines_of(path: Path) -> list[bytes]:
@@ -133,54 +117,6 @@ def test_export_of_a_rewound_branch_resumes_that_branch(tmp_path: Path) -> None:
     done = WRITER.export(export_input(branch), tmp_path / "claude", None)
     assert chain_text(resume_chain(done.path)) == [c[1] for c in convo(branch)]
     assert convo(READER.read(done.path)[0]) == convo(branch)
-
-
-def forkwise_turn(main: ImportedSession) -> list[dict[str, Any]]:
-    ts = "2026-02-01T10:00:00.000Z"
-    turn = "turn:fw-1"
-    return [
-        {"type": "history/fork", "ts": ts, "source": main.id, "boundary": len(main.events)},
-        {"type": "model/select", "ts": ts, "provider": "offline", "model": "echo-1"},
-        {"type": "turn/start", "ts": ts, "turn": turn},
-        {
-            "type": "message",
-            "ts": ts,
-            "turn": turn,
-            "id": "user:count:fw1",
-            "role": "user",
-            "parts": [{"type": "text", "text": "count the lines"}],
-        },
-        {
-            "type": "message",
-            "ts": ts,
-            "turn": turn,
-            "id": "assistant:counting:fw2",
-            "role": "assistant",
-            "parts": [
-                {"type": "reasoning", "text": "unsigned, not sent back"},
-                {"type": "text", "text": "Counting."},
-                {"type": "tool_call", "id": "call:1", "name": "Bash", "args": {"command": "wc -l"}},
-            ],
-        },
-        {
-            "type": "tool/result",
-            "ts": ts,
-            "turn": turn,
-            "call": "call:1",
-            "tool": "Bash",
-            "output": "42",
-        },
-        {
-            "type": "message",
-            "ts": ts,
-            "turn": turn,
-            "id": "assistant:42:fw3",
-            "role": "assistant",
-            "parts": [{"type": "text", "text": "There are 42 lines."}],
-        },
-        {"type": "turn/end", "ts": ts, "turn": turn, "status": "completed"},
-        {"type": "session/title", "ts": ts, "title": "Counting fork"},
-    ]
 
 
 def test_fork_with_turns_added_in_forkwise(tmp_path: Path) -> None:
