@@ -152,6 +152,8 @@ class Builder:
         if type(ts) is str:
             self._ts = ts
         kind = entry.get("type")
+        if type(kind) is not str:
+            kind = "entry"
         self._made = []
         if self._boundary is not None and not entry.get("isCompactSummary"):
             self._flush_boundary()

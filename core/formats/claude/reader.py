@@ -21,7 +21,7 @@ from pathlib import Path
 from ..base import FormatError, ImportedSession, Relation, SourceRef, Tool, source_session_id
 from . import layout
 from .events import TITLE_KINDS, Builder
-from .tree import Line, Transcript, lines_of, load, prompt_text
+from .tree import Line, Transcript, lines_of, load, parent_of, prompt_text
 
 _TASK_TOOLS = frozenset({"Task", "Agent"})
 #: entries outside the conversation that Claude Code (2.0, 2.1) writes about its own state
@@ -134,8 +134,10 @@ class _FileReader:
             if sid is not None and type(sid) is str and (not ids or ids[-1] != sid):
                 ids.append(sid)
             kind = entry.get("type")
+            if type(kind) is not str:
+                kind = "entry"
             uuid = entry.get("uuid")
-            if uuid is not None and by_uuid.get(uuid) == i:
+            if type(uuid) is str and by_uuid.get(uuid) == i:
                 if entry.get("isSidechain"):
                     side.append(i)
                 else:
@@ -325,7 +327,6 @@ class _FileReader:
         """Sidechain trees: each is a subagent of the session that started it."""
         roots: dict[int, int] = {}
         groups: dict[int, list[int]] = {}
-        by_uuid = self.t.by_uuid
         for i in self.side:
             chain = [i]
             node = i
@@ -334,8 +335,7 @@ class _FileReader:
                 if known is not None:
                     root = known
                     break
-                entry = self.t.entries[node]
-                up = by_uuid.get(entry.get("parentUuid") or entry.get("logicalParentUuid") or "")
+                up = parent_of(self.t, node)
                 if up is None or up == node or not self.t.entries[up].get("isSidechain"):
                     root = node
                     break

@@ -127,10 +127,11 @@ class Line:
 def _twin_key(entry: Entry) -> tuple[object, ...]:
     """What two copies of one entry written under different uuids have in common."""
     kind = entry.get("type")
-    ts = entry.get("timestamp")
+    ts = str(entry.get("timestamp"))
     message = entry.get("message")
     if kind == "assistant":
-        return ("assistant", ts, message.get("id") if isinstance(message, dict) else None)
+        mid = message.get("id") if isinstance(message, dict) else None
+        return ("assistant", ts, str(mid))
     if kind == "user":
         text = prompt_text(entry)
         if text is not None:
@@ -138,15 +139,17 @@ def _twin_key(entry: Entry) -> tuple[object, ...]:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):
             calls = tuple(
-                b.get("tool_use_id") for b in content if isinstance(b, dict) and "tool_use_id" in b
+                str(b.get("tool_use_id"))
+                for b in content
+                if isinstance(b, dict) and "tool_use_id" in b
             )
             if calls:
                 return ("result", ts, calls)
         return ("user", ts, str(content)[:200])
-    return (str(kind), ts, entry.get("subtype"))
+    return (str(kind), ts, str(entry.get("subtype")))
 
 
-def _parent_of(t: Transcript, idx: int) -> int | None:
+def parent_of(t: Transcript, idx: int) -> int | None:
     entry = t.entries[idx]
     parent = entry.get("parentUuid")
     if type(parent) is not str:
@@ -163,7 +166,7 @@ def lines_of(t: Transcript, members: list[int]) -> list[Line]:
     if not members:
         return []
     member = set(members)
-    parents = {i: _parent_of(t, i) for i in members}
+    parents = {i: parent_of(t, i) for i in members}
     has_child = {p for p in parents.values() if p is not None and p in member}
     owner: dict[int, int] = {}  # tree entry -> line that holds it
     attached: dict[int, list[int]] = {}  # entry -> leaves hanging from it (same line)
