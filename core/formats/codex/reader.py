@@ -1,0 +1,276 @@
+"""Reads Codex rollouts (`$CODEX_HOME` or `~/.codex`) into Forkwise sessions, with lineage.
+
+Identity is the file's FIRST `session_meta` (`id`); a file without one fails with the code
+`codex-no-session-meta` rather than getting an invented id. Lineage:
+
+- `forked_from_id` -> a fork of `codex-<that id>`. A legacy fork file repeats its parent's
+  lines (the parent's own `session_meta` included) stamped with the fork's time; they are
+  read with the parent's timestamps when the parent's file is in the same Codex home, so the
+  shared events are equal to the parent's. A paginated fork (`forked_from_ordinal_exclusive`)
+  copies nothing: its history starts with the parent's lines below that ordinal, read from
+  the parent's file (their `src` names the parent).
+- `source.subagent.thread_spawn.parent_thread_id` (or the top-level `parent_thread_id`) ->
+  a subagent of that thread.
+- `thread_rolled_back` -> the main line is what remains; each rolled-back tail is a fork
+  branch `codex-<id>-rb<line>` (see mapping.py).
+- A paginated segment (`history_base`) continues the history of an earlier file of the same
+  thread below `end_ordinal_exclusive`; its `src` id is `<thread>_<segment>` so that the
+  base file's lines (src id `<thread>`) stay distinct.
+Titles come from the home's `session_index.jsonl`, else the first prompt.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..base import FormatError, ImportedSession, SourceRef, Tool, source_session_id
+from .lines import (
+    ARCHIVED,
+    SESSIONS,
+    Line,
+    RolloutName,
+    codex_home,
+    head_text,
+    parse_lines,
+    parse_name,
+    read_bytes,
+    rollout_files,
+    thread_names,
+)
+from .mapping import PROVIDER, Mapper
+
+TOOL: Tool = "codex"
+_MAX_DEPTH = 32
+
+
+class NoSessionMeta(FormatError):
+    """A rollout without a `session_meta` line has no thread id of its own."""
+
+    code = "codex-no-session-meta"
+
+
+class _File:
+    """A parsed rollout: its lines, identity and the source id its lines are cited by."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lines, self.partial = parse_lines(read_bytes(path), path)
+        meta_line = next((ln for ln in self.lines if ln.type == "session_meta"), None)
+        if meta_line is None:
+            raise NoSessionMeta(
+                f"{path.name} has no session_meta line: no thread id to import it under",
+                path=str(path),
+                line=1,
+            )
+        meta = meta_line.payload
+        tid = meta.get("id") or meta.get("session_id") if isinstance(meta, dict) else None
+        if not isinstance(tid, str) or not tid:
+            raise FormatError("session_meta has no string id", path=str(path), line=meta_line.no)
+        self.meta_line = meta_line
+        self.meta: dict[str, Any] = meta
+        self.thread_id = tid.lower()
+        name = parse_name(path.name)
+        self.segment = name.segment if name and name.thread_id == self.thread_id else None
+        self.src_id = f"{self.thread_id}_{self.segment}" if self.segment else self.thread_id
+        self.created_key = (self.segment or self.thread_id).lower()
+
+
+class CodexReader:
+    """The Reader of base.py for Codex."""
+
+    tool: Tool = TOOL
+
+    def __init__(self) -> None:
+        #: seconds since the last write within which an unfinished turn counts as running
+        self.live_seconds = 120.0
+        self._homes: dict[Path, dict[str, list[Path]]] = {}
+
+    def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        base = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
+        return [base / SESSIONS, base / ARCHIVED]
+
+    def session_files(self, root: Path) -> Iterator[Path]:
+        """Rollouts under `root`; of a thread continued in segment files, only the newest."""
+        if root.is_file():
+            yield root
+            return
+        if not root.is_dir():
+            return
+        newest: dict[str, Path] = {}
+        order: list[str] = []
+        for path in rollout_files(root):
+            name = parse_name(path.name)
+            key = name.thread_id if name else str(path)
+            if key not in newest:
+                order.append(key)
+            newest[key] = path
+        for key in order:
+            yield newest[key]
+
+    def sniff(self, head: bytes) -> bool:
+        text = head_text(head).lstrip()
+        first = text.split(b"\n", 1)[0]
+        return first.startswith(b'{"timestamp":') and b'"payload":' in first
+
+    # -- reading --------------------------------------------------------------------------
+
+    def read(self, path: Path) -> list[ImportedSession]:
+        own = _File(path)
+        meta = own.meta
+        provider = meta.get("model_provider")
+        mapper = Mapper(provider if isinstance(provider, str) and provider else PROVIDER)
+        home = codex_home(path)
+        parent_tid, relation = _lineage(meta)
+        self._prefix(own, mapper, home, 0)
+        ts = self._parent_times(own, home) if parent_tid and relation == "fork" else None
+        mapper.feed((ln for ln in own.lines if ln is not own.meta_line), own.src_id, ts)
+        mapper.finish(live=own.partial or self._recent(path))
+
+        sid = source_session_id(TOOL, own.thread_id)
+        names = thread_names(home) if home else {}
+        title = names.get(own.thread_id) or _short(mapper.first_prompt)
+        version = meta.get("cli_version")
+        ref = SourceRef(TOOL, str(path), own.src_id, version if isinstance(version, str) else None)
+        created = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else None
+        created = created or own.meta_line.ts
+        cwd = str(meta.get("cwd") or "")
+        main = ImportedSession(
+            id=sid,
+            created=created,
+            cwd=cwd,
+            source=ref,
+            events=mapper.events,
+            title=title,
+            parent=source_session_id(TOOL, parent_tid) if parent_tid else None,
+            relation=relation,
+            unmapped=dict(mapper.unmapped),
+        )
+        out = [main]
+        for line_no, events in mapper.branches:
+            out.append(
+                ImportedSession(
+                    id=source_session_id(TOOL, own.thread_id, f"rb{line_no}"),
+                    created=created,
+                    cwd=cwd,
+                    source=ref,
+                    events=events,
+                    title=f"{title} (rolled back)" if title else None,
+                    parent=sid,
+                    relation="fork",
+                    unmapped={},
+                )
+            )
+        return out
+
+    def _recent(self, path: Path) -> bool:
+        try:
+            return time.time() - path.stat().st_mtime < self.live_seconds
+        except OSError:
+            return False
+
+    def _prefix(self, file: _File, mapper: Mapper, home: Path | None, depth: int) -> None:
+        """Feed the history a paginated file builds on (a fork's parent below the fork's
+        ordinal, or an earlier file of the same thread), oldest first."""
+        meta = file.meta
+        base = meta.get("history_base")
+        if isinstance(base, dict) and isinstance(base.get("thread_id"), str):
+            tid, end = base["thread_id"].lower(), base.get("end_ordinal_exclusive")
+        elif isinstance(meta.get("forked_from_id"), str) and isinstance(
+            meta.get("forked_from_ordinal_exclusive"), int
+        ):
+            tid, end = meta["forked_from_id"].lower(), meta["forked_from_ordinal_exclusive"]
+        else:
+            return
+        if depth >= _MAX_DEPTH or home is None:
+            return
+        source_path = self._find(home, tid, file.created_key)
+        if source_path is None:
+            return
+        source = _File(source_path)
+        self._prefix(source, mapper, home, depth + 1)
+        limit = end if isinstance(end, int) else None
+        mapper.feed(_below(source.lines, limit), source.src_id)
+
+    def _parent_times(self, own: _File, home: Path | None) -> dict[int, str] | None:
+        """For a legacy fork file: the parent's timestamps of the lines it repeats."""
+        parent_tid = own.meta.get("forked_from_id")
+        if home is None or not isinstance(parent_tid, str):
+            return None
+        parent_path = self._find(home, parent_tid.lower(), own.created_key)
+        if parent_path is None:
+            return None
+        try:
+            parent = _File(parent_path)
+        except FormatError:
+            return None
+        after = [ln for ln in own.lines if ln.no > own.meta_line.no]
+        times: dict[int, str] = {}
+        for mine, theirs in zip(after, parent.lines, strict=False):
+            if mine.type != theirs.type or mine.payload != theirs.payload:
+                break
+            times[mine.no] = theirs.ts
+        return times
+
+    def _find(self, home: Path, tid: str, before: str) -> Path | None:
+        """The newest rollout of thread `tid` in `home` created before the file whose
+        creation key is `before` (thread and segment ids are UUIDv7: they sort by time).
+        The index of the home is built once and refreshed on a miss."""
+        for attempt in range(2):
+            index = self._homes.get(home)
+            if index is None or attempt:
+                index = {}
+                for folder in (home / SESSIONS, home / ARCHIVED):
+                    if folder.is_dir():
+                        for p in rollout_files(folder):
+                            name = parse_name(p.name)
+                            if name:
+                                index.setdefault(name.thread_id, []).append(p)
+                self._homes[home] = index
+            found = [
+                (_created_key(name), p)
+                for p in index.get(tid, [])
+                if (name := parse_name(p.name)) and _created_key(name) < before and p.exists()
+            ]
+            if found:
+                return max(found)[1]
+        return None
+
+
+def _created_key(name: RolloutName) -> str:
+    return (name.segment or name.thread_id).lower()
+
+
+def _below(lines: list[Line], end: int | None) -> Iterator[Line]:
+    for ln in lines:
+        if end is not None and ln.ordinal is not None and ln.ordinal >= end:
+            break
+        yield ln
+
+
+def _lineage(meta: dict[str, Any]) -> tuple[str | None, Any]:
+    forked = meta.get("forked_from_id")
+    if isinstance(forked, str) and forked:
+        return forked.lower(), "fork"
+    source = meta.get("source")
+    spawn = None
+    if isinstance(source, dict):
+        sub = source.get("subagent")
+        spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    parent = parent or meta.get("parent_thread_id")
+    if isinstance(parent, str) and parent:
+        return parent.lower(), "subagent"
+    return None, None
+
+
+def _short(text: str | None) -> str | None:
+    if not text:
+        return None
+    first = " ".join(text.split())
+    return first if len(first) <= 80 else first[:79] + "…"
+
+
+READER = CodexReader()
