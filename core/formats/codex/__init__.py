@@ -2,5 +2,6 @@
 Forkwise session back as a Codex thread (`codex resume <id>`)."""
 
 from .reader import READER, CodexReader, NoSessionMeta
+from .writer import WRITER, CodexWriter
 
-__all__ = ["READER", "CodexReader", "NoSessionMeta"]
+__all__ = ["READER", "WRITER", "CodexReader", "CodexWriter", "NoSessionMeta"]
