@@ -82,13 +82,61 @@ class _Sources:
             raise StaleSession(f"line {no} of the rollout of {sid} is gone", source=sid, line=no)
         return lines[no - 1]
 
-    def header(self, sid: str) -> tuple[int, dict[str, Any]] | None:
+    def header_line(self, sid: str) -> int | None:
+        """The number of the source's first `session_meta` line."""
         for no, raw in enumerate(self.lines(sid), 1):
-            if b'"session_meta"' in raw:
-                record = orjson.loads(raw)
-                if record.get("type") == "session_meta" and isinstance(record.get("payload"), dict):
-                    return no, record["payload"]
+            if b'"session_meta"' in raw and orjson.loads(raw).get("type") == "session_meta":
+                return no
         return None
+
+    def header(self, sid: str) -> dict[str, Any] | None:
+        """The payload of the source's first `session_meta` line."""
+        no = self.header_line(sid)
+        if no is None:
+            return None
+        payload = orjson.loads(self.line(sid, no)).get("payload")
+        return payload if isinstance(payload, dict) else None
+
+
+def _legacy_twins(raw: bytes) -> list[bytes]:
+    """The UI records a legacy rollout keeps next to a paginated `item_completed` line.
+
+    A paginated source (Codex 0.171+) records a message for the UI as `item_completed`; the
+    legacy rollout this writer makes is read by Codex from `user_message`, `agent_message`
+    and `agent_reasoning` records, so each such item gets its legacy twin after it (the
+    copied line itself is unchanged)."""
+    record = orjson.loads(raw)
+    payload = record.get("payload")
+    item = payload.get("item") if isinstance(payload, dict) else None
+    if record.get("type") != "event_msg" or record.get("ordinal") is None:
+        return []  # a legacy source keeps its own twins
+    if not isinstance(item, dict):
+        return []
+    ts, kind = str(record.get("timestamp", "")), item.get("type")
+    text, _ = content_text(item.get("content"))
+    if kind == "UserMessage":
+        return [
+            _line(
+                ts,
+                "event_msg",
+                {
+                    "type": "user_message",
+                    "message": text,
+                    "images": [],
+                    "local_images": [],
+                    "text_elements": [],
+                },
+            )
+        ]
+    if kind == "AgentMessage":
+        return [_line(ts, "event_msg", {"type": "agent_message", "message": text})]
+    if kind == "Reasoning":
+        summary = item.get("summary_text") or []
+        return [
+            _line(ts, "event_msg", {"type": "agent_reasoning", "text": str(part)})
+            for part in summary
+        ]
+    return []
 
 
 class CodexWriter:
@@ -118,14 +166,21 @@ class CodexWriter:
                         seen.add((src["id"], no))
                         cited.append((src["id"], no))
 
-        primary = cited[0][0] if cited else None
-        header = sources.header(primary) if primary else None
+        # the thread forked from is the newest source cited; the oldest one's header opens
+        # the copied history, as in a fork Codex writes itself
+        root_src = cited[0][0] if cited else None
+        latest = cited[-1][0] if cited else None
         body: list[bytes] = []
-        meta = self._meta(session, new_id, now, header[1] if header else None)
-        body.append(_line(_stamp(now), "session_meta", meta))
-        if primary and header and (primary, header[0]) not in seen:
-            body.append(sources.line(primary, header[0]))
-        body.extend(sources.line(sid, no) for sid, no in cited)
+        meta_of = sources.header(latest) if latest else None
+        body.append(_line(_stamp(now), "session_meta", self._meta(session, new_id, now, meta_of)))
+        header = sources.header_line(root_src) if root_src else None
+        if root_src and header and (root_src, header) not in seen:
+            body.append(sources.line(root_src, header))
+        for sid, no in cited:
+            raw = sources.line(sid, no)
+            body.append(raw)
+            if b'"item_completed"' in raw:
+                body.extend(_legacy_twins(raw))
         context = _last_turn_context(body)
         added = _Renderer(session, context).render(session.events[last_cited + 1 :])
         body.extend(added)
