@@ -21,12 +21,13 @@ Titles come from the home's `session_index.jsonl`, else the first prompt.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..base import FormatError, ImportedSession, SourceRef, Tool, source_session_id
+from ..base import FormatError, ImportedSession, Record, SourceRef, Tool, source_session_id
 from .lines import (
     ARCHIVED,
     SESSIONS,
@@ -124,7 +125,7 @@ class CodexReader:
         mapper = Mapper(provider if isinstance(provider, str) and provider else PROVIDER)
         home = codex_home(path)
         parent_tid, relation = _lineage(meta)
-        self._prefix(own, mapper, home, 0)
+        reverted = self._prefix(own, mapper, home, 0)
         ts = self._parent_times(own, home) if parent_tid and relation == "fork" else None
         mapper.feed((ln for ln in own.lines if ln is not own.meta_line), own.src_id, ts)
         mapper.finish(live=own.partial or self._recent(path))
@@ -163,6 +164,20 @@ class CodexReader:
                     unmapped={},
                 )
             )
+        for key, events, source_ref in reverted:
+            out.append(
+                ImportedSession(
+                    id=source_session_id(TOOL, own.thread_id, key),
+                    created=created,
+                    cwd=cwd,
+                    source=source_ref,
+                    events=events,
+                    title=f"{title} (reverted)" if title else None,
+                    parent=sid,
+                    relation="fork",
+                    unmapped={},
+                )
+            )
         return out
 
     def _recent(self, path: Path) -> bool:
@@ -171,9 +186,13 @@ class CodexReader:
         except OSError:
             return False
 
-    def _prefix(self, file: _File, mapper: Mapper, home: Path | None, depth: int) -> None:
+    def _prefix(
+        self, file: _File, mapper: Mapper, home: Path | None, depth: int
+    ) -> list[tuple[str, list[Record], SourceRef]]:
         """Feed the history a paginated file builds on (a fork's parent below the fork's
-        ordinal, or an earlier file of the same thread), oldest first."""
+        ordinal, or an earlier file of the same thread), oldest first. Returns the branches
+        a revert left behind: an earlier file's lines at and after the segment's base
+        ordinal, mapped on top of the history below it (`rb<ordinal>`)."""
         meta = file.meta
         base = meta.get("history_base")
         if isinstance(base, dict) and isinstance(base.get("thread_id"), str):
@@ -183,16 +202,29 @@ class CodexReader:
         ):
             tid, end = meta["forked_from_id"].lower(), meta["forked_from_ordinal_exclusive"]
         else:
-            return
+            return []
         if depth >= _MAX_DEPTH or home is None:
-            return
+            return []
         source_path = self._find(home, tid, file.created_key)
         if source_path is None:
-            return
+            return []
         source = _File(source_path)
-        self._prefix(source, mapper, home, depth + 1)
+        branches = self._prefix(source, mapper, home, depth + 1)
         limit = end if isinstance(end, int) else None
-        mapper.feed(_below(source.lines, limit), source.src_id)
+        lines = source.lines
+        below = list(_below(lines, limit))
+        mapper.feed(below, source.src_id)
+        tail = lines[len(below) :]
+        if isinstance(base, dict) and limit is not None and tail:
+            undone = copy.deepcopy(mapper)
+            undone.feed(tail, source.src_id)
+            undone.finish(live=False)
+            version = source.meta.get("cli_version")
+            ref = SourceRef(
+                TOOL, str(source.path), source.src_id, version if isinstance(version, str) else None
+            )
+            branches.append((f"rb{limit}", undone.events, ref))
+        return branches
 
     def _parent_times(self, own: _File, home: Path | None) -> dict[int, str] | None:
         """For a legacy fork file: the parent's timestamps of the lines it repeats."""
