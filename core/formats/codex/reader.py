@@ -226,24 +226,27 @@ class CodexReader:
             branches.append((f"rb{limit}", undone.events, ref))
         return branches
 
-    def _parent_times(self, own: _File, home: Path | None) -> dict[int, str] | None:
-        """For a legacy fork file: the parent's timestamps of the lines it repeats."""
+    def _parent_times(self, own: _File, home: Path | None, depth: int = 0) -> dict[int, str]:
+        """The time each line's event carries: a legacy fork's copy of its parent's lines
+        takes the parent's times (themselves taken from the grandparent for a fork of a
+        fork), so that the shared events are equal."""
+        times = {ln.no: ln.ts for ln in own.lines}
         parent_tid = own.meta.get("forked_from_id")
-        if home is None or not isinstance(parent_tid, str):
-            return None
+        if home is None or not isinstance(parent_tid, str) or depth >= _MAX_DEPTH:
+            return times
         parent_path = self._find(home, parent_tid.lower(), own.created_key)
         if parent_path is None:
-            return None
+            return times
         try:
             parent = _File(parent_path)
         except FormatError:
-            return None
+            return times
+        theirs_times = self._parent_times(parent, home, depth + 1)
         after = [ln for ln in own.lines if ln.no > own.meta_line.no]
-        times: dict[int, str] = {}
         for mine, theirs in zip(after, parent.lines, strict=False):
             if mine.type != theirs.type or mine.payload != theirs.payload:
                 break
-            times[mine.no] = theirs.ts
+            times[mine.no] = theirs_times[theirs.no]
         return times
 
     def _find(self, home: Path, tid: str, before: str) -> Path | None:
