@@ -273,3 +273,47 @@ def basic(n: int = 1) -> Rollout:
         last_agent_message="Patched a.py; one test still fails.",
     )
     return r
+
+
+BARE_TS = "2025-06-01T10:00:00.000Z"
+
+
+def write_bare(home: Path, tid: str) -> Path:
+    """A rollout as Codex wrote them before the envelope (mid-2025): the session meta bare
+    on line 1, then bare response items and `record_type: state` markers."""
+
+    def say(role: str, text: str) -> dict[str, Any]:
+        kind = "output_text" if role == "assistant" else "input_text"
+        return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+    lines = [
+        {
+            "id": tid,
+            "timestamp": BARE_TS,
+            "instructions": None,
+            "git": {"commit_hash": "abc", "branch": "main"},
+        },
+        {"record_type": "state"},
+        say("user", "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"),
+        say("user", "what is here?"),
+        {
+            "type": "function_call",
+            "name": "shell",
+            "arguments": '{"command":["ls"]}',
+            "call_id": "c1",
+        },
+        {
+            "type": "function_call_output",
+            "call_id": "c1",
+            "output": '{"output":"a\\n","metadata":{"exit_code":0,"duration_seconds":0.0}}',
+        },
+        say("assistant", "One file."),
+        {"record_type": "state"},
+        say("user", "thanks"),
+        say("assistant", "You are welcome."),
+    ]
+    path = Rollout(tid).path_in(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(json.dumps(x).encode() + b"\n" for x in lines))
+    os.utime(path, (OLD, OLD))
+    return path

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from codex_app_server import AppServer, FakeResponses, codex_binary, write_config
+from codex_fixtures import write_bare
 
 from forkwise.core.backends.jsonl import JsonlBackend
 from forkwise.core.events import Event
@@ -148,6 +149,8 @@ def test_codex_rollouts_round_trip_through_the_real_app_server(
     # 3. the writer: the fork and the reverted paginated thread, each with a Forkwise turn
     exported_fork = WRITER.export(with_added_turn(fork, [parent]), home, None)
     exported_pag = WRITER.export(with_added_turn(paginated, [reverted]), home, None)
+    old = reader.read(write_bare(home, "0199aaaa-0000-7000-8000-00000000aaaa"))[0]
+    exported_old = WRITER.export(with_added_turn(old, []), home, None)
     assert exported_fork.resume == f"codex resume {exported_fork.id}"
 
     # 4. codex lists, reads and resumes them, and sends their history to the model
@@ -176,6 +179,14 @@ def test_codex_rollouts_round_trip_through_the_real_app_server(
         ]
         assert [t for t in turn_texts(read) if t[0] == "user"] == [
             ("user", "first paginated"),
+            ("user", ADDED),
+        ]
+        read = server.request("thread/read", {"threadId": exported_old.id, "includeTurns": True})[
+            "thread"
+        ]
+        assert [t for t in turn_texts(read) if t[0] == "user"] == [
+            ("user", "what is here?"),
+            ("user", "thanks"),
             ("user", ADDED),
         ]
         server.request("thread/resume", {"threadId": exported_fork.id})

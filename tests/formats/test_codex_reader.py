@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import zstandard
-from codex_fixtures import Rollout, basic, fork_of, name_thread, thread_id
+from codex_fixtures import BARE_TS, Rollout, basic, fork_of, name_thread, thread_id, write_bare
 
 from forkwise.core.backends.jsonl import JsonlBackend
 from forkwise.core.events import Event
@@ -341,3 +341,21 @@ def test_files_roots_and_sniffing(tmp_path: Path) -> None:
     pi = {"type": "session", "version": 3, "id": "x", "timestamp": "2025-09-01T10:00:00Z"}
     assert not READER.sniff(json.dumps(claude).encode())
     assert not READER.sniff(json.dumps(pi).encode())
+
+
+def test_rollouts_from_before_the_envelope(tmp_path: Path) -> None:
+    """Mid-2025 Codex wrote the meta bare on line 1 and bare response items after it."""
+    tid = thread_id(30)
+    ts = BARE_TS
+    path = write_bare(tmp_path, tid)
+    assert READER.sniff(path.read_bytes()[:4096])
+    s = read_one(path)
+    assert s.id == f"codex-{tid}"
+    assert s.created == ts
+    assert s.cwd == "/w"  # the meta had none: the environment context names it
+    assert prompts(s) == ["what is here?", "thanks"]
+    assert [e["status"] for e in of_type(s, "turn/end")] == ["completed", "completed"]
+    assert of_type(s, "tool/result")[0]["tool"] == "shell"
+    assert s.unmapped["state"] == 2
+    assert {e["ts"] for e in s.events} == {ts}
+    store_and_replay(tmp_path, [s])

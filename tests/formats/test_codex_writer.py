@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from codex_fixtures import Rollout, basic, fork_of, thread_id
+from codex_fixtures import BARE_TS, Rollout, basic, fork_of, thread_id, write_bare
 
 from forkwise.core.errors import StaleSession, StorageError
 from forkwise.core.formats.base import ExportInput, ImportedSession
@@ -270,3 +270,19 @@ def test_a_source_file_that_lost_lines_is_an_error(tmp_path: Path) -> None:
         WRITER.export(as_stored(source), home, None)
     assert err.value.code == "stale-session"
     assert list((home / "sessions").rglob("rollout-*.jsonl")) == [path]
+
+
+def test_a_source_from_before_the_envelope_is_put_in_one(tmp_path: Path) -> None:
+    home = tmp_path / "codex"
+    tid = thread_id(31)
+    source = CodexReader().read(write_bare(home, tid))[0]
+    result = WRITER.export(as_stored(source, extra=added_turn()), home, None)
+    written = records(result.path)
+    assert written[0]["payload"]["forked_from_id"] == tid
+    assert all(set(r) == {"timestamp", "type", "payload"} for r in written)
+    assert {r["timestamp"] for r in written[1:8]} == {BARE_TS}
+    back = CodexReader().read(result.path)[0]
+    before = conversation(source)
+    assert [role for role, _ in before] == ["user", "assistant", "assistant", "user", "assistant"]
+    assert conversation(back)[: len(before)] == before
+    assert conversation(back)[len(before)] == ("user", [("text", "added in forkwise")])

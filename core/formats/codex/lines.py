@@ -113,6 +113,8 @@ def parse_lines(data: bytes, path: Path) -> tuple[list[Line], bool]:
     partial = bool(chunks) and chunks[-1] != b""
     last = len(chunks)
     loads = orjson.loads
+    bare: bool | None = None  # the mid-2025 layout: a bare meta line, then bare items
+    bare_ts = ""
     for no, raw in enumerate(chunks, 1):
         if not raw.strip():
             continue
@@ -124,6 +126,13 @@ def parse_lines(data: bytes, path: Path) -> tuple[list[Line], bool]:
             raise FormatError(f"line {no} is not JSON: {exc}", path=str(path), line=no) from exc
         if type(obj) is not dict:
             raise FormatError(f"line {no} is not a JSON object", path=str(path), line=no)
+        if bare is None:
+            bare = "payload" not in obj and "id" in obj and "type" not in obj
+            if bare and type(obj.get("timestamp")) is str:
+                bare_ts = obj["timestamp"]
+        if bare:
+            out.append(_bare_line(no, raw, obj, bare_ts, first=not out))
+            continue
         kind = obj.get("type")
         ts = obj.get("timestamp")
         if type(kind) is not str or type(ts) is not str:
@@ -137,6 +146,17 @@ def parse_lines(data: bytes, path: Path) -> tuple[list[Line], bool]:
             Line(no, raw, ts, kind, obj.get("payload"), ordinal if type(ordinal) is int else None)
         )
     return out, False
+
+
+def _bare_line(no: int, raw: bytes, obj: dict[str, Any], ts: str, *, first: bool) -> Line:
+    """A line of a rollout from before the `{timestamp, type, payload}` envelope (Codex
+    before 0.30): the first line is the session meta itself, the others are response items
+    or `{"record_type": "state"}` markers; none has a time of its own but the meta's."""
+    if first:
+        return Line(no, raw, ts, "session_meta", obj, None)
+    if "record_type" in obj:
+        return Line(no, raw, ts, str(obj["record_type"]), obj, None)
+    return Line(no, raw, ts, "response_item", obj, None)
 
 
 def codex_home(path: Path) -> Path | None:

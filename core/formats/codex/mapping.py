@@ -132,6 +132,8 @@ class Mapper:
         self.branches: list[tuple[int, list[Record]]] = []
         self.unmapped: Counter[str] = Counter()
         self.first_prompt: str | None = None
+        #: the working directory the first environment context names
+        self.context_cwd: str | None = None
         self._turn: str | None = None
         self._turn_prompted = False
         self._turn_failed = False
@@ -263,6 +265,8 @@ class Mapper:
             elif role == "user" and not is_injected(text):
                 self._prompt(text, other, item_id, line)
             else:
+                if self.context_cwd is None and "<cwd>" in text:
+                    self.context_cwd = text.split("<cwd>", 1)[1].split("</cwd>", 1)[0].strip()
                 self._plugin("context", p, line)
         elif kind == "reasoning":
             texts = [s.get("text", "") for s in p.get("summary") or [] if isinstance(s, dict)]

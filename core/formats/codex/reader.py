@@ -114,7 +114,10 @@ class CodexReader:
     def sniff(self, head: bytes) -> bool:
         text = head_text(head).lstrip()
         first = text.split(b"\n", 1)[0]
-        return first.startswith(b'{"timestamp":') and b'"payload":' in first
+        if first.startswith(b'{"timestamp":') and b'"payload":' in first:
+            return True
+        # the layout before the envelope: a bare session meta line
+        return first.startswith(b'{"id":') and b'"timestamp":' in first and b'"type"' not in first
 
     # -- reading --------------------------------------------------------------------------
 
@@ -137,7 +140,7 @@ class CodexReader:
         ref = SourceRef(TOOL, str(path), own.src_id, version if isinstance(version, str) else None)
         created = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else None
         created = created or own.meta_line.ts
-        cwd = str(meta.get("cwd") or "")
+        cwd = str(meta.get("cwd") or mapper.context_cwd or "")
         main = ImportedSession(
             id=sid,
             created=created,

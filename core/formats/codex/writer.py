@@ -23,7 +23,7 @@ import orjson
 from ...errors import SourceNotFound, StaleSession, StorageError
 from ..base import ExportedSession, ExportInput, Tool
 from .lines import SESSION_INDEX, SESSIONS, codex_home, read_bytes, rollout_files
-from .mapping import content_text
+from .mapping import content_text, is_injected
 
 TOOL: Tool = "codex"
 _DROP_FROM_META = ("history_base", "forked_from_ordinal_exclusive", "parent_thread_id")
@@ -54,6 +54,7 @@ class _Sources:
         self._refs = sources
         self._root = root
         self._lines: dict[str, list[bytes]] = {}
+        self._bare: dict[str, str | None] = {}
 
     def path(self, sid: str) -> Path:
         ref = self._refs.get(sid)
@@ -82,8 +83,22 @@ class _Sources:
             raise StaleSession(f"line {no} of the rollout of {sid} is gone", source=sid, line=no)
         return lines[no - 1]
 
+    def bare(self, sid: str) -> str | None:
+        """For a rollout from before the envelope (a bare meta on line 1): its time."""
+        if sid not in self._bare:
+            lines = self.lines(sid)
+            found = None
+            if lines and not lines[0].startswith(b'{"timestamp"'):
+                first = orjson.loads(lines[0])
+                if isinstance(first, dict) and "payload" not in first and "type" not in first:
+                    found = str(first.get("timestamp", ""))
+            self._bare[sid] = found
+        return self._bare[sid]
+
     def header_line(self, sid: str) -> int | None:
         """The number of the source's first `session_meta` line."""
+        if self.bare(sid) is not None:
+            return 1
         for no, raw in enumerate(self.lines(sid), 1):
             if b'"session_meta"' in raw and orjson.loads(raw).get("type") == "session_meta":
                 return no
@@ -94,8 +109,40 @@ class _Sources:
         no = self.header_line(sid)
         if no is None:
             return None
-        payload = orjson.loads(self.line(sid, no)).get("payload")
+        record = orjson.loads(self.line(sid, no))
+        payload = record if self.bare(sid) is not None else record.get("payload")
         return payload if isinstance(payload, dict) else None
+
+    def copied(self, sid: str, no: int) -> list[bytes]:
+        """Line `no` as the new rollout holds it: the source's bytes, except that a line
+        from before the envelope is put in one (Codex reads nothing else now), with the UI
+        record Codex keeps next to a message; its meta and `record_type` markers are left
+        out."""
+        raw = self.line(sid, no)
+        ts = self.bare(sid)
+        if ts is None:
+            return [raw]
+        record = orjson.loads(raw)
+        if no == 1 or not isinstance(record, dict) or "record_type" in record:
+            return []
+        out = [_line(ts, "response_item", record)]
+        if record.get("type") == "message":
+            text, _ = content_text(record.get("content"))
+            if record.get("role") == "assistant":
+                out.append(_line(ts, "event_msg", {"type": "agent_message", "message": text}))
+            elif record.get("role") == "user" and not is_injected(text):
+                out.append(_line(ts, "event_msg", _user_message(text)))
+        return out
+
+
+def _user_message(text: str) -> dict[str, Any]:
+    return {
+        "type": "user_message",
+        "message": text,
+        "images": [],
+        "local_images": [],
+        "text_elements": [],
+    }
 
 
 def _legacy_twins(raw: bytes) -> list[bytes]:
@@ -115,19 +162,7 @@ def _legacy_twins(raw: bytes) -> list[bytes]:
     ts, kind = str(record.get("timestamp", "")), item.get("type")
     text, _ = content_text(item.get("content"))
     if kind == "UserMessage":
-        return [
-            _line(
-                ts,
-                "event_msg",
-                {
-                    "type": "user_message",
-                    "message": text,
-                    "images": [],
-                    "local_images": [],
-                    "text_elements": [],
-                },
-            )
-        ]
+        return [_line(ts, "event_msg", _user_message(text))]
     if kind == "AgentMessage":
         return [_line(ts, "event_msg", {"type": "agent_message", "message": text})]
     if kind == "Reasoning":
@@ -174,13 +209,13 @@ class CodexWriter:
         meta_of = sources.header(latest) if latest else None
         body.append(_line(_stamp(now), "session_meta", self._meta(session, new_id, now, meta_of)))
         header = sources.header_line(root_src) if root_src else None
-        if root_src and header and (root_src, header) not in seen:
+        if root_src and header and (root_src, header) not in seen and not sources.bare(root_src):
             body.append(sources.line(root_src, header))
         for sid, no in cited:
-            raw = sources.line(sid, no)
-            body.append(raw)
-            if b'"item_completed"' in raw:
-                body.extend(_legacy_twins(raw))
+            for raw in sources.copied(sid, no):
+                body.append(raw)
+                if b'"item_completed"' in raw:
+                    body.extend(_legacy_twins(raw))
         context = _last_turn_context(body)
         added = _Renderer(session, context).render(session.events[last_cited + 1 :])
         body.extend(added)
@@ -223,6 +258,10 @@ class CodexWriter:
         meta["timestamp"] = _stamp(now)
         if session.cwd:
             meta["cwd"] = session.cwd
+        # what a SessionMeta must have (a meta from before the envelope lacks some)
+        meta.setdefault("cwd", "")
+        meta.setdefault("originator", "forkwise")
+        meta.setdefault("cli_version", "0.0.0")
         if "history_mode" in meta:
             meta["history_mode"] = "legacy"
         return meta
@@ -338,17 +377,7 @@ class _Renderer:
                     "content": [{"type": "input_text", "text": text}],
                 },
             )
-            self._add(
-                ts,
-                "event_msg",
-                {
-                    "type": "user_message",
-                    "message": text,
-                    "images": [],
-                    "local_images": [],
-                    "text_elements": [],
-                },
-            )
+            self._add(ts, "event_msg", _user_message(text))
             return
         for part in parts:
             kind = part.get("type")
