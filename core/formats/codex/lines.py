@@ -28,7 +28,7 @@ _UUID = 36
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Line:
     """One parsed rollout line: its 1-based number, its bytes and its decoded object."""
 
@@ -116,11 +116,13 @@ def parse_lines(data: bytes, path: Path) -> tuple[list[Line], bool]:
     bare: bool | None = None  # the mid-2025 layout: a bare meta line, then bare items
     bare_ts = ""
     for no, raw in enumerate(chunks, 1):
-        if not raw.strip():
+        if not raw:
             continue
         try:
             obj = loads(raw)
         except orjson.JSONDecodeError as exc:
+            if not raw.strip():
+                continue
             if no == last and partial:
                 return out, True
             raise FormatError(f"line {no} is not JSON: {exc}", path=str(path), line=no) from exc

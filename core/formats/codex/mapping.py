@@ -100,26 +100,24 @@ def decode_args(arguments: object) -> Any:
 
 def _failed_output(output: object) -> bool:
     """Whether a tool output says the call failed (a `success: false` payload, a shell exit
-    code other than 0 in Codex's JSON or text summaries)."""
+    code other than 0 in Codex's JSON or text summaries). Looks for the markers instead of
+    decoding the output: this runs for every tool result of an import."""
     if isinstance(output, dict):
         if output.get("success") is False:
             return True
         output = output.get("content", output.get("output"))
     if not isinstance(output, str):
         return False
-    if output.startswith("{"):
-        try:
-            decoded = orjson.loads(output)
-        except orjson.JSONDecodeError:
-            return False
-        meta = decoded.get("metadata") if isinstance(decoded, dict) else None
-        code = meta.get("exit_code") if isinstance(meta, dict) else None
-        return isinstance(code, int) and code != 0
-    for marker in ("Process exited with code ", "Exit code: "):
-        at = output.find(marker, 0, 400)
+    size = len(output)
+    for marker in ('"exit_code":', "Process exited with code ", "Exit code: "):
+        # Codex's JSON summary keeps its metadata last; its text summaries start with it
+        at = output.find(marker, size - 400) if marker[0] == '"' else output.find(marker, 0, 400)
         if at >= 0:
-            digits = output[at + len(marker) : at + len(marker) + 6].split("\n", 1)[0].strip()
-            return digits.lstrip("-").isdigit() and int(digits) != 0
+            digits = output[at + len(marker) : at + len(marker) + 8].lstrip()
+            end = 1 if digits[:1] == "-" else 0
+            while end < len(digits) and digits[end].isdigit():
+                end += 1
+            return end > 0 and digits[:end] not in ("0", "-0") and digits[:end] != "-"
     return False
 
 
@@ -155,9 +153,12 @@ class Mapper:
         """Append an event; one made from `line` carries it (and the lines waiting) as src."""
         record["ts"] = self._ts
         if line is not None:
-            lines = [no for sid, no in self._pending if sid == self._src]
-            self._pending = [p for p in self._pending if p[0] != self._src]
-            lines.append(line.no)
+            if self._pending:
+                lines = [no for sid, no in self._pending if sid == self._src]
+                self._pending = [p for p in self._pending if p[0] != self._src]
+                lines.append(line.no)
+            else:
+                lines = [line.no]
             record["src"] = {"id": self._src, "lines": lines}
         self.events.append(record)
         return record
@@ -226,17 +227,20 @@ class Mapper:
         if self._pending and src != self._src:
             self._flush_pending()
         self._src = src
+        response_item, event_msg = self._response_item, self._event_msg
         for line in lines:
             self._ts = ts.get(line.no, line.ts) if ts else line.ts
             kind = line.type
             p = line.payload
-            if kind == "response_item" and isinstance(p, dict):
-                self._response_item(p, line)
-            elif kind == "event_msg" and isinstance(p, dict):
-                self._event_msg(p, line)
-            elif kind == "turn_context" and isinstance(p, dict):
+            if type(p) is not dict:
+                self._plugin(kind, p, line)
+            elif kind == "response_item":
+                response_item(p, line)
+            elif kind == "event_msg":
+                event_msg(p, line)
+            elif kind == "turn_context":
                 self._turn_context(p, line)
-            elif kind == "compacted" and isinstance(p, dict):
+            elif kind == "compacted":
                 record: Record = {"type": "context/summary", "text": str(p.get("message", ""))}
                 if p.get("replacement_history") is not None:
                     record["replacement_history"] = p["replacement_history"]

@@ -22,7 +22,9 @@ Titles come from the home's `session_index.jsonl`, else the first prompt.
 from __future__ import annotations
 
 import copy
+import gc
 import time
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,8 @@ from .mapping import PROVIDER, Mapper
 
 TOOL: Tool = "codex"
 _MAX_DEPTH = 32
+_CACHE_BYTES = 64 << 20
+_AFTER_TS = len('{"timestamp":"2025-09-01T10:00:00.000Z"')
 
 
 class NoSessionMeta(FormatError):
@@ -58,7 +62,9 @@ class _File:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.lines, self.partial = parse_lines(read_bytes(path), path)
+        data = read_bytes(path)
+        self.size = len(data)
+        self.lines, self.partial = parse_lines(data, path)
         meta_line = next((ln for ln in self.lines if ln.type == "session_meta"), None)
         if meta_line is None:
             raise NoSessionMeta(
@@ -88,6 +94,9 @@ class CodexReader:
         #: seconds since the last write within which an unfinished turn counts as running
         self.live_seconds = 120.0
         self._homes: dict[Path, dict[str, list[Path]]] = {}
+        #: recently parsed files, so that a fork read after its parent (name order is
+        #: creation order) does not parse the parent again; bounded by their size
+        self._parsed: OrderedDict[Path, tuple[tuple[int, int], _File]] = OrderedDict()
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         base = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
@@ -122,7 +131,36 @@ class CodexReader:
     # -- reading --------------------------------------------------------------------------
 
     def read(self, path: Path) -> list[ImportedSession]:
-        own = _File(path)
+        # the mapping makes many small containers and frees none of them before the end:
+        # the cycle collector would walk them again and again (a third of the time)
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._read(path)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _load(self, path: Path) -> _File:
+        try:
+            st = path.stat()
+        except OSError:
+            return _File(path)  # raises the FormatError that says why
+        key = (st.st_size, st.st_mtime_ns)
+        cached = self._parsed.get(path)
+        if cached is not None and cached[0] == key:
+            self._parsed.move_to_end(path)
+            return cached[1]
+        file = _File(path)
+        self._parsed[path] = (key, file)
+        total = sum(f.size for _, f in self._parsed.values())
+        while total > _CACHE_BYTES and len(self._parsed) > 1:
+            _, (_, old) = self._parsed.popitem(last=False)
+            total -= old.size
+        return file
+
+    def _read(self, path: Path) -> list[ImportedSession]:
+        own = self._load(path)
         meta = own.meta
         provider = meta.get("model_provider")
         mapper = Mapper(provider if isinstance(provider, str) and provider else PROVIDER)
@@ -211,7 +249,7 @@ class CodexReader:
         source_path = self._find(home, tid, file.created_key)
         if source_path is None:
             return []
-        source = _File(source_path)
+        source = self._load(source_path)
         branches = self._prefix(source, mapper, home, depth + 1)
         limit = end if isinstance(end, int) else None
         lines = source.lines
@@ -241,13 +279,16 @@ class CodexReader:
         if parent_path is None:
             return times
         try:
-            parent = _File(parent_path)
+            parent = self._load(parent_path)
         except FormatError:
             return times
         theirs_times = self._parent_times(parent, home, depth + 1)
         after = [ln for ln in own.lines if ln.no > own.meta_line.no]
         for mine, theirs in zip(after, parent.lines, strict=False):
-            if mine.type != theirs.type or mine.payload != theirs.payload:
+            # Codex writes the time first: equal bytes after it are the same line
+            if mine.raw[_AFTER_TS:] != theirs.raw[_AFTER_TS:] and (
+                mine.type != theirs.type or mine.payload != theirs.payload
+            ):
                 break
             times[mine.no] = theirs_times[theirs.no]
         return times
