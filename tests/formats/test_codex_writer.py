@@ -286,3 +286,21 @@ def test_a_source_from_before_the_envelope_is_put_in_one(tmp_path: Path) -> None
     assert [role for role, _ in before] == ["user", "assistant", "assistant", "user", "assistant"]
     assert conversation(back)[: len(before)] == before
     assert conversation(back)[len(before)] == ("user", [("text", "added in forkwise")])
+
+
+def test_a_rolled_back_thread_exports_what_remains(tmp_path: Path) -> None:
+    home = tmp_path / "codex"
+    r = Rollout(thread_id(32)).meta()
+    r.turn("keep", "kept", first=True)
+    r.turn("drop", "dropped")
+    r.event("thread_rolled_back", num_turns=1)
+    r.turn("after", "new")
+    main, branch = CodexReader().read(r.write(home))
+    reader = CodexReader()
+    for session, expected in ((main, ["keep", "after"]), (branch, ["keep", "drop"])):
+        result = WRITER.export(as_stored(session), home, None)
+        back = reader.read(result.path)
+        assert len(back) == 1  # no rollback left to apply
+        assert [m for role, m in conversation(back[0]) if role == "user"] == [
+            [("text", t)] for t in expected
+        ]

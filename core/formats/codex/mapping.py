@@ -185,7 +185,8 @@ class Mapper:
             self._open(line)
         self._item += 1
         base = key or f"{self._turn}:{self._item}"
-        mid = message_id(role, text, self._unique(f"{role}:{base}"))
+        # the slug is the first words: a long text need not be scanned whole
+        mid = message_id(role, text[:256], self._unique(f"{role}:{base}"))
         self._emit(
             {"type": "message", "id": mid, "role": role, "turn": self._turn, "parts": parts}, line
         )

@@ -145,6 +145,12 @@ def _user_message(text: str) -> dict[str, Any]:
     }
 
 
+def _rolls_back(raw: bytes) -> bool:
+    record = orjson.loads(raw)
+    payload = record.get("payload") if isinstance(record, dict) else None
+    return isinstance(payload, dict) and payload.get("type") == "thread_rolled_back"
+
+
 def _legacy_twins(raw: bytes) -> list[bytes]:
     """The UI records a legacy rollout keeps next to a paginated `item_completed` line.
 
@@ -213,6 +219,8 @@ class CodexWriter:
             body.append(sources.line(root_src, header))
         for sid, no in cited:
             for raw in sources.copied(sid, no):
+                if b'"thread_rolled_back"' in raw and _rolls_back(raw):
+                    continue  # already applied: the turns it drops are not in this file
                 body.append(raw)
                 if b'"item_completed"' in raw:
                     body.extend(_legacy_twins(raw))
