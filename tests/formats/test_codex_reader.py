@@ -359,3 +359,32 @@ def test_rollouts_from_before_the_envelope(tmp_path: Path) -> None:
     assert s.unmapped["state"] == 2
     assert {e["ts"] for e in s.events} == {ts}
     store_and_replay(tmp_path, [s])
+
+
+def test_what_has_no_forkwise_equivalent_is_kept_as_plugin_events(tmp_path: Path) -> None:
+    r = Rollout(thread_id(33)).meta()
+    r.turn("hello", "hi", first=True)
+    r.add("inter_agent_communication", {"from": "a", "to": "b", "text": "ping"})
+    r.add("some_future_line", [1, 2, 3])
+    r.event("stream_error", message="reconnecting")
+    r.item("image_generation_call", id="ig_1", status="completed", result="iVBORw0")
+    r.item(
+        "message",
+        role="user",
+        content=[
+            {"type": "input_text", "text": "look at this"},
+            {"type": "input_image", "image_url": "data:image/png;base64,AAAA"},
+        ],
+    )
+    s = read_one(r.write(tmp_path))
+    plugins = {e["type"]: e for e in s.events if e["type"].startswith("plugin/codex/")}
+    assert plugins["plugin/codex/inter_agent_communication"]["payload"]["text"] == "ping"
+    assert plugins["plugin/codex/some_future_line"]["payload"] == [1, 2, 3]
+    assert plugins["plugin/codex/stream_error"]["payload"]["message"] == "reconnecting"
+    assert plugins["plugin/codex/image_generation_call"]["payload"]["result"] == "iVBORw0"
+    image = plugins["plugin/codex/image"]
+    assert image["item"]["image_url"].startswith("data:image/png")
+    assert all("src" in e for e in plugins.values())
+    assert s.unmapped["image"] == 1
+    assert prompts(s) == ["hello", "look at this"]
+    store_and_replay(tmp_path, [s])

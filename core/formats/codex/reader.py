@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
@@ -97,6 +98,7 @@ class CodexReader:
         #: recently parsed files, so that a fork read after its parent (name order is
         #: creation order) does not parse the parent again; bounded by their size
         self._parsed: OrderedDict[Path, tuple[tuple[int, int], _File]] = OrderedDict()
+        self._lock = threading.Lock()  # one READER serves the host's threads
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         base = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
@@ -147,16 +149,18 @@ class CodexReader:
         except OSError:
             return _File(path)  # raises the FormatError that says why
         key = (st.st_size, st.st_mtime_ns)
-        cached = self._parsed.get(path)
-        if cached is not None and cached[0] == key:
-            self._parsed.move_to_end(path)
-            return cached[1]
+        with self._lock:
+            cached = self._parsed.get(path)
+            if cached is not None and cached[0] == key:
+                self._parsed.move_to_end(path)
+                return cached[1]
         file = _File(path)
-        self._parsed[path] = (key, file)
-        total = sum(f.size for _, f in self._parsed.values())
-        while total > _CACHE_BYTES and len(self._parsed) > 1:
-            _, (_, old) = self._parsed.popitem(last=False)
-            total -= old.size
+        with self._lock:
+            self._parsed[path] = (key, file)
+            total = sum(f.size for _, f in self._parsed.values())
+            while total > _CACHE_BYTES and len(self._parsed) > 1:
+                _, (_, old) = self._parsed.popitem(last=False)
+                total -= old.size
         return file
 
     def _read(self, path: Path) -> list[ImportedSession]:
