@@ -388,3 +388,16 @@ def test_what_has_no_forkwise_equivalent_is_kept_as_plugin_events(tmp_path: Path
     assert s.unmapped["image"] == 1
     assert prompts(s) == ["hello", "look at this"]
     store_and_replay(tmp_path, [s])
+
+
+def test_a_spawned_thread_with_its_parents_history_is_a_subagent(tmp_path: Path) -> None:
+    parent = Rollout(thread_id(34)).meta()
+    parent.turn("plan the work", "planned", first=True)
+    child = fork_of(parent, thread_id(35))
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": thread_id(34), "depth": 1}}}
+    child.lines[0]["payload"]["source"] = spawn
+    child.turn("do part one", "done")
+    p = read_one(parent.write(tmp_path))
+    c = read_one(child.write(tmp_path))
+    assert (c.parent, c.relation) == (p.id, "subagent")
+    assert without_src(c.events[: len(p.events)]) == without_src(p.events)

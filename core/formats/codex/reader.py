@@ -10,7 +10,8 @@ Identity is the file's FIRST `session_meta` (`id`); a file without one fails wit
   copies nothing: its history starts with the parent's lines below that ordinal, read from
   the parent's file (their `src` names the parent).
 - `source.subagent.thread_spawn.parent_thread_id` (or the top-level `parent_thread_id`) ->
-  a subagent of that thread.
+  a subagent of that thread; this wins over `forked_from_id` (a spawned thread may start
+  from a copy of its parent's history, read as for a fork).
 - `thread_rolled_back` -> the main line is what remains; each rolled-back tail is a fork
   branch `codex-<id>-rb<line>` (see mapping.py).
 - A paginated segment (`history_base`) continues the history of an earlier file of the same
@@ -171,7 +172,8 @@ class CodexReader:
         home = codex_home(path)
         parent_tid, relation = _lineage(meta)
         reverted = self._prefix(own, mapper, home, 0)
-        ts = self._parent_times(own, home) if parent_tid and relation == "fork" else None
+        copied = isinstance(meta.get("forked_from_id"), str)
+        ts = self._parent_times(own, home) if copied else None
         mapper.feed((ln for ln in own.lines if ln is not own.meta_line), own.src_id, ts)
         mapper.finish(live=own.partial or self._recent(path))
 
@@ -334,9 +336,9 @@ def _below(lines: list[Line], end: int | None) -> Iterator[Line]:
 
 
 def _lineage(meta: dict[str, Any]) -> tuple[str | None, Any]:
-    forked = meta.get("forked_from_id")
-    if isinstance(forked, str) and forked:
-        return forked.lower(), "fork"
+    """The thread this one comes from and how: a thread a parent spawned is its subagent
+    (even when it starts from a copy of the parent's history), else a `forked_from_id` is
+    a fork."""
     source = meta.get("source")
     spawn = None
     if isinstance(source, dict):
@@ -346,6 +348,9 @@ def _lineage(meta: dict[str, Any]) -> tuple[str | None, Any]:
     parent = parent or meta.get("parent_thread_id")
     if isinstance(parent, str) and parent:
         return parent.lower(), "subagent"
+    forked = meta.get("forked_from_id")
+    if isinstance(forked, str) and forked:
+        return forked.lower(), "fork"
     return None, None
 
 
