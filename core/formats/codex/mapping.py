@@ -5,17 +5,25 @@ What the mapping decides, line by line:
 - `response_item` lines are the conversation (what the model saw). A user message that is a
   typed prompt starts a turn; developer/system messages and what Codex injects as a user
   message (environment context, AGENTS.md / user instructions, notices) become
-  `plugin/codex/context` events, never prompts.
+  `plugin/codex/context` events, never prompts. Assistant text, reasoning summaries and
+  tool calls (`function_call` with its JSON-string arguments decoded, `custom_tool_call`
+  such as apply_patch with its raw input, `local_shell_call` with its action) are messages;
+  their outputs are `tool/result`s paired by call id (`error` when the output reports a
+  non-zero exit code or `success: false`).
 - `event_msg` lines that only repeat a response item for the UI make no event of their own
   (see DUPLICATES); their line numbers join the `src` of the next event, so an export copies
   them back with the conversation. `task_started` / `task_complete` / `turn_aborted` are the
-  turn brackets. Every other event_msg (token counts and rate limits, exec/patch begin-end
-  notices, errors, …) is a `plugin/codex/<type>` event carrying the payload.
+  turn brackets (`turn_aborted` with reason "interrupted" -> "cancelled", other reasons ->
+  "interrupted"). Every other event_msg (token counts and rate limits, exec/patch
+  begin-end notices, errors, …) is a `plugin/codex/<type>` event carrying the payload.
 - `turn_context` gives the model and reasoning effort: a `model/select` when they change.
 - `compacted` is a `context/summary` (with Codex's replacement history, when it kept one).
 - `thread_rolled_back` drops the last N turns from the main line; the caller keeps what was
   dropped as a branch (`branches`).
-- A line type this module does not know is a `plugin/codex/<type>` event.
+- Plugin kinds besides the event_msg types: `context` (above), `encrypted_reasoning` (the
+  opaque part of a reasoning item), `image` (an image in a prompt), `reasoning` (a reasoning
+  item with no readable text), the type of any other response item (`web_search_call`, …)
+  and of any other line (`world_state`, `token_usage_record`, a type yet unknown).
 """
 
 from __future__ import annotations
