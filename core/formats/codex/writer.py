@@ -24,6 +24,7 @@ from ...errors import SourceNotFound, StaleSession, StorageError
 from ..base import ExportedSession, ExportInput, Tool
 from .lines import SESSION_INDEX, SESSIONS, codex_home, read_bytes, rollout_files
 from .mapping import content_text, is_injected
+from .render import Renderer, last_turn_context, legacy_twins, line, stamp, user_message
 
 TOOL: Tool = "codex"
 _DROP_FROM_META = ("history_base", "forked_from_ordinal_exclusive", "parent_thread_id")
@@ -36,14 +37,6 @@ def uuid7() -> str:
     value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | ((rand >> 62) & 0xFFF) << 64
     value |= 0b10 << 62 | (rand & ((1 << 62) - 1))
     return str(uuid.UUID(int=value))
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _line(ts: str, kind: str, payload: Mapping[str, Any]) -> bytes:
-    return orjson.dumps({"timestamp": ts, "type": kind, "payload": payload})
 
 
 class _Sources:
@@ -125,59 +118,20 @@ class _Sources:
         record = orjson.loads(raw)
         if no == 1 or not isinstance(record, dict) or "record_type" in record:
             return []
-        out = [_line(ts, "response_item", record)]
+        out = [line(ts, "response_item", record)]
         if record.get("type") == "message":
             text, _ = content_text(record.get("content"))
             if record.get("role") == "assistant":
-                out.append(_line(ts, "event_msg", {"type": "agent_message", "message": text}))
+                out.append(line(ts, "event_msg", {"type": "agent_message", "message": text}))
             elif record.get("role") == "user" and not is_injected(text):
-                out.append(_line(ts, "event_msg", _user_message(text)))
+                out.append(line(ts, "event_msg", user_message(text)))
         return out
-
-
-def _user_message(text: str) -> dict[str, Any]:
-    return {
-        "type": "user_message",
-        "message": text,
-        "images": [],
-        "local_images": [],
-        "text_elements": [],
-    }
 
 
 def _rolls_back(raw: bytes) -> bool:
     record = orjson.loads(raw)
     payload = record.get("payload") if isinstance(record, dict) else None
     return isinstance(payload, dict) and payload.get("type") == "thread_rolled_back"
-
-
-def _legacy_twins(raw: bytes) -> list[bytes]:
-    """The UI records a legacy rollout keeps next to a paginated `item_completed` line.
-
-    A paginated source (Codex 0.171+) records a message for the UI as `item_completed`; the
-    legacy rollout this writer makes is read by Codex from `user_message`, `agent_message`
-    and `agent_reasoning` records, so each such item gets its legacy twin after it (the
-    copied line itself is unchanged)."""
-    record = orjson.loads(raw)
-    payload = record.get("payload")
-    item = payload.get("item") if isinstance(payload, dict) else None
-    if record.get("type") != "event_msg" or record.get("ordinal") is None:
-        return []  # a legacy source keeps its own twins
-    if not isinstance(item, dict):
-        return []
-    ts, kind = str(record.get("timestamp", "")), item.get("type")
-    text, _ = content_text(item.get("content"))
-    if kind == "UserMessage":
-        return [_line(ts, "event_msg", _user_message(text))]
-    if kind == "AgentMessage":
-        return [_line(ts, "event_msg", {"type": "agent_message", "message": text})]
-    if kind == "Reasoning":
-        summary = item.get("summary_text") or []
-        return [
-            _line(ts, "event_msg", {"type": "agent_reasoning", "text": str(part)})
-            for part in summary
-        ]
-    return []
 
 
 class CodexWriter:
@@ -213,7 +167,7 @@ class CodexWriter:
         latest = cited[-1][0] if cited else None
         body: list[bytes] = []
         meta_of = sources.header(latest) if latest else None
-        body.append(_line(_stamp(now), "session_meta", self._meta(session, new_id, now, meta_of)))
+        body.append(line(stamp(now), "session_meta", self._meta(session, new_id, now, meta_of)))
         header = sources.header_line(root_src) if root_src else None
         if root_src and header and (root_src, header) not in seen and not sources.bare(root_src):
             body.append(sources.line(root_src, header))
@@ -223,18 +177,18 @@ class CodexWriter:
                     continue  # already applied: the turns it drops are not in this file
                 body.append(raw)
                 if b'"item_completed"' in raw:
-                    body.extend(_legacy_twins(raw))
-        context = _last_turn_context(body)
-        added = _Renderer(session, context).render(session.events[last_cited + 1 :])
+                    body.extend(legacy_twins(raw))
+        context = last_turn_context(body)
+        added = Renderer(session, context).render(session.events[last_cited + 1 :])
         body.extend(added)
         data = b"\n".join(body) + b"\n"
 
-        stamp = now.astimezone()
+        local = now.astimezone()
         if out is None:
-            folder = root / SESSIONS / stamp.strftime("%Y") / stamp.strftime("%m")
-            folder = folder / stamp.strftime("%d")
+            folder = root / SESSIONS / local.strftime("%Y") / local.strftime("%m")
+            folder = folder / local.strftime("%d")
             folder.mkdir(parents=True, exist_ok=True)
-            out = folder / f"rollout-{stamp.strftime('%Y-%m-%dT%H-%M-%S')}-{new_id}.jsonl"
+            out = folder / f"rollout-{local.strftime('%Y-%m-%dT%H-%M-%S')}-{new_id}.jsonl"
         _write_new(out, data)
         if session.title and out.is_relative_to(root):
             _append_name(root, new_id, session.title, now)
@@ -246,7 +200,7 @@ class CodexWriter:
         if source is None:
             return {
                 "id": new_id,
-                "timestamp": _stamp(now),
+                "timestamp": stamp(now),
                 "cwd": session.cwd,
                 "originator": "forkwise",
                 "cli_version": "0.0.0",
@@ -263,7 +217,7 @@ class CodexWriter:
                 meta["forked_from_id"] = parent
         meta.setdefault("forked_from_id", parent)
         meta["id"] = new_id
-        meta["timestamp"] = _stamp(now)
+        meta["timestamp"] = stamp(now)
         if session.cwd:
             meta["cwd"] = session.cwd
         # what a SessionMeta must have (a meta from before the envelope lacks some)
@@ -273,186 +227,6 @@ class CodexWriter:
         if "history_mode" in meta:
             meta["history_mode"] = "legacy"
         return meta
-
-
-def _last_turn_context(lines: list[bytes]) -> dict[str, Any] | None:
-    for raw in reversed(lines):
-        if b'"turn_context"' in raw:
-            record = orjson.loads(raw)
-            if record.get("type") == "turn_context" and isinstance(record.get("payload"), dict):
-                payload: dict[str, Any] = record["payload"]
-                return payload
-    return None
-
-
-class _Renderer:
-    """Forkwise events added after the fork -> Codex rollout lines."""
-
-    def __init__(self, session: ExportInput, context: dict[str, Any] | None) -> None:
-        self.cwd = session.cwd
-        self.context = dict(context) if context else None
-        model = session.model or {}
-        self.model = str(model.get("model") or (context or {}).get("model") or "gpt-5")
-        effort = model.get("reasoning") or (context or {}).get("effort")
-        self.effort = effort if isinstance(effort, str) else None
-        self.turn: str | None = None
-        self.last_text = ""
-        self.out: list[bytes] = []
-
-    def _add(self, ts: str, kind: str, payload: Mapping[str, Any]) -> None:
-        self.out.append(_line(ts, kind, payload))
-
-    def render(self, events: Any) -> list[bytes]:
-        for event in events:
-            kind, ts = event.get("type"), str(event.get("ts") or _stamp(datetime.now(UTC)))
-            if kind == "model/select":
-                self.model = str(event.get("model") or self.model)
-                effort = event.get("reasoning")
-                self.effort = effort if isinstance(effort, str) else None
-            elif kind == "turn/start":
-                self._start(str(event.get("turn")), ts)
-            elif kind == "message":
-                self._message(event, ts)
-            elif kind == "tool/result":
-                output = event.get("output")
-                text = output if isinstance(output, str) else orjson.dumps(output).decode()
-                self._add(
-                    ts,
-                    "response_item",
-                    {
-                        "type": "function_call_output",
-                        "call_id": str(event.get("call")),
-                        "output": text,
-                    },
-                )
-            elif kind == "turn/end":
-                self._end(str(event.get("status")), ts)
-        return self.out
-
-    def _start(self, turn: str, ts: str) -> None:
-        self.turn, self.last_text = turn, ""
-        started = int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp())
-        self._add(
-            ts,
-            "event_msg",
-            {
-                "type": "task_started",
-                "turn_id": turn,
-                "started_at": started,
-                "model_context_window": None,
-                "collaboration_mode_kind": "default",
-            },
-        )
-        context: dict[str, Any] = (
-            dict(self.context)
-            if self.context
-            else {
-                "cwd": self.cwd,
-                "approval_policy": "on-request",
-                "sandbox_policy": {
-                    "type": "workspace-write",
-                    "network_access": False,
-                    "exclude_tmpdir_env_var": False,
-                    "exclude_slash_tmp": False,
-                },
-                "summary": "auto",
-            }
-        )
-        context["turn_id"] = turn
-        context["cwd"] = self.cwd or context.get("cwd")
-        context["model"] = self.model
-        context.pop("root_turn_id", None)
-        if self.effort:
-            context["effort"] = self.effort
-        else:
-            context.pop("effort", None)
-        mode = context.get("collaboration_mode")
-        if isinstance(mode, dict) and isinstance(mode.get("settings"), dict):
-            settings = dict(mode["settings"], model=self.model, reasoning_effort=self.effort)
-            context["collaboration_mode"] = dict(mode, settings=settings)
-        self._add(ts, "turn_context", context)
-
-    def _message(self, event: Mapping[str, Any], ts: str) -> None:
-        parts = event.get("parts") or []
-        if event.get("role") == "user":
-            text, _ = content_text(parts)
-            self._add(
-                ts,
-                "response_item",
-                {
-                    "type": "message",
-                    "role": "user",
-                    "content": [{"type": "input_text", "text": text}],
-                },
-            )
-            self._add(ts, "event_msg", _user_message(text))
-            return
-        for part in parts:
-            kind = part.get("type")
-            if kind == "text":
-                text = str(part.get("text", ""))
-                self.last_text = text
-                self._add(ts, "event_msg", {"type": "agent_message", "message": text})
-                self._add(
-                    ts,
-                    "response_item",
-                    {
-                        "type": "message",
-                        "role": "assistant",
-                        "content": [{"type": "output_text", "text": text}],
-                    },
-                )
-            elif kind == "reasoning":
-                text = str(part.get("text", ""))
-                self._add(ts, "event_msg", {"type": "agent_reasoning", "text": text})
-                self._add(
-                    ts,
-                    "response_item",
-                    {
-                        "type": "reasoning",
-                        "summary": [{"type": "summary_text", "text": text}],
-                        "content": None,
-                        "encrypted_content": None,
-                    },
-                )
-            elif kind == "tool_call":
-                args = part.get("args")
-                arguments = args if isinstance(args, str) else orjson.dumps(args).decode()
-                self._add(
-                    ts,
-                    "response_item",
-                    {
-                        "type": "function_call",
-                        "name": str(part.get("name")),
-                        "arguments": arguments,
-                        "call_id": str(part.get("id")),
-                    },
-                )
-
-    def _end(self, status: str, ts: str) -> None:
-        if self.turn is None:
-            return
-        if status == "completed":
-            self._add(
-                ts,
-                "event_msg",
-                {
-                    "type": "task_complete",
-                    "turn_id": self.turn,
-                    "last_agent_message": self.last_text or None,
-                },
-            )
-        else:
-            self._add(
-                ts,
-                "event_msg",
-                {
-                    "type": "turn_aborted",
-                    "turn_id": self.turn,
-                    "reason": "interrupted",
-                },
-            )
-        self.turn = None
 
 
 def _write_new(path: Path, data: bytes) -> None:
