@@ -6,6 +6,12 @@ the source's header line and every source line the shared events cite, byte for 
 the turns added in Forkwise rendered as Codex records them (`task_started`, `turn_context`,
 `response_item` messages / function calls / outputs with their `event_msg` twins,
 `task_complete` or `turn_aborted`). The thread name goes to `session_index.jsonl`.
+
+Where a copied line cannot stay as it is, and why: a `thread_rolled_back` line is left out
+(the reader applied it; the turns it drops are not in the export); a line of a rollout from
+before the `{timestamp, type, payload}` envelope is put in one; a paginated (0.171+) source
+gets the UI records a legacy rollout shows its messages from added after its own lines
+(the file written is a legacy one: a paginated rollout must number every line).
 """
 
 from __future__ import annotations
