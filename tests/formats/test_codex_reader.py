@@ -263,6 +263,7 @@ def test_thread_rolled_back_makes_a_branch_of_the_dropped_turns(tmp_path: Path) 
     assert branch.id == f"codex-{thread_id(11)}-rb{marker}"
     assert (branch.parent, branch.relation) == (main.id, "fork")
     assert prompts(branch) == ["keep", "drop one", "drop two"]
+    assert branch.unmapped["token_count"] == 3
     kept = of_type(main, "turn/end")[0]
     shared = main.events.index(kept) + 1
     assert without_src(branch.events[:shared]) == without_src(main.events[:shared])
@@ -298,11 +299,13 @@ def test_title_from_session_index_last_entry_wins(tmp_path: Path) -> None:
     r = Rollout(thread_id(13)).meta()
     r.turn("the first prompt\nwith two lines", "ok", first=True)
     path = r.write(tmp_path)
-    assert read_one(path).title == "the first prompt with two lines"
+    reader = CodexReader()  # one reader, as the host keeps: it sees the index change
+    assert reader.read(path)[0].title == "the first prompt with two lines"
     name_thread(tmp_path, thread_id(13), "Old name")
     name_thread(tmp_path, thread_id(14), "Another thread")
+    assert reader.read(path)[0].title == "Old name"
     name_thread(tmp_path, thread_id(13), "Renamed")
-    assert read_one(path).title == "Renamed"
+    assert reader.read(path)[0].title == "Renamed"
 
 
 def test_zstd_rollouts_read_like_plain_ones(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ from typing import Any
 from ..base import FormatError, ImportedSession, Record, SourceRef, Tool, source_session_id
 from .lines import (
     ARCHIVED,
+    SESSION_INDEX,
     SESSIONS,
     Line,
     RolloutName,
@@ -100,6 +101,7 @@ class CodexReader:
         #: creation order) does not parse the parent again; bounded by their size
         self._parsed: OrderedDict[Path, tuple[tuple[int, int], _File]] = OrderedDict()
         self._lock = threading.Lock()  # one READER serves the host's threads
+        self._index_names: dict[Path, tuple[tuple[int, int], dict[str, str]]] = {}
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         base = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
@@ -178,8 +180,7 @@ class CodexReader:
         mapper.finish(live=own.partial or self._recent(path))
 
         sid = source_session_id(TOOL, own.thread_id)
-        names = thread_names(home) if home else {}
-        title = names.get(own.thread_id) or _short(mapper.first_prompt)
+        title = self._names(home).get(own.thread_id) or _short(mapper.first_prompt)
         version = meta.get("cli_version")
         ref = SourceRef(TOOL, str(path), own.src_id, version if isinstance(version, str) else None)
         created = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else None
@@ -208,7 +209,7 @@ class CodexReader:
                     title=f"{title} (rolled back)" if title else None,
                     parent=sid,
                     relation="fork",
-                    unmapped={},
+                    unmapped=_unmapped(events),
                 )
             )
         for key, events, source_ref in reverted:
@@ -222,10 +223,25 @@ class CodexReader:
                     title=f"{title} (reverted)" if title else None,
                     parent=sid,
                     relation="fork",
-                    unmapped={},
+                    unmapped=_unmapped(events),
                 )
             )
         return out
+
+    def _names(self, home: Path | None) -> dict[str, str]:
+        """The home's thread names, read again only when `session_index.jsonl` changed."""
+        if home is None:
+            return {}
+        try:
+            st = (home / SESSION_INDEX).stat()
+        except OSError:
+            return {}
+        key = (st.st_size, st.st_mtime_ns)
+        cached = self._index_names.get(home)
+        if cached is None or cached[0] != key:
+            cached = (key, thread_names(home))
+            self._index_names[home] = cached
+        return cached[1]
 
     def _recent(self, path: Path) -> bool:
         try:
@@ -322,6 +338,15 @@ class CodexReader:
             if found:
                 return max(found)[1]
         return None
+
+
+def _unmapped(events: list[Record]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for event in events:
+        kind = event["type"]
+        if kind.startswith("plugin/codex/"):
+            counts[kind[13:]] = counts.get(kind[13:], 0) + 1
+    return counts
 
 
 def _created_key(name: RolloutName) -> str:
