@@ -342,6 +342,8 @@ def _layout(
 ) -> tuple[SessionHeader, list[Record]]:
     """The header and the records (with seq) a session is stored as."""
     meta: dict[str, Any] = {"source": s.source.to_meta()}
+    if s.title:
+        meta["title"] = s.title
     if s.relation is not None:
         meta["relation"] = s.relation
     if s.parent is None or parent_full is None:
