@@ -210,6 +210,14 @@ class Client:
         result: Json = await self.call("session.import", {"paths": paths, "tool": tool})
         return result
 
+    async def export_session(self, session_id: str, tool: str, out: str | None = None) -> Json:
+        """Write the session as a native session of `tool` (claude, codex, pi) on the
+        host's machine: `{"tool", "path", "id", "resume"}` (DESIGN §10)."""
+        result: Json = await self.call(
+            "session.export", {"sessionId": session_id, "tool": tool, "out": out}
+        )
+        return result
+
     async def truncate(
         self, session_id: str, message_id: str, include_message: bool = True
     ) -> Json:

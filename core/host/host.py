@@ -31,6 +31,7 @@ from forkwise.core.errors import (
     SessionBusy,
     WorkspaceAttachFailed,
 )
+from forkwise.core.host.exporting import export_session
 from forkwise.core.host.forking import ForkAt, child_model, follow_drafts
 from forkwise.core.host.importing import (
     TOOLS,
@@ -607,6 +608,13 @@ class Host:
 
         report = await self.io(import_sources, self.store, files, self.imports, progress)
         return report.to_json()
+
+    async def export(self, session_id: str, tool: str, out: str | None = None) -> Json:
+        """The export verb (DESIGN §10): `{"tool", "path", "id", "resume"}`; the file is
+        written on this host's machine."""
+        self._check_writable()
+        await self._serve(session_id)
+        return await self.io(export_session, self.store, session_id, tool, out)
 
     async def list_workspaces(self) -> list[Json]:
         return await self.io(self.workspaces.groups)

@@ -308,6 +308,7 @@ METHODS: dict[str, Handler] = {
     ),
     "session.delete": lambda c, p: c.host.delete_session(p.req("sessionId")),
     "session.import": _import,
+    "session.export": lambda c, p: c.host.export(p.req("sessionId"), p.req("tool"), p.opt("out")),
     "session.setModel": lambda c, p: c.host.set_model(
         p.req("sessionId"), p.req("provider"), p.req("model"), p.opt("reasoning")
     ),

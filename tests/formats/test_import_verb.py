@@ -106,3 +106,41 @@ def test_one_bad_file_fails_with_its_line_and_the_others_import(tmp_path: Path) 
     assert failed["path"] == str(bad)
     assert failed["line"] == 2
     assert not (store / "sessions" / f"codex-{thread_id(5)}.jsonl").exists()
+
+
+def test_a_fork_continued_here_exports_back_to_codex(
+    tmp_path: Path, codex_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DESIGN §10 through the CLI: import, fork, a turn with Forkwise's offline model,
+    export to Codex's own folder; the file starts with a new session_meta, repeats the
+    source's lines unchanged, and reads back with the new turn."""
+    from forkwise.core.formats.codex import READER
+
+    store = tmp_path / "store"
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    run_json("sessions", "import", "--from", "codex", str(codex_home), "--store", str(store))
+    parent = f"codex-{thread_id(1)}"
+    code, made = run_json("sessions", "fork", parent, "--child", "mine", "--store", str(store))
+    assert code == 0, made
+    code, turn = run_json("sessions", "prompt", "mine", "go on from here", "--store", str(store))
+    assert (code, turn["status"]) == (0, "completed")
+    code, sent = run_json("sessions", "export", "mine", "--to", "codex", "--store", str(store))
+    assert code == 0, sent
+    path = Path(sent["path"])
+    assert path.is_relative_to(codex_home / "sessions")
+    assert sent["resume"] == f"codex resume {sent['id']}"
+    written = path.read_bytes().splitlines()
+    first = orjson.loads(written[0])
+    assert first["type"] == "session_meta"
+    assert first["payload"]["id"] == sent["id"]
+    assert first["payload"]["forked_from_id"] == thread_id(1)
+    source = basic(1).raw().splitlines()
+    assert set(source[1:]) <= set(written)  # the parent's lines, byte for byte
+    (back, *_rest) = READER.read(path)
+    texts = [p["text"] for e in back.events if e["type"] == "message" for p in e["parts"]
+             if p["type"] == "text"]
+    assert "go on from here" in texts
+    # where it was sent is in the fork's own log
+    code, shown = run_json("sessions", "show", "mine", "--store", str(store))
+    exports = [e for e in shown["events"] if e["type"] == "plugin/forkwise/export"]
+    assert exports[-1]["id"] == sent["id"]
