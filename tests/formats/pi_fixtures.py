@@ -12,12 +12,15 @@ messages `hookMessage`.
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+SID = "0193a1b2-0000-7000-8000-000000000001"
 PROVIDER = "anthropic"
 MODEL = "claude-sonnet-4-5"
 
@@ -315,3 +318,31 @@ def coding_session(
     s.tool_result("call_9", "bash", "main.py\n")
     s.assistant("There is one file: main.py.", provider="openai", model="gpt-5")
     return s
+
+
+def settled(path: Path) -> Path:
+    """Make a file look finished (written an hour ago)."""
+    old = time.time() - 3600
+    os.utime(path, (old, old))
+    return path
+
+
+def branchy() -> tuple[PiSession, dict[str, str]]:
+    """main: q1 a1 q2 a2 q5 a5; branch B: q1 a1 q3 a3; branch C (from B): q1 a1 q3 a3 q4 a4."""
+    s = PiSession(SID)
+    ids: dict[str, str] = {}
+    ids["q1"] = s.user("one")
+    ids["a1"] = s.assistant("first")
+    ids["q3"] = s.user("three")
+    ids["a3"] = s.assistant("third")
+    ids["q4"] = s.user("four")
+    ids["a4"] = s.assistant("fourth")
+    s.branch(ids["a3"])
+    ids["q6"] = s.user("six")
+    ids["a6"] = s.assistant(calls=(("c", "read", {"path": "x"}),))
+    s.branch(ids["a1"])
+    ids["q2"] = s.user("two")
+    ids["a2"] = s.assistant("second")
+    ids["q5"] = s.user("five")
+    ids["a5"] = s.assistant("fifth")
+    return s, ids

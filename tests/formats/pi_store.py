@@ -1,13 +1,17 @@
-"""Put imported pi sessions through the real Forkwise store, to prove the records valid."""
+"""Reading pi fixtures, and putting what is read through the real Forkwise store (to
+prove the records valid)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from pi_fixtures import settled
+
 from forkwise.core.backends.jsonl import JsonlBackend
 from forkwise.core.events import Event
 from forkwise.core.formats.base import ImportedSession
+from forkwise.core.formats.pi import READER
 from forkwise.core.replay import Replay
 from forkwise.core.session import SessionHeader
 from forkwise.core.store import SessionStore
@@ -46,3 +50,15 @@ def store_and_replay(root: Path, imported: ImportedSession) -> tuple[Replay, lis
 
 def without_src(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in e.items() if k != "src"} for e in events]
+
+
+def read(path: Path) -> list[ImportedSession]:
+    return READER.read(settled(path))
+
+
+def messages(session: ImportedSession) -> list[tuple[str, str]]:
+    return [
+        (e["role"], "".join(p["text"] for p in e["parts"] if p["type"] == "text"))
+        for e in session.events
+        if e["type"] == "message"
+    ]

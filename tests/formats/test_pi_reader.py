@@ -2,43 +2,20 @@
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from pi_fixtures import MODEL, PROVIDER, PiSession, coding_session
-from pi_store import store_and_replay, without_src
+from pi_fixtures import MODEL, PROVIDER, SID, PiSession, branchy, coding_session, settled
+from pi_store import messages, read, store_and_replay, without_src
 
 from forkwise.core.formats.base import FormatError, ImportedSession, source_session_id
 from forkwise.core.formats.pi import READER, PiReader
 
-SID = "0193a1b2-0000-7000-8000-000000000001"
-
-
-def settled(path: Path) -> Path:
-    """Make a file look finished (written an hour ago)."""
-    old = time.time() - 3600
-    os.utime(path, (old, old))
-    return path
-
-
-def read(path: Path) -> list[ImportedSession]:
-    return READER.read(settled(path))
-
 
 def types(session: ImportedSession) -> list[str]:
     return [e["type"] for e in session.events]
-
-
-def messages(session: ImportedSession) -> list[tuple[str, str]]:
-    return [
-        (e["role"], "".join(p["text"] for p in e["parts"] if p["type"] == "text"))
-        for e in session.events
-        if e["type"] == "message"
-    ]
 
 
 def of_type(session: ImportedSession, etype: str) -> list[dict[str, Any]]:
@@ -271,27 +248,6 @@ def test_custom_messages_branch_summaries_and_unknown_entries_are_kept(tmp_path:
 
 
 # -- lineage --------------------------------------------------------------------------------
-
-
-def branchy() -> tuple[PiSession, dict[str, str]]:
-    """main: q1 a1 q2 a2 q5 a5; branch B: q1 a1 q3 a3; branch C (from B): q1 a1 q3 a3 q4 a4."""
-    s = PiSession(SID)
-    ids: dict[str, str] = {}
-    ids["q1"] = s.user("one")
-    ids["a1"] = s.assistant("first")
-    ids["q3"] = s.user("three")
-    ids["a3"] = s.assistant("third")
-    ids["q4"] = s.user("four")
-    ids["a4"] = s.assistant("fourth")
-    s.branch(ids["a3"])
-    ids["q6"] = s.user("six")
-    ids["a6"] = s.assistant(calls=(("c", "read", {"path": "x"}),))
-    s.branch(ids["a1"])
-    ids["q2"] = s.user("two")
-    ids["a2"] = s.assistant("second")
-    ids["q5"] = s.user("five")
-    ids["a5"] = s.assistant("fifth")
-    return s, ids
 
 
 def test_every_leaf_is_a_fork_of_the_session_it_shares_most_with(tmp_path: Path) -> None:
