@@ -4,6 +4,7 @@
 //   open <file>                                        SessionManager.open + buildSessionContext
 //   migrate <file>                                     pi's upgrade of an old file, in memory
 // PI_MODULES names the folder holding node_modules (installed by tests/formats/pi_node.py).
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -11,7 +12,6 @@ const modules = process.env.PI_MODULES;
 const pkg = join(modules, "node_modules", "@mariozechner", "pi-coding-agent");
 const sm = await import(pathToFileURL(join(pkg, "dist", "core", "session-manager.js")).href);
 const { SessionManager, buildSessionContext, migrateSessionEntries, parseSessionEntries } = sm;
-import { readFileSync } from "node:fs";
 
 let clock = Date.parse("2026-01-05T10:00:00.000Z");
 const tick = () => (clock += 1000);
@@ -73,10 +73,13 @@ function scenario(sessionDir, cwd, forkDir, forkCwd) {
 }
 
 function describe(m) {
-  const ctx = m.buildSessionContext();
-  const leaves = m.getEntries().filter((e) => !m.getEntries().some((c) => c.parentId === e.id));
+  const entries = m.getEntries();
+  const parents = new Set(entries.map((e) => e.parentId));
+  const leaves = entries.filter((e) => !parents.has(e.id)).map((e) => e.id);
+  // the context pi would build with the leaf moved to each leaf of the tree (/tree)
+  const branches = Object.fromEntries(leaves.map((id) => [id, buildSessionContext(entries, id)]));
   return { header: m.getHeader(), leafId: m.getLeafId(), name: m.getSessionName() ?? null,
-    entries: m.getEntries().length, leaves: leaves.map((e) => e.id), context: ctx };
+    entries: entries.length, leaves, context: m.buildSessionContext(), branches };
 }
 
 const [command, ...args] = process.argv.slice(2);
