@@ -37,11 +37,17 @@ from .entries import Entry
 
 #: stopReason → turn/end status (toolUse means more was to come)
 _STATUS = {"stop": "completed", "length": "completed", "aborted": "cancelled", "error": "failed"}
-_TURN_OPENERS = frozenset({"user", "bashExecution"})
+TURN_OPENERS = frozenset({"user", "bashExecution"})
 
 
 class PathConverter:
-    """Turns one path (root → leaf) into events; one converter per path."""
+    """Turns one path (root → leaf) into events.
+
+    A branch shares its parent's path up to where it leaves it: `copy()` taken just before
+    a turn-opening entry of the shared part carries on with the branch's own entries, so a
+    tree is converted about once, not once per leaf. (Only a turn's opening looks ahead,
+    and never past the next opening entry, so the state before an opening entry depends
+    on the shared entries alone.)"""
 
     def __init__(self, source_id: str, start_ts: str = "") -> None:
         self.source_id = source_id
@@ -50,13 +56,28 @@ class PathConverter:
         self.title: str | None = None
         self._first: dict[str, int] = {}  # entry id → index of its first event in out
         self._pending: list[tuple[str, Record]] = []  # standalone events inside a turn
-        self._compactions: list[tuple[Record, str]] = []
         self._turn: str | None = None
         self._stop: tuple[str, Entry] | None = None  # last assistant's stopReason
         self._model: tuple[str, str] | None = None
         self._reasoning: str | None = None
         self._ids: set[str] = set()
         self._ts = start_ts  # for an event with no time of its own: its neighbour's
+        self._inherited = 0  # records at the start of `out` shared with another converter
+
+    def copy(self) -> PathConverter:
+        """An independent converter in the same state. The records made so far are shared
+        until `finish` copies them (records in `out` are never changed again)."""
+        other = PathConverter(self.source_id, self._ts)
+        other.out = list(self.out)
+        other._inherited = len(self.out)
+        other.unmapped = dict(self.unmapped)
+        other.title = self.title
+        other._first = dict(self._first)
+        other._pending = [(owner, dict(r)) for owner, r in self._pending]
+        other._turn, other._stop = self._turn, self._stop
+        other._model, other._reasoning = self._model, self._reasoning
+        other._ids = set(self._ids)
+        return other
 
     # -- output -------------------------------------------------------------------------
 
@@ -70,6 +91,12 @@ class PathConverter:
     def _emit(self, owner: str | None, record: Record) -> None:
         if owner is not None and owner not in self._first:
             self._first[owner] = len(self.out)
+        if record["type"] == "context/summary":
+            # what the summary replaced ends just before the first kept entry's events
+            target = record.get("firstKeptEntryId")
+            through = self._first.get(target) if isinstance(target, str) else None
+            if through is not None:
+                record["through"] = through
         self._ts = record["ts"]
         self.out.append(record)
 
@@ -108,7 +135,8 @@ class PathConverter:
         """Open a turn at path[index]; a model the turn's first answer uses goes just
         before it."""
         entry = path[index]
-        for later in path[index:]:
+        for j in range(index, len(path)):
+            later = path[j]
             if later.type == "model_change":
                 break
             if later.type != "message":
@@ -118,7 +146,7 @@ class PathConverter:
             if role == "assistant":
                 self._select_from(later, message, owner=None)
                 break
-            if role in _TURN_OPENERS and later is not entry:
+            if role in TURN_OPENERS and later is not entry:
                 break
         self._turn = f"turn:{entry.id}"
         self._stop = None
@@ -150,14 +178,22 @@ class PathConverter:
     def convert(self, path: Sequence[Entry], live: bool = False) -> list[Record]:
         """The events of `path`. `live`: the file is still being written, so a last turn
         without a final answer stays open instead of ending "interrupted"."""
-        for index, entry in enumerate(path):
-            self._entry(path, index, entry)
+        self.feed(path)
+        return self.finish(live)
+
+    def feed(self, path: Sequence[Entry], start: int = 0, until: int | None = None) -> None:
+        """Convert path[start:until] (the entries before `start` were fed already)."""
+        stop = len(path) if until is None else until
+        for index in range(start, stop):
+            self._entry(path, index, path[index])
+
+    def finish(self, live: bool = False) -> list[Record]:
+        """The events; each session gets records of its own."""
         self._close(live)
         self._flush()
-        for record, target in self._compactions:
-            through = self._first.get(target)
-            if through is not None:
-                record["through"] = through
+        if self._inherited:
+            self.out[: self._inherited] = [dict(r) for r in self.out[: self._inherited]]
+            self._inherited = 0
         return self.out
 
     def _entry(self, path: Sequence[Entry], index: int, entry: Entry) -> None:
@@ -189,9 +225,6 @@ class PathConverter:
                 text=str(data.get("summary", "")),
                 **_fields(data, drop=("summary", "text", "firstKeptEntryIndex", "id", "parentId")),
             )
-            target = data.get("firstKeptEntryId")
-            if type(target) is str:
-                self._compactions.append((record, target))
             self._standalone(entry, record)
         elif etype == "branch_summary":
             fields = _fields(data, drop=("summary", "text", "id", "parentId"))
@@ -377,10 +410,12 @@ def _kind(etype: str) -> str:
 
 
 def _blocks(content: object) -> list[dict[str, Any]]:
+    if type(content) is list:
+        return content if all(type(b) is dict for b in content) else [
+            b for b in content if type(b) is dict
+        ]
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    if isinstance(content, list):
-        return [b for b in content if isinstance(b, dict)]
     return []
 
 
