@@ -12,6 +12,9 @@ from pi_store import messages, read, store_and_replay, without_src
 
 from forkwise.core.formats.base import FormatError, ImportedSession, source_session_id
 from forkwise.core.formats.pi import READER, PiReader
+from forkwise.core.formats.pi import entries as pi_entries
+from forkwise.core.formats.pi.convert import PathConverter
+from forkwise.core.formats.pi.reader import plan
 
 
 def types(session: ImportedSession) -> list[str]:
@@ -463,3 +466,34 @@ def test_a_parent_cycle_is_an_error_not_a_hang(tmp_path: Path) -> None:
     with pytest.raises(FormatError) as caught:
         READER.read(path)
     assert caught.value.line in (2, 3)
+
+
+def test_a_branch_reads_as_its_own_path_would(tmp_path: Path) -> None:
+    """Branches reuse their parent's conversion; they must equal a conversion of their
+    whole path from the root (here: a retried answer with another model mid-turn, a
+    branch off a branch, a branch from before the first prompt)."""
+    s, ids = branchy()
+    s.branch(ids["q2"])
+    s.assistant("second, by another model", provider="openai", model="gpt-5")
+    s.branch(ids["q3"])
+    s.assistant(calls=(("r", "read", {"path": "y"}),))
+    s.tool_result("r", "read", "Y")
+    s.thinking_level("low")
+    s.user("eight")
+    s.assistant("eighth")
+    s.branch(None)
+    s.user("a second root")
+    s.assistant("alone")
+    s.branch(ids["a5"])
+    s.user("last")
+    s.assistant("the end")
+    path = settled(s.write(tmp_path))
+    sessions = READER.read(path)
+    assert len(sessions) == 6
+    file = pi_entries.load(path)
+    for session, branch in zip(sessions, plan(file)[0], strict=True):
+        assert session.id == branch.id
+        assert session.events == PathConverter(SID, file.header["timestamp"]).convert(branch.path)
+    retried = next(s for s in sessions if "gpt-5" in str(s.events))
+    selects = [e for e in retried.events if e["type"] == "model/select"]
+    assert [(m["model"]) for m in selects][-1] == "gpt-5"

@@ -121,11 +121,11 @@ class PathConverter:
         return self._event(f"plugin/pi/{kind}", entry, **fields)
 
     def _message_id(self, role: str, text: str, key: str) -> str:
-        mid = message_id(role, text[:200], key)
+        mid = message_id(role, text[:80], key)
         n = 1
         while mid in self._ids:
             n += 1
-            mid = message_id(role, text[:200], f"{key}#{n}")
+            mid = message_id(role, text[:80], f"{key}#{n}")
         self._ids.add(mid)
         return mid
 
@@ -411,9 +411,11 @@ def _kind(etype: str) -> str:
 
 def _blocks(content: object) -> list[dict[str, Any]]:
     if type(content) is list:
-        return content if all(type(b) is dict for b in content) else [
-            b for b in content if type(b) is dict
-        ]
+        return (
+            content
+            if all(type(b) is dict for b in content)
+            else [b for b in content if type(b) is dict]
+        )
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     return []

@@ -13,8 +13,8 @@ from __future__ import annotations
 import gc
 import os
 import time
-from contextlib import contextmanager
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from threading import Lock
