@@ -60,7 +60,13 @@ def test_files_pi_writes_read_as_pi_builds_their_context(
         assert described["leafId"] == leaf_of(sessions[0])
         assert forkwise_messages(sessions[0].events) == pi_messages(described["context"])
         # every other leaf is a fork of this file; pi's context at that leaf is its content
-        assert sorted(described["leaves"]) == sorted(leaf_of(s) for s in sessions)
+        ours = {leaf_of(s) for s in sessions}
+        if key == "forked":  # pi's --fork copied the main file's abandoned branches too
+            copied = {leaf_of(s) for s in scenario["read"]["main"][1:]}
+            assert set(described["leaves"]) == ours | copied
+            assert not ours & copied
+        else:
+            assert set(described["leaves"]) == ours
         for branch in sessions[1:]:
             assert forkwise_messages(branch.events) == pi_messages(
                 described["branches"][leaf_of(branch)]
@@ -84,6 +90,7 @@ def test_lineage_of_pi_branches_and_forks(scenario: dict[str, Any]) -> None:
     assert without_src(branched.events[: len(parent.events)]) == without_src(parent.events)
     # `pi --fork` copies the whole tree into another cwd: its main line forks the main line
     forked = scenario["read"]["forked"]
+    assert len(forked) == 1  # the branches it copied are the main file's, imported there
     assert forked[0].parent == main[0].id
     assert forked[0].cwd == "/home/ada/other"
     boundary = last_turn_end(main[0].events)

@@ -497,3 +497,24 @@ def test_a_branch_reads_as_its_own_path_would(tmp_path: Path) -> None:
     retried = next(s for s in sessions if "gpt-5" in str(s.events))
     selects = [e for e in retried.events if e["type"] == "model/select"]
     assert [(m["model"]) for m in selects][-1] == "gpt-5"
+
+
+def test_a_fork_of_a_whole_tree_leaves_the_parent_files_branches_to_it(tmp_path: Path) -> None:
+    """`pi --fork` copies every entry, abandoned branches too: those stay the parent
+    file's; a copied branch someone continued in the fork is a fork of the parent's."""
+    folder = tmp_path / "--home-ada-project--"
+    parent, ids = branchy()
+    parent_path = parent.write(folder)
+    main, b, _ = read(parent_path)
+    child = PiSession("0193a1b2-0000-7000-8000-0000000000f0", parent_session=str(parent_path))
+    child.adopt(parent.entry_lines())
+    child.branch(ids["a4"])
+    child.user("continue b")
+    child.assistant("continued")
+    child.branch(ids["a5"])
+    child.user("on the main line")
+    child.assistant("ok")
+    sessions = read(child.write(folder))
+    assert [s.parent for s in sessions] == [main.id, b.id]
+    assert messages(sessions[1])[-2:] == [("user", "continue b"), ("assistant", "continued")]
+    assert without_src(sessions[1].events[: len(b.events)]) == without_src(b.events)

@@ -146,13 +146,20 @@ class PiReader:
         source = SourceRef("pi", str(path), file.session_id, str(file.version))
         created = header["timestamp"]
         cwd = header.get("cwd")
+        origin = self._origin(file)
+        skipped: set[str] = set()
         out: list[ImportedSession] = []
         for branch, converter in _converted(file, branches, created):
             is_main = branch is branches[0]
+            if not is_main and origin.has(branch.path[-1]):
+                # pi's fork copies the whole tree: this leaf is the parent file's branch
+                skipped.add(branch.id)
+                continue
             events = converter.finish(live=live and is_main)
             parent, title = branch.parent, converter.title
+            if is_main or parent in skipped:
+                parent = origin.parent_of(branch.path)
             if is_main:
-                parent = self._parent_of(file, branch.path)
                 title = _latest_name(file) or title
             out.append(
                 ImportedSession(
@@ -195,28 +202,44 @@ class PiReader:
         self._remember(path, stat, lineage)
         return lineage
 
-    def _parent_of(self, file: PiFile, path: list[Entry]) -> str | None:
-        """The Forkwise id of the session this file was forked from: the session of the
-        parent file holding the deepest entry of this path, else its main line. A parent
-        file that is gone is named by the session id in its file name."""
+    def _origin(self, file: PiFile) -> Origin:
+        """The file this one was forked from (header `parentSession`), as far as known. A
+        parent file that is gone is named by the session id in its file name."""
         named = file.parent_path
         if named is None:
-            return None
+            return Origin(None, None)
         parent_path = Path(named)
         if not parent_path.is_absolute():
             parent_path = file.path.parent / parent_path
         if parent_path == file.path or parent_path.resolve() == file.path.resolve():
-            return None
+            return Origin(None, None)
         lineage = self._lineage_of(parent_path)
-        if lineage is None:
-            stem = parent_path.stem
-            sid = stem.rsplit("_", 1)[-1] if "_" in stem else stem
-            return source_session_id("pi", sid) if sid else None
-        for entry in reversed(path):
-            owner = lineage.owner.get(entry.id)
-            if owner is not None:
-                return owner
-        return lineage.main
+        if lineage is not None:
+            return Origin(lineage.main, lineage)
+        stem = parent_path.stem
+        sid = stem.rsplit("_", 1)[-1] if "_" in stem else stem
+        return Origin(source_session_id("pi", sid) if sid else None, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """The parent file of a forked file: its main line's id and, if it could be read,
+    which of its sessions holds each entry."""
+
+    main: str | None
+    lineage: Lineage | None
+
+    def has(self, entry: Entry) -> bool:
+        return self.lineage is not None and entry.id in self.lineage.owner
+
+    def parent_of(self, path: list[Entry]) -> str | None:
+        """The parent file's session holding the deepest entry of `path`, else its main."""
+        if self.lineage is not None:
+            for entry in reversed(path):
+                owner = self.lineage.owner.get(entry.id)
+                if owner is not None:
+                    return owner
+        return self.main
 
 
 @contextmanager
