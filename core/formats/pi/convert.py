@@ -29,10 +29,11 @@ the entries they share. What maps where:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..base import Record, message_id
+from .content import assistant_parts, entry_fields, first_text, plugin_kind, user_content
 from .entries import Entry
 
 #: stopReason → turn/end status (toolUse means more was to come)
@@ -207,14 +208,14 @@ class PathConverter:
                 self._model = (provider, model)
                 self._standalone(entry, self._select_event(entry))
             else:
-                self._standalone(entry, self._plugin(etype, entry, _fields(data)))
+                self._standalone(entry, self._plugin(etype, entry, entry_fields(data)))
         elif etype == "thinking_level_change":
             level = data.get("thinkingLevel")
             self._reasoning = level if type(level) is str and level != "off" else None
             if self._model is not None:
                 self._standalone(entry, self._select_event(entry))
             else:
-                self._standalone(entry, self._plugin(etype, entry, _fields(data)))
+                self._standalone(entry, self._plugin(etype, entry, entry_fields(data)))
         elif etype == "session_info" and type(data.get("name")) is str and data["name"].strip():
             self.title = data["name"].strip()
             self._standalone(entry, self._event("session/title", entry, title=self.title))
@@ -223,17 +224,19 @@ class PathConverter:
                 "context/summary",
                 entry,
                 text=str(data.get("summary", "")),
-                **_fields(data, drop=("summary", "text", "firstKeptEntryIndex", "id", "parentId")),
+                **entry_fields(
+                    data, drop=("summary", "text", "firstKeptEntryIndex", "id", "parentId")
+                ),
             )
             self._standalone(entry, record)
         elif etype == "branch_summary":
-            fields = _fields(data, drop=("summary", "text", "id", "parentId"))
+            fields = entry_fields(data, drop=("summary", "text", "id", "parentId"))
             summary = str(data.get("summary", ""))
             self._standalone(
                 entry, self._event("context/branch-summary", entry, text=summary, **fields)
             )
         else:
-            self._standalone(entry, self._plugin(_kind(etype), entry, _fields(data)))
+            self._standalone(entry, self._plugin(plugin_kind(etype), entry, entry_fields(data)))
 
     def _select_event(self, entry: Entry) -> Record:
         assert self._model is not None
@@ -255,8 +258,8 @@ class PathConverter:
         if role == "user":
             self._close()
             self._open(path, index)
-            text_parts, images = _content(message.get("content"))
-            mid = self._message_id("user", _text_of(text_parts), entry.id)
+            text_parts, images = user_content(message.get("content"))
+            mid = self._message_id("user", first_text(text_parts), entry.id)
             self._scoped(
                 entry,
                 self._event(
@@ -268,8 +271,8 @@ class PathConverter:
             self._ensure_turn(path, index)
             self._flush()
             self._select_from(entry, message, owner=entry.id)
-            parts, extras = _assistant_parts(message)
-            mid = self._message_id("assistant", _text_of(parts), entry.id)
+            parts, extras = assistant_parts(message)
+            mid = self._message_id("assistant", first_text(parts), entry.id)
             fields: dict[str, Any] = {
                 "id": mid,
                 "role": "assistant",
@@ -286,7 +289,7 @@ class PathConverter:
             self._stop = (reason if type(reason) is str else "stop", entry)
         elif role == "toolResult":
             self._ensure_turn(path, index)
-            text_parts, images = _content(message.get("content"))
+            text_parts, images = user_content(message.get("content"))
             call = str(message.get("toolCallId", ""))
             fields = {
                 "turn": self._turn,
@@ -303,9 +306,9 @@ class PathConverter:
         elif role == "bashExecution":
             self._bash(path, index, entry, message)
         elif role == "custom":
-            self._standalone(entry, self._plugin("custom_message", entry, _fields(entry.data)))
+            self._standalone(entry, self._plugin("custom_message", entry, entry_fields(entry.data)))
         else:
-            self._standalone(entry, self._plugin("message", entry, _fields(entry.data)))
+            self._standalone(entry, self._plugin("message", entry, entry_fields(entry.data)))
 
     def _images(self, entry: Entry, images: list[tuple[int, dict[str, Any]]], **ref: str) -> None:
         for index, block in images:
@@ -361,80 +364,3 @@ class PathConverter:
         self._emit(entry.id, self._event("tool/result", entry, **result))
         self._stop = ("aborted" if message.get("cancelled") else "stop", entry)
         self._close()
-
-
-def _assistant_parts(
-    message: dict[str, Any],
-) -> tuple[list[dict[str, Any]], list[tuple[str, dict[str, Any]]]]:
-    """Parts of an assistant message, and the blocks kept as plugin events (redacted
-    thinking: an encrypted payload; a block type this reader does not know)."""
-    parts: list[dict[str, Any]] = []
-    extras: list[tuple[str, dict[str, Any]]] = []
-    for block in _blocks(message.get("content")):
-        kind = block.get("type")
-        part: dict[str, Any]
-        if kind == "text":
-            part = {"type": "text", "text": str(block.get("text", ""))}
-            signature = block.get("textSignature")
-        elif kind == "thinking" and not block.get("redacted"):
-            part = {"type": "reasoning", "text": str(block.get("thinking", ""))}
-            signature = block.get("thinkingSignature")
-        elif kind == "toolCall":
-            args = block.get("arguments")
-            part = {
-                "type": "tool_call",
-                "id": str(block.get("id", "")),
-                "name": str(block.get("name", "")),
-                "args": args if isinstance(args, dict) else {},
-            }
-            signature = block.get("thoughtSignature")
-        else:
-            extras.append(("redacted_thinking" if kind == "thinking" else "content", block))
-            continue
-        if signature is not None:
-            part["signature"] = signature
-        parts.append(part)
-    return parts, extras
-
-
-def _fields(data: dict[str, Any], drop: Iterable[str] = ()) -> dict[str, Any]:
-    """An entry's own fields for an event: not its type and timestamp (the event has
-    those), nothing the event may not carry."""
-    skip = {"type", "timestamp", "seq", "ts", "src", *drop}
-    return {k: v for k, v in data.items() if k not in skip}
-
-
-def _kind(etype: str) -> str:
-    clean = "".join(c if c.isalnum() or c in "_-" else "_" for c in etype.lower())
-    return clean[:48] or "entry"
-
-
-def _blocks(content: object) -> list[dict[str, Any]]:
-    if type(content) is list:
-        return (
-            content
-            if all(type(b) is dict for b in content)
-            else [b for b in content if type(b) is dict]
-        )
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return []
-
-
-def _content(content: object) -> tuple[list[dict[str, Any]], list[tuple[int, dict[str, Any]]]]:
-    """Text parts and the (index, block) of each image of a user or tool-result content."""
-    texts: list[dict[str, Any]] = []
-    images: list[tuple[int, dict[str, Any]]] = []
-    for index, block in enumerate(_blocks(content)):
-        if block.get("type") == "image":
-            images.append((index, block))
-        else:
-            texts.append({"type": "text", "text": str(block.get("text", ""))})
-    return texts, images
-
-
-def _text_of(parts: list[dict[str, Any]]) -> str:
-    for part in parts:
-        if part.get("type") == "text" and part.get("text"):
-            return str(part["text"])
-    return ""
