@@ -145,7 +145,8 @@ class PathConverter:
             message = later.data["message"]
             role = message["role"]
             if role == "assistant":
-                self._select_from(later, message, owner=None)
+                # dated like the turn it precedes, made from the answer's line
+                self._select_from(later, message, owner=None, ts=entry.ts)
                 break
             if role in TURN_OPENERS and later is not entry:
                 break
@@ -245,11 +246,16 @@ class PathConverter:
             fields["reasoning"] = self._reasoning
         return self._event("model/select", entry, **fields)
 
-    def _select_from(self, entry: Entry, message: dict[str, Any], owner: str | None) -> None:
+    def _select_from(
+        self, entry: Entry, message: dict[str, Any], owner: str | None, ts: str | None = None
+    ) -> None:
         provider, model = message.get("provider"), message.get("model")
         if type(provider) is str and type(model) is str and (provider, model) != self._model:
             self._model = (provider, model)
-            self._emit(owner, self._select_event(entry))
+            record = self._select_event(entry)
+            if ts is not None:
+                record["ts"] = ts
+            self._emit(owner, record)
 
     def _message(
         self, path: Sequence[Entry], index: int, entry: Entry, message: dict[str, Any]
