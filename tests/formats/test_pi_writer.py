@@ -14,7 +14,7 @@ from pi_export import NEW_TURN, export_input, forked_with_new_turns, last_turn_e
 from pi_fixtures import SID, PiSession, branchy, coding_session, settled
 from pi_store import messages, read
 
-from forkwise.core.formats.base import FormatError, ImportedSession
+from forkwise.core.formats.base import ExportInput, FormatError, ImportedSession, SourceRef
 from forkwise.core.formats.pi import READER, WRITER
 
 
@@ -265,3 +265,28 @@ def test_two_exports_of_one_session_are_two_pi_sessions(
     assert a.path != b.path
     assert lines(a.path)[1:] == lines(b.path)[1:]
     assert time.time() - os.stat(a.path).st_mtime < 60
+
+
+def test_lines_of_another_tools_file_are_written_as_new_pi_entries(
+    tmp_path: Path, imported: ImportedSession
+) -> None:
+    """A session imported from Claude Code or Codex, exported to pi: nothing to copy."""
+    claude = SourceRef("claude", str(tmp_path / "claude.jsonl"), "c-1", None)
+    events = [
+        {**e, "src": {"id": "c-1", "lines": e["src"]["lines"]}} if "src" in e else e
+        for e in forked_with_new_turns(imported, last_turn_end(imported.events, before=12))
+    ]
+    session = export_input(imported, events)
+    session = ExportInput(
+        session.session_id, session.cwd, session.title, session.created, events, {"c-1": claude}
+    )
+    done = WRITER.export(session, tmp_path, None)
+    header = orjson.loads(lines(done.path)[0])
+    assert "parentSession" not in header
+    [again] = read(done.path)
+    expected = [
+        (e["role"], "".join(p["text"] for p in e["parts"] if p["type"] == "text"))
+        for e in events
+        if e["type"] == "message"
+    ]
+    assert messages(again) == expected

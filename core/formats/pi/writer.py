@@ -93,13 +93,8 @@ class PiWriter:
         return agent_dir(env, home) / "sessions"
 
     def export(self, session: ExportInput, root: Path, out: Path | None) -> ExportedSession:
-        order, wanted, checks = _copied(session)
-        sources: dict[str, _Source] = {}
-        for sid in order:
-            ref = session.sources.get(sid)
-            if ref is None:
-                raise FormatError(f"no source file is known for {sid!r}", path=str(root))
-            sources[sid] = _Source(ref)
+        order, wanted, checks = _copied(session, root)
+        sources = {sid: _Source(session.sources[sid]) for sid in order}
         body: list[bytes] = []
         taken: set[str] = set()
         last_id: str | None = None
@@ -123,7 +118,7 @@ class PiWriter:
         version = min((s.version for s in sources.values()), default=CURRENT_VERSION)
         renderer = Renderer(session.events, last_id, taken, version >= 2, _model(session.model))
         for event in session.events:
-            if "src" in event:
+            if _pi_src(event, session.sources) is not None:
                 renderer.seen(event)
             else:
                 renderer.render(event)
@@ -157,21 +152,35 @@ class PiWriter:
         return ExportedSession(target, new_id, f"pi --session {shlex.quote(str(target))}")
 
 
+def _pi_src(event: Mapping[str, Any], sources: Mapping[str, SourceRef]) -> Mapping[str, Any] | None:
+    """The event's `src` if it names lines of a pi file. Lines of another tool's file
+    (a session imported from Claude Code or Codex) cannot be copied: such events are
+    written as new pi entries like the turns added in Forkwise."""
+    src = event.get("src")
+    if not isinstance(src, Mapping):
+        return None
+    sid = src.get("id")
+    ref = sources.get(sid) if isinstance(sid, str) else None
+    return src if ref is None or ref.tool == "pi" else None
+
+
 def _copied(
-    session: ExportInput,
+    session: ExportInput, root: Path
 ) -> tuple[list[str], dict[str, set[int]], dict[tuple[str, int], str]]:
-    """The sources named by `src` (in the order they first appear), the lines wanted from
-    each, and the turn id each user-prompt line must give (to notice a changed file)."""
+    """The pi sources named by `src` (in the order they first appear), the lines wanted
+    from each, and the turn id each user-prompt line must give (to notice a changed file)."""
     order: list[str] = []
     wanted: dict[str, set[int]] = {}
     checks: dict[tuple[str, int], str] = {}
     for event in session.events:
-        src = event.get("src")
-        if not isinstance(src, Mapping):
+        src = _pi_src(event, session.sources)
+        if src is None:
             continue
         sid, lines = src.get("id"), src.get("lines")
         if not isinstance(sid, str) or not isinstance(lines, list):
             continue
+        if sid not in session.sources:
+            raise FormatError(f"no source file is known for {sid!r}", path=str(root))
         if sid not in wanted:
             order.append(sid)
             wanted[sid] = set()
