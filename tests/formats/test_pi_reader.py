@@ -518,3 +518,26 @@ def test_a_fork_of_a_whole_tree_leaves_the_parent_files_branches_to_it(tmp_path:
     assert [s.parent for s in sessions] == [main.id, b.id]
     assert messages(sessions[1])[-2:] == [("user", "continue b"), ("assistant", "continued")]
     assert without_src(sessions[1].events[: len(b.events)]) == without_src(b.events)
+
+
+def test_an_answer_with_no_prompt_before_it_opens_its_own_turn(tmp_path: Path) -> None:
+    """An extension's custom message can make pi answer without a typed prompt."""
+    s = PiSession(SID)
+    s.bash("make", "ok\n")
+    s.custom_message("ci-watcher", "The build finished", display=True)
+    answer = s.assistant("The build is green.")
+    s.user("thanks")
+    s.assistant("You're welcome.")
+    [session] = read(s.write(tmp_path))
+    assert types(session)[5:11] == [
+        "plugin/pi/custom_message",
+        "model/select",
+        "turn/start",
+        "message",
+        "turn/end",
+        "turn/start",
+    ]
+    start = session.events[7]
+    assert start["turn"] == f"turn:{answer}"
+    assert start["src"] == session.events[8]["src"]
+    store_and_replay(tmp_path / "store", session)

@@ -132,11 +132,11 @@ class PathConverter:
 
     # -- turns --------------------------------------------------------------------------
 
-    def _open(self, path: Sequence[Entry], index: int) -> None:
+    def _open(self, path: Sequence[Entry], index: int, answered: bool = True) -> None:
         """Open a turn at path[index]; a model the turn's first answer uses goes just
-        before it."""
+        before it (`answered`: the model may answer in this turn)."""
         entry = path[index]
-        for j in range(index, len(path)):
+        for j in range(index, len(path) if answered else index):
             later = path[j]
             if later.type == "model_change":
                 break
@@ -330,7 +330,7 @@ class PathConverter:
         self, path: Sequence[Entry], index: int, entry: Entry, message: dict[str, Any]
     ) -> None:
         self._close()
-        self._open(path, index)
+        self._open(path, index, answered=False)  # pi runs it; no model answers
         command = str(message.get("command", ""))
         prompt = ("!!" if message.get("excludeFromContext") else "!") + command
         user = self._message_id("user", prompt, entry.id)
