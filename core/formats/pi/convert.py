@@ -83,11 +83,14 @@ class PathConverter:
     # -- output -------------------------------------------------------------------------
 
     def _event(self, etype: str, entry: Entry | None, **fields: Any) -> Record:
-        record: Record = {"type": etype, "ts": (entry.ts if entry else None) or self._ts}
-        if entry is not None:
-            record["src"] = {"id": self.source_id, "lines": [entry.line]}
-        record.update(fields)
-        return record
+        if entry is None:
+            return {"type": etype, "ts": self._ts, **fields}
+        return {
+            "type": etype,
+            "ts": entry.ts or self._ts,
+            "src": {"id": self.source_id, "lines": [entry.line]},
+            **fields,
+        }
 
     def _emit(self, owner: str | None, record: Record) -> None:
         if owner is not None and owner not in self._first:
@@ -109,7 +112,8 @@ class PathConverter:
 
     def _scoped(self, entry: Entry, record: Record) -> None:
         """A turn-scoped event: what waited inside the turn goes first, in order."""
-        self._flush()
+        if self._pending:
+            self._flush()
         self._emit(entry.id, record)
 
     def _flush(self) -> None:
