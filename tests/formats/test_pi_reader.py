@@ -541,3 +541,10 @@ def test_an_answer_with_no_prompt_before_it_opens_its_own_turn(tmp_path: Path) -
     assert start["turn"] == f"turn:{answer}"
     assert start["src"] == session.events[8]["src"]
     store_and_replay(tmp_path / "store", session)
+
+
+def test_a_relative_path_is_kept_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = coding_session(SID).write(tmp_path / "sessions")
+    monkeypatch.chdir(tmp_path)
+    [session] = read(Path("sessions") / path.name)
+    assert session.source.path == str(path)

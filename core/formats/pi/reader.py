@@ -143,7 +143,8 @@ class PiReader:
         self._remember(path, stat, lineage)
         live = file.torn_tail or time.time() - stat.st_mtime < self.live_window
         header = file.header
-        source = SourceRef("pi", str(path), file.session_id, str(file.version))
+        # absolute, as pi names files in parentSession (an export names this path)
+        source = SourceRef("pi", os.path.abspath(path), file.session_id, str(file.version))
         created = header["timestamp"]
         cwd = header.get("cwd")
         origin = self._origin(file)
