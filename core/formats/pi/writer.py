@@ -76,14 +76,27 @@ class _Source:
             raise FormatError("the source is not a pi session file", path=str(path), line=1)
         self.version = version
 
-    def line(self, number: int) -> bytes:
+    def entry(self, number: int, turn: str | None, taken: set[str]) -> bytes:
+        """Entry line `number`, checked: a turn's opening line must still give that turn's
+        id (a file rewritten since the import, e.g. upgraded by pi, is refused)."""
         if number < 2 or number > len(self.lines) or not self.lines[number - 1].strip():
             raise FormatError(
                 f"the source has no entry on line {number}: it changed since it was imported",
                 path=self.ref.path,
                 line=number,
             )
-        return self.lines[number - 1]
+        raw = self.lines[number - 1]
+        eid = line_id(raw, self.version)
+        if eid is None:
+            raise FormatError("not a pi entry", path=self.ref.path, line=number)
+        if turn is not None and turn != f"turn:{eid}":
+            raise FormatError(
+                f"line {number} is not the entry that was imported (the file changed)",
+                path=self.ref.path,
+                line=number,
+            )
+        taken.add(eid)
+        return raw
 
 
 class PiWriter:
@@ -94,28 +107,14 @@ class PiWriter:
 
     def export(self, session: ExportInput, root: Path, out: Path | None) -> ExportedSession:
         order, wanted, checks = _copied(session, root)
-        sources = {sid: _Source(session.sources[sid]) for sid in order}
+        sources = [_Source(session.sources[sid]) for sid in order]
         body: list[bytes] = []
         taken: set[str] = set()
-        last_id: str | None = None
-        for sid in order:
-            source = sources[sid]
+        for sid, source in zip(order, sources, strict=True):
             for number in sorted(wanted[sid]):
-                raw = source.line(number)
-                eid = line_id(raw, source.version)
-                if eid is None:
-                    raise FormatError("not a pi entry", path=source.ref.path, line=number)
-                expected = checks.get((sid, number))
-                if expected is not None and expected != f"turn:{eid}":
-                    raise FormatError(
-                        f"line {number} is not the entry that was imported (the file changed)",
-                        path=source.ref.path,
-                        line=number,
-                    )
-                body.append(raw)
-                taken.add(eid)
-                last_id = eid
-        version = min((s.version for s in sources.values()), default=CURRENT_VERSION)
+                body.append(source.entry(number, checks.get((sid, number)), taken))
+        last_id = line_id(body[-1], sources[-1].version) if body else None
+        version = min((s.version for s in sources), default=CURRENT_VERSION)
         renderer = Renderer(session.events, last_id, taken, version >= 2, _model(session.model))
         for event in session.events:
             if _pi_src(event, session.sources) is not None:
@@ -132,7 +131,7 @@ class PiWriter:
             "cwd": session.cwd,
         }
         if order:
-            header["parentSession"] = os.path.abspath(sources[order[-1]].ref.path)
+            header["parentSession"] = os.path.abspath(sources[-1].ref.path)
         data = b"\n".join([orjson.dumps(header), *body, *renderer.lines]) + b"\n"
         name = f"{stamp.replace(':', '-').replace('.', '-')}_{new_id}.jsonl"
         if out is None:
