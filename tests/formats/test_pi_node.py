@@ -205,3 +205,19 @@ def test_pi_opens_an_export_of_a_v1_session(pi: Path, tmp_path: Path) -> None:
         [{k: v for k, v in e.items() if k != "seq"} for e in events]
     )
     assert opened["header"]["parentSession"] == str(path)
+
+
+def test_pi_continues_an_export_and_the_growth_reads_as_an_append(
+    pi: Path, scenario: dict[str, Any], tmp_path: Path
+) -> None:
+    main = scenario["read"]["main"][0]
+    events = forked_with_new_turns(main, last_turn_end(main.events, before=len(main.events) - 1))
+    done = WRITER.export(export_input(main, events), tmp_path, None)
+    [before] = PiReader().read(settled(done.path))
+    grown = run(pi, "continue", done.path, "One more thing")
+    # pi continues from the entry Forkwise wrote last
+    assert grown["before"] == grown["parentOfPrompt"] == leaf_of(before)
+    [after] = PiReader().read(settled(done.path))
+    assert after.events[: len(before.events)] == before.events
+    assert [m[0] for m in forkwise_messages(after.events)][-2:] == ["user", "assistant"]
+    assert forkwise_messages(after.events)[-2][1] == "One more thing"

@@ -3,6 +3,7 @@
 //   scenario <sessionDir> <cwd> <forkDir> <forkCwd>   sessions written by pi's own writer
 //   open <file>                                        SessionManager.open + buildSessionContext
 //   migrate <file>                                     pi's upgrade of an old file, in memory
+//   continue <file> <prompt>                           pi appends a turn to an existing file
 // PI_MODULES names the folder holding node_modules (installed by tests/formats/pi_node.py).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -88,6 +89,12 @@ if (command === "scenario") {
   out = scenario(...args);
 } else if (command === "open") {
   out = describe(SessionManager.open(args[0]));
+} else if (command === "continue") {
+  const m = SessionManager.open(args[0]);
+  const before = m.getLeafId();
+  const q = m.appendMessage(user(args[1]));
+  m.appendMessage(assistant([text(`pi answers: ${args[1]}`)], "stop"));
+  out = { before, parentOfPrompt: m.getEntry(q).parentId };
 } else if (command === "migrate") {
   const entries = parseSessionEntries(readFileSync(args[0], "utf8"));
   migrateSessionEntries(entries);
