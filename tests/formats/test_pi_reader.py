@@ -266,6 +266,8 @@ def test_every_leaf_is_a_fork_of_the_session_it_shares_most_with(tmp_path: Path)
         ("assistant", "fifth"),
     ]
     assert b.id == source_session_id("pi", SID, ids["q3"])
+    assert b.created == b.events[5]["ts"]  # when it left the main line: its prompt "three"
+    assert main.created < b.created
     assert (b.parent, b.relation) == (main.id, "fork")
     assert messages(b)[-2:] == [("user", "four"), ("assistant", "fourth")]
     # the third leaf leaves the second after a3: that is its parent, not the main line

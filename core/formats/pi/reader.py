@@ -160,12 +160,15 @@ class PiReader:
             parent, title = branch.parent, converter.title
             if is_main or parent in skipped:
                 parent = origin.parent_of(branch.path)
+            born = created
             if is_main:
                 title = _latest_name(file) or title
+            elif branch.path[branch.shared].ts is not None:
+                born = branch.path[branch.shared].ts  # when it left its parent
             out.append(
                 ImportedSession(
                     id=branch.id,
-                    created=created,
+                    created=born,
                     cwd=cwd if isinstance(cwd, str) else "",
                     source=source,
                     events=events,
