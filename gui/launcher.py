@@ -10,7 +10,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from forkwise.core import cli
+from forkwise.core.cli import main as cli
 
 
 def main(argv: Sequence[str] | None = None) -> int:
