@@ -7,12 +7,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from forkwise.core.backends.jsonl import JsonlBackend
-from forkwise.core.events import Event
 from forkwise.core.formats.base import ExportInput, ImportedSession
-from forkwise.core.replay import replay
-from forkwise.core.session import SessionHeader
-from forkwise.core.store import SessionStore
+from forkwise.core.log.events import Event
+from forkwise.core.log.replay import replay
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session import SessionHeader
+from forkwise.core.store.session_store import SessionStore
 
 
 def stored(sessions: Sequence[ImportedSession], store_dir: Path) -> dict[str, Any]:

@@ -56,13 +56,66 @@ def munge_cwd(cwd: str) -> str:
 
 
 def session_files(root: Path) -> Iterator[Path]:
-    """Every `.jsonl` under `root` (sessions and subagent transcripts), in a stable order."""
+    """Every `.jsonl` under `root`, parents first: a session before the files forked from
+    it (`--fork-session`, `/branch`), subagent transcripts last, so that an import meets
+    each parent before its children."""
     if root.is_file():
         yield root
         return
     if not root.is_dir():
         return
-    yield from sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+    files = sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+    sessions = [p for p in files if not is_subagent_file(p)]
+    by_id = {p.stem: p for p in sessions}
+    placed: set[Path] = set()
+
+    def place(path: Path, depth: int) -> Iterator[Path]:
+        if path in placed or depth > len(sessions):
+            return
+        origin = _origin_in_head(path)
+        if origin is not None and origin in by_id:
+            yield from place(by_id[origin], depth + 1)
+        placed.add(path)
+        yield path
+
+    for path in sessions:
+        yield from place(path, 0)
+    yield from (p for p in files if is_subagent_file(p))
+
+
+def copied_from(entry: dict[str, object], own: str) -> str | None:
+    """The session a tree entry was copied from by a fork, if it says so: 2.1's `/branch`
+    writes `forkedFrom`, 2.1's `--fork-session` keeps the origin as `requestSessionId` on
+    replies, 2.0's `--fork-session` keeps the origin's `sessionId` on prompts."""
+    forked = entry.get("forkedFrom")
+    origin = forked.get("sessionId") if isinstance(forked, dict) else None
+    if isinstance(origin, str) and origin != own:
+        return origin
+    for key in ("sessionId", "requestSessionId"):
+        sid = entry.get(key)
+        if type(sid) is str and sid != own:
+            return sid
+    return None
+
+
+def _origin_in_head(path: Path, size: int = 65536) -> str | None:
+    """`copied_from` for the first entries of a file (a fork's copies open it)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(size)
+    except OSError:
+        return None
+    for raw in head.split(b"\n")[:-1]:
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(entry, dict) or "parentUuid" not in entry or entry.get("isSidechain"):
+            continue
+        origin = copied_from(entry, path.stem)
+        if origin is not None or entry.get("type") == "assistant":
+            return origin
+    return None
 
 
 def is_subagent_file(path: Path) -> bool:

@@ -216,22 +216,13 @@ class _FileReader:
 
     def _forked_from(self) -> str | None:
         """The session this file's entries were copied from, if it is a fork."""
+        if self.subagent_file:
+            return None
         for i in self.main:
             entry = self.t.entries[i]
-            forked = entry.get("forkedFrom")
-            origin = forked.get("sessionId") if isinstance(forked, dict) else None
-            if isinstance(origin, str) and origin != self.sid:
-                return origin
-            if self.subagent_file:
-                continue
-            # 2.0's --fork-session keeps the parent's sessionId on the user entries it
-            # copies; 2.1's names it as requestSessionId on the assistant entries
-            for key in ("sessionId", "requestSessionId"):
-                sid = entry.get(key)
-                if type(sid) is str and sid != self.sid:
-                    return sid
-            if entry.get("type") == "assistant":
-                break  # a copy starts the file and marks its first reply at the latest
+            origin = layout.copied_from(entry, self.sid)
+            if origin is not None or entry.get("type") == "assistant":
+                return origin  # a copy starts the file and marks its first reply at the latest
         return None
 
     # --- sessions ------------------------------------------------------------------
