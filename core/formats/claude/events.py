@@ -1,16 +1,19 @@
 """Forkwise events from the entries of one line of a Claude Code transcript.
 
 One assistant reply is written as several entries sharing `message.id` (one per content
-block); they become one message whose `src` names every entry. Tool results arrive as
-`tool_result` blocks in user entries and become `tool/result` events paired by
-`tool_use_id`. A turn starts at a typed prompt; meta entries, tool-result entries and
+block); they become one message whose `src` names every entry, with a `plugin/claude/usage`
+event after it. Tool results arrive as `tool_result` blocks in user entries and become
+`tool/result` events paired by `tool_use_id` (`toolUseResult` kept as `detail`). A turn
+starts at a typed prompt; meta entries, tool-result entries, interruption markers and
 compaction summaries start none. A compaction (`compact_boundary` and the summary entry
 after it) becomes one `context/summary` event (`context/compaction` when the summary is
-missing). Titles: `custom-title` > `summary` > `ai-title` > the first prompt; a title entry
-ranked below one already seen stays as a plugin event. File-history snapshots are the
-tool's own bookkeeping of the prompt they name: their lines join that prompt's `src`, so a
-fork that lacks them still shares the prompt. Everything else is `plugin/claude/<kind>`
-with the entry minus its lineage fields.
+missing); both carry `trigger` and `preTokens`. Titles: `custom-title` > `summary` >
+`ai-title` > the first prompt; a title entry ranked below one already seen stays a plugin
+event, the same title written again joins the first one's `src`. The tool's bookkeeping
+entries (chosen by the reader) join the `src` of the event of the entry they belong to.
+Everything else is `plugin/claude/<kind>` with the entry minus its lineage fields; plugin
+events that follow the reply ending a turn are placed after its `turn/end`, so that a branch
+leaving there shares the whole turn with the line it left.
 """
 
 from __future__ import annotations
