@@ -401,6 +401,9 @@ def test_layout_roots_files_and_sniff(tmp_path: Path) -> None:
     assert list(READER.session_files(tmp_path)) == [path]
     assert list(READER.session_files(path)) == [path]
     assert READER.sniff(path.read_bytes()[:300])
+    # Claude Code 2.1 may open a file with its own state entries
+    head = b'{"type":"mode","mode":"default","sessionId":"s"}\n{"type":"atis-latch","atis":1}\n'
+    assert READER.sniff(head)
     assert not READER.sniff(b'{"type":"session","version":3,"id":"x","cwd":"/"}\n')
     assert not READER.sniff(
         orjson.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "x"}}) + b"\n"

@@ -123,8 +123,11 @@ def is_subagent_file(path: Path) -> bool:
 
 
 def sniff(head: bytes) -> bool:
-    """Whether the first complete lines of `head` look like Claude Code entries."""
-    for chunk in head.split(b"\n")[:20]:
+    """Whether the first complete lines of `head` look like Claude Code entries: every entry
+    that names its session has a `type` and a top-level `sessionId` (Codex nests its id in a
+    `payload`, pi's header is `{"type": "session", "id": …}`); snapshots and summaries name
+    no session but have fields of their own."""
+    for chunk in head.split(b"\n")[:40]:
         raw = chunk.strip()
         if not raw:
             continue
@@ -134,15 +137,15 @@ def sniff(head: bytes) -> bool:
             continue  # the cut-off last line of the head, or a torn line
         if not isinstance(entry, dict):
             return False
-        if "parentUuid" in entry and "sessionId" in entry:
-            return True
         kind = entry.get("type")
+        if "payload" in entry or kind == "session":
+            return False
+        if isinstance(kind, str) and type(entry.get("sessionId")) is str:
+            return True
+        if "parentUuid" in entry and "uuid" in entry:
+            return True
         if kind == "summary" and "leafUuid" in entry:
             return True
         if kind == "file-history-snapshot" and "messageId" in entry:
             return True
-        if kind in ("queue-operation", "custom-title", "ai-title") and "sessionId" in entry:
-            return True
-        if "type" in entry or "payload" in entry:
-            return False
     return False
