@@ -8,13 +8,13 @@ from typing import Any
 
 from pi_fixtures import settled
 
-from forkwise.core.backends.jsonl import JsonlBackend
-from forkwise.core.events import Event
 from forkwise.core.formats.base import ImportedSession
 from forkwise.core.formats.pi import READER
-from forkwise.core.replay import Replay
-from forkwise.core.session import SessionHeader
-from forkwise.core.store import SessionStore
+from forkwise.core.log.events import Event
+from forkwise.core.log.replay import Replay
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session import SessionHeader
+from forkwise.core.store.session_store import SessionStore
 
 
 def stored_events(imported: ImportedSession) -> list[Event]:
