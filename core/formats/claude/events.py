@@ -91,11 +91,15 @@ class Builder:
     def _emit(self, record: Record, idx: Iterable[int] | None) -> Record:
         record["ts"] = self._ts
         if idx is not None:
-            record["src"] = self._src(*idx)
+            lines = self.t.lines
+            record["src"] = {"id": self.source_id, "lines": [lines[i] for i in idx]}
         self._made.append(record)
-        kind = record["type"]
-        held = kind == "session/title" or (kind.startswith(_HELD) and kind != _USAGE)
-        if held and self._settled():
+        if self._last_said and self._settled():
+            kind = record["type"]
+            held = kind == "session/title" or (kind.startswith(_HELD) and kind != _USAGE)
+        else:
+            held = False
+        if held:
             # after the reply that ended the turn: these belong between the turns, so
             # that a branch leaving here shares the whole turn with the line it left
             self._held.append(record)
@@ -157,7 +161,7 @@ class Builder:
         kind = entry.get("type")
         if type(kind) is not str:
             kind = "entry"
-        self._made = []
+        self._made.clear()
         if self._boundary is not None and not entry.get("isCompactSummary"):
             self._flush_boundary()
         if kind == "user":
