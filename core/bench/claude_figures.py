@@ -27,7 +27,7 @@ def _uuid(n: int) -> str:
     return f"{n:08x}-0000-4000-8000-{n:012x}"
 
 
-def synth_transcript(path: Path, megabytes: float) -> int:
+def synth_transcript(path: Path, megabytes: float, tool_kb: float = 6.0) -> int:
     """Write a linear transcript of about `megabytes` MB; returns its line count."""
     base: dict[str, Any] = {
         "isSidechain": False,
@@ -40,7 +40,7 @@ def synth_transcript(path: Path, megabytes: float) -> int:
     target = int(megabytes * 1_000_000)
     written = lines = n = 0
     parent: str | None = None
-    output = "\n".join(f"line {i}: " + "x" * 60 for i in range(90))  # ~6 KB of tool output
+    output = "\n".join(f"line {i}: " + "x" * 60 for i in range(int(tool_kb * 15)))
     with path.open("wb") as fh:
 
         def put(kind: str, body: dict[str, Any], ts: int) -> None:
@@ -100,12 +100,12 @@ def synth_transcript(path: Path, megabytes: float) -> int:
     return lines
 
 
-def measure(megabytes: float, repeat: int = 3) -> dict[str, float | int]:
+def measure(megabytes: float, repeat: int = 3, tool_kb: float = 6.0) -> dict[str, float | int]:
     """Best of `repeat` runs of each, interleaved, in CPU seconds of this process (wall
     time on a shared machine measures the neighbours)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{SID}.jsonl"
-        lines = synth_transcript(path, megabytes)
+        lines = synth_transcript(path, megabytes, tool_kb)
 
         def baseline() -> None:
             for raw in path.read_bytes().split(b"\n"):
@@ -135,8 +135,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mb", type=float, default=50.0, help="size of the transcript")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--tool-kb", type=float, default=6.0, help="size of each tool output")
     args = parser.parse_args()
-    print(orjson.dumps(measure(args.mb, args.repeat)).decode())
+    print(orjson.dumps(measure(args.mb, args.repeat, args.tool_kb)).decode())
 
 
 if __name__ == "__main__":
