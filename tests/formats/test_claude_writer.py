@@ -16,6 +16,7 @@ from claude_checks import convo, export_input, stored
 from claude_fixtures import (
     SID,
     Transcript,
+    det_uuid,
     forkwise_turn,
     project_file,
     rewound,
@@ -279,3 +280,23 @@ def test_calls_left_open_by_a_cancelled_turn_get_an_interrupted_result(tmp_path:
         ("user", "run both", []),
         ("assistant", "", [("Bash", {"command": "a"}), ("Bash", {"command": "b"})]),
     ]
+
+
+def test_new_entries_continue_the_line_and_replays_stay_beside_it(tmp_path: Path) -> None:
+    t = Transcript(SID)
+    t.user("hello")
+    (reply,) = t.assistant([{"type": "text", "text": "hi"}])
+    copy = dict(t.entries[-1], uuid=det_uuid("replayed copy"))
+    t.entries.append(copy)  # the reply written again under a new uuid: the line's end now
+    source = write_old(t, tmp_path / "src")
+    main = READER.read(source)[0]
+    assert "plugin/claude/replayed" in [e["type"] for e in main.events]
+    done = WRITER.export(export_input(main, forkwise_turn(main)), tmp_path / "claude", None)
+    written = [orjson.loads(raw) for raw in lines_of(done.path)]
+    first_new = written[len(lines_of(source))]
+    assert first_new["message"] == {"role": "user", "content": "count the lines"}
+    assert first_new["parentUuid"] == copy["uuid"]
+    # the older copy is kept, byte for byte but the session id, beside the line
+    kept = [e for e in written if e.get("uuid") == reply]
+    assert len(kept) == 1
+    assert kept[0]["sessionId"] == done.id

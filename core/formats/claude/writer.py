@@ -128,10 +128,11 @@ class _Renderer:
         self.tool_entry: dict[str, str] = {}
         self.clock: datetime | None = None
 
-    def copied(self, entry: Mapping[str, Any]) -> None:
-        """Learn the chain's end and the context fields from a copied entry."""
+    def copied(self, entry: Mapping[str, Any], chain: bool = True) -> None:
+        """Learn the chain's end and the context fields from a copied entry (`chain`: it
+        is on the exported line, not a replayed copy kept beside it)."""
         tree = isinstance(entry.get("uuid"), str) and "parentUuid" in entry
-        if tree and not entry.get("isSidechain"):
+        if tree and chain and not entry.get("isSidechain"):
             self.parent = str(entry["uuid"])
         for key in ("version", "gitBranch", "userType"):
             if isinstance(entry.get(key), str):
@@ -296,6 +297,7 @@ class ClaudeWriter:
         wanted: dict[str, set[int]] = {}
         refs: dict[str, SourceRef] = {}
         expected: dict[tuple[str, int], str] = {}
+        replayed: set[tuple[str, int]] = set()
         last = -1
         for n, event in enumerate(session.events):
             src = event.get("src")
@@ -310,6 +312,9 @@ class ClaudeWriter:
             if event.get("type") == "message" and numbers:
                 # the reader keys a message id by its first entry's uuid
                 expected[(ref.id, numbers[0])] = str(event.get("id")).rsplit(":", 1)[-1]
+            if event.get("type") == "plugin/claude/replayed":
+                # entries written again under new uuids: off the line, never its end
+                replayed.update((ref.id, number) for number in numbers)
             last = n
         renderer = _Renderer(session, new_id)
         out: list[bytes] = []
@@ -334,7 +339,7 @@ class ClaudeWriter:
                         line=number,
                     )
                 out.append(replace_session_id(raw, new_id))
-                renderer.copied(entry)
+                renderer.copied(entry, chain=(key, number) not in replayed)
         model = (session.model or {}).get("model")
         if isinstance(model, str):
             renderer.model = model  # the session's own model, once its copies are read
