@@ -13,10 +13,10 @@ from gui_harness import open_app, until
 from PySide6.QtWidgets import QApplication, QLineEdit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
-from codex_fixtures import basic, fork_of, name_thread, thread_id  # noqa: E402
+from codex_fixtures import basic, fork_of, name_thread, thread_id
 
-from forkwise.gui.agents import ContinueDialog, ImportDialog  # noqa: E402
-from forkwise.gui.session_rows import ID_ROLE  # noqa: E402
+from forkwise.gui.agents import ContinueDialog, ImportDialog
+from forkwise.gui.session_rows import ID_ROLE
 
 pytestmark = pytest.mark.gui
 
