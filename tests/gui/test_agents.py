@@ -97,3 +97,60 @@ def test_a_watched_agent_folder_appears_and_continue_in_writes_it_back(
             dialog.close()
 
     aloop(scenario())
+
+
+def test_the_app_on_a_home_with_all_three_agents_shows_their_lineage_and_follows_growth(
+    aloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started on a home holding Claude Code, Codex and pi sessions, the app shows them as
+    lineage trees without any command; a session that grows on disk grows in the open
+    transcript."""
+    import claude_fixtures as cf
+    import pi_fixtures as pf
+
+    claude = tmp_path / "claude"
+    chat = cf.Transcript(cf.SID)
+    cf.rewound(chat)
+    cf.write_old(chat, claude)
+    pi = tmp_path / "pi"
+    branchy, _ = pf.branchy()
+    pf.settled(branchy.write(pi / "sessions" / "--home-ada-project--"))
+    home = codex_home(tmp_path)
+    for var, value in (("CLAUDE_CONFIG_DIR", claude), ("PI_CODING_AGENT_DIR", pi),
+                       ("CODEX_HOME", home)):
+        monkeypatch.setenv(var, str(value))
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            tree = app.controller.tree
+
+            def by_tool() -> dict[str, list[dict[str, Any]]]:
+                rows = [tree.summary(s) or {} for s in tree.session_ids()]
+                out: dict[str, list[dict[str, Any]]] = {}
+                for r in rows:
+                    root = r
+                    while root.get("parentSession"):
+                        root = tree.summary(root["parentSession"]) or {}
+                    out.setdefault(str(root.get("source")), []).append(r)
+                return out
+
+            await until(lambda: {"claude", "codex", "pi"} <= set(by_tool()), what="3 tools")
+            await until(lambda: all(len(by_tool()[t]) >= 2 for t in ("claude", "codex", "pi")),
+                        what="every agent's fork or branch")
+            for tool in ("claude", "codex", "pi"):
+                children = [r for r in by_tool()[tool] if r.get("parentSession")]
+                assert children, tool
+                assert all(r["relation"] == "fork" for r in children), tool
+            main = f"claude-{cf.SID}"
+            await app.open(main)
+            before = app.controller.transcript.rowCount()
+            chat.exchange("a question asked in Claude Code just now", "and its answer")
+            path = chat.write(cf.project_file(claude, chat))
+            import os
+
+            os.utime(path, None)
+            await until(lambda: app.controller.transcript.rowCount() > before,
+                        what="the open transcript grows")
+            assert any("asked in Claude Code just now" in e.text for e in app.entries)
+
+    aloop(scenario())
