@@ -47,7 +47,7 @@ REQUIRED_DEPENDS = {
     "libxcb-xkb1",
 }
 ICON_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
-MAX_BUNDLE_MB = 150
+MAX_BUNDLE_MB = 120
 
 
 def project_version() -> str:
@@ -212,21 +212,67 @@ def test_deb_contents(deb: Path) -> None:
         perms, owner, _size, _date, _time, path, *rest = line.split()
         entries[path] = (perms, owner, rest)
     assert all(owner == "root/root" for _p, owner, _r in entries.values())
-    assert entries["./opt/forkwise/forkwise"][0] == "-rwxr-xr-x"
+    assert entries["./usr/lib/forkwise/forkwise"][0] == "-rwxr-xr-x"
     perms, _owner, rest = entries["./usr/bin/forkwise"]
     assert perms.startswith("l")
-    assert rest == ["->", "/opt/forkwise/forkwise"]
+    assert rest == ["->", "../lib/forkwise/forkwise"]
     assert "./usr/share/applications/forkwise.desktop" in entries
     assert "./usr/share/icons/hicolor/scalable/apps/forkwise.svg" in entries
     assert "./usr/share/man/man1/forkwise.1.gz" in entries
     assert "./usr/share/doc/forkwise/copyright" in entries
-    libraries = [p for p in entries if p.startswith("./opt/") and ".so" in Path(p).name]
+    for path in (
+        "./usr/share/metainfo/org.forkwise.Forkwise.metainfo.xml",
+        "./usr/share/mime/packages/forkwise.xml",
+        "./usr/share/bash-completion/completions/forkwise",
+        "./usr/share/zsh/vendor-completions/_forkwise",
+    ):
+        assert path in entries, path
+    libraries = [p for p in entries if p.startswith("./usr/lib/forkwise/") and ".so" in Path(p).name]
     assert libraries
     assert all(entries[p][0].startswith("-rw-r--r--") for p in libraries if entries[p][0][0] == "-")
     for size in ICON_SIZES:
         assert f"./usr/share/icons/hicolor/{size}x{size}/apps/forkwise.png" in entries
-    outside = [p for p in entries if not p.startswith(("./opt/forkwise", "./usr/")) and p != "./"]
-    assert outside == ["./opt/"]
+    # Nothing outside /usr: the package owns no /opt (its purge removed /opt itself)
+    outside = [p for p in entries if not p.startswith("./usr/") and p != "./"]
+    assert outside == []
+
+
+def test_the_bundle_carries_no_system_library(deb: Path) -> None:
+    """Every library the system has is used from the system (its security updates apply):
+    what the bundle links to and does not carry is in Depends, OpenSSL included."""
+    names = {Path(line.split()[5]).name for line in dpkg_deb("-c", str(deb)).splitlines()}
+    for system in ("libssl.so.3", "libcrypto.so.3", "libglib-2.0.so.0", "libfontconfig.so.1",
+                   "libfreetype.so.6", "libdbus-1.so.3", "libX11.so.6", "libxcb-xkb.so.1",
+                   "libxkbcommon.so.0", "libstdc++.so.6", "libexpat.so.1", "libz.so.1"):
+        assert system not in names, system
+    depends = dpkg_deb("-f", str(deb), "Depends")
+    for package in ("libssl3 | libssl3t64", "libglib2.0-0 | libglib2.0-0t64", "libfontconfig1",
+                    "libdbus-1-3", "libstdc++6", "libexpat1", "zlib1g"):
+        assert package in depends, package
+
+
+def test_copyright_names_every_bundled_distribution(deb: Path, tmp_path: Path) -> None:
+    subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp_path)], check=True)
+    text = (tmp_path / "usr/share/doc/forkwise/copyright").read_text()
+    assert text.startswith("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/")
+    assert "Copyright: 2026 The Forkwise authors\nLicense: MIT" in text
+    infos = sorted((tmp_path / "usr/lib/forkwise/_internal").glob("*.dist-info"))
+    assert len(infos) > 10
+    for info in infos:
+        assert f"_internal/{info.name}/*" in text, info.name
+    for licence in ("LGPL-3.0-only", "PSF-2.0", "BSD-3-Clause", "MPL-2.0 AND (Apache-2.0 OR MIT)"):
+        assert f"License: {licence}" in text, licence
+    assert "/usr/share/common-licenses/LGPL-3" in text
+    assert "License: UNKNOWN" not in text
+
+
+def test_deb_steps_are_reproducible(deb: Path, tmp_path: Path) -> None:
+    """The same bundle packed twice (one SOURCE_DATE_EPOCH): the same bytes. The bundle's own
+    reproducibility (two PyInstaller runs) is measured by hand: packaging/README.md."""
+    first = deb.read_bytes()
+    os.utime(BUNDLE / "forkwise")  # a newer file time must not change the package
+    run_script("packaging/build_deb.sh", "--no-bundle")
+    assert deb.read_bytes() == first
 
 
 @pytest.mark.skipif(os.environ.get("FORKWISE_SKIP_CLEANROOT") == "1", reason="asked to skip")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,78 @@ def test_licence_is_mit_for_the_forkwise_authors() -> None:
     text = (ROOT / "LICENSE").read_text()
     assert text.startswith("MIT License\n")
     assert "Copyright (c) 2026 The Forkwise authors" in text
+
+
+RESOURCES = ROOT / "resources"
+
+
+def tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(f"needs {name}")
+    return path
+
+
+def test_appstream_metainfo_validates_and_names_this_version() -> None:
+    metainfo = RESOURCES / "org.forkwise.Forkwise.metainfo.xml"
+    proc = subprocess.run([tool("appstreamcli"), "validate", "--no-net", str(metainfo)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = metainfo.read_text()
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        version = tomllib.load(f)["project"]["version"]
+    assert f'<release version="{version}"' in text
+    assert "<launchable type=\"desktop-id\">forkwise.desktop</launchable>" in text
+    assert "<mediatype>application/x-forkwise-session</mediatype>" in text
+
+
+def test_desktop_entry_opens_files_of_the_session_type() -> None:
+    desktop = RESOURCES / "forkwise.desktop"
+    proc = subprocess.run([tool("desktop-file-validate"), str(desktop)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not proc.stdout.strip(), proc.stdout
+    lines = desktop.read_text().splitlines()
+    assert "Exec=forkwise %F" in lines
+    assert "MimeType=application/x-forkwise-session;" in lines
+
+
+def test_the_mime_type_recognises_a_session_file_by_its_header(tmp_path: Path) -> None:
+    """update-mime-database compiles the type as a desktop would; its magic holds the
+    session header every Forkwise session file starts with."""
+    packages = tmp_path / "mime" / "packages"
+    packages.mkdir(parents=True)
+    shutil.copy(RESOURCES / "forkwise-mime.xml", packages / "forkwise.xml")
+    proc = subprocess.run([tool("update-mime-database"), str(tmp_path / "mime")],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "application/x-forkwise-session" in (tmp_path / "mime" / "types").read_text()
+    assert b'{"type":"session",' in (tmp_path / "mime" / "magic").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["forkwise", "ses"], {"sessions"}),
+        (["forkwise", "h"], {"host"}),
+        (["forkwise", "sessions", "f"], {"fork"}),
+        (["forkwise", "--store", "/tmp", "sessions", "fork", "--rep"], {"--replace"}),
+        (["forkwise", "host", "--li"], {"--listen"}),
+        (["forkwise", "--self"], {"--self-test"}),
+    ],
+)
+def test_bash_completion(words: list[str], expected: set[str], tmp_path: Path) -> None:
+    script = (
+        f"source {RESOURCES / 'completions' / 'forkwise.bash'}\n"
+        f"COMP_WORDS=({' '.join(words)}); COMP_CWORD={len(words) - 1}; _forkwise\n"
+        'printf "%s\\n" "${COMPREPLY[@]}"\n'
+    )
+    proc = subprocess.run([tool("bash"), "--norc", "-c", script], capture_output=True,
+                          text=True, timeout=60, check=True, cwd=tmp_path)  # no file to offer
+    assert set(proc.stdout.split()) == expected
+
+
+def test_zsh_completion_parses() -> None:
+    proc = subprocess.run([tool("zsh"), "-n", str(RESOURCES / "completions" / "_forkwise")],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
