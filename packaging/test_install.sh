@@ -97,9 +97,15 @@ base_tarball() {
     case $base in
       noble|jammy)  # Ubuntu: its keyring (Debian's ubuntu-keyring) and the gutsy script
         mirror=${UBUNTU_MIRROR:-http://archive.ubuntu.com/ubuntu}
-        [ -f /usr/share/keyrings/ubuntu-archive-keyring.gpg ] || {
-          apt-get install -y -qq --no-install-recommends ubuntu-keyring >/dev/null; }
-        extra=(--keyring=/usr/share/keyrings/ubuntu-archive-keyring.gpg --components=main,universe)
+        extra=(--components=main,universe)
+        if [ -f /usr/share/keyrings/ubuntu-archive-keyring.gpg ]; then
+          extra+=(--keyring=/usr/share/keyrings/ubuntu-archive-keyring.gpg)
+        else
+          # No Ubuntu keyring on this Debian (the package is not in every mirror): the first
+          # stage is not verified; apt inside the root verifies with the root's own keyring.
+          log "no ubuntu-archive-keyring.gpg here: debootstrap $base with --no-check-gpg"
+          extra+=(--no-check-gpg)
+        fi
         ;;
       *) mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian} ;;
     esac
