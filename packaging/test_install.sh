@@ -231,6 +231,15 @@ test_base() {
     || die "[$base] sessions list --json on an empty store printed '$listed'"
   log "[$base] forkwise sessions list --json (empty store): $listed ($t_list s)"
 
+  # What a file manager does with a session file (Exec=forkwise %F): import it, open the app.
+  in_root sh -c 'mkdir -p /tmp/made /tmp/opened && forkwise sessions new --store /tmp/made \
+    --id shared-1 --title "From a file manager" >/dev/null && cp /tmp/made/sessions/shared-1.jsonl /tmp/'
+  got=$(in_root env QT_QPA_PLATFORM=offscreen forkwise --store /tmp/opened --self-test \
+    /tmp/shared-1.jsonl 2>&1) || { printf '%s\n' "$got" >&2; die "[$base] forkwise FILE failed"; }
+  [ -f "$r/tmp/opened/sessions/shared-1.jsonl" ] || die "[$base] forkwise FILE did not import it"
+  printf '%s\n' "$got" | grep -q "self-test ok: 1 sessions" || die "[$base] forkwise FILE: $got"
+  log "[$base] forkwise FILE: the session file was imported and the app opened on it"
+
   if [ -n "$screenshot" ]; then
     take_screenshot
     screenshot=""  # one is enough

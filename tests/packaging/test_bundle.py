@@ -284,15 +284,3 @@ def test_clean_debian_root_install(deb: Path) -> None:
     proc = run_script("packaging/test_install.sh", str(deb))
     assert "RESULT " in proc.stdout
     assert "PASS" in proc.stderr
-
-
-@pytest.mark.skipif(shutil.which("desktop-file-validate") is None, reason="desktop-file-utils")
-def test_desktop_entry_is_valid() -> None:
-    proc = subprocess.run(
-        ["desktop-file-validate", str(ROOT / "resources" / "forkwise.desktop")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert not proc.stdout.strip(), proc.stdout  # no warnings or hints either
