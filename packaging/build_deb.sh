@@ -27,6 +27,19 @@ for arg in "$@"; do
   esac
 done
 command -v dpkg-deb >/dev/null || { log "dpkg-deb is missing (Debian: apt-get install dpkg)"; exit 1; }
+# deb_depends.py reads the bundle with readelf and finds each library it links to on this
+# machine: the libraries Qt's Wayland plugins link to must be installed here too.
+build_debs=(binutils libwayland-client0 libwayland-cursor0 libwayland-egl1)
+missing=()
+for d in "${build_debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$d" 2>/dev/null | grep -q 'install ok installed' || missing+=("$d")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing what the package build reads: ${missing[*]}"
+  as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 
 if [ $build_bundle = 1 ]; then
   bash packaging/build_bundle.sh
