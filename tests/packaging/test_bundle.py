@@ -1,10 +1,12 @@
-"""The packaged app: PyInstaller bundle, Debian package, and a clean Debian 12 root install.
+"""The packaged app: PyInstaller bundle, Debian package, and clean-root installs (Debian 12,
+Debian 13, Ubuntu 24.04).
 
-Slow by design (the slowest tests of the suite): building the bundle takes ~15 s plus a
-one-time build environment, the .deb ~30 s (xz), the clean-root install ~25 s with its cache
-warm (~55 s cold). Each stage is the documented command in packaging/README.md, run as is.
-Set FORKWISE_SKIP_CLEANROOT=1 to leave out the clean-root install (it needs root and the
-Debian mirror).
+Slow by design (the slowest tests of the suite): building the bundle takes ~20-60 s plus a
+one-time build environment, the .deb ~60 s (xz; twice, for the reproducibility check), the
+clean-root installs ~2 min for the three bases with their cache warm (each debootstrap adds
+~30-40 s the first time). Each stage is the documented command in packaging/README.md, run as
+is. Set FORKWISE_SKIP_CLEANROOT=1 to leave out the clean-root installs (they need root and the
+Debian and Ubuntu mirrors).
 """
 
 from __future__ import annotations
