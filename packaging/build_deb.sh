@@ -105,7 +105,7 @@ Architecture: $arch
 Maintainer: Forkwise maintainers <maintainers@forkwise.invalid>
 Installed-Size: $installed_kb
 Depends: $depends
-Recommends: fonts-dejavu-core, hicolor-icon-theme, shared-mime-info
+Recommends: ca-certificates, fonts-dejavu-core, hicolor-icon-theme, shared-mime-info
 Section: devel
 Priority: optional
 Description: browse and fork AI-agent sessions

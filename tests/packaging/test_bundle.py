@@ -12,15 +12,21 @@ Debian and Ubuntu mirrors).
 from __future__ import annotations
 
 import fcntl
+import http.server
+import json
 import os
 import shutil
+import ssl
 import subprocess
 import sys
+import threading
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from forkwise.core.settings import ProviderSettings, save_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "dist"
@@ -50,6 +56,7 @@ REQUIRED_DEPENDS = {
 }
 ICON_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 MAX_BUNDLE_MB = 120
+SYSTEM_CA = "/etc/ssl/certs/ca-certificates.crt"
 
 
 def project_version() -> str:
@@ -286,3 +293,92 @@ def test_clean_debian_root_install(deb: Path) -> None:
     proc = run_script("packaging/test_install.sh", str(deb))
     assert "RESULT " in proc.stdout
     assert "PASS" in proc.stderr
+
+
+def make_certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (its own CA), made with the openssl tool."""
+    cert, key = folder / "endpoint.crt", folder / "endpoint.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+         "-subj", "/CN=forkwise test endpoint", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-addext", "basicConstraints=critical,CA:TRUE",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )
+    return cert, key
+
+
+class _Completion(http.server.BaseHTTPRequestHandler):
+    """POST /v1/chat/completions -> one whole (non-streamed) completion."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        body = json.dumps({"choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": "answered over TLS"}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def tls_endpoint(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    cert, key = make_certificate(tmp_path)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Completion)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}/v1", cert
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("unshare") is None,
+    reason="needs root and unshare (a private mount namespace)",
+)
+@pytest.mark.skipif(not Path(SYSTEM_CA).is_file(), reason=f"no {SYSTEM_CA}")
+def test_https_trusts_the_system_s_certificates(
+    bundle: Path, tls_endpoint: tuple[str, Path], tmp_path: Path
+) -> None:
+    """The bundled app verifies a model endpoint against the system's CA store (what
+    ca-certificates and an administrator put there), not against certifi's copy: an endpoint
+    whose CA is only in the system store answers; without it there, verification fails."""
+    url, cert = tls_endpoint
+    env = app_env(tmp_path)
+    env.update(FORKWISE_CONFIG_DIR=str(tmp_path / "config"), FORKWISE_API_KEY="sk-test-tls")
+    env.pop("SSL_CERT_FILE", None)
+    env.pop("SSL_CERT_DIR", None)
+    save_settings(ProviderSettings(kind="openai", base_url=url, model="m-tls"),
+                  tmp_path / "config" / "settings.json")
+    store = tmp_path / "store"
+    exe = str(bundle / "forkwise")
+
+    def prompt(system_ca: Path) -> subprocess.CompletedProcess[str]:
+        """A new session and one prompt, with SYSTEM_CA replaced by `system_ca` in a
+        mount namespace of its own (the machine's store is not touched)."""
+        script = (
+            f'mount --bind "$1" {SYSTEM_CA} && id=$("$2" sessions new --store "$3") '
+            '&& exec "$2" sessions prompt "$id" "hello" --store "$3"'
+        )
+        return subprocess.run(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh",
+             str(system_ca), exe, str(store)],
+            env=env, capture_output=True, text=True, timeout=120, check=False,
+        )
+
+    trusted = prompt(cert)
+    assert trusted.returncode == 0, trusted.stdout + trusted.stderr
+    assert "answered over TLS" in trusted.stdout
+    untrusted = prompt(Path("/dev/null"))  # an empty system store: nothing verifies
+    assert "answered over TLS" not in untrusted.stdout
+    assert "certif" in (untrusted.stdout + untrusted.stderr).lower(), untrusted.stdout + untrusted.stderr
