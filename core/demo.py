@@ -13,9 +13,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .backends.jsonl import JsonlBackend
-from .ids import new_message_id, new_token
-from .store import SessionStore
+from forkwise.core.log.ids import new_message_id, new_token
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session_store import SessionStore
 
 Draft = dict[str, Any]
 

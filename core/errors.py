@@ -73,9 +73,9 @@ class StorageError(ForkwiseError):
 
 
 class StoreLocked(ForkwiseError):
-    """Another process holds the store's writer lock."""
+    """Another process holds the store's writer lock and does not serve the store."""
 
-    code = "store-locked"
+    code = "store-busy"
 
 
 class ReadOnlyStore(ForkwiseError):

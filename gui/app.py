@@ -36,7 +36,7 @@ NO_DISPLAY = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from forkwise.core.cli import VersionAction
+    from forkwise.core.cli.main import VersionAction
 
     parser = argparse.ArgumentParser(
         prog="forkwise", description="Browse and fork AI-agent sessions (desktop app)."
@@ -133,47 +133,20 @@ def run(store_dir: Path | None, connect: str | None, token: str | None,
 
 
 async def open_client(store_dir: Path | None, connect: str | None,
-                      token: str | None = None) -> tuple[Any, Any]:
-    """The client (and the in-process host, if this process runs one)."""
-    client, host, _ = await open_store_client(store_dir, connect, token)
-    return client, host
+                      token: str | None = None) -> Any:
+    """The store a window works on (`forkwise.core.client.local.OpenedStore`), its
+    catalogue loaded — with a progress dialog while a missing index is built."""
+    from forkwise.core.client.local import open_store
 
+    from .index_progress import build_index
 
-async def open_store_client(store_dir: Path | None, connect: str | None,
-                            token: str | None = None) -> tuple[Any, Any, str]:
-    """The client, this process's host (None when it uses another's) and a warning for
-    the person ("" when there is none).
-
-    A store that another Forkwise process is writing to is used through that process's
-    store socket; if nothing answers there, it is opened read-only."""
-    from forkwise.core import shared_store
-    from forkwise.core.client import Client
-    from forkwise.core.errors import HostUnavailable
-
-    if connect:
-        return await Client.connect(connect, token or os.environ.get("FORKWISE_TOKEN")), None, ""
-    from forkwise.core.host import Host
-
-    assert store_dir is not None
-    store_dir.mkdir(parents=True, exist_ok=True)
-    wait = shared_store.lock_wait(shared_store.APP_WAIT)
-    claimed = await asyncio.to_thread(shared_store.claim, store_dir,
-                                      lambda: Host.open(store_dir), wait)
-    if isinstance(claimed, Host):
-        from .index_progress import build_index
-
-        if not (store_dir / "index.json").exists():  # rebuilt with a progress bar
-            await build_index(claimed)
-        return await Client.in_process(claimed), claimed, ""
-    if isinstance(claimed, str):
-        try:
-            return await Client.connect(claimed), None, ""
-        except HostUnavailable as exc:
-            log.warning("the running Forkwise at %s did not answer: %s", claimed, exc)
-    host = await asyncio.to_thread(Host.open, store_dir, read_only=True)
-    warning = (f"Read-only: {shared_store.locked_message(store_dir)}. Nothing can be "
-               "changed here, and changes made there show after reopening the store.")
-    return await Client.in_process(host), host, warning
+    opened = await open_store(store_dir, connect, token)
+    try:
+        await build_index(opened.client)
+    except BaseException:
+        await opened.close()
+        raise
+    return opened
 
 
 async def _session(app: Any, store_dir: Path | None, connect: str | None, token: str | None,
@@ -208,27 +181,21 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
     controller.treeLoaded.connect(tree_loaded)
     await _shown(window)
     try:
-        client, host, read_only = await open_store_client(store_dir, connect, token)
+        opened = await open_client(store_dir, connect, token)
     except Exception as exc:
         await _start_failed(window, exc, label, remote=bool(connect), dialog=not self_test)
         return 1
-    endpoint = None
+    client = opened.client
     status = 0
     previous = _quit_on_signals(window)
     try:
-        if host is not None and store_dir is not None and not host.read_only:  # serve others
-            from forkwise.core.shared_store import StoreEndpoint
-
-            endpoint = await StoreEndpoint.start(host, store_dir)
-        if host is not None:
-            problem = await host.apply_saved_settings()
-            if problem:
-                notifier.post(WARNING, problem[0].upper() + problem[1:] + ".", "invalid-settings")
-        if read_only:
-            print(f"forkwise: {read_only}", file=sys.stderr)
-            notifier.post(WARNING, read_only, "read-only-store")
+        if opened.warning and not opened.read_only:
+            notifier.post(WARNING, opened.warning, "invalid-settings")
+        if opened.read_only:
+            print(f"forkwise: {opened.warning}", file=sys.stderr)
+            notifier.post(WARNING, opened.warning, "read-only-store")
             label += " (read-only)"
-        elif host is None and not connect:
+        elif opened.shared and not connect:
             label += " (shared: another Forkwise process has it open)"
         window.set_store_label(label)
         controller.start(client)
@@ -242,11 +209,7 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
             window.save_state()
         await controller.stop()
         controller.ops.cancel_all()
-        await client.close()
-        if endpoint is not None:
-            await endpoint.close()
-        if host is not None:
-            await host.close()
+        await opened.close()
         window.deleteLater()
     return status
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from forkwise.core.client_api import ClientAPI, Json, Notification, Unsubscribe
+from forkwise.core.client.api import ClientAPI, Json, Notification, Unsubscribe
 from forkwise.core.errors import HostUnavailable, WorkspaceAttachFailed
 
 from .notify import Notifier

@@ -20,7 +20,7 @@ _WORDS: dict[str, str] = {
     "host-unavailable": "The host cannot be reached. Check that it is running.",
     "provider-error": "The model could not answer",
     "storage-error": "Forkwise could not read or write the session files",
-    "store-locked": "Another Forkwise process is using this store. Close it, or open a "
+    "store-busy": "Another program is using this store and does not share it. Close it, or open a "
     "different store with --store.",
     "read-only-store": "This store is read-only, so nothing can be changed.",
     "corrupt-log": "A session file could not be read",

@@ -18,10 +18,10 @@ from PySide6.QtWidgets import QProgressDialog
 SHOW_AFTER_MS = 400
 
 
-async def build_index(host: Any, seen: Callable[[int, int], None] | None = None) -> int:
-    """List the store once (building the index as needed) with a progress dialog; returns
-    the number of sessions. `seen(done, total)` also receives each progress report."""
-    loop = asyncio.get_running_loop()
+async def build_index(client: Any, seen: Callable[[int, int], None] | None = None) -> int:
+    """Follow the store (subscribe, then list it once, building the index as needed) with a
+    progress dialog fed by the host's `store/indexing` notifications; returns the number
+    of sessions. `seen(done, total)` also receives each progress report."""
     dialog = QProgressDialog("Indexing the sessions in this store…", "", 0, 0)
     dialog.setObjectName("indexProgress")
     dialog.setAccessibleName("Indexing sessions")
@@ -30,20 +30,22 @@ async def build_index(host: Any, seen: Callable[[int, int], None] | None = None)
     dialog.setMinimumDuration(SHOW_AFTER_MS)
     dialog.setWindowModality(Qt.WindowModality.NonModal)
 
-    def update(done: int, total: int) -> None:
+    def update(note: dict[str, Any]) -> None:
+        if note.get("kind") != "store/indexing":
+            return
+        done, total = int(note["done"]), int(note["total"])
         dialog.setMaximum(total)
         dialog.setValue(done)
         dialog.setLabelText(f"Indexing the sessions in this store… {done:,} of {total:,}")
         if seen is not None:
             seen(done, total)
 
-    def progress(done: int, total: int) -> None:  # called on the store worker
-        loop.call_soon_threadsafe(update, done, total)
-
+    unsubscribe = await client.subscribe(update)
     try:
-        rows = await host.io(host.store.list, progress)
-        await asyncio.sleep(0)  # let the last queued update run
+        rows = await client.follow()
+        await asyncio.sleep(0)  # let the last notification run
         return len(rows)
     finally:
+        await unsubscribe()
         dialog.reset()
         dialog.deleteLater()

@@ -12,7 +12,7 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-from forkwise.core import cli
+from forkwise.core.cli import main as cli
 
 NO_GUI = (
     "forkwise: the desktop app needs PySide6, which is not installed: "

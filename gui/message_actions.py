@@ -1,6 +1,6 @@
 """Which message actions are valid, and why not (Qt-free; the menu builder shows them).
 
-The rules mirror the core's fork rules (`forkwise.core.turns`): "Fork from here" needs the
+The rules mirror the core's fork rules (`forkwise.core.log.turns`): "Fork from here" needs the
 message's turn to have ended; "Fork before this message" needs the message to open its
 turn; "Edit and resend" replaces in place, which the host refuses while any turn is open.
 The host stays the judge: these only keep a person from asking for what cannot work.

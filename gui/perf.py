@@ -149,15 +149,15 @@ class _Harness:
     async def __aenter__(self) -> _Harness:
         from PySide6.QtCore import QSettings
 
-        from forkwise.core.client import Client
-        from forkwise.core.host import Host
+        from forkwise.core.client.local import open_store
 
         from .controller import Controller
         from .main_window import MainWindow
         from .notify import Notifier
 
-        self.host = await asyncio.to_thread(Host.open, self.store)
-        self.client = await Client.in_process(self.host)
+        self.opened = await open_store(self.store, serve=False)
+        self.client = self.opened.client
+        await self.client.follow()
         self.controller = Controller(self.client, Notifier())
         settings = QSettings(str(self.settings_dir / "gui.ini"), QSettings.Format.IniFormat)
         self.window = MainWindow(self.controller, settings, store_label=str(self.store))
@@ -178,8 +178,7 @@ class _Harness:
         await asyncio.sleep(0)
         self.window.close()
         self.window.deleteLater()
-        await self.client.close()
-        await self.host.close()
+        await self.opened.close()
 
 
 async def open_transcript(store: Path, session: str, other: str, settings: Path) -> dict[str, Any]:

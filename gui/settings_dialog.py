@@ -4,7 +4,6 @@ thread because the keyring may block."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from PySide6.QtWidgets import (
@@ -84,15 +83,22 @@ class SettingsDialog(QDialog):
         )
 
     def load(self) -> None:
-        self.controller.ops.run(asyncio.to_thread(_load), self._fill, what="Reading preferences")
+        """The host's settings (the host owns the settings file and the keyring, also
+        when it runs on another machine)."""
+        self.controller.ops.run(
+            self.controller.client.settings(), self._fill, what="Reading preferences"
+        )
 
-    def _fill(self, settings: Any) -> None:
-        index = self.kind.findData(settings.kind)
+    def _fill(self, settings: dict[str, Any]) -> None:
+        index = self.kind.findData(settings.get("kind"))
         self.kind.setCurrentIndex(max(index, 0))
-        self.base_url.setText(settings.base_url)
-        self.model.setText(settings.model)
-        self.effort.setCurrentIndex(max(self.effort.findData(settings.reasoning_effort or ""), 0))
+        self.base_url.setText(settings.get("base_url") or "")
+        self.model.setText(settings.get("model") or "")
+        effort = settings.get("reasoning_effort") or ""
+        self.effort.setCurrentIndex(max(self.effort.findData(effort), 0))
         self.api_key.clear()
+        if settings.get("key"):
+            self.api_key.setPlaceholderText(f"API key: {settings['key']}")
 
     def values(self) -> dict[str, Any]:
         return {
@@ -106,8 +112,7 @@ class SettingsDialog(QDialog):
         values, key = self.values(), self.api_key.text()
 
         async def save_and_apply() -> Any:
-            await asyncio.to_thread(_save, values, key)
-            return await self.controller.client.reload_settings()
+            return await self.controller.client.save_settings(values, key)
 
         def applied(choice: Any) -> None:
             self.controller.notifier.info(
@@ -117,19 +122,3 @@ class SettingsDialog(QDialog):
             self.accept()
 
         self.controller.ops.run(save_and_apply(), applied, what="Saving preferences")
-
-
-def _load() -> Any:
-    from forkwise.core.settings import load_settings
-
-    return load_settings()
-
-
-def _save(values: dict[str, Any], key: str) -> Any:
-    from forkwise.core.settings import ProviderSettings, save_settings, store_api_key
-
-    settings = ProviderSettings.from_dict(values)
-    path = save_settings(settings)
-    if key and settings.kind == "openai":
-        store_api_key(settings.base_url, key)
-    return path

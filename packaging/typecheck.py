@@ -40,7 +40,6 @@ def main() -> int:
     if "--mypy-only" not in sys.argv:
         lint = [
             str(Path(sys.executable).with_name("lint-imports")),
-            "--config",
             str(ROOT / "pyproject.toml"),
         ]
         env_imports = dict(os.environ, PYTHONPATH=str(tree.parent))

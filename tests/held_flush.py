@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from forkwise.core.session import SessionFlushed, StoreEvent
-from forkwise.core.store import Backend
+from forkwise.core.store.backend import Backend
+from forkwise.core.store.session import SessionFlushed, StoreEvent
 
 WAIT = 10.0  # seconds: a bound on the hold, never reached when the test behaves
 

@@ -21,15 +21,15 @@ from pathlib import Path
 
 import orjson
 
-from ..backends.jsonl import JsonlBackend
-from ..store import SessionStore
-from . import process_env
-from .synth import session_lines, write_store
+from forkwise.core.bench import process_env
+from forkwise.core.bench.synth import session_lines, write_store
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session_store import SessionStore
 
 LIST_SNIPPET = """
 import sys
-from forkwise.core.backends.jsonl import JsonlBackend
-from forkwise.core.store import SessionStore
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session_store import SessionStore
 store = SessionStore(JsonlBackend(sys.argv[1]))
 rows = store.list()
 store.close()
@@ -46,7 +46,7 @@ assert n == int(sys.argv[2])
 """
 FORK_SNIPPET = """
 import sys
-from forkwise.core import cli
+from forkwise.core.cli import main as cli
 sys.exit(cli.main(["sessions", "fork", "big", "--store", sys.argv[1], "--json"],
                   out=open("/dev/null", "w")))
 """
@@ -289,7 +289,7 @@ def bench_append(tmp: Path, turns: int, repeat: int) -> list[Figure]:
 
 
 def bench_host(tmp: Path, sessions: int, turns: int, repeat: int) -> list[Figure]:
-    from .host_figures import run_host_turns
+    from forkwise.core.bench.host_figures import run_host_turns
 
     runs = [run_host_turns(tmp, sessions, turns) for _ in range(repeat)]
     took = statistics.median(r[0] for r in runs)
@@ -309,7 +309,7 @@ def bench_host(tmp: Path, sessions: int, turns: int, repeat: int) -> list[Figure
 
 
 def bench_gui(tmp: Path, sizes: dict[str, int], repeat: int) -> list[Figure]:
-    from . import gui_figures as g
+    from forkwise.core.bench import gui_figures as g
 
     missing = g.gui_missing()
     if missing:

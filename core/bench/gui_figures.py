@@ -18,10 +18,10 @@ from typing import Any
 
 import orjson
 
-from ..backends.jsonl import JsonlBackend
-from ..store import SessionStore
-from . import process_env
-from .synth import session_lines, write_store
+from forkwise.core.bench import process_env
+from forkwise.core.bench.synth import session_lines, write_store
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session_store import SessionStore
 
 BIG, SMALL = "bench-big", "bench-small"
 

@@ -13,8 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..client import Client
-from ..host import Host
+from forkwise.core.client.client import Client
+from forkwise.core.host.host import Host
 
 
 async def _turns(root: Path, sessions: int, turns: int) -> tuple[float, int, list[bytes]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from ..session import FORMAT_VERSION
+from forkwise.core.store.session import FORMAT_VERSION
 
 WORDS = [
     "the",

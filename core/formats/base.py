@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from ..errors import ForkwiseError
-from ..ids import slugify
+from forkwise.core.errors import ForkwiseError
+from forkwise.core.log.ids import slugify
 
 Tool = Literal["claude", "codex", "pi"]
 Relation = Literal["fork", "subagent"]

@@ -11,10 +11,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from forkwise.core.backends.jsonl import JsonlBackend
 from forkwise.core.bench.synth import write_store
-from forkwise.core.store import SessionStore
-from forkwise.core.turns import last_completed_turn
+from forkwise.core.log.turns import last_completed_turn
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session_store import SessionStore
 
 
 def test_synthetic_store_is_valid_and_forkable(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from forkwise.core import cli
+from forkwise.core.cli import main as cli
 
 HAND_WRITTEN = """\
 {"type":"session","version":1,"id":"hand-1","created":"2026-01-01T00:00:00Z","cwd":"/work/x","parentSession":null,"seedLength":0,"meta":{}}
@@ -23,8 +23,11 @@ HAND_WRITTEN = """\
 {"seq":6,"type":"turn/end","ts":"2026-01-01T00:00:05Z","turn":"turn:1","status":"completed"}
 {"seq":7,"type":"plugin/notes/pin","ts":"2026-01-01T00:00:06Z","note":"keep"}
 {"seq":8,"type":"turn/start","ts":"2026-01-01T00:00:07Z","turn":"turn:2"}
-{"seq":9,"type":"message","ts":"2026-01-01T00:00:08Z","turn":"turn:2","id":"user:again:0003","role":"user","parts":[{"type":"text","text":"again"}]}
+{"seq":9,"type":"message","ts":"2026-01-01T00:00:08Z","turn":"turn:2","id":"user:again:0003","role":"user","parts":[{"type":"text","text":"again"},{"type":"tool_call","id":"call-1","name":"read_file","args":{"path":"x"}}]}
+{"seq":10,"type":"approval/request","ts":"2026-01-01T00:00:09Z","turn":"turn:2","approval":"approval-1","call":"call-1","tool":"read_file","args":{"path":"x"}}
 """
+# Turn 2 waits for an approval: it stays open when a host serves the session (a turn a
+# crash left running would be closed as interrupted, DESIGN §4).
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -54,12 +57,12 @@ def test_hand_written_log_imports_unchanged_and_lists(store: Path, imported: Pat
     (row,) = orjson.loads(out)
     assert row["id"] == "hand-1"
     assert row["title"] == "Written by hand"
-    assert (row["events"], row["turns"], row["messages"]) == (9, 2, 3)
+    assert (row["events"], row["turns"], row["messages"]) == (10, 2, 3)
     assert row["running"] is True
     assert row["model"] == "echo-1"
     assert row["parentSession"] is None
     assert row["seedLength"] == 0
-    assert row["updated"] == "2026-01-01T00:00:08Z"
+    assert row["updated"] == "2026-01-01T00:00:09Z"
 
 
 def test_fork_without_position_goes_through_last_completed_turn(
@@ -84,7 +87,10 @@ def test_fork_without_position_goes_through_last_completed_turn(
     assert fork_event["type"] == "history/fork"
     assert (fork_event["source"], fork_event["boundary"]) == ("hand-1", 6)
     assert fork_event["anchorMessage"] == "assistant:hi:0002"
-    assert len(lines) == 8
+    # the child runs on the model its source last chose (the offline model serves echo-1)
+    model = orjson.loads(lines[8])
+    assert (model["type"], model["provider"], model["model"]) == ("model/select", "offline", "echo-1")
+    assert len(lines) == 9
 
 
 def test_fork_boundary_applies_the_store_contract_exactly(store: Path, imported: Path) -> None:
@@ -97,7 +103,8 @@ def test_fork_boundary_applies_the_store_contract_exactly(store: Path, imported:
     for bad, expected in [
         ("8", "boundary-in-open-turn"),
         ("3", "boundary-in-open-turn"),
-        ("10", "invalid-boundary"),
+        ("10", "boundary-in-open-turn"),
+        ("11", "invalid-boundary"),
         ("-1", "invalid-boundary"),
         ("x", "invalid-boundary"),
     ]:
@@ -156,8 +163,9 @@ def test_new_with_title_then_show(store: Path, tmp_path: Path) -> None:
     code, out, _ = run("sessions", "show", "n1", "--store", str(store), "--json")
     shown = orjson.loads(out)
     assert shown["header"]["cwd"] == str(tmp_path)
-    assert [e["type"] for e in shown["events"]] == ["session/title"]
-    assert shown["events"][0]["title"] == "Plan"
+    # a new session records the model it starts on, then its title, in one write
+    assert [e["type"] for e in shown["events"]] == ["model/select", "session/title"]
+    assert shown["events"][1]["title"] == "Plan"
     code, out, _ = run("sessions", "new", "--store", str(store), "--id", "n1", "--json")
     assert orjson.loads(out)["error"]["code"] == "duplicate-session-id"
 
@@ -211,7 +219,10 @@ def test_truncate_refused_while_a_turn_is_open(store: Path, imported: Path) -> N
     assert imported.read_bytes() == before
 
 
-def test_import_refuses_a_bad_file_and_imports_nothing(store: Path, tmp_path: Path) -> None:
+def test_import_takes_each_file_whole_and_reports_the_bad_one(
+    store: Path, tmp_path: Path
+) -> None:
+    """DESIGN §9: a bad file fails with its path and line; the others are imported; exit 1."""
     good = tmp_path / "good.jsonl"
     good.write_text(HAND_WRITTEN)
     bad = tmp_path / "bad.jsonl"
@@ -219,11 +230,21 @@ def test_import_refuses_a_bad_file_and_imports_nothing(store: Path, tmp_path: Pa
     lines[3] = lines[3].replace('"seq":3', '"seq":4')
     bad.write_text("\n".join(lines) + "\n")
     code, out, _ = run("sessions", "import", "--store", str(store), str(good), str(bad), "--json")
-    error = orjson.loads(out)["error"]
+    report = orjson.loads(out)
     assert code == 1
-    assert error["code"] == "corrupt-log"
-    assert "line 4" in error["message"]
-    assert not (store / "sessions" / "hand-1.jsonl").exists()
+    assert report["imported"] == ["hand-1"]
+    assert (report["updated"], report["unchanged"]) == ([], [])
+    (failed,) = report["failed"]
+    assert failed["path"] == str(bad)
+    assert failed["error"]["code"] == "corrupt-log"
+    assert "line 4" in failed["error"]["message"]
+    assert not (store / "sessions" / "bad-1.jsonl").exists()
+    assert (store / "sessions" / "hand-1.jsonl").read_text() == HAND_WRITTEN
+    # the same files again: the good one is unchanged, nothing is touched
+    stat = (store / "sessions" / "hand-1.jsonl").stat()
+    code, out, _ = run("sessions", "import", "--store", str(store), str(good), "--json")
+    assert (code, orjson.loads(out)["unchanged"]) == (0, ["hand-1"])
+    assert (store / "sessions" / "hand-1.jsonl").stat().st_mtime_ns == stat.st_mtime_ns
 
 
 def test_list_of_a_missing_store_creates_nothing(tmp_path: Path) -> None:
@@ -265,27 +286,55 @@ def test_store_from_environment_and_console_script(tmp_path: Path) -> None:
     ).stdout.splitlines()[-1].strip("[]")
 
 
-HOST_MODULES = ("asyncio", "forkwise.core.cli_host", "forkwise.core.host", "forkwise.core.rpc")
-#: what a short command with --store needs none of (a few ms to 15 ms each): the filelock
-#: package (flock is taken directly), secrets (hmac, OpenSSL), platformdirs, socket
-SLOW_MODULES = ("filelock", "secrets", "hmac", "platformdirs", "socket")
+def test_a_direct_fork_and_a_fork_through_a_running_host_make_the_same_child(
+    store: Path, imported: Path, tmp_path: Path
+) -> None:
+    """DESIGN §8: one verb, one result — `sessions fork` with the store to itself and with
+    a `forkwise host` holding it give the same events (apart from ids and times) and the
+    same listing row, for every way of choosing the fork point."""
+    ways = [[], ["--boundary", "7"], ["--boundary", "0"], ["--at", "3"],
+            ["--message", "assistant:hi:0002"], ["--message", "user:hello:0001",
+             "--exclude-message"]]
+    direct = [_fork_child(store, f"d{i}", way) for i, way in enumerate(ways)]
+    sock = tmp_path / "h.sock"
+    host = subprocess.Popen(
+        [sys.executable, "-m", "forkwise.core.cli", "host", "--store", str(store),
+         "--listen", f"unix:{sock}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert host.stdout is not None
+        assert "listening" in host.stdout.readline()
+        hosted = [_fork_child(store, f"h{i}", way) for i, way in enumerate(ways)]
+        _code, out, _ = run("sessions", "list", "--store", str(store), "--json")
+        rows = {r["id"]: r for r in orjson.loads(out)}
+    finally:
+        host.terminate()
+        host.communicate(timeout=30)
+    for i, (d, h) in enumerate(zip(direct, hosted, strict=True)):
+        assert d == h, ways[i]
+        row_d, row_h = rows[f"d{i}"], rows[f"h{i}"]
+        for key in ("id", "created", "updated", "title"):
+            row_d.pop(key), row_h.pop(key)
+        assert row_d == row_h, ways[i]
+    # the workspace: each child joined its source's
+    from forkwise.core.runtime.workspaces import FileWorkspaces
+
+    spaces = FileWorkspaces(store / "workspaces.json")
+    members = {s for g in spaces.groups() for s in g["sessions"]}
+    source_space = spaces.workspace_of("hand-1")
+    for i in range(len(ways)):
+        assert {f"d{i}", f"h{i}"} <= members  # attached, not merely absent
+        assert spaces.workspace_of(f"d{i}") == spaces.workspace_of(f"h{i}") == source_space
 
 
-def test_store_fork_does_not_import_the_host(store: Path) -> None:
-    """A fork through the store (no --at/--message) is a short command: it must not pay
-    for asyncio, the host or the RPC layer, nor for the modules it does not need. Checked
-    in a fresh process, after the fork."""
-    (store / "sessions").mkdir(parents=True)
-    (store / "sessions" / "hand-1.jsonl").write_text(HAND_WRITTEN)
-    script = (
-        "import sys; from forkwise.core import cli; "
-        f"code = cli.main(['sessions', 'fork', 'hand-1', '--store', {str(store)!r}, "
-        "'--child', 'c1', '--json']); "
-        f"print(code, sorted(m for m in {HOST_MODULES + SLOW_MODULES!r} if m in sys.modules))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
-    )
-    *printed, last = done.stdout.splitlines()
-    assert last == "0 []"
-    assert orjson.loads("\n".join(printed)) == {"child": "c1", "seedLength": 6}
+def _fork_child(store: Path, child: str, way: list[str]) -> list[dict[str, object]]:
+    code, out, err = run("sessions", "fork", "hand-1", "--store", str(store),
+                         "--child", child, "--json", *way)
+    assert code == 0, (way, out, err)
+    lines = (store / "sessions" / f"{child}.jsonl").read_bytes().splitlines()
+    header = orjson.loads(lines[0])
+    events = [orjson.loads(line) for line in lines[1:]]
+    for e in events:
+        e.pop("ts")
+    return [{k: v for k, v in header.items() if k not in ("id", "created")}, *events]

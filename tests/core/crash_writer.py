@@ -14,9 +14,9 @@ from typing import Any
 
 import orjson
 
-from forkwise.core.backends.jsonl import JsonlBackend
-from forkwise.core.session import Session
-from forkwise.core.store import SessionStore
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session import Session
+from forkwise.core.store.session_store import SessionStore
 
 
 def say(record: dict[str, Any]) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from forkwise.core.errors import ForkwiseError
-from forkwise.core.events import Event
+from forkwise.core.log.events import Event
 
 Draft = dict[str, Any]
 TS = "2026-01-01T00:00:00.000Z"
@@ -91,6 +91,20 @@ def turn(
     if not open_:
         out.append({"type": "turn/end", "turn": tid, "status": status})
     return out
+
+
+def waiting(tid: str, question: str = "what is in the file") -> list[Draft]:
+    """A turn left open waiting for an approval: it stays open when a host serves the
+    session (a turn a crash left open would be closed as interrupted)."""
+    call = f"call-{tid}"
+    return [
+        {"type": "turn/start", "turn": tid},
+        message(tid, "user", f"user:{tid}:q", question),
+        {"type": "step/start", "turn": tid, "step": f"{tid}.s1"},
+        message(tid, "assistant", f"assistant:{tid}:c", "let me look", tool_call(call)),
+        {"type": "approval/request", "turn": tid, "approval": f"ap-{tid}", "call": call,
+         "tool": "read"},
+    ]
 
 
 def events_of(drafts: Iterable[Mapping[str, Any]], start: int = 1) -> list[Event]:

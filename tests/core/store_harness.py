@@ -10,9 +10,9 @@ from typing import Any
 
 from logdata import tree
 
-from forkwise.core.backends.jsonl import JsonlBackend
-from forkwise.core.backends.memory import MemoryBackend
-from forkwise.core.store import SessionStore
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.backends.memory import MemoryBackend
+from forkwise.core.store.session_store import SessionStore
 
 LONG = os.environ.get("FORKWISE_LONG") == "1"
 

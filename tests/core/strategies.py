@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from forkwise.core.events import RESERVED
+from forkwise.core.log.events import RESERVED
 
 Draft = dict[str, Any]
 LONG = os.environ.get("FORKWISE_LONG") == "1"

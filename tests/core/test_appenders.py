@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from logdata import turn
 
-from forkwise.core.backends.appenders import Appenders
-from forkwise.core.backends.jsonl import JsonlBackend, parse_log
 from forkwise.core.errors import StorageError
-from forkwise.core.store import SessionStore
+from forkwise.core.store.backends.appenders import Appenders
+from forkwise.core.store.backends.jsonl import JsonlBackend, parse_log
+from forkwise.core.store.session_store import SessionStore
 
 
 def log_path(root: Path, sid: str) -> Path:

@@ -10,10 +10,11 @@ import pytest
 from held_flush import HeldFlushes
 from logdata import turn
 
-from forkwise.core.backends.jsonl import JsonlBackend, parse_log
-from forkwise.core.backends.memory import MemoryBackend
-from forkwise.core.session import EventsAppended
-from forkwise.core.store import Backend, SessionStore
+from forkwise.core.store.backend import Backend
+from forkwise.core.store.backends.jsonl import JsonlBackend, parse_log
+from forkwise.core.store.backends.memory import MemoryBackend
+from forkwise.core.store.session import EventsAppended
+from forkwise.core.store.session_store import SessionStore
 
 WAIT = 10.0  # seconds: a bound on every wait, never reached when the store behaves
 

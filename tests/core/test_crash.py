@@ -23,9 +23,9 @@ from typing import Any
 import orjson
 from store_harness import LONG
 
-from forkwise.core.backends.jsonl import JsonlBackend
-from forkwise.core.session import SessionSummary
-from forkwise.core.store import SessionStore
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session import SessionSummary
+from forkwise.core.store.session_store import SessionStore
 
 WRITER = Path(__file__).with_name("crash_writer.py")
 KILLS = int(os.environ.get("FORKWISE_CRASH_KILLS", "1000" if LONG else "200"))

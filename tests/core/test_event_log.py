@@ -7,14 +7,14 @@ import pytest
 from logdata import events_of, turn
 
 from forkwise.core.errors import CorruptLog
-from forkwise.core.event_log import (
+from forkwise.core.log.event_log import (
     EventLog,
     event_lines,
     event_types,
     last_index_of,
     lines_length,
 )
-from forkwise.core.events import Event
+from forkwise.core.log.events import Event
 
 
 def sample() -> list[Event]:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from strategies import examples, payloads
 
 from forkwise.core.errors import InvalidEvent
-from forkwise.core.events import MAX_NESTING, MESSAGE, Event
+from forkwise.core.log.events import MAX_NESTING, MESSAGE, Event
 
 
 @given(seq=st.integers(1, 10**6), payload=payloads)

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from logdata import SAMPLE, events_of, file_bytes, tree, turn
 
-from forkwise.core.backends.jsonl import JsonlBackend
 from forkwise.core.errors import ForkwiseError
-from forkwise.core.session import SessionSummary
-from forkwise.core.store import SessionStore
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session import SessionSummary
+from forkwise.core.store.session_store import SessionStore
 
 CALLS = ("write", "fsync", "replace", "link", "open")
 ERRNOS = {"write": errno.ENOSPC, "fsync": errno.EIO, "replace": errno.EACCES,

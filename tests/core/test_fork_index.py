@@ -4,6 +4,8 @@ the fork made from the log: the same child bytes, summary, listing and index fac
 Every case runs the CLI fork on two copies of one store: one with the index a listing
 left, one with the index dropped (every line checked). Where the index vouches for the
 fork point, the first must not load the source at all; everywhere else it falls back.
+A log that ends in a turn a crash left open is read either way: the host that forks it
+closes that turn first (DESIGN §4), and both copies then fork the same closed log.
 """
 
 from __future__ import annotations
@@ -17,13 +19,13 @@ from typing import Any
 
 import orjson
 import pytest
-from logdata import SAMPLE, events_of, file_bytes, message, turn
+from logdata import SAMPLE, events_of, file_bytes, message, turn, waiting
 
-from forkwise.core import cli
-from forkwise.core import events as events_module
-from forkwise.core import store as store_module
-from forkwise.core.backends.jsonl import JsonlBackend, parse_log
-from forkwise.core.store import SessionStore
+from forkwise.core.cli import main as cli
+from forkwise.core.log import events as events_module
+from forkwise.core.store import session_store as store_module
+from forkwise.core.store.backends.jsonl import JsonlBackend, parse_log
+from forkwise.core.store.session_store import SessionStore
 
 NOW = "2026-02-02T02:02:02.000Z"
 Writer = Callable[[Path], None]
@@ -141,7 +143,6 @@ def sample(*extra: dict[str, Any], header: dict[str, Any] | None = None) -> Writ
     "extra",
     [
         pytest.param((), id="ends-at-a-turn-end"),
-        pytest.param(tuple(turn("t4", open_=True)), id="last-turn-open"),
         pytest.param(
             (
                 *turn("t4", tool=True, open_=True)[:4],
@@ -159,7 +160,6 @@ def sample(*extra: dict[str, Any], header: dict[str, Any] | None = None) -> Writ
             (
                 {"type": "model/select", "provider": "other", "model": "m2"},
                 {"type": "session/title", "title": "renamed later"},
-                *turn("t4", "a later question", open_=True),
             ),
             id="model-and-title-after-the-turn",
         ),
@@ -172,9 +172,32 @@ def test_a_fork_from_the_index_is_the_fork_from_the_log(
     assert_same_fork(tmp_path, indexed, loads, reads=False)
 
 
+@pytest.mark.parametrize(
+    "extra",
+    [
+        pytest.param(tuple(turn("t4", open_=True)), id="last-turn-open"),
+        pytest.param(
+            (
+                {"type": "model/select", "provider": "other", "model": "m2"},
+                {"type": "session/title", "title": "renamed later"},
+                *turn("t4", "a later question", open_=True),
+            ),
+            id="model-and-title-before-an-open-turn",
+        ),
+    ],
+)
+def test_a_turn_a_crash_left_open_is_closed_before_either_fork(
+    tmp_path: Path, loads: list[str], extra: tuple[dict[str, Any], ...]
+) -> None:
+    indexed = both(tmp_path, sample(*extra))
+    assert_same_fork(tmp_path, indexed, loads, reads=True)
+    kid = (indexed / "sessions" / "kid.jsonl").read_bytes()
+    assert b'"status":"interrupted"' in kid  # the closed turn is the last completed one
+
+
 def test_a_torn_last_line_is_covered_by_the_index(tmp_path: Path, loads: list[str]) -> None:
     def write(root: Path) -> None:
-        data = file_bytes("src", events_of([*SAMPLE, *turn("t4", open_=True)]))
+        data = file_bytes("src", events_of([*SAMPLE, *waiting("t4")]))
         put(root, "src", data + b'{"seq": 99, "type": "mess')
 
     indexed = both(tmp_path, write)
@@ -201,7 +224,7 @@ def test_a_fork_of_a_fork(tmp_path: Path, loads: list[str]) -> None:
         store = SessionStore(JsonlBackend(root))
         store.create("first", events_of(SAMPLE), cwd="/work/p")
         store.fork("first", 12, "src")  # through turn t1, then more turns in the child
-        store.append("src", [*turn("c1", "in the child"), *turn("c2", open_=True)])
+        store.append("src", [*turn("c1", "in the child"), *waiting("c2")])
         store.close()
 
     indexed = both(tmp_path, write)
@@ -218,7 +241,7 @@ def test_the_child_of_a_fork_from_the_log_forks_from_the_index(
 ) -> None:
     """A fork that read its source leaves the child's fork facts in the index."""
     plain = tmp_path / "plain"
-    sample(*turn("t4", open_=True))(plain)
+    sample(*waiting("t4"))(plain)
     fork(plain, "src")
     assert loads == ["src"]
     loads.clear()
@@ -227,7 +250,8 @@ def test_the_child_of_a_fork_from_the_log_forks_from_the_index(
     assert loads == []
     kid = (plain / "sessions" / "kid.jsonl").read_bytes().splitlines()
     kid2 = (plain / "sessions" / "kid2.jsonl").read_bytes().splitlines()
-    assert kid2[1 : len(kid) - 1] == kid[1:-1]  # the seed, through the turn end
+    seed = orjson.loads(kid[0])["seedLength"]
+    assert kid2[1 : seed + 1] == kid[1 : seed + 1]  # the seed, through the turn end
 
 
 # --- the index does not vouch: the log is read, with the same result ------------------------
@@ -290,7 +314,7 @@ def tampered(field: str, value: Callable[[Any], Any]) -> Writer:
 def test_an_index_that_does_not_vouch_sends_the_fork_to_the_log(
     tmp_path: Path, loads: list[str], edit: Writer
 ) -> None:
-    indexed = both(tmp_path, sample(*turn("t4", open_=True)), edit=edit)
+    indexed = both(tmp_path, sample(*waiting("t4")), edit=edit)
     assert_same_fork(tmp_path, indexed, loads, reads=True)
 
 
@@ -313,7 +337,7 @@ def test_a_hand_laid_out_log_is_forked_from_its_lines(
 
 
 def test_no_completed_turn_is_refused_the_same_way(tmp_path: Path) -> None:
-    drafts = [{"type": "session/title", "title": "t"}, *turn("t1", open_=True)]
+    drafts = [{"type": "session/title", "title": "t"}, *waiting("t1")]
     indexed = both(tmp_path, lambda root: put(root, "src", file_bytes("src", events_of(drafts))))
     code, out = fork(indexed, "src")
     assert (code, out) == fork(tmp_path / "plain", "src")
@@ -334,11 +358,12 @@ def test_a_taken_child_id_is_refused_before_anything_is_written(tmp_path: Path) 
 def test_subscribers_see_the_seed_of_a_fork_from_the_index(tmp_path: Path) -> None:
     """The change a fork from the index announces holds its seed like any other: read
     from the source when someone reads it."""
-    indexed = both(tmp_path, sample(*turn("t4", open_=True)))
+    indexed = both(tmp_path, sample(*waiting("t4")))
     store = SessionStore(JsonlBackend(indexed))
     seen: list[Any] = []
     store.subscribe(seen.append)
-    made = store.fork_at_last_turn("src", "kid")
+    made = store.fork_indexed("src", "kid")
+    assert made is not None
     (change,) = seen
     assert len(change.seed) == made.seed_length == 22
     assert change.seed[-1] == store.get("src").events[21]

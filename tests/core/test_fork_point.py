@@ -16,12 +16,12 @@ from logdata import SAMPLE, events_of, file_bytes, message, turn
 from store_harness import StoreHarness
 from strategies import examples, logs
 
-from forkwise.core.backends.jsonl import JsonlBackend, parse_log
-from forkwise.core.event_log import EventLog
-from forkwise.core.events import TURN_END
-from forkwise.core.fork_point import fork_point_of
-from forkwise.core.session import SessionHeader, SessionSummary
-from forkwise.core.store import SessionStore
+from forkwise.core.log.event_log import EventLog
+from forkwise.core.log.events import TURN_END
+from forkwise.core.store.backends.jsonl import JsonlBackend, parse_log
+from forkwise.core.store.fork_point import fork_point_of
+from forkwise.core.store.session import SessionHeader, SessionSummary
+from forkwise.core.store.session_store import SessionStore
 
 
 def sample(root: Path, *extra: dict[str, Any]) -> None:

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from logdata import Refused, events_of, file_bytes, header_line, outcome
 from strategies import examples, logs
 
-from forkwise.core.backends.jsonl import JsonlBackend, parse_log
 from forkwise.core.errors import ForkwiseError
-from forkwise.core.store import SessionStore
+from forkwise.core.store.backends.jsonl import JsonlBackend, parse_log
+from forkwise.core.store.session_store import SessionStore
 
 SID = "fuzz"
 

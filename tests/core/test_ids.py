@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import string
 
-from forkwise.core import ids
+from forkwise.core.log import ids
 
 
 def test_random_hex_has_the_asked_length_across_pool_refills() -> None:

@@ -21,11 +21,11 @@ from logdata import (
     turn,
 )
 
-from forkwise.core.backends import jsonl_fork, jsonl_read
-from forkwise.core.backends.jsonl import JsonlBackend, parse_log
 from forkwise.core.errors import ForkwiseError
-from forkwise.core.session import INDEX_ROW_KEYS, SessionSummary
-from forkwise.core.store import SessionStore
+from forkwise.core.store.backends import jsonl_fork, jsonl_read
+from forkwise.core.store.backends.jsonl import JsonlBackend, parse_log
+from forkwise.core.store.session import INDEX_ROW_KEYS, SessionSummary
+from forkwise.core.store.session_store import SessionStore
 
 HAND = """\
 {"type":"session","version":1,"id":"hand","created":"2026-01-01T00:00:00Z","cwd":"/home/p/proj","parentSession":null,"seedLength":0,"meta":{"title":"by hand"}}
@@ -374,7 +374,7 @@ def test_a_second_writer_is_refused(store: SessionStore, jsonl_root: Path) -> No
     store.create("a")
     with pytest.raises(ForkwiseError) as exc:
         JsonlBackend(jsonl_root)
-    assert exc.value.code == "store-locked"
+    assert exc.value.code == "store-busy"
     reader = SessionStore(JsonlBackend(jsonl_root, writable=False))
     assert reader.ids() == ["a"]
     before = tree(jsonl_root)

@@ -16,12 +16,13 @@ from hypothesis import strategies as st
 from logdata import Refused, events_of, outcome
 from strategies import examples, logs
 
-from forkwise.core.backends.jsonl import JsonlBackend
-from forkwise.core.events import Event
-from forkwise.core.replay import MessageView, replay
-from forkwise.core.session import Session, SessionSummary
-from forkwise.core.store import SessionStore
-from forkwise.core.turns import message_boundary, resolve_anchor
+from forkwise.core.log.events import Event
+from forkwise.core.log.replay import MessageView, replay
+from forkwise.core.log.turns import message_boundary, resolve_anchor
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.backends.memory import MemoryBackend
+from forkwise.core.store.session import Session, SessionSummary
+from forkwise.core.store.session_store import SessionStore
 
 
 def open_after(events: Sequence[Event], b: int) -> bool:
@@ -40,7 +41,7 @@ def without_origin(views: Sequence[MessageView]) -> list[dict[str, Any]]:
 
 
 def source_store(drafts: list[dict[str, Any]]) -> tuple[SessionStore, list[Event]]:
-    store = SessionStore()
+    store = SessionStore(MemoryBackend())
     store.create("src", cwd="/src/cwd")
     store.append("src", drafts)
     return store, list(store.get("src").events)

@@ -9,8 +9,8 @@ from logdata import SAMPLE, TS, events_of, message, turn
 from store_harness import StoreHarness
 
 from forkwise.core.errors import ForkwiseError
-from forkwise.core.events import HISTORY_FORK
-from forkwise.core.session import (
+from forkwise.core.log.events import HISTORY_FORK
+from forkwise.core.store.session import (
     EventsAppended,
     Session,
     SessionCreated,
@@ -18,7 +18,7 @@ from forkwise.core.session import (
     SessionFlushed,
     SessionTruncated,
 )
-from forkwise.core.store import SessionStore
+from forkwise.core.store.session_store import SessionStore
 
 
 def code_of(exc: pytest.ExceptionInfo[ForkwiseError]) -> str:
@@ -354,7 +354,7 @@ def test_copied_messages_carry_their_origin(harness: StoreHarness) -> None:
 
 def test_child_replays_like_the_source_prefix(harness: StoreHarness) -> None:
     src = sample(harness.store)
-    from forkwise.core.replay import replay
+    from forkwise.core.log.replay import replay
 
     for b in (0, 2, 13, 18):
         child = harness.store.fork("src", b, f"c{b}")
@@ -726,7 +726,7 @@ def test_created_timestamps_and_header_meta(harness: StoreHarness) -> None:
 
 def test_summaries_agree_with_the_logs_before_and_after_reopen(harness: StoreHarness) -> None:
     """The summary a store keeps while it runs is the one a fresh read of the log gives."""
-    from forkwise.core.session import SessionSummary
+    from forkwise.core.store.session import SessionSummary
 
     store = harness.store
     store.create("src", meta={"title": "Source title"})

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from forkwise.core.store_workers import StoreWorkers
+from forkwise.core.host.store_workers import StoreWorkers
 
 TIMEOUT = 10.0
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from forkwise.core.session import INDEX_ROW_KEYS, SessionSummary
+from forkwise.core.store.session import INDEX_ROW_KEYS, SessionSummary
 
 ROW = SessionSummary(
     id="a", created="2026-01-01T00:00:00Z", cwd="/w", parent_session="p", seed_length=3,

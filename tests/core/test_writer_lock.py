@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from filelock import FileLock, Timeout
 
-from forkwise.core import writer_lock
-from forkwise.core.writer_lock import WriterLock
+from forkwise.core.store import writer_lock
+from forkwise.core.store.writer_lock import WriterLock
 
 
 def test_one_holder_at_a_time(tmp_path: Path) -> None:

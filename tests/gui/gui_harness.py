@@ -19,11 +19,11 @@ from PySide6.QtCore import QModelIndex, QSettings
 from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication, QMenu
 
-from forkwise.core.carriers import SocketServer
-from forkwise.core.client import Client
+from forkwise.core.client.client import Client
 from forkwise.core.demo import build_demo_store
-from forkwise.core.host import Host
-from forkwise.core.rpc import RpcServer
+from forkwise.core.host.carriers import SocketServer
+from forkwise.core.host.host import Host
+from forkwise.core.host.rpc import RpcServer
 from forkwise.gui.controller import Controller
 from forkwise.gui.main_window import MainWindow
 from forkwise.gui.notify import Notifier

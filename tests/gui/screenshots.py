@@ -43,7 +43,8 @@ async def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     store = Path(tempfile.mkdtemp(prefix="forkwise-shots-"))
     build_demo_store(store)
-    client, host = await open_client(store, None)
+    opened = await open_client(store, None)
+    client = opened.client
     notifier = Notifier()
     controller = Controller(client, notifier)
     settings = QSettings(str(store / "gui.ini"), QSettings.Format.IniFormat)
@@ -93,9 +94,7 @@ async def main(out: Path) -> None:
 
     window.close()
     await controller.stop()
-    await client.close()
-    if host is not None:
-        await host.close()
+    await opened.close()
 
 
 if __name__ == "__main__":

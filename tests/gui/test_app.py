@@ -115,7 +115,7 @@ def test_settings_dialog_opens_without_blocking_and_saves(aloop: Any, tmp_path: 
             dialog.effort.setCurrentIndex(dialog.effort.findData("low"))
             dialog.save()
             await until(lambda: not dialog.isVisible(), what="dialog closed")
-            from forkwise.core.settings import load_settings
+            from forkwise.core.runtime.settings import load_settings
             saved = load_settings()
             assert (saved.kind, saved.base_url, saved.model, saved.reasoning_effort) == (
                 "openai", "http://127.0.0.1:9/v1", "tiny-model", "low")

@@ -36,7 +36,7 @@ def shown_window() -> MainWindow | None:
 def hold_store_open(monkeypatch: pytest.MonkeyPatch) -> tuple[asyncio.Event, asyncio.Event]:
     """Hold the app's store opening back: `asked` is set once the app asks for it, and
     it goes on when the test sets `release`."""
-    real_open = app_module.open_store_client
+    real_open = app_module.open_client
     asked, release = asyncio.Event(), asyncio.Event()
 
     async def held_open(*args: Any, **kwargs: Any) -> Any:
@@ -44,7 +44,7 @@ def hold_store_open(monkeypatch: pytest.MonkeyPatch) -> tuple[asyncio.Event, asy
         await release.wait()
         return await real_open(*args, **kwargs)
 
-    monkeypatch.setattr(app_module, "open_store_client", held_open)
+    monkeypatch.setattr(app_module, "open_client", held_open)
     return asked, release
 
 

@@ -13,7 +13,7 @@ from PySide6.QtGui import QAction, QContextMenuEvent
 from PySide6.QtWidgets import QApplication
 
 from forkwise.core.errors import WorkspaceAttachFailed
-from forkwise.core.workspaces import MemoryWorkspaces
+from forkwise.core.runtime.workspaces import MemoryWorkspaces
 from forkwise.gui.message_actions import MID_TURN, NOT_YOURS, RUNNING, WAITING
 
 pytestmark = pytest.mark.gui

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from forkwise.core.bench.synth import write_store
-from forkwise.core.host import Host
+from forkwise.core.client.local import open_store
 from forkwise.gui.index_progress import build_index
 
 pytestmark = pytest.mark.gui
@@ -19,11 +19,11 @@ def test_index_rebuild_reports_progress_to_the_end(aloop: Any, tmp_path: Path) -
     seen: list[tuple[int, int]] = []
 
     async def scenario() -> int:
-        host = Host.open(tmp_path)
+        opened = await open_store(tmp_path, serve=False)
         try:
-            return await build_index(host, lambda d, t: seen.append((d, t)))
+            return await build_index(opened.client, lambda d, t: seen.append((d, t)))
         finally:
-            await host.close()
+            await opened.close()
 
     assert aloop(scenario()) == 600
     assert seen[-1] == (600, 600)
@@ -34,11 +34,11 @@ def test_index_rebuild_reports_progress_to_the_end(aloop: Any, tmp_path: Path) -
     seen.clear()
 
     async def again() -> int:
-        host = Host.open(tmp_path)
+        opened = await open_store(tmp_path, serve=False)
         try:
-            return await build_index(host, lambda d, t: seen.append((d, t)))
+            return await build_index(opened.client, lambda d, t: seen.append((d, t)))
         finally:
-            await host.close()
+            await opened.close()
 
     assert aloop(again()) == 600
     assert seen == []

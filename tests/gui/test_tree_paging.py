@@ -11,9 +11,9 @@ import pytest
 from gui_harness import open_app, until
 from PySide6.QtCore import QModelIndex
 
-from forkwise.core.backends.jsonl import JsonlBackend
 from forkwise.core.bench.synth import write_store
-from forkwise.core.store import SessionStore
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session_store import SessionStore
 from forkwise.gui import session_model
 from forkwise.gui.session_model import SessionTreeModel
 from forkwise.gui.session_rows import ID_ROLE

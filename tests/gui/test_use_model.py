@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from gui_harness import open_app, until
 
-from forkwise.core.settings import CONFIG_ENV, ProviderSettings, save_settings
+from forkwise.core.runtime.settings import CONFIG_ENV, ProviderSettings, save_settings
 
 pytestmark = pytest.mark.gui
 

@@ -19,11 +19,11 @@ import orjson
 import pytest
 import pytest_asyncio
 
-from forkwise.core.carriers import SocketServer
-from forkwise.core.client import Client
-from forkwise.core.host import Host
-from forkwise.core.providers.base import ModelChoice, StepItem, StepResult, TextDelta
-from forkwise.core.rpc import RpcServer
+from forkwise.core.client.client import Client
+from forkwise.core.host.carriers import SocketServer
+from forkwise.core.host.host import Host
+from forkwise.core.host.rpc import RpcServer
+from forkwise.core.runtime.providers.base import ModelChoice, StepItem, StepResult, TextDelta
 
 TOKEN = "test-token-1234"
 TIMEOUT = 10.0

@@ -14,11 +14,11 @@ import orjson
 import pytest
 import pytest_asyncio
 
-from forkwise.core.carriers import SocketServer, parse_address
-from forkwise.core.client import Client
+from forkwise.core.client.client import Client
 from forkwise.core.errors import HostUnavailable, RpcError, Unauthorized
-from forkwise.core.host import Host
-from forkwise.core.rpc import RpcServer
+from forkwise.core.host.carriers import SocketServer, parse_address
+from forkwise.core.host.host import Host
+from forkwise.core.host.rpc import RpcServer
 
 from .conftest import TIMEOUT, TOKEN
 

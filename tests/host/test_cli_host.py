@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from forkwise.core import cli
+from forkwise.core.cli import main as cli
 
 TIMEOUT = 30.0
 
@@ -90,7 +90,7 @@ def host_process(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[s
         [
             sys.executable,
             "-m",
-            "forkwise.core.cli",
+            "forkwise.core.cli.main",
             "host",
             "--store",
             str(store),
@@ -122,7 +122,7 @@ def host_process(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[s
 
 def client_process(*argv: str) -> Any:
     done = subprocess.run(
-        [sys.executable, "-m", "forkwise.core.cli", *argv, "--json"],
+        [sys.executable, "-m", "forkwise.core.cli.main", *argv, "--json"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -180,7 +180,7 @@ def test_tcp_host_needs_the_token(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "forkwise.core.cli",
+            "forkwise.core.cli.main",
             "host",
             "--store",
             str(tmp_path / "s"),

@@ -18,7 +18,7 @@ from forkwise.core.errors import (
     SourceNotFound,
     WorkspaceAttachFailed,
 )
-from forkwise.core.workspaces import MemoryWorkspaces
+from forkwise.core.runtime.workspaces import MemoryWorkspaces
 
 from .conftest import Env, LogBuilder, Recorder, open_env, write_log
 

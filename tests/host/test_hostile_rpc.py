@@ -18,17 +18,17 @@ import orjson
 import pytest
 import pytest_asyncio
 
-from forkwise.core.carriers import SocketServer
-from forkwise.core.client import Client
-from forkwise.core.host import Host
-from forkwise.core.providers.offline import OfflineProvider
-from forkwise.core.rpc import (
+from forkwise.core.client.client import Client
+from forkwise.core.host.carriers import SocketServer
+from forkwise.core.host.host import Host
+from forkwise.core.host.rpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     RpcServer,
 )
+from forkwise.core.runtime.providers.offline import OfflineProvider
 
 from .conftest import TIMEOUT, TOKEN, GateProvider
 

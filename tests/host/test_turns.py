@@ -12,15 +12,15 @@ import orjson
 import pytest
 from held_flush import HeldFlushes
 
-from forkwise.core import deltas as deltas_module
-from forkwise.core.backends.jsonl import JsonlBackend
-from forkwise.core.client import Client
+from forkwise.core.client.client import Client
 from forkwise.core.errors import ApprovalNotFound, SessionBusy
-from forkwise.core.host import Host
-from forkwise.core.providers import offline as offline_module
-from forkwise.core.providers.base import ModelChoice, StepItem, StepResult, TextDelta
-from forkwise.core.providers.offline import OfflineProvider
-from forkwise.core.store import SessionStore
+from forkwise.core.host.host import Host
+from forkwise.core.runtime import deltas as deltas_module
+from forkwise.core.runtime.providers import offline as offline_module
+from forkwise.core.runtime.providers.base import ModelChoice, StepItem, StepResult, TextDelta
+from forkwise.core.runtime.providers.offline import OfflineProvider
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session_store import SessionStore
 
 from .conftest import TIMEOUT, Env, GateProvider, LogBuilder, Recorder, open_env, write_log
 
@@ -46,6 +46,7 @@ async def test_a_turn_streams_deltas_and_persists_the_whole_message(env: Env) ->
     )
     assert types(env, s["id"]) == [
         "model/select",
+        "session/title",  # the title it was created with
         "turn/start",
         "message",
         "step/start",
@@ -53,13 +54,14 @@ async def test_a_turn_streams_deltas_and_persists_the_whole_message(env: Env) ->
         "step/end",
         "turn/end",
     ]
-    reply = env.events(s["id"])[4]
+    assert env.events(s["id"])[1]["title"] == "hello"
+    reply = env.events(s["id"])[5]
     deltas = "".join(n["text"] for n in seen.of_kind("session/delta"))
     assert deltas == reply["parts"][0]["text"]
     assert len(seen.of_kind("session/delta")) <= 2  # a reply that is there at once
     assert env.events(s["id"])[-1]["status"] == "completed"
     appended = [e for n in seen.of_kind("session/events") for e in n["events"]]
-    assert [e["seq"] for e in appended] == list(range(2, 8))
+    assert [e["seq"] for e in appended] == list(range(3, 9))
     assert env.client.catalogue[s["id"]]["messages"] == 2
     assert env.client.catalogue[s["id"]]["running"] is False
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from fake_endpoint import Server, chunk
 
-from forkwise.core.client import Client
-from forkwise.core.host import Host
-from forkwise.core.settings import API_KEY_ENV, CONFIG_ENV, ProviderSettings, save_settings
+from forkwise.core.client.client import Client
+from forkwise.core.host.host import Host
+from forkwise.core.runtime.settings import API_KEY_ENV, CONFIG_ENV, ProviderSettings, save_settings
 
 KEY = "sk-host-settings-51f0"
 

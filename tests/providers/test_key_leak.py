@@ -16,11 +16,12 @@ import orjson
 import pytest
 from fake_endpoint import Server, chunk
 
-from forkwise.core import cli
-from forkwise.core.client import Client
-from forkwise.core.host import Host
-from forkwise.core.providers.offline import OfflineProvider
-from forkwise.core.settings import (
+from forkwise.core.cli import main as cli
+from forkwise.core.client.client import Client
+from forkwise.core.host.host import Host
+from forkwise.core.host.shared_store import StoreEndpoint
+from forkwise.core.runtime.providers.offline import OfflineProvider
+from forkwise.core.runtime.settings import (
     API_KEY_ENV,
     CONFIG_ENV,
     ProviderSettings,
@@ -28,7 +29,6 @@ from forkwise.core.settings import (
     load_settings,
     save_settings,
 )
-from forkwise.core.shared_store import StoreEndpoint
 
 
 def everything_under(root: Path) -> dict[str, bytes]:

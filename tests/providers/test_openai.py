@@ -11,8 +11,14 @@ import pytest
 from fake_endpoint import Server, chunk
 
 from forkwise.core.errors import ProviderError
-from forkwise.core.providers.base import ModelChoice, StepItem, StepResult, TextDelta, ToolCall
-from forkwise.core.providers.openai import OpenAICompatibleProvider
+from forkwise.core.runtime.providers.base import (
+    ModelChoice,
+    StepItem,
+    StepResult,
+    TextDelta,
+    ToolCall,
+)
+from forkwise.core.runtime.providers.openai import OpenAICompatibleProvider
 
 KEY = "sk-test-5f1c0ffee5ecret"
 CHOICE = ModelChoice("openai", "test-model")

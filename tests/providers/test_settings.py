@@ -13,9 +13,9 @@ import pytest
 from fake_endpoint import Server, chunk
 
 from forkwise.core.errors import error_from_code
-from forkwise.core.providers.base import ModelChoice, StepResult
-from forkwise.core.providers.openai import OpenAICompatibleProvider
-from forkwise.core.settings import (
+from forkwise.core.runtime.providers.base import ModelChoice, StepResult
+from forkwise.core.runtime.providers.openai import OpenAICompatibleProvider
+from forkwise.core.runtime.settings import (
     API_KEY_ENV,
     CONFIG_ENV,
     ProviderSettings,
@@ -216,7 +216,7 @@ def test_keyring_without_a_working_backend(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_offline_settings_build_the_offline_provider() -> None:
-    from forkwise.core.providers.offline import OfflineProvider
+    from forkwise.core.runtime.providers.offline import OfflineProvider
 
     assert isinstance(build_provider(ProviderSettings()), OfflineProvider)
 

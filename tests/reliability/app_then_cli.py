@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from forkwise.core import shared_store
+from forkwise.core.host import shared_store
 from forkwise.gui import app
 
 FORKWISE = str(Path(sys.executable).with_name("forkwise"))

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from forkwise.core.backends.jsonl import parse_log
+from forkwise.core.store.backends.jsonl import parse_log
 
 TIMEOUT = 60.0
 HERE = Path(__file__).resolve().parent

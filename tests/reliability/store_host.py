@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from forkwise.core.client import Client
-from forkwise.core.host import Host
-from forkwise.core.shared_store import StoreEndpoint
+from forkwise.core.client.client import Client
+from forkwise.core.host.host import Host
+from forkwise.core.host.shared_store import StoreEndpoint
 
 
 async def main(store: str, prompts: int) -> int:

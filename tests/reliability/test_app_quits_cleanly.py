@@ -13,8 +13,8 @@ from typing import Any
 import orjson
 import pytest
 
-from forkwise.core.client import Client
-from forkwise.core.host import Host
+from forkwise.core.client.client import Client
+from forkwise.core.host.host import Host
 
 from .conftest import FORKWISE
 from .test_two_apps import app_env

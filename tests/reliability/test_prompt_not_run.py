@@ -9,10 +9,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from forkwise.core import cli
-from forkwise.core.backends.jsonl import JsonlBackend
+from forkwise.core.cli import main as cli
 from forkwise.core.errors import StorageError
-from forkwise.core.session import EventsAppended, StoreEvent
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session import EventsAppended, StoreEvent
 
 
 def test_a_prompt_whose_turn_cannot_be_written_exits_1(

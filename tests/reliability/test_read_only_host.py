@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from forkwise.core.client import Client
+from forkwise.core.client.client import Client
 from forkwise.core.errors import ReadOnlyStore
-from forkwise.core.host import Host
-from forkwise.core.shared_store import StoreEndpoint
+from forkwise.core.host.host import Host
+from forkwise.core.host.shared_store import StoreEndpoint
 
 
 def digest(root: Path) -> dict[str, str]:

@@ -3,6 +3,7 @@ CLI and from the model, file modes of everything the host and CLI write, the tok
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import io
 import os
@@ -14,12 +15,13 @@ from typing import Any
 import orjson
 import pytest
 
-from forkwise.core import cli, rpc
-from forkwise.core.carriers import MAX_CONNECTIONS, MAX_MESSAGE, serve
-from forkwise.core.client import Client
+from forkwise.core.cli import main as cli
+from forkwise.core.client.client import Client
 from forkwise.core.errors import Unauthorized
-from forkwise.core.host import Host
-from forkwise.core.shared_store import StoreEndpoint
+from forkwise.core.host import rpc
+from forkwise.core.host.carriers import MAX_CONNECTIONS, MAX_MESSAGE, serve
+from forkwise.core.host.host import Host
+from forkwise.core.host.shared_store import StoreEndpoint
 
 BAD_IDS = ["../x", "../../etc/passwd", "/tmp/abs", "a/b", "..", ".x", "a\x00b", "x" * 65, "x\n"]
 
@@ -60,7 +62,9 @@ def test_the_cli_refuses_hostile_session_ids(tmp_path: Path) -> None:
         cut.write_bytes(orjson.dumps(header) + b"\n")
         code, result = cli_json("sessions", "import", str(cut), "--store", store)
         assert code == 1, bad
-        assert result["error"]["code"] in ("invalid-session-id", "corrupt-log"), result
+        assert result["imported"] == [], result
+        (failed,) = result["failed"]
+        assert failed["error"]["code"] in ("invalid-session-id", "corrupt-log"), result
     cut.unlink()
     assert listing(tmp_path) == sorted(p for p in before if p != "cut.txt")
 
@@ -97,10 +101,13 @@ async def test_everything_the_host_writes_is_private(store: Path) -> None:
         await client.close()
         await endpoint.close()
         await host.close()
-    code, _ = cli_json("sessions", "new", "--store", str(store), "--title", "by the cli")
+    # the CLI runs its own event loop: in a thread, as from another process
+    code, _ = await asyncio.to_thread(
+        cli_json, "sessions", "new", "--store", str(store), "--title", "by the cli"
+    )
     assert code == 0
     fresh = store.parent / "fresh"
-    code, _ = cli_json("sessions", "new", "--store", str(fresh))
+    code, _ = await asyncio.to_thread(cli_json, "sessions", "new", "--store", str(fresh))
     assert code == 0
     for root in (store, fresh):
         assert stat.S_IMODE(root.stat().st_mode) == 0o700

@@ -59,7 +59,7 @@ def test_app_on_a_silent_locked_store_is_read_only_and_says_so(
         )
         assert app.returncode == 0, app.stderr
         assert "self-test ok: 1 sessions" in app.stdout
-        assert "Read-only: another Forkwise process is writing to" in app.stderr
+        assert "Read-only: another process is writing to" in app.stderr
         assert not (store / "host.sock").exists()  # a reader never serves the store
     finally:
         code, _, err = holder.finish()

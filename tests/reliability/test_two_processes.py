@@ -24,7 +24,7 @@ CLI_PROMPTS = 3
 #: a second writer process: PROMPTS turns `<prefix>-<i>` through the real CLI entry point
 CLI_LOOP = """
 import io, sys, orjson
-from forkwise.core import cli
+from forkwise.core.cli import main as cli
 store, sid, prefix, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 if sid == "new":
     out = io.StringIO()
@@ -140,7 +140,7 @@ def test_locked_and_silent_store_reads_read_only_and_refuses_writes(store: Path)
             refused = run([FORKWISE, *argv, "--json"], env)
             assert refused.returncode == 1, (argv, refused.stdout)
             error = orjson.loads(refused.stdout)["error"]
-            assert error["code"] == "store-locked"
+            assert error["code"] == "store-busy"
             assert "nothing was changed" in error["message"]
     finally:
         code, _, err = holder.finish()
@@ -172,7 +172,7 @@ def test_a_second_headless_host_is_refused_with_the_address(store: Path) -> None
     try:
         done = run([FORKWISE, "host", "--store", str(store), "--listen", f"unix:{store}/x.sock"])
         assert done.returncode == 1
-        assert "store-locked" in done.stderr
+        assert "store-busy" in done.stderr
         assert f"unix:{store}/host.sock" in done.stderr
         assert not (store / "x.sock").exists()
     finally:

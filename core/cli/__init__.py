@@ -1,0 +1,1 @@
+"""The command line, written against the client API."""

@@ -1,0 +1,207 @@
+"""`forkwise sessions …`, written once against the client API.
+
+Each command gets a client (`connect.open_client`: a running host, or a host in this
+process on the store) and returns what `--json` prints and what a person reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from forkwise.core.client.client import Client
+from forkwise.core.errors import ForkwiseError, InvalidBoundary
+
+Json = dict[str, Any]
+Outcome = tuple[Any, str]
+Command = Callable[[Client, argparse.Namespace], Awaitable[Outcome]]
+
+
+async def list_sessions(client: Client, args: argparse.Namespace) -> Outcome:
+    rows = sorted(await client.list_sessions(), key=lambda r: r["updated"], reverse=True)
+    return rows, table(rows)
+
+
+def table(rows: Sequence[Json]) -> str:
+    if not rows:
+        return "no sessions"
+    lines = [f"{'ID':<26} {'EVENTS':>6} {'MSGS':>5} {'UPDATED':<24} {'MODEL':<16} TITLE"]
+    for r in rows:
+        error = r.get("error")
+        title = r["title"] if error is None else f"(unreadable: {error.get('message')})"
+        mark = "* " if r["running"] else ""
+        parent = f"  [from {r['parentSession']}]" if r["parentSession"] else ""
+        lines.append(
+            f"{r['id']:<26} {r['events']:>6} {r['messages']:>5} {r['updated']:<24} "
+            f"{(r['model'] or '-'):<16} {mark}{title}{parent}"
+        )
+    return "\n".join(lines)
+
+
+async def show(client: Client, args: argparse.Namespace) -> Outcome:
+    info = await client.get_session(args.id)
+    events = await client.events(args.id)
+    header = info["header"]
+    lines = [
+        f"session {header['id']}  cwd={header['cwd'] or '-'}  "
+        f"parent={header['parentSession'] or '-'}"
+    ]
+    for e in events:
+        extra = " ".join(f"{k}={_short(v)}" for k, v in e.items() if k not in ("seq", "type"))
+        lines.append(f"{e['seq']:>6} {e['type']:<18} {extra}")
+    return {"header": header, "events": events}, "\n".join(lines)
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+async def new(client: Client, args: argparse.Namespace) -> Outcome:
+    cwd = args.cwd if args.cwd is not None else str(Path.cwd())
+    summary = await client.create_session(args.title, cwd, args.session_id)
+    return {"id": summary["id"]}, summary["id"]
+
+
+async def fork(client: Client, args: argparse.Namespace) -> Outcome:
+    if args.replace:
+        if args.message is None:
+            raise InvalidBoundary("--replace needs --message")
+        data, text = await _truncated(client, args.source, args.message, not args.exclude_message)
+        return {k: data[k] for k in ("id", "through_sequence")}, text
+    if args.exclude_message and args.message is None:
+        raise InvalidBoundary("--exclude-message needs --message")
+    summary = await client.fork_at(
+        args.source,
+        boundary=None if args.boundary in (None, "end") else _parse_int(args.boundary),
+        end=args.boundary == "end",
+        at_seq=args.at,
+        message_id=args.message,
+        include_message=not args.exclude_message,
+        child_id=args.child,
+    )
+    return {"child": summary["id"], "seedLength": summary["seedLength"]}, summary["id"]
+
+
+def _parse_int(text: str) -> int:
+    try:
+        return int(text, 10)
+    except ValueError:
+        raise InvalidBoundary(f"boundary must be an integer or 'end', got {text!r}") from None
+
+
+async def truncate(client: Client, args: argparse.Namespace) -> Outcome:
+    return await _truncated(client, args.id, args.message, not args.exclude_message)
+
+
+async def _truncated(client: Client, sid: str, message: str, include: bool) -> Outcome:
+    summary = await client.truncate(sid, message, include)
+    through = summary["events"]
+    data = {"id": summary["id"], "through_sequence": through, "events": through}
+    return data, f"{summary['id']} now ends at seq {through}"
+
+
+async def delete(client: Client, args: argparse.Namespace) -> Outcome:
+    await client.delete_session(args.id)
+    return {"deleted": args.id}, f"{args.id} moved to the store's trash"
+
+
+async def import_files(client: Client, args: argparse.Namespace) -> Outcome:
+    """Exit status 1 when a file failed (see `status`); the others are imported. Progress
+    goes to stderr: a bar on a terminal, else a line every 100 files."""
+    unsubscribe = await client.subscribe(_import_progress)
+    await client.follow(catalogue=False)
+    try:
+        paths = [str(Path(p).absolute()) for p in args.paths]
+        report = await client.import_files(paths, args.tool)
+    finally:
+        await unsubscribe()
+    lines = list(report["imported"])  # one id a line, as scripts read it
+    lines += [f"updated {sid}" for sid in report["updated"]]
+    lines += [f"unchanged {sid}" for sid in report["unchanged"]]
+    for f in report["failed"]:
+        where = f"{f['path']}:{f['line']}" if f.get("line") else f["path"]
+        lines.append(f"failed {where}: {f['error']['message']} ({f['error']['code']})")
+    if report.get("unmapped"):
+        kept = ", ".join(f"{k} {n}" for k, n in sorted(report["unmapped"].items()))
+        lines.append(f"kept as plugin events (no Forkwise equivalent): {kept}")
+    return report, "\n".join(lines)
+
+
+async def export(client: Client, args: argparse.Namespace) -> Outcome:
+    out = str(Path(args.out).absolute()) if args.out else None
+    made = await client.export_session(args.id, args.tool, out)
+    return made, f"{made['path']}\ncontinue with: {made['resume']}"
+
+
+def _import_progress(note: Json) -> None:
+    if note.get("kind") != "import/progress":
+        return
+    done, total = note["done"], note["total"]
+    if sys.stderr.isatty():
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\rforkwise: importing {done:,}/{total:,} files{end}")
+        sys.stderr.flush()
+    elif done % 100 == 0 or (done >= total >= 100):
+        sys.stderr.write(f"forkwise: imported {done:,} of {total:,} files\n")
+
+
+async def prompt(client: Client, args: argparse.Namespace) -> Outcome:
+    return _turn_result(await client.prompt_and_wait(args.id, args.text))
+
+
+async def approve(client: Client, args: argparse.Namespace) -> Outcome:
+    return _turn_result(await client.approve_and_wait(args.id, args.approval_id, not args.deny))
+
+
+def _turn_result(outcome: Json) -> Outcome:
+    status = outcome["status"]
+    if status not in ("completed", "waiting"):  # "idle": the prompt never became a turn
+        raise TurnDidNotComplete(outcome)
+    if status == "waiting":
+        lines = [
+            f"{a['approval']}\twaiting for approval: {a['tool']} {a['args']}"
+            for a in outcome["approvals"]
+        ]
+        return outcome, "\n".join(lines)
+    return outcome, outcome.get("reply") or ""
+
+
+class TurnDidNotComplete(ForkwiseError):
+    """A turn the CLI ran ended failed, cancelled or interrupted."""
+
+    code = "turn-not-completed"
+
+    def __init__(self, outcome: Json) -> None:
+        reason = outcome.get("error") or "no reason given"
+        if outcome["status"] == "idle":
+            message = "the prompt did not run: the host could not start its turn (see its log)"
+        elif outcome.get("turn") is None:
+            message = f"the prompt did not run: {reason}"
+        else:
+            message = f"the turn ended {outcome['status']}: {reason}"
+        super().__init__(message, outcome=outcome)
+
+
+def status(action: str, data: Any) -> int:
+    """The exit status of a command that did not raise: 1 when an import left files out."""
+    return 1 if action == "import" and data["failed"] else 0
+
+
+COMMANDS: dict[str, Command] = {
+    "list": list_sessions,
+    "show": show,
+    "new": new,
+    "fork": fork,
+    "truncate": truncate,
+    "delete": delete,
+    "import": import_files,
+    "export": export,
+    "prompt": prompt,
+    "approve": approve,
+}

@@ -1,0 +1,101 @@
+"""How a command reaches the store: always through a client of the host API.
+
+- `--connect ADDR`: that running host.
+- A store that a running process serves (the app, `forkwise host`) on `<store>/host.sock`:
+  through it, so every command — reads and writes — works while the app is open.
+- Otherwise a host in this process, on the store itself (the direct client): writers take
+  the store's writer lock; readers open it read-only and never create or change anything.
+- A store locked by a process that does not serve it: writers get `store-busy`, naming the
+  process; readers read it read-only and say so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from forkwise.core.client.client import Client
+from forkwise.core.errors import RpcError, StorageError, StoreLocked
+from forkwise.core.host import shared_store
+from forkwise.core.host.host import Host
+from forkwise.core.paths import resolve_store_dir
+
+#: the commands that only read the store
+READERS = frozenset({"list", "show", "context"})
+
+
+def read_token(path: str | None) -> str | None:
+    """The token in `path` (a file), else $FORKWISE_TOKEN, else None."""
+    if path is None:
+        return os.environ.get("FORKWISE_TOKEN") or None
+    try:
+        token = Path(path).expanduser().read_text().strip()
+    except OSError as exc:
+        raise StorageError(f"cannot read the token file {path}: {exc.strerror}") from exc
+    if not token:
+        raise RpcError(f"the token file {path} is empty")
+    return token
+
+
+@asynccontextmanager
+async def open_client(
+    store: str | None, connect: str | None, token_file: str | None, *, write: bool
+) -> AsyncIterator[Client]:
+    """A one-shot client (no catalogue, no subscription) for one command."""
+    if connect:
+        client = await Client.connect(connect, read_token(token_file), follow=False)
+    else:
+        root = resolve_store_dir(store)
+        running = await asyncio.to_thread(shared_store.host_listening, root)
+        if running is not None:
+            client = await Client.connect(running, follow=False)
+        else:
+            host = await asyncio.to_thread(_own_host, root, write)
+            if isinstance(host, str):
+                client = await Client.connect(host, follow=False)
+            else:
+                try:
+                    async with _in_process(host) as client:
+                        yield client
+                finally:
+                    await host.close()
+                return
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+@asynccontextmanager
+async def _in_process(host: Host) -> AsyncIterator[Client]:
+    if not host.read_only:
+        problem = await host.apply_saved_settings()
+        if problem:
+            sys.stderr.write(f"forkwise: {problem}\n")
+    client = await Client.in_process(host, follow=False)
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+def _own_host(root: Path, write: bool) -> Host | str:
+    """A host in this process on `root`, or the address of a process that serves it."""
+    if not write:
+        if shared_store.lock_holder(root) is not None:
+            sys.stderr.write(
+                f"forkwise: {shared_store.locked_message(root)}; reading the store read-only\n"
+            )
+        return Host.open(root, read_only=True)
+    wait = shared_store.lock_wait(shared_store.WRITE_WAIT)
+    claimed = shared_store.claim(root, lambda: Host.open(root), wait)
+    if claimed is None:
+        raise StoreLocked(
+            shared_store.locked_message(root) + "; nothing was changed, try again later",
+            store=str(root),
+        )
+    return claimed

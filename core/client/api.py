@@ -1,0 +1,99 @@
+"""The client API every front end uses (GUI, CLI, scripts), local or remote.
+
+The same coroutine methods run over the in-process carrier and the socket carrier; the
+host speaks JSON-RPC 2.0 underneath. Data crosses as plain JSON values:
+
+* a *summary* is `SessionSummary.to_dict()` (id, title, parentSession, seedLength, relation,
+  events, turns, messages, created, updated, running, model, provider, cwd, error);
+* an *event* is `Event.to_record()` (`{"seq", "type", "ts", …fields}`);
+* a *message* is `MessageView.to_dict()` (id, role, seq, turn, text, parts, origin?).
+
+Notifications (what `subscribe` delivers), each a dict with a `"kind"` key:
+
+* `{"kind": "catalogue/upsert", "summary": {...}}` — a session appeared or its row changed;
+* `{"kind": "catalogue/remove", "sessionId": ID}`;
+* `{"kind": "session/events", "sessionId": ID, "events": [event, …]}` — appended, in order;
+* `{"kind": "session/delta", "sessionId": ID, "turn": T, "text": "…"}` — streamed text of
+  the assistant step being generated (not persisted; the whole message follows as an event);
+* `{"kind": "session/truncate", "sessionId": ID, "variant": "session", "type": "truncate",
+  "through_sequence": N}` — replace in place: drop everything after N (never a timeline entry);
+* `{"kind": "store/indexing", "done": N, "total": M}` — a listing that reads logs (no
+  index yet) got this far;
+* `{"kind": "import/progress", "done": N, "total": M, "path": P}` — an import read file N;
+* `{"kind": "session/turn", "sessionId": ID, "running": bool, "queued": int,
+  "waiting": bool}` — `running`: a turn is open (also while it waits for an approval) or
+  about to start; `waiting`: the open turn waits for an approval (see `approval/request`
+  events and `get_session()["pendingApprovals"]`).
+
+`get_session` returns `{"header", "summary", "state": {running, queued, waiting},
+"pendingApprovals": [{approval, call, tool, args}], "model": {provider, model, reasoning?,
+label?, offline?}}` (`model` is what the next turn runs on). `prompt` returns
+`{"queued": n}`: n prompts run before this one (0: it starts now).
+
+Errors are `forkwise.core.errors.ForkwiseError` subclasses with their stable codes, also when
+they crossed the wire. `fork`/`fork_at_message` raise `WorkspaceAttachFailed` only after the
+client's catalogue already holds the child (details: `childId`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+Json = dict[str, Any]
+Notification = Json
+Unsubscribe = Callable[[], Awaitable[None]]
+
+
+class ClientAPI(Protocol):
+    #: id → summary, kept current from notifications; the reconcile step writes here.
+    catalogue: dict[str, Json]
+
+    async def list_sessions(self) -> list[Json]: ...
+    async def get_session(self, session_id: str) -> Json: ...  # {"header": {...}, "summary": {...}}
+    async def events(
+        self, session_id: str, after: int = 0, limit: int | None = None
+    ) -> list[Json]: ...
+    async def messages(self, session_id: str) -> list[Json]: ...
+    async def create_session(self, title: str | None = None, cwd: str | None = None) -> Json: ...
+    async def prompt(self, session_id: str, text: str) -> Json: ...  # {"queued": n}
+    async def cancel(self, session_id: str) -> None: ...
+    async def approve(self, session_id: str, approval_id: str, approved: bool) -> None: ...
+    async def fork(self, session_id: str, at_seq: int | None = None) -> Json: ...  # child summary
+    async def fork_at_message(
+        self, session_id: str, message_id: str, include_message: bool = True, replace: bool = False
+    ) -> Json: ...  # child summary, or the same session's summary when replace=True
+    async def reload_settings(self) -> Json: ...  # {"provider", "model", "reasoning"}
+    async def settings(self) -> Json: ...  # {kind, base_url, model, reasoning_effort, key?}
+    async def save_settings(self, values: Json, api_key: str = "") -> Json: ...
+    async def follow(self, *, catalogue: bool = True) -> list[Json]: ...  # subscribe + rows
+    async def fork_at(
+        self,
+        session_id: str,
+        *,
+        boundary: int | None = None,
+        end: bool = False,
+        at_seq: int | None = None,
+        message_id: str | None = None,
+        include_message: bool = True,
+        child_id: str | None = None,
+    ) -> Json: ...  # child summary
+    async def truncate(
+        self, session_id: str, message_id: str, include_message: bool = True
+    ) -> Json: ...  # the session's summary
+    async def delete_session(self, session_id: str) -> Json: ...
+    async def sources(self) -> Json: ...  # {"sources": [...], "watching": [...]}
+    async def watch_sources(self, tools: list[str]) -> Json: ...
+    async def export_session(
+        self, session_id: str, tool: str, out: str | None = None
+    ) -> Json: ...  # {"tool", "path", "id", "resume"}
+    async def import_files(
+        self, paths: list[str], tool: str | None = None
+    ) -> Json: ...  # DESIGN §9 report
+    async def subscribe(self, callback: Callable[[Notification], None]) -> Unsubscribe: ...
+    # beyond the minimum: model choice (refused with session-busy during a turn)
+    async def set_model(
+        self, session_id: str, provider: str, model: str, reasoning: str | None = None
+    ) -> Json: ...  # the session's summary
+    async def models(self) -> list[Json]: ...  # [{provider, model, label?, offline?}]
+    async def close(self) -> None: ...

@@ -1,0 +1,87 @@
+"""Opening a store for a front end that stays open (the desktop app, the GUI benchmarks):
+the one assembly of host, store socket and client.
+
+- `--connect ADDR`: a client of that running host.
+- A store another process writes to and serves on `<store>/host.sock`: a client of it.
+- Otherwise this process takes the writer lock and runs the host, serves it to other
+  processes on the store socket, and applies the saved provider settings.
+- A store locked by a process that does not answer: read-only, with a warning to show.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from forkwise.core.client.client import Client
+from forkwise.core.errors import HostUnavailable
+from forkwise.core.host import shared_store
+from forkwise.core.host.host import Host
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class OpenedStore:
+    """A client, and what this process runs for it (closed by `close`)."""
+
+    client: Client
+    #: the host this process runs (None when it uses another process's)
+    host: Host | None = None
+    endpoint: shared_store.StoreEndpoint | None = None
+    #: a sentence for the person ("" when there is none): read-only, broken settings
+    warning: str = ""
+    read_only: bool = False
+
+    @property
+    def shared(self) -> bool:
+        """Whether another process serves the store this client uses."""
+        return self.host is None
+
+    async def close(self) -> None:
+        await self.client.close()
+        if self.endpoint is not None:
+            await self.endpoint.close()
+        if self.host is not None:
+            await self.host.close()
+
+
+async def open_store(
+    store_dir: Path | None,
+    connect: str | None = None,
+    token: str | None = None,
+    *,
+    wait: float | None = None,
+    serve: bool = True,
+) -> OpenedStore:
+    """The store (or host) a front end works on; see the module docstring."""
+    if connect:
+        token = token or os.environ.get("FORKWISE_TOKEN")
+        return OpenedStore(await Client.connect(connect, token, follow=False))
+    assert store_dir is not None
+    store_dir.mkdir(parents=True, exist_ok=True)
+    patience = shared_store.lock_wait(shared_store.APP_WAIT) if wait is None else wait
+    claimed = await asyncio.to_thread(
+        shared_store.claim, store_dir, lambda: Host.open(store_dir), patience
+    )
+    if isinstance(claimed, Host):
+        endpoint = await shared_store.StoreEndpoint.start(claimed, store_dir) if serve else None
+        problem = await claimed.apply_saved_settings()
+        warning = problem[0].upper() + problem[1:] + "." if problem else ""
+        client = await Client.in_process(claimed, follow=False)
+        return OpenedStore(client, claimed, endpoint, warning)
+    if isinstance(claimed, str):
+        try:
+            return OpenedStore(await Client.connect(claimed, follow=False))
+        except HostUnavailable as exc:
+            log.warning("the running Forkwise at %s did not answer: %s", claimed, exc)
+    host = await asyncio.to_thread(Host.open, store_dir, read_only=True)
+    warning = (
+        f"Read-only: {shared_store.locked_message(store_dir)}. Nothing can be changed "
+        "here, and changes made there show after reopening the store."
+    )
+    client = await Client.in_process(host, follow=False)
+    return OpenedStore(client, host, None, warning, read_only=True)

@@ -1,0 +1,333 @@
+"""Carriers: how JSON-RPC messages travel between a client and a host.
+
+* in-process (the default): the client and the host share the event loop; messages pass
+  through an orjson round trip, so they have exactly the shapes they would have on a wire;
+* socket: newline-delimited JSON over asyncio streams, on `unix:PATH` (the socket file is
+  0600 before it listens) or `tcp:HOST:PORT` (a token is required, compared in constant
+  time; non-loopback addresses are refused unless explicitly allowed). Messages have a size
+  limit; the server has a connection limit and drops clients that stop reading.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import os
+import socket
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+import orjson
+
+from forkwise.core.errors import HostUnavailable, RpcError
+from forkwise.core.host.rpc import INVALID_REQUEST, PARSE_ERROR, RpcConnection, RpcServer
+
+Json = dict[str, Any]
+Receive = Callable[[Json], None]
+Closed = Callable[[BaseException | None], None]
+
+MAX_MESSAGE: Final = 16 * 1024 * 1024
+MAX_CONNECTIONS: Final = 64
+#: requests one connection may have running; past that the host stops reading from it
+MAX_IN_FLIGHT: Final = 64
+MAX_WRITE_BUFFER: Final = 64 * 1024 * 1024
+
+
+def encode(message: Json) -> bytes:
+    try:
+        return orjson.dumps(message, default=str)
+    except TypeError as exc:
+        raise RpcError(f"cannot encode a message: {exc}") from exc
+
+
+class Carrier(Protocol):
+    """The client side of a carrier."""
+
+    async def start(self, receive: Receive, closed: Closed) -> None: ...
+    async def send(self, message: Json) -> None: ...
+    async def close(self) -> None: ...
+
+
+# --- in-process ---------------------------------------------------------------------
+
+
+class InProcessCarrier:
+    def __init__(self, server: RpcServer) -> None:
+        self.server = server
+        self._conn: RpcConnection | None = None
+        self._receive: Receive | None = None
+
+    async def start(self, receive: Receive, closed: Closed) -> None:
+        self._receive = receive
+        self._conn = self.server.connect(self._deliver, trusted=True)
+
+    def _deliver(self, message: Json) -> None:
+        # call_soon keeps the order a socket would have and never re-enters the host
+        if self._receive is not None:
+            asyncio.get_running_loop().call_soon(self._receive, orjson.loads(encode(message)))
+
+    async def send(self, message: Json) -> None:
+        if self._conn is None or self._conn.closed:
+            raise HostUnavailable("the in-process host connection is closed")
+        self._conn.receive(orjson.loads(encode(message)))
+
+    async def close(self) -> None:
+        self._receive = None
+        if self._conn is not None:
+            await self._conn.close()
+
+
+# --- addresses ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    kind: str  # "unix" | "tcp"
+    path: str = ""
+    host: str = ""
+    port: int = 0
+
+    def __str__(self) -> str:
+        return f"unix:{self.path}" if self.kind == "unix" else f"tcp:{self.host}:{self.port}"
+
+    @property
+    def loopback(self) -> bool:
+        if self.kind == "unix" or self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+
+def parse_address(text: str) -> Address:
+    """`unix:PATH` or `tcp:HOST:PORT`."""
+    kind, _, rest = text.partition(":")
+    if kind == "unix" and rest:
+        return Address("unix", path=os.path.abspath(os.path.expanduser(rest)))
+    if kind == "tcp":
+        host, _, port = rest.rpartition(":")
+        host = host.strip("[]")
+        if host and port.isdigit() and int(port) < 65536:
+            return Address("tcp", host=host, port=int(port))
+    raise RpcError(f"{text!r} is not an address: use unix:PATH or tcp:HOST:PORT", address=text)
+
+
+# --- socket client ------------------------------------------------------------------
+
+
+class SocketCarrier:
+    def __init__(self, address: Address | str, limit: int = MAX_MESSAGE) -> None:
+        self.address = parse_address(address) if isinstance(address, str) else address
+        self.limit = limit
+        self._writer: asyncio.StreamWriter | None = None
+        self._reader_task: asyncio.Task[None] | None = None
+
+    async def start(self, receive: Receive, closed: Closed) -> None:
+        a = self.address
+        try:
+            if a.kind == "unix":
+                reader, writer = await asyncio.open_unix_connection(a.path, limit=self.limit)
+            else:
+                reader, writer = await asyncio.open_connection(a.host, a.port, limit=self.limit)
+        except OSError as exc:
+            raise HostUnavailable(f"no Forkwise host at {a}: {exc}", address=str(a)) from exc
+        self._writer = writer
+        self._reader_task = asyncio.get_running_loop().create_task(
+            self._read(reader, receive, closed)
+        )
+
+    async def _read(self, reader: asyncio.StreamReader, receive: Receive, closed: Closed) -> None:
+        error: BaseException | None = None
+        try:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    break
+                message = orjson.loads(line)
+                if isinstance(message, dict):
+                    receive(message)
+        except (ValueError, OSError) as exc:  # oversized line, bad JSON, reset connection
+            error = exc
+        finally:
+            closed(error)
+
+    async def send(self, message: Json) -> None:
+        data = encode(message)
+        if len(data) >= self.limit:
+            raise RpcError(f"the request is larger than {self.limit} bytes", size=len(data))
+        if self._writer is None or self._writer.is_closing():
+            raise HostUnavailable(f"the connection to {self.address} is closed")
+        self._writer.write(data + b"\n")
+        try:
+            await self._writer.drain()
+        except OSError as exc:
+            raise HostUnavailable(f"the connection to {self.address} broke: {exc}") from exc
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            with contextlib.suppress(OSError):
+                await self._writer.wait_closed()
+        if self._reader_task is not None:
+            self._reader_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader_task
+
+
+# --- socket server ------------------------------------------------------------------
+
+
+class SocketServer:
+    """A listening host endpoint; `address` is the bound one (the real port for tcp:…:0)."""
+
+    def __init__(
+        self,
+        rpc: RpcServer,
+        address: Address,
+        *,
+        limit: int,
+        max_connections: int,
+        max_in_flight: int = MAX_IN_FLIGHT,
+    ) -> None:
+        self.rpc = rpc
+        self.address = address
+        self.limit = limit
+        self.max_connections = max_connections
+        self.max_in_flight = max_in_flight
+        self._server: asyncio.Server | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._inode: int | None = None
+
+    @classmethod
+    async def start(
+        cls,
+        rpc: RpcServer,
+        address: Address | str,
+        *,
+        allow_remote: bool = False,
+        limit: int = MAX_MESSAGE,
+        max_connections: int = MAX_CONNECTIONS,
+        max_in_flight: int = MAX_IN_FLIGHT,
+    ) -> SocketServer:
+        a = parse_address(address) if isinstance(address, str) else address
+        if a.kind == "tcp":
+            if rpc.token is None:
+                raise RpcError("a tcp listener needs a token (--token-file)", address=str(a))
+            if not a.loopback and not allow_remote:
+                raise RpcError(
+                    f"refusing to listen on non-loopback {a.host!r} without allow_remote",
+                    address=str(a),
+                )
+        self = cls(
+            rpc, a, limit=limit, max_connections=max_connections, max_in_flight=max_in_flight
+        )
+        if a.kind == "unix":
+            sock = _bind_unix(a.path)
+            self._inode = os.stat(a.path).st_ino
+            self._server = await asyncio.start_unix_server(self._accept, sock=sock, limit=limit)
+        else:
+            self._server = await asyncio.start_server(self._accept, a.host, a.port, limit=limit)
+            port = self._server.sockets[0].getsockname()[1]
+            self.address = Address("tcp", host=a.host, port=port)
+        return self
+
+    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.get_running_loop().create_task(self._serve(reader, writer))
+        self._handlers.add(task)
+        task.add_done_callback(self._handlers.discard)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        def send(message: Json) -> None:
+            if writer.is_closing():
+                return
+            if writer.transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
+                writer.close()  # the client stopped reading; do not buffer without end
+                return
+            writer.write(encode(message) + b"\n")
+
+        # no socket client is trusted: without a configured token (a 0600 unix socket) the
+        # server treats every connection as authenticated; with one, host.hello must match
+        conn = self.rpc.connect(send, trusted=False, hangup=writer.close)
+        try:
+            if len(self.rpc.connections) > self.max_connections:
+                conn.reject(INVALID_REQUEST, "the host has too many connections")
+                return
+            await self._read(reader, conn)
+        finally:
+            await conn.close()
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+    async def _read(self, reader: asyncio.StreamReader, conn: RpcConnection) -> None:
+        while not conn.closed:
+            await conn.room(self.max_in_flight)
+            try:
+                line = await reader.readline()
+            except ValueError:
+                conn.reject(INVALID_REQUEST, f"message larger than {self.limit} bytes")
+                return
+            except OSError:
+                return
+            if not line:
+                return
+            if not line.strip():
+                continue
+            try:
+                message = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                conn.reject(PARSE_ERROR, "not JSON")
+                continue
+            conn.receive(message)
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+        for task in list(self._handlers):
+            task.cancel()
+        await asyncio.gather(*self._handlers, return_exceptions=True)
+        if self.address.kind == "unix":
+            with contextlib.suppress(OSError):
+                if os.stat(self.address.path).st_ino == self._inode:
+                    os.unlink(self.address.path)
+
+
+def _bind_unix(path: str) -> socket.socket:
+    """A unix socket bound at `path` with mode 0600 set before anyone can connect."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        pass
+    else:
+        if not stat.S_ISSOCK(mode):
+            raise RpcError(f"{path} exists and is not a socket", path=path)
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(path)
+        except OSError:
+            os.unlink(path)  # a stale socket from a host that is gone
+        else:
+            raise HostUnavailable(f"another host is listening on {path}", path=path)
+        finally:
+            probe.close()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(path)
+        os.chmod(path, 0o600)
+    except OSError as exc:
+        sock.close()
+        raise RpcError(f"cannot listen on {path}: {exc}", path=path) from exc
+    return sock
+
+
+async def serve(rpc: RpcServer, address: str, **options: Any) -> SocketServer:
+    """Listen on `address` for clients of `rpc`'s host."""
+    try:
+        return await SocketServer.start(rpc, address, **options)
+    except OSError as exc:
+        raise HostUnavailable(f"cannot listen on {address}: {exc}", address=address) from exc

@@ -1,0 +1,680 @@
+"""The Host: owns the store, the live agents, the workspaces; what every client talks to.
+
+Store work runs off the event loop — the GUI's, under qasync — so that it never waits on a
+disk (core/store_workers.py: host-wide work in order on one thread, each live session's
+work in order on a small pool, so that turns in different sessions share flushes). The store
+announces each committed change on the thread that made it; the host turns it into client
+notifications and hands them to the loop, in order, before the coroutine that caused the
+change resumes.
+
+Forks follow DESIGN §4: the anchor rule picks the boundary, the child is created with the
+latest model/select of the source recorded after its `history/fork` (one atomic write, so
+nothing can run the child on another model), it is registered as a live agent, and only
+then attached to the source's workspace — an attach failure reports the child's id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from forkwise.core.errors import (
+    ForkwiseError,
+    InvalidBoundary,
+    ProviderError,
+    ReadOnlyStore,
+    SessionBusy,
+    WorkspaceAttachFailed,
+)
+from forkwise.core.host.exporting import export_session
+from forkwise.core.host.forking import ForkAt, child_model, follow_drafts
+from forkwise.core.host.importing import (
+    TOOLS,
+    ImportLedger,
+    UnknownFormat,
+    discover,
+    import_sources,
+)
+from forkwise.core.host.source_watch import SourceWatcher, available_sources
+from forkwise.core.host.store_workers import StoreWorkers
+from forkwise.core.log.events import Event
+from forkwise.core.log.turns import message_boundary
+from forkwise.core.runtime.agent import Agent
+from forkwise.core.runtime.listing import summary_row
+from forkwise.core.runtime.providers.base import ModelChoice, Provider
+from forkwise.core.runtime.providers.offline import (
+    OfflineProvider,
+    default_choice,
+    model_select_draft,
+)
+from forkwise.core.runtime.settings import (
+    ProviderSettings,
+    build_provider,
+    find_api_key,
+    load_settings,
+    save_settings,
+    store_api_key,
+)
+from forkwise.core.runtime.tools import Delegate, Tool, builtin_tools
+from forkwise.core.runtime.turn_state import OpenTurn, latest_choice
+from forkwise.core.runtime.workspaces import (
+    FileWorkspaces,
+    MemoryWorkspaces,
+    ReadOnlyWorkspaces,
+    Workspaces,
+)
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.backends.memory import MemoryBackend
+from forkwise.core.store.session import (
+    EventsAppended,
+    Session,
+    SessionCreated,
+    SessionDisposed,
+    SessionFlushed,
+    SessionSummary,
+    SessionTruncated,
+    StoreEvent,
+)
+from forkwise.core.store.session_store import SessionStore
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+Json = dict[str, Any]
+Listener = Callable[[Json], None]
+MAX_PAGE = 1000
+
+
+class Host:
+    def __init__(
+        self,
+        store: SessionStore | None = None,
+        *,
+        workspaces: Workspaces | None = None,
+        providers: Mapping[str, Provider] | None = None,
+        tools: Mapping[str, Tool] | None = None,
+        default_cwd: str | None = None,
+        default_model: ModelChoice | None = None,
+        imports: ImportLedger | None = None,
+    ) -> None:
+        self.store = store if store is not None else SessionStore(MemoryBackend())
+        #: what earlier imports read (`importing.ImportLedger`)
+        self.imports = imports if imports is not None else ImportLedger(None)
+        #: the agents' session folders this host keeps up with (off until asked)
+        self.sources = SourceWatcher(self._import_changed, self._source_changed)
+        self.workspaces: Workspaces = workspaces if workspaces is not None else MemoryWorkspaces()
+        self.providers: dict[str, Provider] = dict(providers or {"offline": OfflineProvider()})
+        self.tools: Mapping[str, Tool] = tools if tools is not None else builtin_tools()
+        self.default_cwd = default_cwd if default_cwd is not None else os.getcwd()
+        self._default_model = default_model or default_choice()
+        self.workers = StoreWorkers()
+        self._listeners: list[Listener] = []
+        self._agents: dict[str, Agent] = {}
+        self._served: set[str] = set()
+        #: changes the store announced per session (see version)
+        self._changes: dict[str, int] = {}
+        self._closed = False
+        self._unsubscribe_store = self.store.subscribe(self._on_store)
+
+    @classmethod
+    def open(
+        cls, store_dir: str | os.PathLike[str], *, read_only: bool = False, **options: Any
+    ) -> Host:
+        """A host on the JSONL store in `store_dir`: it takes the writer lock, or with
+        `read_only` reads a store another process writes to (and changes nothing)."""
+        root = Path(store_dir)
+        store = SessionStore(JsonlBackend(root, writable=not read_only))
+        workspaces = ReadOnlyWorkspaces if read_only else FileWorkspaces
+        options.setdefault("workspaces", workspaces(root / "workspaces.json"))
+        options.setdefault("imports", ImportLedger(None if read_only else root / "imports.json"))
+        return cls(store, **options)
+
+    @property
+    def read_only(self) -> bool:
+        return not self.store.backend.writable
+
+    # --- the runtime agents use ----------------------------------------------------
+
+    async def io(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run store work on the single store worker, in submission order."""
+        return await self.workers.io(fn, *args)
+
+    async def session_io(self, session_id: str, fn: Callable[..., T], *args: Any) -> T:
+        """Run store work of one live session: in submission order for that session, at
+        the same time as other sessions' work. Changes that span sessions or the store
+        (fork, truncate, list) go through `io`; the store's locks keep both consistent."""
+        return await self.workers.session_io(session_id, fn, *args)
+
+    def version(self, session_id: str) -> object | None:
+        """Changes whenever the store commits a change to the session or store work fails
+        (an agent re-reads the log then); None on a read-only host, whose store another
+        process writes."""
+        if self.read_only:
+            return None
+        return (self.workers.failures, self._changes.get(session_id, 0))
+
+    def notify(self, note: Json) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(note)
+            except Exception:
+                log.exception("a host subscriber failed on %s", note.get("kind"))
+
+    def provider(self, name: str) -> Provider:
+        found = self.providers.get(name)
+        if found is None:
+            raise ProviderError(f"no provider {name!r} is configured on this host", provider=name)
+        return found
+
+    def default_choice(self) -> ModelChoice:
+        return self._default_model
+
+    @property
+    def delegate(self) -> Delegate | None:
+        return self.run_subagent
+
+    def row(self, summary: SessionSummary) -> Json:
+        """A catalogue row; `model` is the one the next turn uses (the host default when
+        the log selects none)."""
+        return summary_row(summary, self._default_model)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Receive every notification (client_api vocabulary); returns an unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    # --- store changes → notifications ---------------------------------------------
+
+    def _on_store(self, change: StoreEvent) -> None:
+        """Runs on the store worker, right after the change was committed."""
+        sid = change.session_id
+        self._changes[sid] = self._changes.get(sid, 0) + 1
+        if isinstance(change, SessionFlushed) or not self._listeners:
+            return  # announced already, or nobody listens (a one-shot command)
+        notes: list[Json] = []
+        if isinstance(change, EventsAppended):
+            events = [e.to_record() for e in change.events]
+            notes.append({"kind": "session/events", "sessionId": sid, "events": events})
+        elif isinstance(change, SessionTruncated):
+            notes.append(
+                {
+                    "kind": "session/truncate",
+                    "sessionId": sid,
+                    "variant": "session",
+                    "type": "truncate",
+                    "through_sequence": change.through,
+                }
+            )
+        if isinstance(change, SessionDisposed):
+            notes.append({"kind": "catalogue/remove", "sessionId": sid})
+        elif isinstance(change, EventsAppended | SessionTruncated | SessionCreated):
+            notes.append({"kind": "catalogue/upsert", "summary": self.row(self.store.summary(sid))})
+        loop = self.workers.loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._deliver, notes)
+
+    def _deliver(self, notes: Sequence[Json]) -> None:
+        for note in notes:
+            self.notify(note)
+
+    # --- serving sessions ----------------------------------------------------------
+
+    async def _serve(self, session_id: str) -> Session:
+        """The session's snapshot, after recovery when this host first serves it."""
+        return await self.io(self._recover_sync, session_id)
+
+    def _recover_sync(self, session_id: str) -> Session:
+        snap = self.store.get(session_id)
+        if session_id in self._served:
+            return snap
+        turn = OpenTurn.of(snap)
+        if turn is not None and not turn.pending and not self.read_only:
+            log.info("session %s: closing turn %s left open by a crash", session_id, turn.id)
+            reason = "the host stopped while this turn was running"
+            self.store.append(session_id, turn.end("interrupted", reason))
+            snap = self.store.get(session_id)
+        self._served.add(session_id)
+        return snap
+
+    def _check_writable(self) -> None:
+        """Refuse work that would write before it starts (a turn must not start half)."""
+        if self.read_only:
+            raise ReadOnlyStore(
+                "this store is open read-only (another Forkwise process is writing to it)"
+            )
+
+    async def agent(self, session_id: str) -> Agent:
+        """The live agent of a session (created, after recovery, on first use)."""
+        found = self._agents.get(session_id)
+        if found is not None:
+            return found
+        snap = await self._serve(session_id)
+        found = self._agents.get(session_id)  # another caller may have won the race
+        if found is None:
+            found = Agent(self, session_id, turn_open=OpenTurn.of(snap) is not None)
+            self._agents[session_id] = found
+        return found
+
+    def _publish(self, session_id: str) -> None:
+        """Register a newly created session's agent: from now on it can run."""
+        self._served.add(session_id)
+        self._agents[session_id] = Agent(self, session_id, turn_open=False)
+
+    async def _attach_like(self, source: str | None, child: str) -> None:
+        def attach() -> None:
+            name = self.workspaces.workspace_of(source) if source else "default"
+            try:
+                self.workspaces.attach(name, child)
+            except WorkspaceAttachFailed as exc:
+                exc.details.setdefault("childId", child)
+                raise
+            except (ForkwiseError, OSError) as exc:
+                raise WorkspaceAttachFailed(
+                    f"session {child!r} was created but could not join workspace {name!r}: {exc}",
+                    childId=child,
+                    workspace=name,
+                ) from exc
+
+        await self.io(attach)
+
+    # --- the client API (JSON in, JSON out) ----------------------------------------
+
+    async def list_sessions(self) -> list[Json]:
+        summaries = await self.io(self.store.list, self._indexing_progress())
+        # A turn a crash left open is closed (interrupted) when the host first serves its
+        # session. Listing serves the sessions whose log ends inside a turn, so that none
+        # of them shows as running while nothing runs it; a turn waiting for an approval
+        # stays open. Only those few logs are loaded.
+        dangling = [
+            s.id
+            for s in summaries
+            if s.running and s.error is None and s.id not in self._served and not self.read_only
+        ]
+        if dangling:
+            for sid in dangling:
+                await self._serve(sid)
+            fresh = {sid: await self.io(self.store.summary, sid) for sid in dangling}
+            summaries = [fresh.get(s.id, s) for s in summaries]
+        return [self.row(s) for s in summaries]
+
+    def _indexing_progress(self) -> Callable[[int, int], None] | None:
+        """Progress of a listing that reads logs (no index yet), as `store/indexing`
+        notifications, about a hundred per listing; None when nobody listens."""
+        if not self._listeners:
+            return None
+        loop = asyncio.get_running_loop()
+        told = [0]
+
+        def progress(done: int, total: int) -> None:  # on the store worker
+            if done == total or done - told[0] >= max(1, total // 100):
+                told[0] = done
+                note = {"kind": "store/indexing", "done": done, "total": total}
+                loop.call_soon_threadsafe(self.notify, note)
+
+        return progress
+
+    async def get_session(self, session_id: str) -> Json:
+        snap = await self._serve(session_id)
+        summary = await self.io(self.store.summary, session_id)
+        turn = OpenTurn.of(snap)
+        agent = self._agents.get(session_id)
+        state = (
+            agent.state()
+            if agent is not None
+            else {"running": turn is not None, "queued": 0, "waiting": bool(turn and turn.pending)}
+        )
+        choice = latest_choice(snap) or self._default_model
+        return {
+            "header": snap.header.to_record(),
+            "summary": self.row(summary),
+            "state": state,
+            "pendingApprovals": [r.to_dict() for r in turn.pending.values()] if turn else [],
+            "model": {k: v for k, v in model_select_draft(choice).items() if k != "type"},
+        }
+
+    async def messages(self, session_id: str) -> list[Json]:
+        snap = await self._serve(session_id)
+        return [m.to_dict() for m in snap.replay().messages]
+
+    async def events(self, session_id: str, after: int = 0, limit: int = MAX_PAGE) -> Json:
+        for name, value in (("after", after), ("limit", limit)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InvalidBoundary(f"{name} must be a non-negative integer", **{name: value})
+        await self._serve(session_id)
+        size = max(1, min(limit, MAX_PAGE))
+
+        def page_of() -> tuple[tuple[Event, ...], int]:
+            return self.store.events_since(session_id, after, size), self.store.last_seq(session_id)
+
+        page, last = await self.io(page_of)
+        return {
+            "events": [e.to_record() for e in page],
+            "lastSeq": max(last, after),
+            "more": after + len(page) < last,
+        }
+
+    async def create_session(
+        self,
+        title: str | None = None,
+        cwd: str | None = None,
+        workspace: str | None = None,
+        session_id: str | None = None,
+    ) -> Json:
+        """A new empty session (with `session_id`, or a new id) on this host's default model;
+        the title, when given, is its first `session/title` event."""
+        self._check_writable()
+        follow: list[Json] = [model_select_draft(self._default_model)]
+        if title:
+            follow.append({"type": "session/title", "title": title})
+        snap = await self.io(
+            functools.partial(
+                self.store.create, session_id, cwd=cwd or self.default_cwd, follow=follow
+            )
+        )
+        self._publish(snap.id)
+        if workspace is None:
+            await self._attach_like(None, snap.id)
+        else:
+            await self.attach(workspace, snap.id)
+        return self.row(await self.io(self.store.summary, snap.id))
+
+    async def prompt(self, session_id: str, text: str, wait: bool = False) -> Json:
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidBoundary("a prompt needs some text", field="text")
+        self._check_writable()
+        agent = await self.agent(session_id)
+        ahead, outcome = agent.prompt(text)
+        out: Json = {"queued": ahead}
+        if wait:
+            out["outcome"] = await outcome
+        return out
+
+    async def cancel(self, session_id: str) -> Json | None:
+        return await (await self.agent(session_id)).cancel()
+
+    async def approve(
+        self, session_id: str, approval_id: str, approved: bool, wait: bool = False
+    ) -> Json | None:
+        self._check_writable()
+        outcome = await (await self.agent(session_id)).approve(approval_id, approved)
+        return await outcome if wait else None
+
+    async def set_model(
+        self, session_id: str, provider: str, model: str, reasoning: str | None = None
+    ) -> Json:
+        self.provider(provider)
+        agent = await self.agent(session_id)
+        if agent.busy:
+            raise SessionBusy("the model cannot change while a turn runs", session_id=session_id)
+        draft = model_select_draft(ModelChoice(provider, model, reasoning))
+
+        def select() -> Json:
+            if OpenTurn.of(self.store.get(session_id)) is not None:
+                raise SessionBusy("the model cannot change during a turn", session_id=session_id)
+            self.store.append(session_id, [draft])
+            return self.row(self.store.summary(session_id))
+
+        return await self.io(select)
+
+    def use_settings(self, settings: ProviderSettings) -> Json:
+        """Serve the provider these settings describe; sessions created from now on start
+        on its model (a session keeps the model its log selects). May block on the OS
+        keyring: call it off the event loop."""
+        provider = build_provider(settings)
+        self.providers[provider.name] = provider
+        self._default_model = settings.choice()
+        choice = self._default_model
+        return {"provider": choice.provider, "model": choice.model, "reasoning": choice.reasoning}
+
+    async def settings(self) -> Json:
+        """`settings.get`: the saved provider settings, without the key."""
+        settings = await asyncio.to_thread(load_settings)
+        values = settings.to_dict()
+        if settings.kind == "openai":
+            found = await asyncio.to_thread(find_api_key, settings.base_url)
+            values["key"] = found.note  # where the key comes from, never the key
+        return values
+
+    async def save_settings(self, values: Mapping[str, Any], api_key: str = "") -> Json:
+        """`settings.save`: this host owns its settings file and keyring; the new settings
+        apply at once (sessions created from now on start on their model)."""
+        self._check_writable()
+        settings = ProviderSettings.from_dict(dict(values))
+
+        def save() -> None:
+            save_settings(settings)
+            if api_key and settings.kind == "openai":
+                store_api_key(settings.base_url, api_key)
+
+        await asyncio.to_thread(save)
+        return await self.reload_settings()
+
+    async def reload_settings(self) -> Json:
+        """`host.reloadSettings`: read the settings file again (after Preferences saved it)."""
+        settings = await asyncio.to_thread(load_settings)
+        return await asyncio.to_thread(self.use_settings, settings)
+
+    async def apply_saved_settings(self) -> str:
+        """Apply the saved provider settings at start-up; returns a warning for the person
+        ("" when all is well). Broken settings must not keep the host from serving."""
+        try:
+            await self.reload_settings()
+        except ForkwiseError as exc:
+            return (
+                f"the saved provider settings were not used ({exc.message}); "
+                "new sessions use the offline model"
+            )
+        return ""
+
+    def models(self) -> list[Json]:
+        out: list[Json] = []
+        for name, provider in self.providers.items():
+            listed = getattr(provider, "models", None)
+            out.extend(listed() if callable(listed) else [{"provider": name, "model": None}])
+        return out
+
+    # --- forks: one policy (forking.py) for every entry point -------------------------
+
+    async def fork(self, session_id: str, at_seq: int | None = None) -> Json:
+        """`session.fork`: the anchor rule of DESIGN §4 picks the boundary."""
+        return await self.fork_session(session_id, ForkAt(at_seq=at_seq))
+
+    async def fork_at_message(
+        self,
+        session_id: str,
+        message_id: str,
+        include_message: bool = True,
+        replace: bool = False,
+    ) -> Json:
+        """Seed-002 fork at a message; `replace` truncates this session in place instead."""
+        if replace:
+            return await self.truncate(session_id, message_id, include_message)
+        at = ForkAt(message_id=message_id, include_message=include_message)
+        return await self.fork_session(session_id, at)
+
+    def serves(self, choice: ModelChoice) -> bool:
+        """Whether a configured provider of this host serves `choice`: one that lists the
+        model, lists no particular model (an endpoint that takes any name), or answers the
+        same whatever model is named (the offline one)."""
+        if getattr(self.providers.get(choice.provider), "any_model", False):
+            return True
+        for row in self.models():
+            if row.get("provider") == choice.provider and row.get("model") in (None, choice.model):
+                return True
+        return False
+
+    def _child_follow(self, source: SessionSummary) -> list[Json]:
+        return follow_drafts(child_model(source, self.serves, self._default_model))
+
+    async def fork_session(
+        self,
+        source: str,
+        at: ForkAt,
+        child_id: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """The one fork: cut `source` where `at` says, give the child the model its source
+        runs on (or this host's default when none serves it), publish the child, attach it
+        to its source's workspace. Raises `WorkspaceAttachFailed` (with the child's id)
+        after the child exists."""
+
+        def create() -> SessionSummary:
+            if at.last_turn:
+                made = self.store.fork_indexed(
+                    source, child_id, meta=meta, follow=self._child_follow
+                )
+                if made is not None:
+                    return made
+            snap = self._recover_sync(source)
+            boundary = at.resolve(snap.events, source)
+            follow = self._child_follow(self.store.summary(source))
+            child = self.store.fork(
+                snap, boundary, child_id, meta=meta, follow=follow, anchor=at.anchor()
+            )
+            return self.store.summary(child.id)
+
+        self._check_writable()
+        made = await self.io(create)
+        self._publish(made.id)
+        await self._attach_like(source, made.id)
+        return self.row(made)
+
+    async def truncate(self, session_id: str, message_id: str, include_message: bool) -> Json:
+        """Replace in place (seed 002 `replace=True`): the session keeps its id and ends at
+        that message's turn; refused while a turn is open or prompts are queued."""
+        self._check_writable()
+        await self._serve(session_id)
+        agent = self._agents.get(session_id)
+        if agent is not None and agent.busy:
+            raise SessionBusy(
+                "this session is running a turn or has queued prompts", session_id=session_id
+            )
+
+        def truncate() -> Json:
+            snap = self.store.get(session_id)
+            if OpenTurn.of(snap) is not None:
+                raise SessionBusy("this session has an open turn", session_id=session_id)
+            boundary = message_boundary(snap.events, message_id, include_message, session_id)
+            self.store.truncate(snap, boundary)
+            return self.row(self.store.summary(session_id))
+
+        return await self.io(truncate)
+
+    async def run_subagent(self, parent: str, task: str) -> Json:
+        """The `delegate` tool: a child clipped to the parent's last completed turn."""
+        meta = {"relation": "subagent", "title": f"Subagent: {task[:60]}"}
+        try:
+            row = await self.fork_session(parent, ForkAt(subagent=True), meta=meta)
+        except WorkspaceAttachFailed as exc:
+            log.warning("subagent %s could not join its parent's workspace", exc.details)
+            row = {"id": exc.details["childId"]}
+        _, outcome = self._agents[row["id"]].prompt(task)
+        result = await outcome
+        return {
+            "session": row["id"],
+            "status": result["status"],
+            "reply": result["reply"],
+            "error": result.get("error"),
+        }
+
+    async def delete_session(self, session_id: str) -> Json:
+        """Move a session to the store's trash; refused while it runs a turn."""
+        self._check_writable()
+        agent = self._agents.get(session_id)
+        if agent is not None and agent.busy:
+            raise SessionBusy("this session is running a turn", session_id=session_id)
+        await self.io(self.store.delete, session_id)
+        self._agents.pop(session_id, None)
+        self._served.discard(session_id)
+        return {"id": session_id, "deleted": True}
+
+    async def import_sources(self, tool: str | None, paths: Sequence[str]) -> Json:
+        """The import verb (DESIGN §9) on files this host can read: `paths` are files or
+        folders (none: the tools' default folders on this host's machine); `tool` one of
+        claude, codex, pi, forkwise, or None to recognise each file."""
+        self._check_writable()
+        if tool is not None and tool not in TOOLS:
+            raise UnknownFormat(f"unknown tool {tool!r} (known: {', '.join(TOOLS)})", tool=tool)
+        home = Path(os.path.expanduser("~"))
+        files = await asyncio.to_thread(
+            discover, tool, [Path(p) for p in paths], dict(os.environ), home
+        )
+        loop = asyncio.get_running_loop()
+
+        def progress(done: int, total: int, path: str) -> None:  # on the store worker
+            note = {"kind": "import/progress", "done": done, "total": total, "path": path}
+            loop.call_soon_threadsafe(self.notify, note)
+
+        report = await self.io(import_sources, self.store, files, self.imports, progress)
+        return report.to_json()
+
+    async def _import_changed(self, files: list[tuple[Path, str | None]]) -> Json:
+        report = await self.io(import_sources, self.store, files, self.imports)
+        return report.to_json()
+
+    def _source_changed(self, path: Path) -> bool:
+        try:
+            st = path.stat()
+        except OSError:
+            return False
+        return self.imports.unchanged(path, st) is None
+
+    async def watch_sources(
+        self, tools: Sequence[str], folders: Mapping[str, Sequence[str]] | None = None
+    ) -> Json:
+        """`sources.watch`: keep up with these tools' session folders (their default ones
+        on this host's machine, or `folders`); an empty list stops. The first pass runs
+        before this returns, so what is there already is in the store when it does."""
+        self._check_writable()
+        self.sources.watch(tools, folders)
+        if self.sources.tools:
+            await self.sources.scan()
+        return await self.list_sources()
+
+    async def list_sources(self) -> Json:
+        """`sources.list`: the tools found on this host's machine and those watched."""
+        home = Path(os.path.expanduser("~"))
+        found = await asyncio.to_thread(available_sources, dict(os.environ), home)
+        return {"sources": found, "watching": list(self.sources.tools)}
+
+    async def export(self, session_id: str, tool: str, out: str | None = None) -> Json:
+        """The export verb (DESIGN §10): `{"tool", "path", "id", "resume"}`; the file is
+        written on this host's machine."""
+        self._check_writable()
+        await self._serve(session_id)
+        return await self.io(export_session, self.store, session_id, tool, out)
+
+    async def list_workspaces(self) -> list[Json]:
+        return await self.io(self.workspaces.groups)
+
+    async def attach(self, workspace: str, session_id: str) -> None:
+        await self._serve(session_id)
+        try:
+            await self.io(self.workspaces.attach, workspace, session_id)
+        except WorkspaceAttachFailed as exc:
+            exc.details.setdefault("childId", session_id)
+            raise
+
+    # --- lifetime ------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """End running turns as interrupted (waiting ones stay open), release the store."""
+        if self._closed:
+            return
+        self._closed = True
+        await self.sources.close()
+        for agent in list(self._agents.values()):
+            try:
+                await agent.shutdown()
+            except ReadOnlyStore:
+                pass  # a turn open in a store read here belongs to its writer
+            except ForkwiseError:
+                log.exception("session %s: could not shut down cleanly", agent.id)
+        self._unsubscribe_store()
+        self.workers.drain_sessions()  # no agent runs now; let its writes finish
+        await self.io(self.store.close)
+        self.workers.shutdown()

@@ -1,0 +1,293 @@
+"""An append-only list of events that decodes each event the first time it is read.
+
+A session file is validated line by line when it is loaded, but what stays in memory is
+the serialized lines and each event's type: building a frozen `Event` for every line of a
+100,000-event log costs five times the JSON decoding and keeps about 2 KB per event alive.
+Most readers need few events — a page of the transcript, the last turn, a fork's seed
+bytes — so the rest are decoded only when someone asks for them.
+
+`EventView` is the read-only prefix a `Session` snapshot holds: the log only grows while
+it is the store's current log (truncation replaces it with a new one), so the first n
+events seen through a view never change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import cast, overload
+
+import orjson
+
+from forkwise.core.errors import CorruptLog, InvalidEvent
+from forkwise.core.log.events import Event
+
+
+class EventLog(Sequence[Event]):
+    """The events of one session, in seq order (event i has seq i + 1)."""
+
+    __slots__ = ("_events", "_last", "_lines", "_typed", "_types")
+
+    def __init__(self, events: Iterable[Event] = ()) -> None:
+        decoded = list(events)
+        self._events: list[Event | None] = list(decoded)
+        self._lines: list[bytes | None] = [e.raw for e in decoded]
+        self._types: list[str | None] = [e.type for e in decoded]
+        self._typed = True  # every entry of _types is known
+        #: per type, the last answer of `last_index_of`: (events it looked at, the index)
+        self._last: dict[str, tuple[int, int | None]] = {}
+
+    @classmethod
+    def lazy(cls, lines: list[bytes], types: list[str] | None = None) -> EventLog:
+        """A log of checked lines (one per event), decoded on access. Without `types`, an
+        event's type is learnt by decoding it the first time a scan asks for it."""
+        if types is not None and len(types) != len(lines):
+            raise ValueError("a lazily decoded log needs one type per line")
+        out = cls.__new__(cls)
+        out._events = [None] * len(lines)
+        out._lines = list(lines)
+        out._types = list(types) if types is not None else [None] * len(lines)
+        out._typed = types is not None
+        out._last = {}
+        return out
+
+    def __len__(self) -> int:
+        return len(self._types)
+
+    @property
+    def types(self) -> Sequence[str]:
+        """Each event's type (see `event_types`)."""
+        return self.types_of(len(self._types))
+
+    def types_of(self, n: int) -> Sequence[str]:
+        if not self._typed:
+            return _Types(self, n)
+        # every type is known: no None in the list
+        return cast("list[str]", self._types if n == len(self._types) else self._types[:n])
+
+    def type_at(self, i: int) -> str:
+        etype = self._types[i]
+        if etype is None:
+            etype = self._types[i] = self._type_of(i)
+        return etype
+
+    def _type_of(self, i: int) -> str:
+        """Event i's type, read off its line without building the event (a scan for one
+        type, such as the latest model/select, reads every line of a long log)."""
+        event, raw = self._events[i], self._lines[i]
+        if event is not None or raw is None:
+            return self._at(i).type
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:  # validated at load
+            raise CorruptLog(f"event {i + 1} no longer decodes: {exc}") from exc
+        etype = record.get("type") if isinstance(record, dict) else None
+        return etype if isinstance(etype, str) and etype else self._at(i).type
+
+    def last_index_of(self, etype: str, n: int) -> int | None:
+        """The index of the last event of type `etype` among the first n. A line not read
+        yet is skipped unread when it holds no backslash and not `etype`'s bytes: without
+        escapes, every JSON string in it is there as it is, its type too. The answer is
+        kept, so that the next question looks only at events appended since (the log only
+        grows)."""
+        seen, found = self._last.get(etype, (0, None))
+        if n < seen:  # a shorter prefix than last time: look at all of it
+            seen, found = 0, None
+        needle = etype.encode()
+        for i in range(n - 1, seen - 1, -1):
+            known = self._types[i]
+            if known is None:
+                raw = self._lines[i]
+                if raw is not None and needle not in raw and b"\\" not in raw:
+                    continue
+                known = self.type_at(i)
+            if known == etype:
+                found = i
+                break
+        if n >= self._last.get(etype, (0, None))[0]:
+            self._last[etype] = (n, found)
+        return found
+
+    def byte_length(self, n: int) -> int:
+        """Bytes of the first n lines, one newline each included."""
+        lines = self._lines[:n]
+        if None in lines:
+            return sum(len(self.line(i)) for i in range(n)) + n
+        return sum(map(len, lines)) + n  # type: ignore[arg-type]  # no None here
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Event, ...]: ...
+    def __getitem__(self, index: int | slice) -> Event | tuple[Event, ...]:
+        if isinstance(index, slice):
+            return tuple(self._at(i) for i in range(*index.indices(len(self._types))))
+        return self._at(_position(index, len(self._types)))
+
+    def __iter__(self) -> Iterator[Event]:
+        for i in range(len(self._types)):
+            yield self._at(i)
+
+    def _at(self, i: int) -> Event:
+        event = self._events[i]
+        if event is None:
+            raw = self._lines[i]
+            assert raw is not None  # a line without an event is never stored
+            try:
+                event = Event.from_decoded(orjson.loads(raw), raw)
+            except (orjson.JSONDecodeError, InvalidEvent) as exc:  # validated at load
+                raise CorruptLog(f"event {i + 1} no longer decodes: {exc}") from exc
+            self._events[i] = event
+        return event
+
+    def line(self, i: int) -> bytes:
+        """The serialized line of event i (without newline), encoding it if it has none."""
+        raw = self._lines[i]
+        return raw if raw is not None else self._at(i).encode()
+
+    def extend(self, events: Iterable[Event]) -> None:
+        for event in events:
+            self._events.append(event)
+            self._lines.append(event.raw)
+            self._types.append(event.type)  # last: len() counts an event once it is whole
+
+    def prefix(self, n: int, then: Iterable[Event] = ()) -> EventLog:
+        """A new log of this one's first n events (shared, not decoded) followed by `then`."""
+        out = EventLog.__new__(EventLog)
+        out._events = self._events[:n]
+        out._lines = self._lines[:n]
+        out._types = self._types[:n]
+        out._typed = self._typed
+        out._last = {}
+        out.extend(then)
+        return out
+
+    def view(self, n: int | None = None) -> EventView:
+        return EventView(self, len(self._types) if n is None else n)
+
+
+class EventView(Sequence[Event]):
+    """The first `n` events of a log, read-only; equal to any sequence of equal events."""
+
+    __slots__ = ("_log", "_n")
+
+    def __init__(self, log: EventLog, n: int) -> None:
+        self._log = log
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Event, ...]: ...
+    def __getitem__(self, index: int | slice) -> Event | tuple[Event, ...]:
+        if isinstance(index, slice):
+            return tuple(self._log._at(i) for i in range(*index.indices(self._n)))
+        return self._log._at(_position(index, self._n))
+
+    def __iter__(self) -> Iterator[Event]:
+        at = self._log._at
+        for i in range(self._n):
+            yield at(i)
+
+    def __reversed__(self) -> Iterator[Event]:
+        at = self._log._at
+        for i in range(self._n - 1, -1, -1):
+            yield at(i)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(other) == self._n and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"EventView({self._n} events)"
+
+    @property
+    def log(self) -> EventLog:
+        return self._log
+
+    @property
+    def types(self) -> Sequence[str]:
+        return self._log.types_of(self._n)
+
+    def line(self, i: int) -> bytes:
+        return self._log.line(_position(i, self._n))
+
+    def byte_length(self) -> int:
+        return self._log.byte_length(self._n)
+
+
+class _Types(Sequence[str]):
+    """The types of a log's first n events, each learnt when first read."""
+
+    __slots__ = ("_log", "_n")
+
+    def __init__(self, log: EventLog, n: int) -> None:
+        self._log = log
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self._log.type_at(i) for i in range(*index.indices(self._n))]
+        return self._log.type_at(_position(index, self._n))
+
+
+def _position(index: int, n: int) -> int:
+    """`index` into a sequence of n items as a position 0..n-1 (negative counts back)."""
+    position = index + n if index < 0 else index
+    if not 0 <= position < n:
+        raise IndexError("event index out of range")
+    return position
+
+
+def event_types(events: Sequence[Event]) -> Sequence[str]:
+    """Each event's type, without decoding the events of a lazily decoded log."""
+    types = getattr(events, "types", None)
+    return types if types is not None else [e.type for e in events]
+
+
+def last_index_of(events: Sequence[Event], etype: str) -> int | None:
+    """The index of the last event of type `etype`, reading as few lines as it can of a
+    lazily decoded log (`EventLog.last_index_of`)."""
+    if isinstance(events, EventLog):
+        return events.last_index_of(etype, len(events))
+    if isinstance(events, EventView):
+        return events.log.last_index_of(etype, len(events))
+    for i in range(len(events) - 1, -1, -1):
+        if events[i].type == etype:
+            return i
+    return None
+
+
+def head(events: Sequence[Event], n: int) -> Sequence[Event]:
+    """The first n events, without decoding those of a lazily decoded log."""
+    if isinstance(events, EventLog):
+        return events.view(min(n, len(events)))
+    if isinstance(events, EventView):
+        return EventView(events.log, min(n, len(events)))
+    return events[:n]
+
+
+def event_lines(events: Sequence[Event]) -> Iterator[bytes]:
+    """Each event's serialized line, reusing the bytes it was read from."""
+    if isinstance(events, EventLog | EventView):
+        return (events.line(i) for i in range(len(events)))
+    return (e.encode() for e in events)
+
+
+def lines_length(events: Sequence[Event]) -> int:
+    """Bytes the events take as lines of a log, one newline each included."""
+    if isinstance(events, EventView):
+        return events.byte_length()
+    return sum(len(line) + 1 for line in event_lines(events))

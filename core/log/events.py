@@ -1,0 +1,196 @@
+"""Frozen event records and the vocabulary of the session log.
+
+A log line is `{"seq": N, "type": T, "ts": ISO-8601, …payload fields…}`. Known types have
+their required fields checked; unknown types (a newer version, a plugin) are kept as they
+are and round-trip unchanged. Each event keeps the exact bytes it was read from, so a fork
+copies serialized lines instead of encoding every event again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import Any, Final
+
+import orjson
+
+from forkwise.core.errors import InvalidEvent
+
+TURN_START: Final = "turn/start"
+TURN_END: Final = "turn/end"
+STEP_START: Final = "step/start"
+STEP_END: Final = "step/end"
+MESSAGE: Final = "message"
+TOOL_RESULT: Final = "tool/result"
+APPROVAL_REQUEST: Final = "approval/request"
+APPROVAL_RESOLVE: Final = "approval/resolve"
+MODEL_SELECT: Final = "model/select"
+SESSION_TITLE: Final = "session/title"
+HISTORY_FORK: Final = "history/fork"
+CONTEXT_SUMMARY: Final = "context/summary"
+
+#: Event types that only make sense inside a turn bracket.
+TURN_SCOPED: Final = frozenset(
+    {STEP_START, STEP_END, MESSAGE, TOOL_RESULT, APPROVAL_REQUEST, APPROVAL_RESOLVE}
+)
+#: Statuses a `turn/end` may carry; any status closes the turn.
+TURN_STATUSES: Final = frozenset({"completed", "cancelled", "failed", "interrupted"})
+ROLES: Final = frozenset({"user", "assistant"})
+RESERVED: Final = frozenset({"seq", "type", "ts"})
+#: How deep a line's JSON may nest. The encoder stops at 255 levels, and an event must still
+#: fit inside the envelopes that carry it (JSON-RPC results, CLI output) and replay.
+MAX_NESTING: Final = 200
+
+_REQUIRED: Final[dict[str, tuple[tuple[str, type], ...]]] = {
+    TURN_START: (("turn", str),),
+    TURN_END: (("turn", str), ("status", str)),
+    STEP_START: (("turn", str), ("step", str)),
+    STEP_END: (("turn", str), ("step", str)),
+    MESSAGE: (("id", str), ("role", str), ("turn", str), ("parts", list)),
+    TOOL_RESULT: (("turn", str), ("call", str), ("tool", str)),
+    APPROVAL_REQUEST: (("turn", str), ("approval", str), ("call", str), ("tool", str)),
+    APPROVAL_RESOLVE: (("turn", str), ("approval", str), ("decision", str)),
+    MODEL_SELECT: (("provider", str), ("model", str)),
+    SESSION_TITLE: (("title", str),),
+    HISTORY_FORK: (("source", str), ("boundary", int)),
+}
+
+
+def now_ts() -> str:
+    """The current time as the log writes it: UTC, millisecond precision."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One immutable log entry. `raw` is the serialized line (without newline), if known."""
+
+    seq: int
+    type: str
+    ts: str
+    fields: Mapping[str, Any]
+    raw: bytes | None = field(default=None, compare=False, repr=False)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.fields.get(key, default)
+
+    def to_record(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"seq": self.seq, "type": self.type, "ts": self.ts}
+        record.update(self.fields)
+        return record
+
+    def encode(self) -> bytes:
+        """The line for this event, reusing the bytes it was read from."""
+        return self.raw if self.raw is not None else orjson.dumps(self.to_record())
+
+    @classmethod
+    def from_record(cls, record: object, raw: bytes | None = None) -> Event:
+        """Validate a decoded line and build the event; raises InvalidEvent."""
+        if not isinstance(record, dict):
+            raise InvalidEvent("an event must be a JSON object")
+        return cls.from_decoded(dict(record), raw)
+
+    @classmethod
+    def from_decoded(cls, record: dict[str, Any], raw: bytes | None = None) -> Event:
+        """Like from_record, but takes ownership of `record` (a dict fresh from the decoder):
+        the reserved keys are popped in place and the rest becomes the payload."""
+        seq, etype = check_record(record, raw)
+        del record["seq"], record["type"]
+        ts = record.pop("ts")
+        return cls(seq, etype, ts, MappingProxyType(record), raw)
+
+    @classmethod
+    def build(
+        cls, seq: int, etype: str, payload: Mapping[str, Any], ts: str | None = None
+    ) -> Event:
+        """A new event for appending; its line is encoded once, here."""
+        check_fields(etype, payload)
+        record = {"seq": seq, "type": etype, "ts": ts or now_ts(), **payload}
+        try:
+            raw = orjson.dumps(record)
+        except TypeError as exc:
+            raise InvalidEvent(f"event {etype!r} cannot be stored as JSON: {exc}") from exc
+        # the fields as a reader of the line gets them; the payload was checked above
+        decoded = orjson.loads(raw)
+        if too_deep(raw, decoded):
+            raise InvalidEvent(f"event {seq}: JSON nested deeper than {MAX_NESTING} levels")
+        del decoded["seq"], decoded["type"], decoded["ts"]
+        return cls(seq, etype, record["ts"], MappingProxyType(decoded), raw)
+
+
+def check_record(record: dict[str, Any], raw: bytes | None = None) -> tuple[int, str]:
+    """Check a decoded line as an event (reserved keys and the required fields of its type)
+    without building one; returns its seq and type. This is the loader's hot path."""
+    seq = record.get("seq")
+    etype = record.get("type")
+    if type(seq) is not int or seq < 1:
+        raise InvalidEvent(f"event seq must be a positive integer, got {seq!r}")
+    if type(etype) is not str or not etype:
+        raise InvalidEvent(f"event {seq}: type must be a non-empty string")
+    if type(record.get("ts")) is not str:
+        raise InvalidEvent(f"event {seq}: ts must be a string")
+    required = _REQUIRED.get(etype)
+    if required is not None:
+        _check_required(etype, record, required, seq)
+    if raw is not None and too_deep(raw, record):
+        raise InvalidEvent(f"event {seq}: JSON nested deeper than {MAX_NESTING} levels")
+    return seq, etype
+
+
+def too_deep(raw: bytes, value: object) -> bool:
+    """Whether `value` (decoded from `raw`) nests deeper than MAX_NESTING. The byte counts
+    make this free for ordinary lines; only a line with that many brackets is walked."""
+    if len(raw) <= 2 * MAX_NESTING or raw.count(b"[") + raw.count(b"{") <= MAX_NESTING:
+        return False
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_NESTING:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def check_fields(etype: str, payload: Mapping[str, Any], seq: int | None = None) -> None:
+    """Check that a payload may be stored: no reserved keys, and the required fields of a
+    known event type."""
+    bad = RESERVED.intersection(payload)
+    if bad:
+        where = f"event {seq} ({etype})" if seq is not None else f"event {etype}"
+        raise InvalidEvent(f"{where}: payload may not set {sorted(bad)}")
+    required = _REQUIRED.get(etype)
+    if required is not None:
+        _check_required(etype, payload, required, seq)
+
+
+def _check_required(
+    etype: str,
+    payload: Mapping[str, Any],
+    required: tuple[tuple[str, type], ...],
+    seq: int | None,
+) -> None:
+    for name, kind in required:
+        # exact type: JSON decodes to exact types, and bool must not pass for int
+        if type(payload.get(name)) is not kind:
+            where = f"event {seq} ({etype})" if seq is not None else f"event {etype}"
+            raise InvalidEvent(f"{where}: field {name!r} is missing or has the wrong type")
+    if etype == MESSAGE and payload["role"] not in ROLES:
+        raise InvalidEvent(f"event {seq} ({etype}): role must be one of {sorted(ROLES)}")
+    if etype == HISTORY_FORK and payload["boundary"] < 0:
+        raise InvalidEvent(f"event {seq} ({etype}): boundary must not be negative")
+
+
+def message_text(event: Event | Mapping[str, Any]) -> str:
+    """The visible text of a message event (text parts joined)."""
+    parts = event.get("parts") or ()
+    return "".join(
+        str(p.get("text", "")) for p in parts if isinstance(p, dict) and p.get("type") == "text"
+    )
+
+
+def text_part(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}

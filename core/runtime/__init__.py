@@ -1,0 +1,1 @@
+"""What runs a session: the agent loop, tools, providers, settings, workspaces."""

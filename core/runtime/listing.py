@@ -1,0 +1,19 @@
+"""A session row as clients list it: the stored summary plus the model its next turn runs on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from forkwise.core.runtime.providers.base import ModelChoice
+from forkwise.core.runtime.providers.offline import default_choice
+from forkwise.core.store.session import SessionSummary
+
+
+def summary_row(summary: SessionSummary, default: ModelChoice | None = None) -> dict[str, Any]:
+    """`summary.to_dict()` with the model the next turn runs on: the log's latest
+    model/select, else `default` (the offline model unless a host says otherwise)."""
+    row = summary.to_dict()
+    if row["model"] is None:
+        choice = default or default_choice()
+        row["model"], row["provider"] = choice.model, choice.provider
+    return row

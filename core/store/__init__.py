@@ -1,0 +1,1 @@
+"""The session store: sessions, the fork contract, backends, the index, atomic files."""

@@ -1,0 +1,82 @@
+"""The persistence interface of the store and the data it exchanges with a backend.
+
+Each backend (memory, JSON Lines, …) depends on this module only, never on the store, so
+adding one touches nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+from forkwise.core.log.events import Event
+from forkwise.core.log.turns import BracketState
+from forkwise.core.store.fork_point import ForkPoint
+from forkwise.core.store.session import SessionHeader, SessionSummary, StoreEvent
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class LoadedLog:
+    """What a backend read for one session."""
+
+    header: SessionHeader
+    #: an EventLog when the backend validated lines without building every event
+    events: Sequence[Event]
+    state: BracketState
+    torn_tail: bytes | None = None
+    #: the summary, when the backend computed it while it read the log
+    summary: SessionSummary | None = None
+    #: the point of a completed turn of the log, when the backend knows one
+    point: ForkPoint | None = None
+
+
+class Remembered(NamedTuple):
+    """What the store knows of a session it has loaded, for the backend's index."""
+
+    summary: SessionSummary
+    state: BracketState
+    #: the point of the log's last completed turn, if known
+    point: ForkPoint | None
+    events: Sequence[Event]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFork:
+    """What a backend's index vouches for about a log it has not read: its header, the
+    point of its last completed turn, and where the lines through it stand in its file
+    (`span`: start and end offsets), for a backend that copies them."""
+
+    header: SessionHeader
+    point: ForkPoint
+    span: tuple[int, int]
+    #: the summary of the whole log (its latest model is what a child is given)
+    summary: SessionSummary
+    #: whether a turn left open at the end of the log waits for an approval (it stays
+    #: open; any other open turn was left by a crash and is closed before a fork)
+    waits: bool = False
+
+
+class Backend(Protocol):
+    """Persistence for a store. `persist` raises a ForkwiseError and leaves the disk as it
+    was when it cannot complete a change."""
+
+    writable: bool
+
+    def persist(self, change: StoreEvent) -> None: ...
+    def exists(self, session_id: str) -> bool: ...
+    def session_ids(self) -> list[str]: ...
+    def load(self, session_id: str) -> LoadedLog | None: ...
+    def summaries(
+        self, skip: set[str], progress: Progress | None = None
+    ) -> list[SessionSummary]: ...
+    def save_summaries(self, records: Sequence[Remembered]) -> None: ...
+    def indexed_fork(self, session_id: str) -> IndexedFork | None:
+        """The facts for a fork at the last completed turn of a session that is not
+        loaded, when an index the backend trusts has them; None sends the store to the
+        log itself."""
+        ...
+
+    def close(self) -> None: ...

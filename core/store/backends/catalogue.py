@@ -1,0 +1,262 @@
+"""The summary index beside the logs: `<store>/index.json`.
+
+It only ever saves work: each entry records the size and mtime of the log it summarizes,
+and an entry that does not match its file is recomputed from the file. A missing or
+unreadable index is rebuilt; the logs are always the truth.
+
+An entry's summary is a row (`SessionSummary.to_index_row`; entries written before hold an
+object, read as well).
+
+An entry may also hold the facts a loader learns by checking every line of a log (`log`:
+its event count and where its turn brackets stand). While size and mtime still match, a
+loader may take those instead of checking each line again, as the list takes the summary.
+They are kept as JSON text inside the entry (entries written before hold an object, read as
+well): every listing decodes the whole index and needs none of them. Those facts may include
+where the log's last completed turn ends (`log.fork`: a `ForkPoint` and the byte offset just
+past that `turn/end` line), so that a fork there copies the bytes without reading the log;
+entries written before had none, and a fork of them reads the log as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from forkwise.core.errors import ForkwiseError
+from forkwise.core.log.turns import BracketState
+from forkwise.core.store.atomic import replace_file
+from forkwise.core.store.fork_point import ForkPoint
+from forkwise.core.store.session import SessionSummary
+
+log = logging.getLogger(__name__)
+INDEX_VERSION = 1
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class LogFacts:
+    """What checking every line of a log established: how many events it holds, where
+    its turn brackets stand at the end and, when known, the point of its last completed
+    turn (`fork`) and the file offset just past that event's line (`fork_end`, known
+    when the lines before it are one per event)."""
+
+    events: int
+    open_turn: str | None
+    open_turn_seq: int
+    pending_approvals: dict[str, int]
+    fork: ForkPoint | None = None
+    fork_end: int | None = None
+
+    @classmethod
+    def of(
+        cls, state: BracketState, fork: ForkPoint | None = None, fork_end: int | None = None
+    ) -> LogFacts:
+        if fork is None:
+            fork_end = None
+        return cls(
+            state.last_seq,
+            state.open_turn,
+            state.open_turn_seq,
+            dict(state.pending_approvals),
+            fork,
+            fork_end,
+        )
+
+    def to_index(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "events": self.events,
+            "openTurn": self.open_turn,
+            "openTurnSeq": self.open_turn_seq,
+            "approvals": self.pending_approvals,
+        }
+        if self.fork is not None:
+            out["fork"] = {**self.fork.to_index(), "end": self.fork_end}
+        return out
+
+    @classmethod
+    def from_index(cls, data: object) -> LogFacts | None:
+        """The facts an entry records, or None when it has none or they are malformed."""
+        if type(data) is not dict:
+            return None
+        events, turn, turn_seq, approvals = (
+            data.get("events"), data.get("openTurn"), data.get("openTurnSeq"),
+            data.get("approvals"),
+        )  # fmt: skip
+        if (
+            type(events) is not int
+            or events < 0
+            or type(turn_seq) is not int
+            or not (turn is None or type(turn) is str)
+            or type(approvals) is not dict
+            or not all(type(k) is str and type(v) is int for k, v in approvals.items())
+        ):
+            return None
+        fork, end = _fork_from_index(data.get("fork"), events)
+        return cls(events, turn, turn_seq, approvals, fork, end)
+
+
+def _fork_from_index(data: object, events: int) -> tuple[ForkPoint | None, int | None]:
+    """An entry's fork point and its end offset, if known; (None, None) when it has none
+    (entries written before there were any) or it does not hold together."""
+    point = ForkPoint.from_index(data)
+    end = data.get("end") if type(data) is dict else None
+    if point is None or point.seq > events or not (end is None or type(end) is int):
+        return None, None
+    return point, end if end is not None and end > 0 else None
+
+
+#: what a full read of one log gives the catalogue
+Summarize = Callable[[Path], tuple[SessionSummary, LogFacts | None]]
+
+
+class Catalogue:
+    def __init__(self, path: Path, writable: bool) -> None:
+        self.path = path
+        self.writable = writable
+        self._entries: dict[str, dict[str, Any]] | None = None
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        if self._entries is None:
+            self._entries = {}
+            try:
+                data = orjson.loads(self.path.read_bytes())
+                sessions = data.get("sessions") if isinstance(data, dict) else None
+                if isinstance(sessions, dict) and data.get("version") == INDEX_VERSION:
+                    self._entries = {k: v for k, v in sessions.items() if isinstance(v, dict)}
+            except FileNotFoundError:
+                pass
+            except (OSError, orjson.JSONDecodeError) as exc:
+                log.warning("ignoring unreadable catalogue %s: %s", self.path, exc)
+        return self._entries
+
+    def summaries(
+        self,
+        entries: Sequence[os.DirEntry[str]],
+        summarize: Summarize,
+        progress: Progress | None = None,
+    ) -> list[SessionSummary]:
+        index = self._load()
+        out: list[SessionSummary] = []
+        changed = False
+        rebuilt = 0
+        for n, entry in enumerate(entries, start=1):
+            sid = entry.name[: -len(".jsonl")]
+            try:
+                st = entry.stat()
+            except OSError:
+                continue
+            cached = index.get(sid)
+            summary: SessionSummary | None = None
+            if (
+                cached
+                and cached.get("size") == st.st_size
+                and cached.get("mtime") == st.st_mtime_ns
+            ):
+                try:
+                    summary = _summary_of(cached["summary"])
+                except (KeyError, TypeError):
+                    summary = None
+                if summary is not None and summary.id != sid:
+                    summary = None
+            if summary is None:
+                summary, facts = _summarize_or_error(sid, Path(entry.path), summarize)
+                index[sid] = _entry(st, summary, facts)
+                changed = True
+                rebuilt += 1
+                if progress is not None and rebuilt % 250 == 0:
+                    progress(n, len(entries))
+            out.append(summary)
+        if changed:
+            self._save()
+        if progress is not None and rebuilt >= 250:
+            progress(len(entries), len(entries))
+        return out
+
+    def checked(self, sid: str, st: os.stat_result) -> tuple[SessionSummary, LogFacts] | None:
+        """The summary and log facts of an entry that still matches its file, if any."""
+        cached = self._load().get(sid)
+        if not cached or cached.get("size") != st.st_size or cached.get("mtime") != st.st_mtime_ns:
+            return None
+        facts = LogFacts.from_index(_log_record(cached.get("log")))
+        if facts is None:
+            return None
+        try:
+            summary = _summary_of(cached["summary"])
+        except (KeyError, TypeError):
+            return None
+        if summary.id != sid or summary.events != facts.events or summary.error is not None:
+            return None
+        return summary, facts
+
+    def remember(
+        self, sessions_dir: Path, records: Sequence[tuple[SessionSummary, LogFacts]]
+    ) -> None:
+        """Record summaries and log facts the store has itself (sessions it had loaded)."""
+        if not records:
+            return
+        index = self._load()
+        for summary, facts in records:
+            try:
+                st = (sessions_dir / f"{summary.id}.jsonl").stat()
+            except OSError:
+                index.pop(summary.id, None)
+                continue
+            index[summary.id] = _entry(st, summary, facts)
+        self._save()
+
+    def _save(self) -> None:
+        if not self.writable or self._entries is None:
+            return
+        data = orjson.dumps({"version": INDEX_VERSION, "sessions": self._entries})
+        try:
+            # a cache: not made durable (each entry is checked against its log, and an index
+            # a crash left unreadable is rebuilt); the logs it describes are durable already
+            replace_file(self.path, data)
+        except OSError as exc:  # the index is a cache: failing to save it loses nothing
+            log.warning("could not save the catalogue %s: %s", self.path, exc)
+
+
+def _entry(st: os.stat_result, summary: SessionSummary, facts: LogFacts | None) -> dict[str, Any]:
+    entry = {"size": st.st_size, "mtime": st.st_mtime_ns, "summary": summary.to_index_row()}
+    if facts is not None:
+        # kept as JSON text: only a load or fork of this one session decodes it, and every
+        # listing decodes the whole index (as dicts, the facts cost a third of its decoding)
+        entry["log"] = orjson.dumps(facts.to_index()).decode()
+    return entry
+
+
+def _summary_of(data: Any) -> SessionSummary:
+    """An entry's summary: kept as a row, or as an object (entries written before rows);
+    KeyError or TypeError when it is neither."""
+    if type(data) is list:
+        return SessionSummary.from_index_row(data)
+    return SessionSummary.from_index(data)
+
+
+def _log_record(data: object) -> object:
+    """An entry's log facts as decoded JSON: kept as JSON text, or as an object (entries
+    written before they were kept as text); None when the text is not JSON."""
+    if type(data) is not str:
+        return data
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _summarize_or_error(
+    sid: str, path: Path, summarize: Summarize
+) -> tuple[SessionSummary, LogFacts | None]:
+    try:
+        return summarize(path)
+    except ForkwiseError as exc:
+        error = {"code": exc.code, "message": exc.message}
+    except OSError as exc:
+        error = {"code": "storage-error", "message": str(exc)}
+    return SessionSummary(id=sid, created="", cwd="", error=error), None

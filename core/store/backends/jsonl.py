@@ -1,0 +1,358 @@
+"""JSON Lines persistence: `<store>/sessions/<id>.jsonl`, one file per session.
+
+Line 1 is the header, every further line one event. Files are created whole (temp file,
+fsync, link into place), appended with fsync, and rewritten only through temp file +
+fsync + `os.replace` + directory fsync. Reading never modifies a file: a torn last line
+(a crash mid-write) is set aside in memory, and moved to `<store>/recovered/` only when
+the writer next appends to that session.
+
+This module holds the backend: opening the store, the reading API and every write. The
+parsing and checking of a file is in `jsonl_read`, the fork by byte copy in `jsonl_fork`,
+the summary index in `catalogue`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from forkwise.core.errors import DuplicateSessionId, ReadOnlyStore, StorageError, StoreLocked
+from forkwise.core.log.event_log import event_lines, head
+from forkwise.core.log.events import Event, now_ts
+from forkwise.core.log.ids import validate_session_id
+from forkwise.core.store.atomic import fsync_dir, write_file_atomically
+from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
+from forkwise.core.store.backends.appenders import Appenders
+from forkwise.core.store.backends.catalogue import Catalogue, LogFacts
+from forkwise.core.store.backends.jsonl_fork import indexed_fork, line_end, write_fork
+from forkwise.core.store.backends.jsonl_read import Tail, parse_file, parse_log, trusted_log
+from forkwise.core.store.session import (
+    EventsAppended,
+    SessionCreated,
+    SessionDisposed,
+    SessionFlushed,
+    SessionHeader,
+    SessionSummary,
+    SessionTruncated,
+    StoreEvent,
+)
+from forkwise.core.store.writer_lock import WriterLock
+
+#: parse_log is imported from here by the CLI and tests (it was defined here)
+__all__ = ["JsonlBackend", "parse_log"]
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+@dataclass
+class _Pending:
+    """An append written but not yet fsynced, and the size to go back to on failure."""
+
+    fd: int
+    size_before: int
+
+
+class JsonlBackend:
+    """One JSON Lines file per session under `root`; `writable` takes the writer lock."""
+
+    def __init__(self, root: str | os.PathLike[str], writable: bool = True) -> None:
+        self.root = Path(root)
+        self.sessions_dir = self.root / "sessions"
+        self.writable = writable
+        self._lock: WriterLock | None = None
+        self._headers: dict[str, bytes] = {}
+        self._tails: dict[str, Tail] = {}
+        #: where a line ends in a session's file, when known: (its seq, the offset past it)
+        self._line_ends: dict[str, tuple[int, int]] = {}
+        self._pending: dict[str, _Pending] = {}
+        self._appenders = Appenders()
+        try:
+            if writable:
+                for d in (self.root, self.sessions_dir):
+                    d.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+                    os.chmod(d, DIR_MODE)
+                lock = WriterLock(self.root / "writer.lock", FILE_MODE)
+                if not lock.acquire():
+                    raise StoreLocked(
+                        f"another Forkwise process is writing to {self.root}",
+                        store=str(self.root),
+                    )
+                self._lock = lock
+                with contextlib.suppress(OSError):
+                    os.chmod(self.root / "writer.lock", FILE_MODE)
+        except OSError as exc:
+            raise StorageError(f"cannot open the store at {self.root}: {exc}") from exc
+        self.catalogue = Catalogue(self.root / "index.json", writable)
+        if writable:
+            self._sweep_leftovers()
+
+    def _sweep_leftovers(self) -> None:
+        """Clear what a crash mid-write can leave beside the logs (the writer lock is held,
+        so no write is in flight): unplaced temp files go, and the previous version kept
+        during a rewrite (`.old`) moves to `<store>/recovered/`, where a person can find it."""
+        for folder in (self.root, self.sessions_dir):
+            try:
+                names = [n for n in os.listdir(folder) if n.startswith(".")]
+            except OSError:
+                continue
+            for name in names:
+                path = folder / name
+                with contextlib.suppress(OSError):
+                    if name.endswith(".tmp"):
+                        path.unlink()
+                    elif name.endswith(".old"):
+                        recovered = self.root / "recovered"
+                        recovered.mkdir(mode=DIR_MODE, exist_ok=True)
+                        os.replace(path, recovered / name.lstrip("."))
+
+    def path(self, session_id: str) -> Path:
+        return self.sessions_dir / f"{validate_session_id(session_id)}.jsonl"
+
+    # --- reading -----------------------------------------------------------------
+
+    def exists(self, session_id: str) -> bool:
+        return self.path(session_id).exists()
+
+    def _scan(self) -> Iterator[os.DirEntry[str]]:
+        try:
+            with os.scandir(self.sessions_dir) as it:
+                for entry in it:
+                    name = entry.name
+                    if name.endswith(".jsonl") and not name.startswith("."):
+                        yield entry
+        except FileNotFoundError:
+            return
+
+    def session_ids(self) -> list[str]:
+        return [e.name[: -len(".jsonl")] for e in self._scan()]
+
+    def load(self, session_id: str) -> LoadedLog | None:
+        path = self.path(session_id)
+        try:
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                data = fh.read()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StorageError(f"cannot read {path}: {exc}", path=str(path)) from exc
+        parsed = None
+        known = self.catalogue.checked(session_id, st) if len(data) == st.st_size else None
+        if known is not None:
+            parsed = trusted_log(data, str(path), *known)
+        loaded, header_raw, tail = parsed or parse_file(session_id, path, data)
+        self._headers[session_id] = header_raw
+        self._tails[session_id] = tail
+        if loaded.point is not None and tail.point_end is not None:
+            self._line_ends[session_id] = (loaded.point.seq, tail.point_end)
+        return loaded
+
+    def indexed_fork(self, session_id: str) -> IndexedFork | None:
+        """The index's fork point, checked cheaply against the file (`indexed_fork`)."""
+        return indexed_fork(self.path(session_id), session_id, self.catalogue)
+
+    def summaries(self, skip: set[str], progress: Progress | None = None) -> list[SessionSummary]:
+        entries = [e for e in self._scan() if e.name[: -len(".jsonl")] not in skip]
+        return self.catalogue.summaries(entries, self._summarize, progress)
+
+    def _summarize(self, path: Path) -> tuple[SessionSummary, LogFacts | None]:
+        loaded, _, tail = parse_file(path.name[: -len(".jsonl")], path, path.read_bytes())
+        assert loaded.summary is not None  # the parser computes it
+        return loaded.summary, LogFacts.of(loaded.state, loaded.point, tail.point_end)
+
+    def save_summaries(self, records: Sequence[Remembered]) -> None:
+        facts = [
+            (r.summary, LogFacts.of(r.state, r.point, self._point_end(r.summary.id, r)))
+            for r in records
+        ]
+        self.catalogue.remember(self.sessions_dir, facts)
+
+    def _point_end(self, session_id: str, record: Remembered) -> int | None:
+        """The file offset past the line of the record's fork point: known, or found from
+        the events' line lengths (and checked against the file)."""
+        point = record.point
+        if point is None:
+            return None
+        known = self._line_ends.get(session_id)
+        if known is not None and known[0] == point.seq:
+            return known[1]
+        if len(record.events) < point.seq:
+            return None
+        found = self._line_end(session_id, head(record.events, point.seq))
+        if found is not None:
+            self._line_ends[session_id] = (point.seq, found)
+        return found
+
+    # --- writing -----------------------------------------------------------------
+
+    def persist(self, change: StoreEvent) -> None:
+        if not self.writable:
+            raise ReadOnlyStore(
+                f"the store at {self.root} is open read-only (another process is writing to it)"
+            )
+        try:
+            if isinstance(change, SessionCreated):
+                self._create(change)
+            elif isinstance(change, EventsAppended):
+                self._append(change)
+            elif isinstance(change, SessionFlushed):
+                self._flush(change.session_id)
+            elif isinstance(change, SessionTruncated):
+                self._rewrite(change.session_id, change.kept, change.header)
+            elif isinstance(change, SessionDisposed):
+                self._dispose(change.session_id)
+        except OSError as exc:
+            raise StorageError(f"writing to the store failed: {exc}", errno=exc.errno) from exc
+
+    def _create(self, change: SessionCreated) -> None:
+        sid = change.header.id
+        path = self.path(sid)
+        if path.exists():
+            raise DuplicateSessionId(f"a session {sid!r} exists already", session_id=sid)
+        header_raw = orjson.dumps(change.header.to_record())
+        rest = b"".join(e.encode() + b"\n" for e in change.events)
+        source = self._seed_range(change) if change.copied_from else None
+        if source is not None:  # a fork: the seed's bytes are copied, not encoded again
+            write_fork(path, header_raw, source, rest)
+            _, start, end = source
+            if change.seed:
+                self._line_ends[sid] = (len(change.seed), len(header_raw) + 1 + end - start)
+        else:
+            body = b"".join(line + b"\n" for line in event_lines(change.seed))
+            write_file_atomically(path, header_raw + b"\n" + body + rest, overwrite=False)
+        self._headers[sid] = header_raw
+        self._tails[sid] = Tail(0, None, False)
+
+    def _seed_range(self, change: SessionCreated) -> tuple[Path, int, int] | None:
+        """Where a fork's seed stands in its source file: (path, start and end offsets),
+        as the index said (`seed_span`) or found by `_line_end`; None: encode the seed."""
+        src = change.copied_from
+        if src is None:
+            return None
+        if change.seed_span is not None:
+            return (self.path(src), *change.seed_span)
+        header_raw = self._headers.get(src)
+        end = self._line_end(src, change.seed)
+        if header_raw is None or end is None:
+            return None
+        return self.path(src), len(header_raw) + 1, end
+
+    def _line_end(self, session_id: str, events: Sequence[Event]) -> int | None:
+        """The file offset just past the line of the last of `events` (a prefix of a log
+        this backend has read or written): `line_end`, else None."""
+        header_raw = self._headers.get(session_id)
+        if header_raw is None or session_id not in self._tails:
+            return None
+        return line_end(self.path(session_id), header_raw, events)
+
+    def _append(self, change: EventsAppended) -> None:
+        sid = change.session_id
+        tail = self._tails.get(sid)
+        if tail is not None and tail.torn is not None:
+            self._appenders.close(sid)  # the file is cut through another handle
+            self._set_aside_torn_tail(sid, self.path(sid), tail)
+        prefix = b"\n" if tail is not None and tail.needs_newline else b""
+        data = prefix + b"\n".join(e.encode() for e in change.events) + b"\n"
+        appender, size_before = self._appenders.acquire(sid, lambda: self.path(sid))
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(appender.fd, view)
+                view = view[written:]
+        except OSError:
+            self._appenders.forget(sid)
+            _undo_append(appender.fd, size_before)
+            raise
+        self._pending[sid] = _Pending(appender.fd, size_before)
+        if tail is not None:
+            tail.needs_newline = False
+
+    def _flush(self, session_id: str) -> None:
+        pending = self._pending.pop(session_id, None)
+        if pending is None:
+            return
+        try:
+            os.fsync(pending.fd)
+        except OSError:
+            self._appenders.forget(session_id)
+            _undo_append(pending.fd, pending.size_before)
+            raise
+        self._appenders.release(session_id)
+
+    def _set_aside_torn_tail(self, session_id: str, path: Path, tail: Tail) -> None:
+        """Keep a crash's torn last line where a person can find it, then drop it from
+        the log so that appends continue after the last whole event."""
+        assert tail.torn is not None
+        self._keep_torn_tail(session_id, tail.torn)
+        with open(path, "r+b") as fh:
+            fh.truncate(tail.good_length)
+            os.fsync(fh.fileno())
+        tail.torn = None
+
+    def _keep_torn_tail(self, session_id: str, torn: bytes) -> None:
+        recovered = self.root / "recovered"
+        recovered.mkdir(mode=DIR_MODE, exist_ok=True)
+        stamp = now_ts().replace(":", "").replace(".", "")
+        keep = recovered / f"{session_id}.{stamp}.torn-tail"
+        write_file_atomically(keep, torn, overwrite=False)
+
+    def _rewrite(
+        self, session_id: str, kept: Sequence[Event], header: SessionHeader | None
+    ) -> None:
+        self._appenders.close(session_id)  # the file is replaced: appends go to the new one
+        path = self.path(session_id)
+        tail = self._tails.get(session_id)
+        if tail is not None and tail.torn is not None:
+            self._keep_torn_tail(session_id, tail.torn)  # the rewrite must not drop it
+        header_raw = self._headers.get(session_id)
+        if header_raw is None:
+            header_raw = path.read_bytes().split(b"\n", 1)[0]
+        if header is not None and SessionHeader.from_record(orjson.loads(header_raw)) != header:
+            header_raw = orjson.dumps(header.to_record())
+        body = [header_raw, *event_lines(kept)]
+        write_file_atomically(path, b"\n".join(body) + b"\n")
+        self._headers[session_id] = header_raw
+        self._tails[session_id] = Tail(0, None, False)
+        self._line_ends.pop(session_id, None)
+
+    def _dispose(self, session_id: str) -> None:
+        """Deleting moves the file to `<store>/trash/`: a person can still get it back."""
+        self._appenders.close(session_id)  # nothing more may be written to the trashed file
+        trash = self.root / "trash"
+        trash.mkdir(mode=DIR_MODE, exist_ok=True)
+        stamp = now_ts().replace(":", "").replace(".", "")
+        path, trashed = self.path(session_id), trash / f"{session_id}.{stamp}.jsonl"
+        os.replace(path, trashed)
+        try:
+            fsync_dir(self.sessions_dir)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.replace(trashed, path)  # the store still has the session: so does the disk
+            raise
+        self._headers.pop(session_id, None)
+        self._tails.pop(session_id, None)
+        self._line_ends.pop(session_id, None)
+
+    def close(self) -> None:
+        for sid in list(self._pending):
+            with contextlib.suppress(OSError):
+                self._flush(sid)
+        self._appenders.close_all()
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+
+def _undo_append(fd: int, size_before: int) -> None:
+    """Put the file back the way it was before a failed append."""
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, size_before)
+        os.fsync(fd)
+    with contextlib.suppress(OSError):
+        os.close(fd)

@@ -1,0 +1,385 @@
+"""Session headers, session snapshots, catalogue summaries and the store's change events."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import product
+from operator import itemgetter
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+from forkwise.core.errors import CorruptLog, UnsupportedVersion
+from forkwise.core.log.event_log import event_types
+from forkwise.core.log.events import (
+    MESSAGE,
+    MODEL_SELECT,
+    SESSION_TITLE,
+    TURN_END,
+    TURN_START,
+    Event,
+    message_text,
+)
+from forkwise.core.log.ids import validate_session_id
+from forkwise.core.log.replay import Replay, replay
+
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SessionHeader:
+    """Line 1 of a session file, written once when the session is created."""
+
+    id: str
+    created: str
+    cwd: str
+    parent_session: str | None = None
+    seed_length: int = 0
+    meta: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    version: int = FORMAT_VERSION
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "type": "session",
+            "version": self.version,
+            "id": self.id,
+            "created": self.created,
+            "cwd": self.cwd,
+            "parentSession": self.parent_session,
+            "seedLength": self.seed_length,
+            "meta": dict(self.meta),
+        }
+
+    @classmethod
+    def from_record(cls, record: object) -> SessionHeader:
+        """Validate a decoded header line; upgrades older formats when there are any."""
+        if not isinstance(record, dict) or record.get("type") != "session":
+            raise CorruptLog('line 1 is not a session header ({"type": "session", …})')
+        version = record.get("version")
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise CorruptLog("the header has no integer version")
+        if version > FORMAT_VERSION:
+            raise UnsupportedVersion(
+                f"written by a newer Forkwise (format {version}; this one reads {FORMAT_VERSION})",
+                version=version,
+            )
+        sid = validate_session_id(record.get("id"))
+        parent = record.get("parentSession")
+        if parent is not None:
+            validate_session_id(parent)
+        seed_length = record.get("seedLength", 0)
+        if not isinstance(seed_length, int) or isinstance(seed_length, bool) or seed_length < 0:
+            raise CorruptLog("seedLength must be a non-negative integer")
+        meta = record.get("meta") or {}
+        created, cwd = record.get("created", ""), record.get("cwd", "")
+        if not isinstance(meta, dict) or not isinstance(created, str) or not isinstance(cwd, str):
+            raise CorruptLog("header fields created/cwd must be strings and meta an object")
+        return cls(sid, created, cwd, parent, seed_length, MappingProxyType(meta), version)
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """An immutable snapshot of one session, as the store held it when it was obtained.
+
+    `generation` changes when the session is truncated, deleted or replaced; the store
+    refuses a snapshot whose generation is no longer current (`stale-session`).
+    """
+
+    header: SessionHeader
+    #: a read-only view of the store's log (an EventView), or any sequence of events
+    events: Sequence[Event]
+    generation: str
+
+    @property
+    def id(self) -> str:
+        return self.header.id
+
+    @property
+    def last_seq(self) -> int:
+        return len(self.events)
+
+    def replay(self) -> Replay:
+        return replay(self.events, self.header.parent_session, self.header.seed_length)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One catalogue row: what a session list shows without replaying the session."""
+
+    id: str
+    created: str
+    cwd: str
+    parent_session: str | None = None
+    seed_length: int = 0
+    relation: str | None = None
+    title: str | None = None
+    events: int = 0
+    turns: int = 0
+    messages: int = 0
+    updated: str = ""
+    running: bool = False
+    model: str | None = None
+    provider: str | None = None
+    first_user_text: str | None = None
+    #: the reasoning target of the latest model/select, if it names one
+    reasoning: str | None = None
+    error: Mapping[str, Any] | None = None
+
+    @classmethod
+    def start(cls, header: SessionHeader) -> SessionSummary:
+        relation = header.meta.get("relation")
+        if relation is None and header.parent_session is not None:
+            relation = "fork"
+        return cls(
+            id=header.id,
+            created=header.created,
+            cwd=header.cwd,
+            parent_session=header.parent_session,
+            seed_length=header.seed_length,
+            relation=relation if isinstance(relation, str) else None,
+            title=header.meta.get("title") if isinstance(header.meta.get("title"), str) else None,
+            updated=header.created,
+        )
+
+    def fold(
+        self,
+        events: Sequence[Event],
+        counts_from: SessionSummary | None = None,
+        source_title: str | None = None,
+    ) -> SessionSummary:
+        """The summary after `events` were appended (the catalogue's incremental update).
+
+        `counts_from`: a summary already covering the first `counts_from.events` of
+        `events` (a fork of a whole log), so that only the rest is folded; `source_title`:
+        the title its header meta gave it, if any.
+        """
+        if counts_from is None:
+            fold = SummaryFold(self)
+        else:
+            fold = SummaryFold(counts_from)
+            # the source's title may come from its header meta, which this header lacks
+            fold.title = _logged_title(events, counts_from, source_title, self.title)
+            events = events[counts_from.events :]
+        for ev in events:
+            fold.add(ev.type, ev.ts, ev.fields)
+        return fold.result(self)
+
+    @property
+    def display_title(self) -> str:
+        return self.title or self.first_user_text or self.id
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.display_title,
+            "parentSession": self.parent_session,
+            "seedLength": self.seed_length,
+            "relation": self.relation,
+            "events": self.events,
+            "turns": self.turns,
+            "messages": self.messages,
+            "created": self.created,
+            "updated": self.updated,
+            "running": self.running,
+            "model": self.model,
+            "provider": self.provider,
+            "reasoning": self.reasoning,
+            "cwd": self.cwd,
+            "error": dict(self.error) if self.error else None,
+        }
+
+    def to_index(self) -> dict[str, Any]:
+        """The form kept in the on-disk catalogue (round-trips through from_index)."""
+        out = self.to_dict()
+        out["title"] = self.title
+        out["firstUserText"] = self.first_user_text
+        return out
+
+    @classmethod
+    def from_index(cls, data: Mapping[str, Any]) -> SessionSummary:
+        """Rebuild a summary from the index; KeyError/TypeError when `data` is not one.
+
+        Runs once per session on every listing, so it checks exact types (JSON decodes to
+        exact types; bool must not pass for int) and builds the record positionally: the
+        index keys are listed in the dataclass's field order. The checks run in C (one
+        itemgetter, one lookup of the row's types among the allowed ones): 10,000 rows at
+        every start-up."""
+        values = _index_values(data)
+        if tuple(map(type, values)) not in _INDEX_TYPE_ROWS:
+            raise TypeError("an index field has the wrong type")
+        error = data.get("error")
+        if error is not None and type(error) is not dict:
+            raise TypeError("index field 'error' has the wrong type")
+        fields: tuple[Any, ...] = (*values, error)  # the keys are the fields, in order
+        return cls(*fields)
+
+    def to_index_row(self) -> list[Any]:
+        """The form an index entry keeps (round-trips through from_index_row): the values
+        of `INDEX_ROW_KEYS`, in order. A row, not an object: every start-up decodes 10,000
+        of them, and a row decodes in about two thirds of the time."""
+        row = self.to_index()
+        return [row[key] for key in INDEX_ROW_KEYS]
+
+    @classmethod
+    def from_index_row(cls, row: object) -> SessionSummary:
+        """Rebuild a summary from an index row; TypeError when `row` is not one (the same
+        exact-type checks as from_index)."""
+        if type(row) is not list or len(row) != len(INDEX_ROW_KEYS):
+            raise TypeError("an index row has the wrong shape")
+        error = row[-1]
+        if tuple(map(type, row[:-1])) not in _INDEX_TYPE_ROWS:
+            raise TypeError("an index field has the wrong type")
+        if error is not None and type(error) is not dict:
+            raise TypeError("index field 'error' has the wrong type")
+        return cls(*row)  # the keys are the fields, in order
+
+
+_STR: frozenset[type] = frozenset({str})
+_OPT: frozenset[type] = frozenset({str, type(None)})
+_INT: frozenset[type] = frozenset({int})
+#: index key → the exact types it may hold, in SessionSummary's field order (error apart)
+_INDEX_TYPES: dict[str, frozenset[type]] = {
+    "id": _STR, "created": _STR, "cwd": _STR, "parentSession": _OPT, "seedLength": _INT,
+    "relation": _OPT, "title": _OPT, "events": _INT, "turns": _INT, "messages": _INT,
+    "updated": _STR, "running": frozenset({bool}), "model": _OPT, "provider": _OPT,
+    "firstUserText": _OPT, "reasoning": _OPT,
+}  # fmt: skip
+_INDEX_KEYS = tuple(_INDEX_TYPES)
+#: the values of an index row (SessionSummary.to_index_row), in order: the fields
+INDEX_ROW_KEYS = (*_INDEX_KEYS, "error")
+_index_values = itemgetter(*_INDEX_KEYS)  # KeyError when one is missing
+#: every allowed combination of exact types, in key order (2**7 rows: seven optional fields)
+_INDEX_TYPE_ROWS: frozenset[tuple[type, ...]] = frozenset(product(*_INDEX_TYPES.values()))
+
+
+def _logged_title(
+    events: Sequence[Event], covered: SessionSummary, header_title: str | None, own: str | None
+) -> str | None:
+    """The title the first `covered.events` events set (the last `session/title`), else
+    `own`. A covered title that its header did not give must come from an event."""
+    if covered.title is None:
+        return own  # every session/title event sets a string
+    if covered.title != header_title:
+        return covered.title
+    types = event_types(events)
+    found = next((i for i in range(covered.events - 1, -1, -1) if types[i] == SESSION_TITLE), None)
+    return events[found].get("title") if found is not None else own
+
+
+class SummaryFold:
+    """A summary being brought up to date one event at a time: `SessionSummary.fold`, and
+    the loader, which checks lines without building events."""
+
+    __slots__ = (
+        "events",
+        "first_user",
+        "messages",
+        "model",
+        "provider",
+        "reasoning",
+        "running",
+        "title",
+        "turns",
+        "updated",
+    )  # fmt: skip
+
+    def __init__(self, base: SessionSummary) -> None:
+        self.events, self.turns, self.messages = base.events, base.turns, base.messages
+        self.running, self.title = base.running, base.title
+        self.model, self.provider, self.reasoning = base.model, base.provider, base.reasoning
+        self.updated, self.first_user = base.updated, base.first_user_text
+
+    def add(self, etype: str, ts: str, fields: Mapping[str, Any]) -> None:
+        self.events += 1
+        self.updated = ts
+        if etype == MESSAGE:
+            self.messages += 1
+            if self.first_user is None and fields.get("role") == "user":
+                self.first_user = message_text(fields)[:200]
+        elif etype == TURN_START:
+            self.turns += 1
+            self.running = True
+        elif etype == TURN_END:
+            self.running = False
+        elif etype == MODEL_SELECT:
+            self.model, self.provider = fields.get("model"), fields.get("provider")
+            reasoning = fields.get("reasoning")
+            self.reasoning = reasoning if type(reasoning) is str else None
+        elif etype == SESSION_TITLE:
+            self.title = fields.get("title")
+
+    def result(self, start: SessionSummary) -> SessionSummary:
+        """`start` (the session's own header facts) with the counts folded so far."""
+        return replace(
+            start,
+            events=self.events,
+            turns=self.turns,
+            messages=self.messages,
+            running=self.running,
+            title=self.title,
+            model=self.model,
+            provider=self.provider,
+            reasoning=self.reasoning,
+            updated=self.updated,
+            first_user_text=self.first_user,
+        )
+
+
+# --- the store's change events (plain Python; backends and the catalogue subscribe) ---
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCreated:
+    """A session came to be: its header, its seed (seedLength events) and the events that
+    follow the seed at creation (a fork's `history/fork`). Persisted once, atomically."""
+
+    kind: ClassVar[str] = "session/created"
+    header: SessionHeader
+    seed: Sequence[Event]
+    events: tuple[Event, ...] = ()
+    #: for a fork: the session whose first len(seed) events the seed is, line for line, so
+    #: a backend may copy those bytes instead of writing each event again
+    copied_from: str | None = None
+    #: for a fork made from the backend's index (the seed not read): where the seed's
+    #: lines stand in the source's file, as the backend said (start and end offsets)
+    seed_span: tuple[int, int] | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.header.id
+
+
+@dataclass(frozen=True, slots=True)
+class EventsAppended:
+    kind: ClassVar[str] = "session/event"
+    session_id: str
+    events: tuple[Event, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFlushed:
+    """Everything appended so far must be durable when handling this returns."""
+
+    kind: ClassVar[str] = "session/flush"
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTruncated:
+    """Replace in place: events after `through` (and summaries covering them) are gone."""
+
+    kind: ClassVar[str] = "session/truncate"
+    session_id: str
+    through: int
+    kept: Sequence[Event]
+    #: the header after truncation: seedLength shrinks when the cut falls inside the seed
+    header: SessionHeader | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDisposed:
+    kind: ClassVar[str] = "session/disposed"
+    session_id: str
+
+
+StoreEvent = SessionCreated | EventsAppended | SessionFlushed | SessionTruncated | SessionDisposed

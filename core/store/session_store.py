@@ -1,0 +1,573 @@
+"""SessionStore: the one write path for every session.
+
+Every change is announced as a plain-Python store event (`session/created`, `session/event`,
+`session/flush`, `session/truncate`, `session/disposed`). The persistence backend handles
+each change first — if it raises, nothing changes in memory and nothing is announced — then
+the change is committed and the subscribers (catalogue, host, GUI bridges) are told.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, overload
+
+from forkwise.core.errors import (
+    DuplicateSessionId,
+    InvalidEvent,
+    SourceNotFound,
+    StaleSession,
+    StorageError,
+)
+from forkwise.core.log.event_log import EventLog, EventView
+from forkwise.core.log.events import HISTORY_FORK, MESSAGE, Event, now_ts
+from forkwise.core.log.ids import new_session_id, random_hex, validate_session_id
+from forkwise.core.log.turns import BracketState, check_boundary
+from forkwise.core.store.backend import Backend, IndexedFork, Progress, Remembered
+from forkwise.core.store.fork_point import ForkPoint, anchor_of, fork_point_of
+from forkwise.core.store.session import (
+    EventsAppended,
+    Session,
+    SessionCreated,
+    SessionDisposed,
+    SessionFlushed,
+    SessionHeader,
+    SessionSummary,
+    SessionTruncated,
+    StoreEvent,
+)
+
+log = logging.getLogger(__name__)
+
+Draft = Mapping[str, Any]
+Listener = Callable[[StoreEvent], None]
+#: how often a writer waits again for a session whose record was replaced meanwhile
+_WRITE_LOCK_TRIES = 100
+
+
+@dataclass
+class _Record:
+    header: SessionHeader
+    events: EventLog
+    state: BracketState
+    summary: SessionSummary
+    generation: str = field(default_factory=lambda: random_hex(6))
+    torn_tail: bytes | None = None
+    #: the point of a completed turn of this log (not always the last one), if known
+    point: ForkPoint | None = None
+    #: held while the session is being changed (see SessionStore._writing)
+    writing: threading.Lock = field(default_factory=threading.Lock)
+
+    def snapshot(self) -> Session:
+        return Session(self.header, self.events.view(), self.generation)
+
+
+class SessionStore:
+    """Sessions by id, over a persistence backend (see `store.backend`; the store knows
+    none of them by name)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend: Backend = backend
+        self._records: dict[str, _Record] = {}
+        #: generations of records dropped after a failed append: the log was only extended
+        #: at most, so what callers hold of it is not stale when it is read again
+        self._kept_generations: dict[str, str] = {}
+        self._listeners: list[Listener] = []
+        self._lock = threading.RLock()
+
+    # --- subscriptions -------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener` after every committed change; returns an unsubscribe function."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _announce(self, change: StoreEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(change)
+            except Exception:  # a broken subscriber must not break the store
+                log.exception("store subscriber failed on %s", change.kind)
+
+    # --- reading -------------------------------------------------------------------
+
+    def exists(self, session_id: str) -> bool:
+        with self._lock:
+            return session_id in self._records or self.backend.exists(session_id)
+
+    def ids(self) -> list[str]:
+        with self._lock:
+            return sorted(set(self._records) | set(self.backend.session_ids()))
+
+    def get(self, session_id: str) -> Session:
+        """A snapshot of the session; SourceNotFound when there is none."""
+        with self._lock:
+            return self._record(session_id).snapshot()
+
+    def events_since(
+        self, session_id: str, after: int, limit: int | None = None
+    ) -> tuple[Event, ...]:
+        """Events with seq > `after`, at most `limit` of them (a page)."""
+        with self._lock:
+            events = self._record(session_id).events
+            return events[after:] if limit is None else events[after : after + limit]
+
+    def last_seq(self, session_id: str) -> int:
+        with self._lock:
+            return len(self._record(session_id).events)
+
+    def summary(self, session_id: str) -> SessionSummary:
+        with self._lock:
+            return self._record(session_id).summary
+
+    def list(self, progress: Progress | None = None) -> list[SessionSummary]:
+        """Summaries of every session, without loading logs that are not loaded yet.
+
+        `progress(done, total)` is called now and then while summaries are rebuilt from
+        the logs (a missing or stale index on a large store).
+        """
+        with self._lock:
+            loaded = [rec.summary for rec in self._records.values()]
+            rest = self.backend.summaries(set(self._records), progress)
+        return sorted(loaded + rest, key=lambda s: s.id)
+
+    def torn_tail(self, session_id: str) -> bytes | None:
+        with self._lock:
+            return self._record(session_id).torn_tail
+
+    def _record(self, session_id: object) -> _Record:
+        sid = validate_session_id(session_id)
+        rec = self._records.get(sid)
+        if rec is None:
+            loaded = self.backend.load(sid)
+            if loaded is None:
+                raise SourceNotFound(f"there is no session {sid!r}", session_id=sid)
+            summary = loaded.summary or SessionSummary.start(loaded.header).fold(loaded.events)
+            events = loaded.events
+            log = events if isinstance(events, EventLog) else EventLog(events)
+            rec = _Record(
+                loaded.header,
+                log,
+                loaded.state,
+                summary,
+                torn_tail=loaded.torn_tail,
+                point=loaded.point,
+            )
+            kept = self._kept_generations.pop(sid, None)
+            if kept is not None:
+                rec.generation = kept
+            self._records[sid] = rec
+        return rec
+
+    def _fresh(self, source: Session | str) -> _Record:
+        if isinstance(source, Session):
+            rec = self._records.get(source.id)
+            if rec is None and self.backend.exists(source.id):
+                rec = self._record(source.id)
+            if (
+                rec is None
+                or rec.generation != source.generation
+                or len(rec.events) < source.last_seq
+            ):
+                raise StaleSession(
+                    f"session {source.id!r} was truncated, deleted or replaced since it was read",
+                    session_id=source.id,
+                )
+            return rec
+        return self._record(source)
+
+    # --- writing -------------------------------------------------------------------
+
+    def create(
+        self,
+        session_id: str | None = None,
+        seed: Iterable[Event | Draft] = (),
+        meta: Mapping[str, Any] | None = None,
+        *,
+        cwd: str = "",
+        parent_session: str | None = None,
+        follow: Sequence[Draft] = (),
+    ) -> Session:
+        """Create a session whose log starts with `seed` (events or records with seq 1..n);
+        `follow` are drafts appended right after the seed, in the same atomic write."""
+        with self._lock:
+            sid = self._new_id(session_id)
+            seed_events = [e if isinstance(e, Event) else Event.from_record(dict(e)) for e in seed]
+            state = BracketState().feed_all(seed_events)
+            header = SessionHeader(
+                id=sid,
+                created=now_ts(),
+                cwd=cwd,
+                parent_session=validate_session_id(parent_session) if parent_session else None,
+                seed_length=len(seed_events),
+                meta=MappingProxyType(dict(meta or {})),
+            )
+            return self._commit_create(header, seed_events, state, follow)
+
+    def import_session(self, header: SessionHeader, events: Sequence[Event]) -> Session:
+        """Adopt a complete log as it is (header and events unchanged), e.g. from a file."""
+        with self._lock:
+            validate_session_id(header.id)
+            if self.exists(header.id):
+                raise DuplicateSessionId(
+                    f"a session {header.id!r} exists already", session_id=header.id
+                )
+            state = BracketState().feed_all(events)
+            seed, rest = tuple(events[: header.seed_length]), tuple(events[header.seed_length :])
+            return self._commit_create(header, seed, state, (), built=rest)
+
+    def fork(
+        self,
+        source: Session | str,
+        boundary: int | None = None,
+        child_id: str | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        follow: Sequence[Draft] = (),
+        anchor: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """Branch `source` at an exact boundary (DESIGN §3). Nothing is written on failure.
+
+        Holds the source's write lock, so that a change to it in flight on another thread
+        is over first (the source's facts and its file are those of one moment)."""
+        source_id = source.id if isinstance(source, Session) else source
+        with self._writing(source_id, must_exist=False) as _, self._lock:
+            rec = self._fresh(source)
+            if child_id is not None and self.exists(validate_session_id(child_id)):
+                raise DuplicateSessionId(
+                    f"a session {child_id!r} exists already", session_id=child_id
+                )
+            events = rec.events
+            b = check_boundary(events, len(events) if boundary is None else boundary)
+            seed = events.view(b)
+            child = self._new_id(child_id)
+            header = SessionHeader(
+                id=child,
+                created=now_ts(),
+                cwd=rec.header.cwd,
+                parent_session=rec.header.id,
+                seed_length=b,
+                meta=MappingProxyType(dict(meta or {})),
+            )
+            fork_event: dict[str, Any] = {
+                "type": HISTORY_FORK,
+                "source": rec.header.id,
+                "boundary": b,
+            }
+            fork_event.update(anchor if anchor is not None else anchor_of(seed))
+            if header.meta.get("relation"):
+                fork_event["relation"] = header.meta["relation"]
+            point = rec.point if rec.point is not None and rec.point.seq <= b else None
+            if b < len(events):
+                state, seed_summary = BracketState.closed_at(seed), None
+                # a summary of the seed would decode it all; so does this, at most
+                point = fork_point_of(seed, point, decode=True)
+            else:  # the whole log: reuse what is known about it instead of a second pass
+                state, seed_summary = rec.state.copy(), rec.summary
+            return self._commit_create(
+                header,
+                seed,
+                state,
+                [fork_event, *follow],
+                seed_summary=seed_summary,
+                seed_point=point,
+                copied_from=rec.header.id,
+            )
+
+    def fork_indexed(
+        self,
+        source: str,
+        child_id: str | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        follow: Callable[[SessionSummary], Sequence[Draft]] = lambda _summary: (),
+    ) -> SessionSummary | None:
+        """Fork through the last completed turn of a session that is not loaded, from what
+        the backend's index vouches for (`Backend.indexed_fork`), without reading its log;
+        the child's summary. None when the index cannot vouch, or the log ends in a turn a
+        crash left open (its host closes it first): then fork the log with `fork`.
+
+        The child is made from those facts exactly as `fork` would make it from the log;
+        `follow(the source's whole-log summary)` gives the drafts after its `history/fork`.
+        The copy and its flush happen under the store lock (nothing else may load the
+        source meanwhile)."""
+        with self._lock:
+            sid = validate_session_id(source)
+            indexed = None if sid in self._records else self.backend.indexed_fork(sid)
+            if indexed is None or (indexed.summary.running and not indexed.waits):
+                return None
+            return self._fork_indexed(indexed, child_id, meta, follow(indexed.summary))
+
+    def _fork_indexed(
+        self,
+        indexed: IndexedFork,
+        child_id: str | None,
+        meta: Mapping[str, Any] | None,
+        drafts: Sequence[Draft],
+    ) -> SessionSummary:
+        """`fork` at the point the index gives, under the store lock; nothing of the
+        source is loaded (another thread's change to it would load it first)."""
+        source, point = indexed.header, indexed.point
+        child = self._new_id(child_id)
+        header = SessionHeader(
+            id=child,
+            created=now_ts(),
+            cwd=source.cwd,
+            parent_session=source.id,
+            seed_length=point.seq,
+            meta=MappingProxyType(dict(meta or {})),
+        )
+        fork_event: dict[str, Any] = {
+            "type": HISTORY_FORK,
+            "source": source.id,
+            "boundary": point.seq,
+            **point.anchor(),
+        }
+        if header.meta.get("relation"):
+            fork_event["relation"] = header.meta["relation"]
+        follow = _build([fork_event, *drafts], point.seq)
+        seed = _UnreadPrefix(self, source.id, point.seq)
+        change = SessionCreated(header, seed, follow, source.id, indexed.span)
+        self.backend.persist(change)
+        summary = point.summary(header).fold(follow)
+        state = BracketState(point.seq + len(follow))  # closed; only its facts are kept
+        self.backend.save_summaries([Remembered(summary, state, point, ())])
+        self._announce(change)
+        return summary
+
+    def append(self, session_id: str, drafts: Iterable[Draft]) -> tuple[Event, ...]:
+        """Append drafts (`{"type": …, fields…}`) as one durable write; returns the events.
+
+        The events are checked under the store lock, then written and made durable
+        outside it, under the session's own write lock: appends to different sessions
+        from several threads share the disk's flushes instead of queueing for them one by
+        one (a write that waits on another file's flush holds up no one else). Readers
+        see the events once they are durable."""
+        with self._writing(session_id) as rec:
+            assert rec is not None  # _writing loads the session or raises SourceNotFound
+            with self._lock:
+                events = _build(drafts, len(rec.events))
+                if not events:
+                    return ()
+                _feed_atomically(rec.state, events)
+            try:
+                self.backend.persist(EventsAppended(rec.header.id, events))
+                self.backend.persist(SessionFlushed(rec.header.id))
+            except BaseException:
+                with self._lock:
+                    self._drop(rec)
+                raise
+            with self._lock:
+                rec.events.extend(events)
+                rec.summary = rec.summary.fold(events)
+                rec.torn_tail = None
+            self._announce(EventsAppended(rec.header.id, events))
+            self._announce(SessionFlushed(rec.header.id))
+        return events
+
+    def _drop(self, rec: _Record) -> None:
+        """Forget a record after a failed append: the file may hold part of the batch, so
+        it is read from disk on next use; what callers hold of it is not stale (the log was
+        only extended, at most)."""
+        self._records.pop(rec.header.id, None)
+        self._kept_generations[rec.header.id] = rec.generation
+
+    @contextlib.contextmanager
+    def _writing(self, session_id: object, must_exist: bool = True) -> Iterator[_Record | None]:
+        """Hold the write lock of a session (one change to it at a time), taken without
+        holding the store lock. Yields its current record; None when there is no such
+        session and `must_exist` is False (the caller reports that as it must)."""
+        for _ in range(_WRITE_LOCK_TRIES):
+            with self._lock:
+                sid = validate_session_id(session_id)
+                if not must_exist and sid not in self._records and not self.backend.exists(sid):
+                    rec = None
+                else:
+                    rec = self._record(sid)
+            if rec is None:
+                yield None
+                return
+            with rec.writing:
+                with self._lock:
+                    current = self._records.get(sid) is rec
+                if current:
+                    yield rec
+                    return
+            # the record was replaced while this thread waited (a failed append): again
+        raise StorageError(f"session {session_id!r} kept changing while waiting to write it")
+
+    def truncate(self, source: Session | str, through: int) -> Session:
+        """Replace in place: keep events ≤ `through`, delete the rest (no branch, no record).
+
+        Context summaries are events, so those after the boundary go with everything else.
+        """
+        sid = source.id if isinstance(source, Session) else source
+        with self._writing(sid, must_exist=False), self._lock:
+            rec = self._fresh(source)
+            b = check_boundary(rec.events, through)
+            if b == len(rec.events):
+                return rec.snapshot()
+            kept = rec.events.view(b)
+            header = rec.header
+            if b < header.seed_length:
+                header = dataclasses.replace(header, seed_length=b)
+            self.backend.persist(SessionTruncated(header.id, b, kept, header))
+            rec.header = header
+            rec.events = rec.events.prefix(b)
+            rec.state = BracketState.closed_at(rec.events.view())
+            rec.summary = SessionSummary.start(rec.header).fold(rec.events)
+            kept_point = rec.point if rec.point is not None and rec.point.seq <= b else None
+            # the summary decoded the events already: the point costs little more
+            rec.point = fork_point_of(rec.events, kept_point, decode=True)
+            rec.generation = random_hex(6)
+            rec.torn_tail = None
+            snapshot = rec.snapshot()
+            self._announce(SessionTruncated(rec.header.id, b, ()))
+        return snapshot
+
+    def delete(self, source: Session | str) -> None:
+        sid = source.id if isinstance(source, Session) else source
+        with self._writing(sid, must_exist=False), self._lock:
+            rec = self._fresh(source)
+            self.backend.persist(SessionDisposed(rec.header.id))
+            del self._records[rec.header.id]
+            self._announce(SessionDisposed(rec.header.id))
+
+    def close(self) -> None:
+        """Flush, remember what is known of loaded sessions, release the backend."""
+        with self._lock:
+            if self.backend.writable:
+                self.backend.save_summaries(
+                    [
+                        Remembered(rec.summary, rec.state, self._point(rec), rec.events)
+                        for rec in self._records.values()
+                    ]
+                )
+            self.backend.close()
+
+    # --- helpers -------------------------------------------------------------------
+
+    @staticmethod
+    def _point(rec: _Record) -> ForkPoint | None:
+        """The point of the record's last completed turn, brought forward from the one it
+        knows; kept on the record, so that the next call starts from there."""
+        rec.point = fork_point_of(rec.events, rec.point)
+        return rec.point
+
+    def _new_id(self, requested: str | None) -> str:
+        if requested is None:
+            return new_session_id(taken=_Taken(self))
+        sid = validate_session_id(requested)
+        if self.exists(sid):
+            raise DuplicateSessionId(f"a session {sid!r} exists already", session_id=sid)
+        return sid
+
+    def _commit_create(
+        self,
+        header: SessionHeader,
+        seed: Sequence[Event],
+        state: BracketState,
+        follow: Sequence[Draft],
+        *,
+        built: tuple[Event, ...] = (),
+        seed_summary: SessionSummary | None = None,
+        seed_point: ForkPoint | None = None,
+        copied_from: str | None = None,
+    ) -> Session:
+        follow_events = built + _build(follow, len(seed) + len(built))
+        _feed_atomically(state, follow_events[len(built) :])
+        if isinstance(seed, EventView):
+            events = seed.log.prefix(len(seed), follow_events)
+        else:
+            seed = tuple(seed)
+            events = EventLog([*seed, *follow_events])
+        change = SessionCreated(header, seed, follow_events, copied_from)
+        self.backend.persist(change)
+        source_title = (
+            SessionSummary.start(self._records[copied_from].header).title
+            if seed_summary is not None and copied_from is not None
+            else None
+        )
+        if seed_point is not None and seed_point.seq == len(seed) and seed_summary is None:
+            summary = seed_point.summary(header).fold(follow_events)  # the seed is not folded
+        else:
+            summary = SessionSummary.start(header).fold(events, seed_summary, source_title)
+        rec = _Record(header, events, state, summary, point=seed_point)
+        self._records[header.id] = rec
+        self._kept_generations.pop(header.id, None)  # a new session: nothing is kept
+        snapshot = rec.snapshot()
+        self._announce(change)
+        return snapshot
+
+
+class _Taken:
+    """`in` test against a store's ids, for the id generator."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self._store = store
+
+    def __contains__(self, item: object) -> bool:
+        return isinstance(item, str) and self._store.exists(item)
+
+
+def _build(drafts: Iterable[Draft], last_seq: int) -> tuple[Event, ...]:
+    """The events of one write: drafts without a `ts` get the time of the write."""
+    out = []
+    now = now_ts()
+    for i, draft in enumerate(drafts, start=last_seq + 1):
+        etype = draft.get("type")
+        if not isinstance(etype, str) or not etype:
+            raise InvalidEvent("a draft needs a non-empty 'type'")
+        ts = draft.get("ts")
+        payload = {k: v for k, v in draft.items() if k not in ("type", "ts", "seq")}
+        out.append(Event.build(i, etype, payload, ts if isinstance(ts, str) else now))
+    return tuple(out)
+
+
+def _feed_atomically(state: BracketState, events: Sequence[Event]) -> None:
+    """Feed `events` to `state`, restoring it if any event breaks the rules."""
+    saved = (state.last_seq, state.open_turn, state.open_turn_seq, dict(state.pending_approvals))
+    added: list[str] = []
+    try:
+        for event in events:
+            if event.type == MESSAGE and event.get("id") not in state.message_ids:
+                added.append(event.get("id"))
+            state.feed(event)
+    except BaseException:
+        state.last_seq, state.open_turn, state.open_turn_seq, state.pending_approvals = saved
+        state.message_ids.difference_update(added)
+        raise
+
+
+class _UnreadPrefix(Sequence[Event]):
+    """The first n events of a session the store has not read (a fork's seed made from
+    the index): read from the store when someone reads them. The JSONL backend copies
+    their bytes instead."""
+
+    def __init__(self, store: SessionStore, session_id: str, n: int) -> None:
+        self._store = store
+        self._id = session_id
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
+        events = self._store.get(self._id).events
+        if isinstance(index, slice):
+            return tuple(events[i] for i in range(*index.indices(self._n)))
+        return events[range(self._n)[index]]
