@@ -20,13 +20,13 @@ NO_GUI = (
 )
 COMMANDS = """\
 positional arguments:
-  FILE                  Forkwise session files (.jsonl) to import into the store before the
-                        window opens (what a file manager passes)
+  FILE                  session files to import into the store before the window opens
+                        (Forkwise's, Codex's, pi's: as `forkwise sessions import`)
 
 commands (no Qt needed):
   forkwise sessions ACTION …
-                        list, show, new, fork, truncate, import, prompt, approve
-                        (forkwise sessions --help)
+                        list, show, new, fork, truncate, import, export, delete,
+                        prompt, approve (forkwise sessions --help)
   forkwise host --listen unix:PATH|tcp:HOST:PORT [--token-file FILE]
                         serve the store to other processes (forkwise host --help)
 
@@ -74,11 +74,11 @@ def split_files(args: list[str]) -> tuple[list[str], list[str]]:
 
 
 def import_files(options: list[str], files: list[str]) -> None:
-    """Each file through `forkwise sessions import`, one at a time: a session already in
-    the store (opened twice) or an unreadable file is said on stderr and the app opens."""
+    """The files through `forkwise sessions import` (Forkwise, Codex, pi … session files):
+    one already imported changes nothing, one that cannot be read is in the report it
+    prints; the app opens either way."""
     where: list[str] = []
     for name in ("--store", "--connect"):
         if name in options:
             where += [name, options[options.index(name) + 1]]
-    for path in files:
-        cli.main(["sessions", "import", *where, path])
+    cli.main(["sessions", "import", *where, *files])

@@ -10,6 +10,9 @@ _forkwise() {
     case $prev in
         --store) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --token-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --to) COMPREPLY=($(compgen -W "claude codex pi" -- "$cur")); return ;;
+        --from) COMPREPLY=($(compgen -W "claude codex pi forkwise" -- "$cur")); return ;;
+        --out) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --connect|--listen|--token|--id|--title|--cwd|--boundary|--child|--at|--message) return ;;
     esac
     local i command="" action=""
@@ -31,12 +34,13 @@ _forkwise() {
         host) COMPREPLY=($(compgen -W "--store --listen --allow-remote --token-file --help" -- "$cur")) ;;
         sessions)
             case $action in
-                "") COMPREPLY=($(compgen -W "list show new fork truncate import prompt approve --help" -- "$cur")) ;;
+                "") COMPREPLY=($(compgen -W "list show new fork truncate import export delete prompt approve --help" -- "$cur")) ;;
+                export) COMPREPLY=($(compgen -W "$common --to --out" -- "$cur")) ;;
                 new) COMPREPLY=($(compgen -W "$common --id --title --cwd" -- "$cur")) ;;
                 fork) COMPREPLY=($(compgen -W "$common --boundary --child --at --message --exclude-message --replace" -- "$cur")) ;;
                 truncate) COMPREPLY=($(compgen -W "$common --message --exclude-message" -- "$cur")) ;;
                 approve) COMPREPLY=($(compgen -W "$common --deny" -- "$cur")) ;;
-                import) if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "$common" -- "$cur")); else COMPREPLY=($(compgen -f -- "$cur")); fi ;;
+                import) if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "$common --from" -- "$cur")); else COMPREPLY=($(compgen -f -- "$cur")); fi ;;
                 *) COMPREPLY=($(compgen -W "$common" -- "$cur")) ;;
             esac ;;
     esac

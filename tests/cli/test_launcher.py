@@ -72,8 +72,17 @@ def test_a_session_file_passed_is_imported_and_the_app_opens_on_it(tmp_path: Pat
     assert "from-files-1" in first.stdout
     assert "self-test ok: 1 sessions" in first.stdout
     assert (store / "sessions" / "from-files-1.jsonl").read_text() == SESSION
-    # the same file opened again: said once on stderr, the app still opens
+    # the same file opened again: nothing changes, the app opens on it
     again = forkwise(str(file), "--self-test", "--store", str(store), tmp_path=tmp_path)
     assert again.returncode == 0, again.stderr
-    assert "exists already" in again.stderr
+    assert "unchanged from-files-1" in again.stdout
     assert "self-test ok: 1 sessions" in again.stdout
+    assert (store / "sessions" / "from-files-1.jsonl").read_text() == SESSION
+    # a file that is no session: the import report says so, the app still opens
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text("not json\n")
+    third = forkwise("--store", str(store), "--self-test", str(bad), tmp_path=tmp_path)
+    assert third.returncode == 0, third.stderr
+    assert "failed" in third.stdout
+    assert "notes.jsonl" in third.stdout
+    assert "self-test ok: 1 sessions" in third.stdout

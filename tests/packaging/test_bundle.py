@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from forkwise.core.settings import ProviderSettings, save_settings
+from forkwise.core.runtime.settings import ProviderSettings, save_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "dist"

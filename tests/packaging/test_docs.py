@@ -46,6 +46,8 @@ def rendered_man() -> str:
         "~/.local/share/forkwise/store/",
         "forkwise[gui]",
         "FILE",
+        "export",
+        "delete",
     ],
 )
 def test_manual_page_covers(needle: str) -> None:
@@ -90,7 +92,7 @@ def test_desktop_entry_opens_files_of_the_session_type() -> None:
     assert not proc.stdout.strip(), proc.stdout
     lines = desktop.read_text().splitlines()
     assert "Exec=forkwise %F" in lines
-    assert "MimeType=application/x-forkwise-session;" in lines
+    assert "MimeType=application/x-forkwise-session;application/x-codex-session;" in lines
 
 
 def test_the_mime_type_recognises_a_session_file_by_its_header(tmp_path: Path) -> None:
@@ -102,8 +104,14 @@ def test_the_mime_type_recognises_a_session_file_by_its_header(tmp_path: Path) -
     proc = subprocess.run([tool("update-mime-database"), str(tmp_path / "mime")],
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert "application/x-forkwise-session" in (tmp_path / "mime" / "types").read_text()
-    assert b'{"type":"session",' in (tmp_path / "mime" / "magic").read_bytes()
+    types = (tmp_path / "mime" / "types").read_text().split()
+    assert types == ["application/x-codex-session", "application/x-forkwise-session"]
+    magic = (tmp_path / "mime" / "magic").read_bytes()
+    assert b'{"type":"session",' in magic
+    assert b'"type":"session_meta"' in magic
+    globs = (tmp_path / "mime" / "globs2").read_text()
+    assert "application/x-codex-session:rollout-*.jsonl" in globs
+    assert ":*.jsonl\n" not in globs  # no claim on every JSON Lines file
 
 
 @pytest.mark.parametrize(
@@ -115,6 +123,9 @@ def test_the_mime_type_recognises_a_session_file_by_its_header(tmp_path: Path) -
         (["forkwise", "--store", "/tmp", "sessions", "fork", "--rep"], {"--replace"}),
         (["forkwise", "host", "--li"], {"--listen"}),
         (["forkwise", "--self"], {"--self-test"}),
+        (["forkwise", "sessions", "e"], {"export"}),
+        (["forkwise", "sessions", "export", "x", "--to", "c"], {"claude", "codex"}),
+        (["forkwise", "sessions", "import", "--fr"], {"--from"}),
     ],
 )
 def test_bash_completion(words: list[str], expected: set[str], tmp_path: Path) -> None:
