@@ -78,7 +78,13 @@ def import_files(options: list[str], files: list[str]) -> None:
     one already imported changes nothing, one that cannot be read is in the report it
     prints; the app opens either way."""
     where: list[str] = []
-    for name in ("--store", "--connect"):
-        if name in options:
-            where += [name, options[options.index(name) + 1]]
+    for i, option in enumerate(options):
+        if option in ("--store", "--connect"):
+            where += [option, options[i + 1]]
+        elif option.startswith(("--store=", "--connect=")):
+            where.append(option)
     cli.main(["sessions", "import", *where, *files])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

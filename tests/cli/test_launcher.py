@@ -81,7 +81,7 @@ def test_a_session_file_passed_is_imported_and_the_app_opens_on_it(tmp_path: Pat
     # a file that is no session: the import report says so, the app still opens
     bad = tmp_path / "notes.jsonl"
     bad.write_text("not json\n")
-    third = forkwise("--store", str(store), "--self-test", str(bad), tmp_path=tmp_path)
+    third = forkwise(f"--store={store}", "--self-test", str(bad), tmp_path=tmp_path)
     assert third.returncode == 0, third.stderr
     assert "failed" in third.stdout
     assert "notes.jsonl" in third.stdout
