@@ -78,11 +78,15 @@ def test_a_session_file_passed_is_imported_and_the_app_opens_on_it(tmp_path: Pat
     assert "unchanged from-files-1" in again.stdout
     assert "self-test ok: 1 sessions" in again.stdout
     assert (store / "sessions" / "from-files-1.jsonl").read_text() == SESSION
-    # a file that is no session: the import report says so, the app still opens
+    # with --store=DIR, a second session and a file that is no session: the import report
+    # names the bad one, the good one is imported, the app opens on both sessions
     bad = tmp_path / "notes.jsonl"
     bad.write_text("not json\n")
-    third = forkwise(f"--store={store}", "--self-test", str(bad), tmp_path=tmp_path)
+    second = tmp_path / "Downloads" / "second.jsonl"
+    second.write_text(SESSION.replace("from-files-1", "from-files-2"))
+    third = forkwise(f"--store={store}", "--self-test", str(bad), str(second), tmp_path=tmp_path)
     assert third.returncode == 0, third.stderr
     assert "failed" in third.stdout
     assert "notes.jsonl" in third.stdout
-    assert "self-test ok: 1 sessions" in third.stdout
+    assert (store / "sessions" / "from-files-2.jsonl").is_file()
+    assert "self-test ok: 2 sessions" in third.stdout
