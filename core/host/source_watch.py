@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 Json = dict[str, Any]
 #: seconds between two passes
 INTERVAL = 1.5
+#: files imported in one piece of store work
+BATCH = 16
 
 
 def available_sources(env: Mapping[str, str], home: Path) -> list[Json]:
@@ -108,8 +110,14 @@ class SourceWatcher:
         self.passes += 1
         if not files:
             return None
-        report = await self._run_import(files)
-        for failure in report.get("failed", []):
+        report: Json = {"imported": [], "updated": [], "unchanged": [], "failed": []}
+        for start in range(0, len(files), BATCH):
+            # a batch at a time: the store worker takes other work (opening a session, a
+            # fork) between batches, also during a first import of a long history
+            part = await self._run_import(files[start : start + BATCH])
+            for key in report:
+                report[key] += part.get(key, [])
+        for failure in report["failed"]:
             path = Path(failure["path"])
             with contextlib.suppress(OSError):
                 st = path.stat()
