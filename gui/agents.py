@@ -110,7 +110,14 @@ def _start_watching(window: MainWindow) -> None:
     c = window.controller
     chosen = window.settings.value(WATCH_KEY)
 
+    def progress(note: Json) -> None:
+        if note.get("kind") == "import/progress" and not window.findChild(QDialog, "importDialog"):
+            done, total = int(note["done"]), int(note["total"])
+            text = f"Bringing in the agents' sessions… {done:,} of {total:,} files"
+            window.statusBar().showMessage(text if done < total else "", 0 if done < total else 1)
+
     async def start() -> Json:
+        await c.client.subscribe(progress)
         found = await c.client.sources()
         tools = (
             [t for t in str(chosen).split(",") if t]

@@ -105,7 +105,9 @@ class Host:
         #: what earlier imports read (`importing.ImportLedger`)
         self.imports = imports if imports is not None else ImportLedger(None)
         #: the agents' session folders this host keeps up with (off until asked)
-        self.sources = SourceWatcher(self._import_changed, self._source_changed)
+        self.sources = SourceWatcher(
+            self._import_changed, self._source_changed, progress=self._watch_progress
+        )
         self.workspaces: Workspaces = workspaces if workspaces is not None else MemoryWorkspaces()
         self.providers: dict[str, Provider] = dict(providers or {"offline": OfflineProvider()})
         self.tools: Mapping[str, Tool] = tools if tools is not None else builtin_tools()
@@ -603,18 +605,27 @@ class Host:
         files = await asyncio.to_thread(
             discover, tool, [Path(p) for p in paths], dict(os.environ), home
         )
+        report = await self.io(
+            import_sources, self.store, files, self.imports, self._import_progress()
+        )
+        return report.to_json()
+
+    def _import_progress(self) -> Callable[[int, int, str], None]:
+        """`import/progress` notifications from the store worker."""
         loop = asyncio.get_running_loop()
 
-        def progress(done: int, total: int, path: str) -> None:  # on the store worker
+        def progress(done: int, total: int, path: str) -> None:
             note = {"kind": "import/progress", "done": done, "total": total, "path": path}
             loop.call_soon_threadsafe(self.notify, note)
 
-        report = await self.io(import_sources, self.store, files, self.imports, progress)
-        return report.to_json()
+        return progress
 
     async def _import_changed(self, files: list[tuple[Path, str | None]]) -> Json:
         report = await self.io(import_sources, self.store, files, self.imports)
         return report.to_json()
+
+    def _watch_progress(self, done: int, total: int, path: str) -> None:
+        self.notify({"kind": "import/progress", "done": done, "total": total, "path": path})
 
     def _source_changed(self, path: Path) -> bool:
         try:

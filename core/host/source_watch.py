@@ -44,19 +44,22 @@ class SourceWatcher:
     """Imports what changed in the watched tools' folders, every `interval` seconds.
 
     `run_import(files)` is the host's import verb on a list of (path, tool) pairs; it is
-    only called with files whose stat changed (or that are new)."""
+    only called with files whose stat changed (or that are new). `progress(done, total,
+    path)` hears after each batch of a pass."""
 
     def __init__(
         self,
         run_import: Callable[[list[tuple[Path, str | None]]], Awaitable[Json]],
         changed: Callable[[Path], bool],
         *,
+        progress: Callable[[int, int, str], None] | None = None,
         interval: float = INTERVAL,
         env: Mapping[str, str] | None = None,
         home: Path | None = None,
     ) -> None:
         self._run_import = run_import
         self._changed = changed
+        self._progress = progress
         self.interval = interval
         self.env = dict(os.environ if env is None else env)
         self.home = home or Path(os.path.expanduser("~"))
@@ -114,9 +117,12 @@ class SourceWatcher:
         for start in range(0, len(files), BATCH):
             # a batch at a time: the store worker takes other work (opening a session, a
             # fork) between batches, also during a first import of a long history
-            part = await self._run_import(files[start : start + BATCH])
+            batch = files[start : start + BATCH]
+            part = await self._run_import(batch)
             for key in report:
                 report[key] += part.get(key, [])
+            if self._progress is not None:
+                self._progress(start + len(batch), len(files), str(batch[-1][0]))
         for failure in report["failed"]:
             path = Path(failure["path"])
             with contextlib.suppress(OSError):
