@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .agents import install as install_agent_actions
 from .badges import badge_icon
 from .branch_actions import BranchActions
 from .composer import Composer
@@ -126,6 +127,7 @@ class MainWindow(QMainWindow):
         self.branches = BranchActions(self)
         self._build_panes()
         self._build_menus()
+        install_agent_actions(self)
         self._wire()
         self._restore()
 

@@ -84,6 +84,11 @@ class ClientAPI(Protocol):
         self, session_id: str, message_id: str, include_message: bool = True
     ) -> Json: ...  # the session's summary
     async def delete_session(self, session_id: str) -> Json: ...
+    async def sources(self) -> Json: ...  # {"sources": [...], "watching": [...]}
+    async def watch_sources(self, tools: list[str]) -> Json: ...
+    async def export_session(
+        self, session_id: str, tool: str, out: str | None = None
+    ) -> Json: ...  # {"tool", "path", "id", "resume"}
     async def import_files(
         self, paths: list[str], tool: str | None = None
     ) -> Json: ...  # DESIGN §9 report
