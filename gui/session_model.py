@@ -268,6 +268,7 @@ class SessionTreeModel(QAbstractItemModel):
         """A session appeared or changed: one row inserted, moved or updated."""
         sid = summary["id"]
         known = sid in self._nodes
+        retitled = known and self._summaries[sid].get("title") != summary.get("title")
         self._summaries[sid] = dict(summary)
         if not known:
             parent = self._placement(sid)
@@ -282,6 +283,9 @@ class SessionTreeModel(QAbstractItemModel):
             else:
                 self._reorder(node)
             self._changed(node)
+            if retitled:  # forks not renamed yet are called after their source
+                for child in node.children:
+                    self._changed(child)
         return self.index_for(sid)
 
     def remove(self, sid: str) -> None:

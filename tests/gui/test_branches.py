@@ -158,6 +158,12 @@ def test_forks_are_told_apart_and_rename_survives_a_restart(aloop: Any, tmp_path
             assert app.log(two)[-1] == {**app.log(two)[-1], "type": "session/title",
                                         "title": "Plan B: ship in May"}
             assert c.tree.title_of(one) == f"{PLAN} — fork 2"
+            # the source renamed: its forks not renamed yet follow it, row by row
+            changed: list[str] = []
+            c.tree.dataChanged.connect(lambda a, _b, _r=(): changed.append(a.data()))
+            await app.client.rename_session(plan, "Release 2.5")
+            await until(lambda: c.tree.title_of(one) == "Release 2.5 — fork 2", what="follows")
+            assert "Release 2.5 — fork 2" in changed
             return two
 
     two = aloop(first())
