@@ -12,7 +12,7 @@ from gui_harness import App, open_app, until
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QLabel, QToolButton
+from PySide6.QtWidgets import QApplication, QLabel, QToolButton
 
 from forkwise.gui.fork_header import ForkHeader
 
@@ -205,7 +205,11 @@ def test_siblings_step_at_the_fork_point(aloop: Any, tmp_path: Path) -> None:
             # the arrows in the fork record do the same
             header(app).findChild(QToolButton, "siblingPrevious").click()
             await until(lambda: c.current == kids[1], what="previous sibling")
-            w.branches.previous.trigger()
+            # and the shortcut
+            assert w.branches.previous.shortcut().toString() == "Alt+Left"
+            w.activateWindow()
+            await until(lambda: QApplication.activeWindow() is w, what="window active")
+            QTest.keyClick(w.tree, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
             await until(lambda: c.current == kids[0], what="first sibling")
             assert not w.branches.previous.isEnabled()
             # the source is not a sibling; a fork at another point has none

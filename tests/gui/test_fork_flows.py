@@ -274,6 +274,18 @@ def test_edit_and_replace_confirms_then_replaces_in_place(aloop: Any, tmp_path: 
             rows_before = c.transcript.rowCount()
             removed: list[tuple[int, int]] = []
             c.transcript.rowsRemoved.connect(lambda _p, a, b: removed.append((a, b)))
+            log_before = app.log(quick)
+            # Cancel: nothing happens
+            menu = app.message_menu(row)
+            action(menu, "actionEditReplace").trigger()
+            menu.close()
+            from PySide6.QtWidgets import QMessageBox
+            cancelled = app.window.branches.confirm_box
+            assert cancelled is not None
+            cancelled.button(QMessageBox.StandardButton.Cancel).click()
+            await app.idle()
+            assert app.window.composer.editing_message is None
+            assert app.log(quick) == log_before
             menu = app.message_menu(row)
             action(menu, "actionEditReplace").trigger()
             menu.close()
