@@ -21,13 +21,14 @@ from PySide6.QtWidgets import (
 
 from .compare_model import Block, Comparison
 
+_DIM = "color: #5f6b76"  # readable grey on light and on dark cards
 _STYLE = {
     "user": "font-weight: bold",
     "tool": "font-family: monospace",
-    "result": "font-family: monospace; color: palette(mid)",
-    "approval": "color: palette(mid)",
-    "end": "color: palette(mid); font-size: small",
-    "note": "color: palette(mid)",
+    "result": "font-family: monospace",
+    "approval": _DIM,
+    "end": f"{_DIM}; font-size: small",
+    "note": _DIM,
 }
 
 
@@ -122,7 +123,7 @@ class CompareView(QWidget):
         cell.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         cell.setMargin(8)
         if block is None:
-            cell.setText('<p style="color: palette(mid)"><i>(nothing here)</i></p>')
+            cell.setText(f'<p style="{_DIM}"><i>(nothing here)</i></p>')
             cell.setAccessibleName(f"{title}: nothing in this place")
         else:
             cell.setText(block_html(block))

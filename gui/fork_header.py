@@ -69,6 +69,10 @@ class ForkHeader(QWidget):
         button.setToolTip(tip)
         button.setAccessibleName(tip)
         button.setAutoRaise(True)
+        font = button.font()
+        font.setPointSizeF(font.pointSizeF() * 1.4)
+        font.setBold(True)
+        button.setFont(font)
         button.clicked.connect(lambda: self.stepRequested.emit(delta))
         return button
 
