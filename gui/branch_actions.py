@@ -127,6 +127,10 @@ class BranchActions(QObject):
             return parent, current
         return None
 
+    def source_changed(self, sid: str) -> bool:
+        """Whether the host said `sid`'s source was rewritten below the fork point."""
+        return self._source_changed.get(sid, False)
+
     # --- opening ------------------------------------------------------------------------
 
     def _opened(self, sid: str) -> None:
@@ -143,6 +147,7 @@ class BranchActions(QObject):
             self._source_changed[sid] = source.get("changed") is True
             if c.current == sid:
                 self.update()
+                self.window._show_opened(sid)  # the session header says it too
 
         c.ops.run(c.client.get_session(sid), landed, lambda exc: log.info(
             "source state of %s unknown: %r", sid, exc), what="Checking the source")

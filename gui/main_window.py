@@ -26,6 +26,7 @@ from .branch_actions import BranchActions
 from .composer import Composer
 from .context_menu import ContextMenuMixin
 from .controller import Controller
+from .fork_header import CHANGED_TEXT
 from .notify import Banner
 from .session_rows import ACTIVITY, ID_ROLE
 from .sort_header import SortHeader
@@ -420,6 +421,8 @@ class MainWindow(QMainWindow):
             bits.append(str(summary["model"]))
         if summary.get("running"):
             bits.append("running")
+        if self.branches.source_changed(sid):
+            bits.append(f"⚠ {CHANGED_TEXT.lower().replace('its ', '')}")
         self.header_label.setText("  ·  ".join(bits))
         self.header_label.setToolTip(f"id: {sid}")
         if self.composer.edit.isEnabled() is False or self._opened_id != sid:

@@ -280,6 +280,7 @@ def test_a_child_says_its_source_changed(aloop: Any, tmp_path: Path) -> None:
             await until(lambda: w.transcript.fork_header() is not None)
             await app.idle()
             assert not header(app).findChild(QLabel, "sourceChanged").isVisibleTo(w)
+            assert "changed" not in w.header_label.text()
             # the source is rewritten in place below the fork point
             await app.open(plan)
             first = app.entries[app.rows("user")[0]]
@@ -291,6 +292,7 @@ def test_a_child_says_its_source_changed(aloop: Any, tmp_path: Path) -> None:
                         what="the source-changed line")
             line = header(app).findChild(QLabel, "sourceChanged")
             assert "source changed since this fork" in line.text()
+            assert "source changed since this fork" in w.header_label.text()
             line.linkActivated.emit("compare:")
             await until(lambda: w.branches.compare_view is not None
                         and w.branches.compare_view.isVisible(), what="compare view")
