@@ -147,7 +147,11 @@ def test_forks_are_told_apart_and_rename_survives_a_restart(aloop: Any, tmp_path
             # F2 renames the selected session
             assert w.branches.rename.shortcut().toString() == "F2"
             assert w.branches.rename.isEnabled()
-            w.branches.rename.trigger()
+            w.activateWindow()
+            await until(lambda: QApplication.activeWindow() is w, what="window active")
+            w.tree.setFocus()
+            QTest.keyClick(w.tree, Qt.Key.Key_F2)  # the key, with the tree focused
+            await until(lambda: w.branches.rename_dialog is not None, what="rename dialog")
             dialog = w.branches.rename_dialog
             assert dialog is not None
             assert dialog.isVisible()
