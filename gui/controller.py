@@ -127,17 +127,26 @@ class Controller(QObject):
 
     # --- opening ----------------------------------------------------------------------
 
-    def open_session(self, session_id: str | None) -> None:
-        if session_id == self.current and session_id is not None:
+    def open_session(self, session_id: str | None, *, from_end: bool = True,
+                     at_seq: int | None = None) -> None:
+        """Show `session_id` at its end (its last page first), from its top
+        (`from_end=False`), or at event `at_seq` (a search result). Opening the session
+        that is shown at its end again does nothing."""
+        if session_id == self.current and session_id is not None and at_seq is None \
+                and from_end:
             return
         self.current = session_id
         summary = self.tree.summary(session_id) if session_id else None
-        # a fork's child is shown at its fork point, its end: its last page comes first
-        self.transcript.open(session_id, summary, from_end=session_id in self._fork_started)
+        self.transcript.open(session_id, summary, from_end=from_end, at_seq=at_seq)
         if session_id is not None:
             self.transcript.fetchMore()
         self.sessionOpened.emit(session_id or "")
         self.runningChanged.emit(bool(summary and summary.get("running")))
+
+    def reopen_at_end(self) -> None:
+        """Show the opened session again from its end (Ctrl+End far from it)."""
+        sid, self.current = self.current, None
+        self.open_session(sid)
 
     def _fetch_page(self, session_id: str, after: int, limit: int) -> None:
         def landed(events: list[Json]) -> None:

@@ -298,6 +298,7 @@ class MainWindow(QMainWindow):
         t.editResend.connect(self.begin_edit)
         t.sourceRequested.connect(self.select_session)
         t.approvalDecided.connect(c.approve)
+        t.endRequested.connect(c.reopen_at_end)
         self.composer.sendRequested.connect(self._send)
         self.composer.stopRequested.connect(c.cancel)
         self.action_new.setEnabled(c.loaded)  # it needs the client: enabled once loaded
@@ -311,12 +312,15 @@ class MainWindow(QMainWindow):
         sid = index.siblingAtColumn(0).data(ID_ROLE) if index.isValid() else None
         return str(sid) if sid else None
 
-    def select_session(self, session_id: str) -> None:
-        """Select `session_id` in the tree (lineage expanded) and open it."""
+    def select_session(self, session_id: str, at_seq: int | None = None) -> None:
+        """Select `session_id` in the tree (lineage expanded) and open it: at its end, or
+        at event `at_seq`."""
         c = self.controller
         source = c.tree.reveal(session_id)  # fetches its top-level row if need be
         if not source.isValid():
             return
+        if at_seq is not None:  # opened there first: selecting the row keeps it open
+            c.open_session(session_id, at_seq=at_seq)
         index = c.proxy.mapFromSource(source)
         if not index.isValid() and c.proxy.pattern:
             self.filter_box.clear()
@@ -419,6 +423,7 @@ class MainWindow(QMainWindow):
             self.composer.begin_edit(entry.message_id, entry.text)
 
     def _send(self, text: str) -> None:
+        self.transcript.go_to_end()  # whoever sends wants to see the answer come
         self.controller.send(text, self.composer.sent, editing=self.composer.editing_message)
 
     def focus_filter(self) -> None:
