@@ -2,7 +2,10 @@
 
 SQLite FTS5 (Python's sqlite3) in `<store>/search.sqlite`: a plain table `msgs` holds one
 row per indexed event (session, seq, message id, time, kind, text) and the FTS5 table
-`docs` indexes its text (external content: the text is stored once). A table `sessions`
+`docs` indexes its text (external content: the text is stored once). Queries are words
+and a prefix, never phrases, so the index keeps no positions (`detail=none`: the build
+tokenizes each text and writes one entry per word and row, nothing more); snippets are cut
+from the stored text for the few rows a search returns. A table `sessions`
 says how many events of each session are indexed, so that the index is brought up to date
 from the logs (`sync`) after it was missing, deleted or left behind, and kept current
 from the store's change events (append, import, fork, truncate, delete) once it is.
@@ -32,6 +35,7 @@ from forkwise.core.store.session import (
     SessionCreated,
     SessionDisposed,
     SessionHeader,
+    SessionSummary,
     SessionTruncated,
     StoreEvent,
 )
@@ -54,7 +58,7 @@ CREATE TABLE IF NOT EXISTS msgs(
     message TEXT, ts TEXT NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS msgs_session ON msgs(session, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
-    text, content='msgs', content_rowid='rowid', detail='column',
+    text, content='msgs', content_rowid='rowid', detail='none',
     tokenize="unicode61 remove_diacritics 2 tokenchars '_'");
 """
 #: words of a query as the tokenizer sees them (letters, digits, underscore)
@@ -180,20 +184,32 @@ class SearchIndex:
             known = dict(db.execute("SELECT id, indexed FROM sessions").fetchall())
             summaries = {s.id: s for s in store.list()}
             work = 0
-            with self._write() as db:
-                for gone in set(known) - set(summaries):
-                    _forget(db, gone)
-                for sid, summary in summaries.items():
-                    done = known.get(sid)
-                    if done == summary.events:
-                        continue
-                    if done is not None and done > summary.events:
-                        _forget(db, sid)
-                        done = None
-                    _index_log(db, store, sid, done)
-                    work += 1
+            if not known:  # made from nothing: no journal while it is (a crash loses
+                db.execute("PRAGMA journal_mode=OFF")  # only what is rebuilt anyway)
+            try:
+                work = self._catch_up(store, known, summaries)
+            finally:
+                db.execute("PRAGMA journal_mode=WAL")
             self.ready = True
             return work
+
+    def _catch_up(self, store: SessionStore, known: dict[str, int],
+                  summaries: dict[str, SessionSummary]) -> int:
+        """Index what the logs have beyond `known` (counts per session); one transaction."""
+        work = 0
+        with self._write() as db:
+            for gone in set(known) - set(summaries):
+                _forget(db, gone)
+            for sid, summary in summaries.items():
+                done = known.get(sid)
+                if done == summary.events:
+                    continue
+                if done is not None and done > summary.events:  # cut back: read anew
+                    _forget(db, sid)
+                    done = None
+                _index_log(db, store, sid, done)
+                work += 1
+        return work
 
     def rebuild(self, store: SessionStore) -> int:
         """Make the index anew from the logs (the file is replaced)."""
@@ -214,13 +230,40 @@ class SearchIndex:
         with self._lock:
             db = self._open()
             rows = db.execute(
-                "SELECT m.session, m.seq, m.message, m.ts, m.kind,"
-                " snippet(docs, 0, ?, ?, '…', 12)"
+                "SELECT m.session, m.seq, m.message, m.ts, m.kind, m.text"
                 " FROM docs JOIN msgs m ON m.rowid = docs.rowid"
                 " WHERE docs MATCH ? ORDER BY docs.rowid DESC LIMIT ?",
-                (MARK_OPEN, MARK_CLOSE, match, limit),
+                (match, limit),
             ).fetchall()
-        return [SearchHit(*row) for row in rows]
+        words = [w.casefold() for w in _WORD.findall(query)]
+        return [
+            SearchHit(str(sid), int(seq), message, str(ts), str(kind), snippet(text, words))
+            for sid, seq, message, ts, kind, text in rows
+        ]
+
+
+def snippet(text: str, words: Sequence[str], width: int = 120) -> str:
+    """About `width` characters of `text` around the first of `words` found in it (each
+    a word start, the last a prefix), the words found marked with « and »."""
+    flat = " ".join(text.split())
+    folded = flat.casefold()
+    spans: list[tuple[int, int]] = []
+    for i, word in enumerate(words):
+        last = i == len(words) - 1
+        pattern = r"(?<!\w)" + re.escape(word) + (r"\w*" if last else r"(?!\w)")
+        spans.extend(m.span() for m in re.finditer(pattern, folded))
+    spans.sort()
+    first = spans[0][0] if spans else 0
+    start = max(0, first - width // 3)
+    end = min(len(flat), start + width)
+    out, at = [], start
+    for a, b in spans:
+        if a < at or b > end:
+            continue
+        out += [flat[at:a], MARK_OPEN, flat[a:b], MARK_CLOSE]
+        at = b
+    out.append(flat[at:end])
+    return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(flat) else "")
 
 
 def fts_query(query: str) -> str | None:
