@@ -59,7 +59,6 @@ class Controller(QObject):
         self._unsubscribe: Unsubscribe | None = None
         self._fork_started: dict[str, float] = {}
         self._pending_fork: float | None = None
-        self._text_cache: dict[str, tuple[int, str]] = {}
         self._notified.connect(self._apply)
 
     # --- start-up -----------------------------------------------------------------
@@ -289,15 +288,7 @@ class Controller(QObject):
                          what="Searching messages")
 
     async def _text_hits(self, needle: str) -> set[str]:
-        hits: set[str] = set()
-        for sid in self.tree.session_ids():
-            summary = self.tree.summary(sid) or {}
-            stamp = int(summary.get("events") or 0)
-            cached = self._text_cache.get(sid)
-            if cached is None or cached[0] != stamp:
-                messages = await self.client.messages(sid)
-                text = "\n".join(str(m.get("text", "")) for m in messages).casefold()
-                cached = self._text_cache[sid] = (stamp, text)
-            if needle in cached[1]:
-                hits.add(sid)
-        return hits
+        """Sessions with the words of `needle` in a message, from the host's index (one
+        call, however many sessions the store holds)."""
+        hits = await self.client.search(needle, 500)
+        return {str(h["sessionId"]) for h in hits}

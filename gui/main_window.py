@@ -26,6 +26,7 @@ from .composer import Composer
 from .context_menu import ContextMenuMixin
 from .controller import Controller
 from .notify import Banner
+from .search_panel import SearchPanel, search_dock
 from .session_rows import ACTIVITY, ID_ROLE, MESSAGES, MODEL, TITLE
 from .sort_header import SortHeader
 from .transcript_view import TranscriptView
@@ -151,6 +152,9 @@ class MainWindow(QMainWindow):
         self.action_find = self._action("actionFind", "&Find…",
                                         _keys(QKeySequence.StandardKey.Find, "Ctrl+F"),
                                         "Filter sessions by title or message text")
+        self.action_search = self._action("actionSearchAll", "Search &all sessions…",
+                                          "Ctrl+Shift+F",
+                                          "Find words in every session's messages and titles")
         self.action_stop = self._action("actionStop", "&Stop", "Ctrl+.",
                                         "Cancel the running turn")
         self.action_stop.setEnabled(False)
@@ -236,6 +240,9 @@ class MainWindow(QMainWindow):
         self.toolbar.addSeparator()
         self.toolbar.addAction(self.action_prefs)
         self.addToolBar(self.toolbar)
+        self.search_panel = SearchPanel(c, self)
+        self.search_dock = search_dock(self.search_panel, self)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.search_dock)
         self.busy_label = QLabel("", self)
         self.busy_label.setObjectName("busyLabel")
         self.busy_label.setAccessibleName("Activity")
@@ -254,6 +261,7 @@ class MainWindow(QMainWindow):
         edit_menu = bar.addMenu("&Edit")
         edit_menu.setObjectName("menuEdit")
         edit_menu.addAction(self.action_find)
+        edit_menu.addAction(self.action_search)
         session_menu = bar.addMenu("&Session")
         session_menu.setObjectName("menuSession")
         session_menu.addAction(self.action_fork)
@@ -268,6 +276,9 @@ class MainWindow(QMainWindow):
         self.action_new.triggered.connect(c.new_session)
         self.action_fork.triggered.connect(lambda: c.fork_session(self.selected_session()))
         self.action_find.triggered.connect(self.focus_filter)
+        self.action_search.triggered.connect(self.show_search)
+        self.search_panel.resultActivated.connect(
+            lambda sid, seq: self.select_session(sid, at_seq=seq or None))
         self.action_stop.triggered.connect(c.cancel)
         self.action_use_model.triggered.connect(
             lambda: c.use_configured_model(self.selected_session()))
@@ -429,6 +440,11 @@ class MainWindow(QMainWindow):
     def focus_filter(self) -> None:
         self.filter_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.filter_box.selectAll()
+
+    def show_search(self) -> None:
+        self.search_dock.show()
+        self.search_dock.raise_()
+        self.search_panel.focus()
 
     def copy_text(self, text: str) -> None:
         from PySide6.QtGui import QGuiApplication

@@ -145,7 +145,8 @@ class TranscriptModel(QAbstractListModel):
         self.fetching = True
         total = self.summary.get("events")
         if self._target is not None and not self.events and not self.loaded_seq:
-            # the page around the target: half a page of what leads to it
+            # the page around the target: half a page of what leads to it (its turn's
+            # start, unless that turn is longer than half a page)
             self.builder.last_seq = max(0, self._target - self.page_size // 2)
             self._asked = self.page_size
         elif self._from_end and not self.loaded_seq and isinstance(total, int) \
@@ -187,7 +188,7 @@ class TranscriptModel(QAbstractListModel):
         if len(events) < self._asked:
             self.at_end = True
         if after and not self.events:  # the first page of one opened at its end or a seq
-            events = self._from_turn_start(events, self._target)
+            events = self._from_turn_start(events)
             start = int(events[0]["seq"]) - 1 if events else after
             self.builder.last_seq = self.base = start
             if start:
@@ -202,16 +203,13 @@ class TranscriptModel(QAbstractListModel):
             self.targetLoaded.emit(self.row_of_seq(target))
 
     @staticmethod
-    def _from_turn_start(events: list[Json], keep: int | None = None) -> list[Json]:
+    def _from_turn_start(events: list[Json]) -> list[Json]:
         """`events` from the first turn that starts in them (all of them when none does):
-        a turn is shown whole, never from its middle. With `keep`, from the last turn
-        that starts at or before that seq, so that its event is shown."""
-        starts = [i for i, e in enumerate(events) if e.get("type") == "turn/start"]
-        if keep is not None:
-            before = [i for i in starts if int(events[i].get("seq", 0)) <= keep]
-            if before:
-                return events[before[-1]:]
-        return events[starts[0]:] if starts else events
+        a turn is shown whole, never from its middle."""
+        for i, event in enumerate(events):
+            if event.get("type") == "turn/start":
+                return events[i:]
+        return events
 
     def _prepend(self, after: int, events: list[Json]) -> None:
         """An earlier page arrived: its whole turns go above the rows shown, which are
