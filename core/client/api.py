@@ -82,6 +82,7 @@ class ClientAPI(Protocol):
         self, session_id: str, message_id: str, include_message: bool = True
     ) -> Json: ...  # the session's summary
     async def delete_session(self, session_id: str) -> Json: ...
+    async def restore_session(self, session_id: str) -> Json: ...  # Undo a delete: its row
     async def search(self, query: str, limit: int = 50) -> list[Json]: ...  # hits, latest first
     async def import_files(
         self, paths: list[str], tool: str | None = None

@@ -595,6 +595,16 @@ class Host:
         self._served.discard(session_id)
         return {"id": session_id, "deleted": True}
 
+    async def restore_session(self, session_id: str) -> Json:
+        """Bring a deleted session back from the store's trash (Undo); its row."""
+        self._check_writable()
+
+        def restore() -> Json:
+            self.store.restore(session_id)
+            return self.row(self.store.summary(session_id))
+
+        return await self.io(restore)
+
     async def search(self, query: str, limit: int = 50) -> list[Json]:
         """Events of every session whose text (message text, tool calls, titles) has every
         word of `query`, the latest first: session id and title, seq, message id, time,

@@ -307,6 +307,7 @@ METHODS: dict[str, Handler] = {
         p.req("sessionId"), p.req("messageId"), p.flag("includeMessage", True)
     ),
     "session.delete": lambda c, p: c.host.delete_session(p.req("sessionId")),
+    "session.restore": lambda c, p: c.host.restore_session(p.req("sessionId")),
     "session.search": lambda c, p: c.host.search(p.req("query"), p.opt_int("limit", 50) or 50),
     "session.import": _import,
     "session.setModel": lambda c, p: c.host.set_model(
