@@ -258,6 +258,10 @@ class Controller(QObject):
             self._pending_fork = None
         self.selectRequested.emit(summary["id"])
 
+    def show_new_session(self, summary: Json) -> None:
+        """A session made by another verb (a duplicate): beneath its source, shown."""
+        self._landed(summary)
+
     def _fork_failed(self, exc: BaseException) -> None:
         self._pending_fork = None
         if isinstance(exc, WorkspaceAttachFailed):

@@ -25,6 +25,7 @@ from .badges import badge_icon
 from .composer import Composer
 from .context_menu import ContextMenuMixin
 from .controller import Controller
+from .housekeeping import Housekeeping
 from .notify import Banner
 from .search_panel import SearchPanel, search_dock
 from .session_rows import ACTIVITY, ID_ROLE, MESSAGES, MODEL, TITLE
@@ -90,6 +91,8 @@ class SessionTree(ContextMenuMixin, QTreeView):
         menu.setToolTipsVisible(True)
         menu.addAction(w.action_fork)
         menu.addAction(w.action_new)
+        menu.addAction(w.action_duplicate)
+        menu.addAction(w.action_delete)
         menu.addSeparator()
         copy = menu.addAction("Copy session id")
         copy.setObjectName("actionCopySessionId")
@@ -171,6 +174,19 @@ class MainWindow(QMainWindow):
         self.action_quit.setMenuRole(QAction.MenuRole.QuitRole)
         self.action_about = self._action("actionAbout", "&About Forkwise", None,
                                          "Version and store")
+        self.action_delete = self._action("actionDeleteSession", "&Delete session",
+                                          _keys(QKeySequence.StandardKey.Delete, "Del"),
+                                          "Move the selected session to the store's trash")
+        # Delete belongs to the session list: text fields keep their own Delete key
+        self.action_delete.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.action_duplicate = self._action("actionDuplicateSession", "D&uplicate session",
+                                             "Ctrl+Shift+D",
+                                             "Copy the whole selected session into a new one")
+        self.action_approve = self._action("actionApprove", "&Approve tool call",
+                                           "Ctrl+Shift+Y",
+                                           "Approve the tool call this session waits for")
+        self.action_deny = self._action("actionDeny", "D&eny tool call", "Ctrl+Shift+N",
+                                        "Deny the tool call this session waits for")
 
     def _build_panes(self) -> None:
         c = self.controller
@@ -267,6 +283,12 @@ class MainWindow(QMainWindow):
         session_menu.addAction(self.action_fork)
         session_menu.addAction(self.action_stop)
         session_menu.addAction(self.action_use_model)
+        session_menu.addSeparator()
+        session_menu.addAction(self.action_approve)
+        session_menu.addAction(self.action_deny)
+        session_menu.addSeparator()
+        session_menu.addAction(self.action_duplicate)
+        session_menu.addAction(self.action_delete)
         help_menu = bar.addMenu("&Help")
         help_menu.setObjectName("menuHelp")
         help_menu.addAction(self.action_about)
@@ -277,6 +299,17 @@ class MainWindow(QMainWindow):
         self.action_fork.triggered.connect(lambda: c.fork_session(self.selected_session()))
         self.action_find.triggered.connect(self.focus_filter)
         self.action_search.triggered.connect(self.show_search)
+        self.housekeeping = Housekeeping(c, self)
+        self.tree.addAction(self.action_delete)  # its shortcut works where the list has focus
+        self.action_delete.triggered.connect(
+            lambda: self.housekeeping.delete(self.selected_session()))
+        self.action_duplicate.triggered.connect(
+            lambda: self.housekeeping.duplicate(self.selected_session()))
+        self.action_approve.triggered.connect(lambda: self.housekeeping.answer(True))
+        self.action_deny.triggered.connect(lambda: self.housekeeping.answer(False))
+        for signal in (c.transcript.rowsInserted, c.transcript.dataChanged,
+                       c.transcript.modelReset, c.transcript.rowsRemoved):
+            signal.connect(self._update_approval_actions)
         self.search_panel.resultActivated.connect(
             lambda sid, seq: self.select_session(sid, at_seq=seq or None))
         self.action_stop.triggered.connect(c.cancel)
@@ -315,6 +348,7 @@ class MainWindow(QMainWindow):
         self.action_new.setEnabled(c.loaded)  # it needs the client: enabled once loaded
         self.tree.placeholder.setVisible(not c.loaded)
         self._update_fork_action()
+        self._update_approval_actions()
 
     # --- behaviour --------------------------------------------------------------------------
 
@@ -398,10 +432,17 @@ class MainWindow(QMainWindow):
         if sid:
             self._show_opened(sid)
 
+    def _update_approval_actions(self, *_args: Any) -> None:
+        waiting = self.housekeeping.pending_approval() is not None
+        self.action_approve.setEnabled(waiting)
+        self.action_deny.setEnabled(waiting)
+
     def _update_fork_action(self) -> None:
         has = self.selected_session() is not None
         self.action_fork.setEnabled(has)
         self.action_use_model.setEnabled(has)
+        self.action_delete.setEnabled(has)
+        self.action_duplicate.setEnabled(has)
         if not has:
             self.action_fork.setStatusTip("Select a session to fork")
 
