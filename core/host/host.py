@@ -631,7 +631,8 @@ class Host:
                 })
             return out
 
-        return await self.io(search)
+        # beside the store worker: a first search that reads every log holds no writer up
+        return await asyncio.to_thread(search)
 
     async def import_sources(self, tool: str | None, paths: Sequence[str]) -> Json:
         """The import verb (DESIGN §9) on files this host can read: `paths` are files or

@@ -80,13 +80,18 @@ class SearchIndex:
 
     Until the first `sync`, the store's changes are not applied (a one-shot command's host
     never pays for the index); `sync` catches up from the logs, then changes are applied
-    as they are committed."""
+    as they are committed. A `sync` runs beside the store's writers, never in their way:
+    changes committed meanwhile are queued and applied after it (each is idempotent
+    against what the sync read)."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
         self.ready = False
+        self._state = threading.Lock()  # guards `_syncing` and `_queued`, held briefly
+        self._syncing = False
+        self._queued: list[StoreEvent] = []
 
     # --- the database -----------------------------------------------------------------
 
@@ -143,15 +148,22 @@ class SearchIndex:
         return store.subscribe(self.on_change)
 
     def on_change(self, change: StoreEvent) -> None:
-        with self._lock:  # after a `sync` in progress: it may have read this change
+        """A committed change (called by the store's writer: it never waits on a sync)."""
+        with self._state:
+            if self._syncing:
+                self._queued.append(change)
+                return
             if not self.ready:
                 return  # `sync` reads the logs when the index is first used
-            try:
-                self._apply(change)
-            except sqlite3.Error:
-                log.exception("search index: %s of %s not applied", change.kind,
-                              change.session_id)
-                self.ready = False  # the next search brings it up to date from the logs
+        with self._lock:
+            self._apply_logged(change)
+
+    def _apply_logged(self, change: StoreEvent) -> None:
+        try:
+            self._apply(change)
+        except sqlite3.Error:
+            log.exception("search index: %s of %s not applied", change.kind, change.session_id)
+            self.ready = False  # the next search brings it up to date from the logs
 
     def _apply(self, change: StoreEvent) -> None:
         sid = change.session_id
@@ -179,19 +191,32 @@ class SearchIndex:
     def sync(self, store: SessionStore) -> int:
         """Bring the index up to date with the store's logs; returns how many sessions
         were (re)indexed. Sessions are compared by their event counts."""
-        with self._lock:
-            db = self._open()
-            known = dict(db.execute("SELECT id, indexed FROM sessions").fetchall())
-            summaries = {s.id: s for s in store.list()}
-            work = 0
-            if not known:  # made from nothing: no journal while it is (a crash loses
-                db.execute("PRAGMA journal_mode=OFF")  # only what is rebuilt anyway)
-            try:
-                work = self._catch_up(store, known, summaries)
-            finally:
-                db.execute("PRAGMA journal_mode=WAL")
-            self.ready = True
-            return work
+        with self._state:
+            self._syncing, self._queued = True, []
+        try:
+            with self._lock:
+                db = self._open()
+                known = dict(db.execute("SELECT id, indexed FROM sessions").fetchall())
+                summaries = {s.id: s for s in store.list()}
+                if not known:  # made from nothing: no journal while it is (a crash loses
+                    db.execute("PRAGMA journal_mode=OFF")  # only what is rebuilt anyway)
+                try:
+                    work = self._catch_up(store, known, summaries)
+                finally:
+                    db.execute("PRAGMA journal_mode=WAL")
+            while True:  # what was committed while the logs were read
+                with self._state:
+                    queued, self._queued = self._queued, []
+                    if not queued:
+                        self._syncing = False
+                        self.ready = True
+                        return work
+                with self._lock:
+                    for change in queued:
+                        self._apply_logged(change)
+        finally:
+            with self._state:
+                self._syncing = False
 
     def _catch_up(self, store: SessionStore, known: dict[str, int],
                   summaries: dict[str, SessionSummary]) -> int:

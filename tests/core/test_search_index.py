@@ -111,3 +111,42 @@ def test_a_corrupt_index_file_is_rebuilt_from_the_logs(tmp_path: Path) -> None:
 @pytest.mark.parametrize("typed", ["", "  ", "«»", "***"])
 def test_no_words_no_query(typed: str) -> None:
     assert fts_query(typed) is None
+
+
+def test_a_sync_never_holds_up_the_stores_writers(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from forkwise.core.store import search_index
+
+    store = open_store(tmp_path)
+    a = store.create("a").id
+    b = store.create("b").id
+    turn(store, a, 1, "old gecko", "ok")
+    turn(store, b, 1, "old gecko", "ok")
+    reading, go = threading.Event(), threading.Event()
+    real = search_index._index_log
+
+    def slow(db: object, st: SessionStore, sid: str, done: int | None) -> None:
+        real(db, st, sid, done)  # type: ignore[arg-type]
+        reading.set()
+        assert go.wait(10)
+
+    monkeypatch.setattr(search_index, "_index_log", slow)
+    index = SearchIndex(tmp_path / "search.sqlite")
+    index.attach(store)
+    syncing = threading.Thread(target=index.sync, args=(store,))
+    syncing.start()
+    assert reading.wait(10)
+    # while the logs are read: writes go on (each of these would wait if they could)
+    turn(store, a, 2, "new gecko", "ok")
+    store.truncate(b, 0)
+    c = store.create("c").id
+    turn(store, c, 1, "third gecko", "ok")
+    assert syncing.is_alive()  # the writes above did not wait for it
+    go.set()
+    syncing.join(10)
+    assert index.ready
+    assert found(index, "gecko") == {(a, 2), (a, 6), (c, 2)}
+    assert found(index, "third") == {(c, 2)}
+    index.close()
