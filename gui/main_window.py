@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .agents import install as install_agent_actions
 from .badges import badge_icon
 from .composer import Composer
 from .context_menu import ContextMenuMixin
@@ -122,6 +123,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_panes()
         self._build_menus()
+        install_agent_actions(self)
         self._wire()
         self._restore()
 

@@ -155,7 +155,9 @@ class TranscriptBuilder:
 
         if reasoning:
             make(REASONING, reasoning)
-        if text or role == USER or not any(p.get("type") == "tool_call" for p in parts):
+        calls = any(p.get("type") == "tool_call" for p in parts)
+        # an answer that only reasoned or only called tools shows those, not an empty bubble
+        if text or role == USER or not (calls or reasoning):
             make(USER if role == USER else ASSISTANT, text)
         for part in parts:
             if part.get("type") == "tool_call":

@@ -31,6 +31,7 @@ from forkwise.core.errors import (
     SessionBusy,
     WorkspaceAttachFailed,
 )
+from forkwise.core.host.exporting import export_session
 from forkwise.core.host.forking import ForkAt, child_model, follow_drafts
 from forkwise.core.host.importing import (
     TOOLS,
@@ -39,6 +40,7 @@ from forkwise.core.host.importing import (
     discover,
     import_sources,
 )
+from forkwise.core.host.source_watch import SourceWatcher, available_sources
 from forkwise.core.host.store_workers import StoreWorkers
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import message_boundary
@@ -106,6 +108,8 @@ class Host:
         self.search_index = search if search is not None else SearchIndex(None)
         #: what earlier imports read (`importing.ImportLedger`)
         self.imports = imports if imports is not None else ImportLedger(None)
+        #: the agents' session folders this host keeps up with (off until asked)
+        self.sources = SourceWatcher(self._import_changed, self._source_changed)
         self.workspaces: Workspaces = workspaces if workspaces is not None else MemoryWorkspaces()
         self.providers: dict[str, Provider] = dict(providers or {"offline": OfflineProvider()})
         self.tools: Mapping[str, Tool] = tools if tools is not None else builtin_tools()
@@ -654,6 +658,42 @@ class Host:
         report = await self.io(import_sources, self.store, files, self.imports, progress)
         return report.to_json()
 
+    async def _import_changed(self, files: list[tuple[Path, str | None]]) -> Json:
+        report = await self.io(import_sources, self.store, files, self.imports)
+        return report.to_json()
+
+    def _source_changed(self, path: Path) -> bool:
+        try:
+            st = path.stat()
+        except OSError:
+            return False
+        return self.imports.unchanged(path, st) is None
+
+    async def watch_sources(
+        self, tools: Sequence[str], folders: Mapping[str, Sequence[str]] | None = None
+    ) -> Json:
+        """`sources.watch`: keep up with these tools' session folders (their default ones
+        on this host's machine, or `folders`); an empty list stops. The first pass runs
+        before this returns, so what is there already is in the store when it does."""
+        self._check_writable()
+        self.sources.watch(tools, folders)
+        if self.sources.tools:
+            await self.sources.scan()
+        return await self.list_sources()
+
+    async def list_sources(self) -> Json:
+        """`sources.list`: the tools found on this host's machine and those watched."""
+        home = Path(os.path.expanduser("~"))
+        found = await asyncio.to_thread(available_sources, dict(os.environ), home)
+        return {"sources": found, "watching": list(self.sources.tools)}
+
+    async def export(self, session_id: str, tool: str, out: str | None = None) -> Json:
+        """The export verb (DESIGN §10): `{"tool", "path", "id", "resume"}`; the file is
+        written on this host's machine."""
+        self._check_writable()
+        await self._serve(session_id)
+        return await self.io(export_session, self.store, session_id, tool, out)
+
     async def list_workspaces(self) -> list[Json]:
         return await self.io(self.workspaces.groups)
 
@@ -672,6 +712,7 @@ class Host:
         if self._closed:
             return
         self._closed = True
+        await self.sources.close()
         for agent in list(self._agents.values()):
             try:
                 await agent.shutdown()

@@ -17,12 +17,12 @@ import pytest
 from codex_app_server import AppServer, FakeResponses, codex_binary, write_config
 from codex_fixtures import write_bare
 
-from forkwise.core.backends.jsonl import JsonlBackend
-from forkwise.core.events import Event
 from forkwise.core.formats.base import ExportInput, ImportedSession
 from forkwise.core.formats.codex import WRITER, CodexReader
-from forkwise.core.session import SessionHeader
-from forkwise.core.store import SessionStore
+from forkwise.core.log.events import Event
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session import SessionHeader
+from forkwise.core.store.session_store import SessionStore
 
 ADDED = "added in forkwise"
 ANSWER = "forkwise answer"

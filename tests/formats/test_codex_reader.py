@@ -11,13 +11,13 @@ import pytest
 import zstandard
 from codex_fixtures import BARE_TS, Rollout, basic, fork_of, name_thread, thread_id, write_bare
 
-from forkwise.core.backends.jsonl import JsonlBackend
-from forkwise.core.events import Event
 from forkwise.core.formats.base import FormatError, ImportedSession
 from forkwise.core.formats.codex import READER, CodexReader, NoSessionMeta
-from forkwise.core.replay import replay
-from forkwise.core.session import SessionHeader
-from forkwise.core.store import SessionStore
+from forkwise.core.log.events import Event
+from forkwise.core.log.replay import replay
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session import SessionHeader
+from forkwise.core.store.session_store import SessionStore
 
 
 def read_one(path: Path) -> ImportedSession:
