@@ -60,7 +60,6 @@ class Controller(QObject):
         self._unsubscribe: Unsubscribe | None = None
         self._fork_started: dict[str, float] = {}
         self._pending_fork: float | None = None
-        self._text_cache: dict[str, tuple[int, str]] = {}
         self._notified.connect(self._apply)
 
     # --- start-up -----------------------------------------------------------------
@@ -128,17 +127,26 @@ class Controller(QObject):
 
     # --- opening ----------------------------------------------------------------------
 
-    def open_session(self, session_id: str | None) -> None:
-        if session_id == self.current and session_id is not None:
+    def open_session(self, session_id: str | None, *, from_end: bool = True,
+                     at_seq: int | None = None) -> None:
+        """Show `session_id` at its end (its last page first), from its top
+        (`from_end=False`), or at event `at_seq` (a search result). Opening the session
+        that is shown at its end again does nothing."""
+        if session_id == self.current and session_id is not None and at_seq is None \
+                and from_end:
             return
         self.current = session_id
         summary = self.tree.summary(session_id) if session_id else None
-        # a fork's child is shown at its fork point, its end: its last page comes first
-        self.transcript.open(session_id, summary, from_end=session_id in self._fork_started)
+        self.transcript.open(session_id, summary, from_end=from_end, at_seq=at_seq)
         if session_id is not None:
             self.transcript.fetchMore()
         self.sessionOpened.emit(session_id or "")
         self.runningChanged.emit(bool(summary and summary.get("running")))
+
+    def reopen_at_end(self) -> None:
+        """Show the opened session again from its end (Ctrl+End far from it)."""
+        sid, self.current = self.current, None
+        self.open_session(sid)
 
     def _fetch_page(self, session_id: str, after: int, limit: int) -> None:
         def landed(events: list[Json]) -> None:
@@ -287,6 +295,10 @@ class Controller(QObject):
             self._pending_fork = None
         self.selectRequested.emit(summary["id"])
 
+    def show_new_session(self, summary: Json) -> None:
+        """A session made by another verb (a duplicate): beneath its source, shown."""
+        self._landed(summary)
+
     def _fork_failed(self, exc: BaseException) -> None:
         self._pending_fork = None
         if isinstance(exc, WorkspaceAttachFailed):
@@ -317,15 +329,7 @@ class Controller(QObject):
                          what="Searching messages")
 
     async def _text_hits(self, needle: str) -> set[str]:
-        hits: set[str] = set()
-        for sid in self.tree.session_ids():
-            summary = self.tree.summary(sid) or {}
-            stamp = int(summary.get("events") or 0)
-            cached = self._text_cache.get(sid)
-            if cached is None or cached[0] != stamp:
-                messages = await self.client.messages(sid)
-                text = "\n".join(str(m.get("text", "")) for m in messages).casefold()
-                cached = self._text_cache[sid] = (stamp, text)
-            if needle in cached[1]:
-                hits.add(sid)
-        return hits
+        """Sessions with the words of `needle` in a message, from the host's index (one
+        call, however many sessions the store holds)."""
+        hits = await self.client.search(needle, 500)
+        return {str(h["sessionId"]) for h in hits}

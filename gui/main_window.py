@@ -27,7 +27,9 @@ from .composer import Composer
 from .context_menu import ContextMenuMixin
 from .controller import Controller
 from .fork_header import CHANGED_TEXT
+from .housekeeping import Housekeeping
 from .notify import Banner
+from .search_panel import SearchPanel, search_dock
 from .session_rows import ACTIVITY, ID_ROLE
 from .sort_header import SortHeader
 from .transcript_view import TranscriptView
@@ -98,6 +100,8 @@ class SessionTree(ContextMenuMixin, QTreeView):
         menu.addAction(w.action_new)
         menu.addAction(w.branches.rename)
         menu.addAction(w.branches.compare)
+        menu.addAction(w.action_duplicate)
+        menu.addAction(w.action_delete)
         menu.addSeparator()
         copy = menu.addAction("Copy session id")
         copy.setObjectName("actionCopySessionId")
@@ -161,6 +165,9 @@ class MainWindow(QMainWindow):
         self.action_find = self._action("actionFind", "&Find…",
                                         _keys(QKeySequence.StandardKey.Find, "Ctrl+F"),
                                         "Filter sessions by title or message text")
+        self.action_search = self._action("actionSearchAll", "Search &all sessions…",
+                                          "Ctrl+Shift+F",
+                                          "Find words in every session's messages and titles")
         self.action_stop = self._action("actionStop", "&Stop", "Ctrl+.",
                                         "Cancel the running turn")
         self.action_stop.setEnabled(False)
@@ -177,6 +184,19 @@ class MainWindow(QMainWindow):
         self.action_quit.setMenuRole(QAction.MenuRole.QuitRole)
         self.action_about = self._action("actionAbout", "&About Forkwise", None,
                                          "Version and store")
+        self.action_delete = self._action("actionDeleteSession", "&Delete session",
+                                          _keys(QKeySequence.StandardKey.Delete, "Del"),
+                                          "Move the selected session to the store's trash")
+        # Delete belongs to the session list: text fields keep their own Delete key
+        self.action_delete.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.action_duplicate = self._action("actionDuplicateSession", "D&uplicate session",
+                                             "Ctrl+D",
+                                             "Copy the whole selected session into a new one")
+        self.action_approve = self._action("actionApprove", "&Approve tool call",
+                                           "Ctrl+Shift+Y",
+                                           "Approve the tool call this session waits for")
+        self.action_deny = self._action("actionDeny", "D&eny tool call", "Ctrl+Shift+N",
+                                        "Deny the tool call this session waits for")
 
     def _build_panes(self) -> None:
         c = self.controller
@@ -241,6 +261,9 @@ class MainWindow(QMainWindow):
         self.toolbar.addSeparator()
         self.toolbar.addAction(self.action_prefs)
         self.addToolBar(self.toolbar)
+        self.search_panel = SearchPanel(c, self)
+        self.search_dock = search_dock(self.search_panel, self)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.search_dock)
         self.busy_label = QLabel("", self)
         self.busy_label.setObjectName("busyLabel")
         self.busy_label.setAccessibleName("Activity")
@@ -259,6 +282,7 @@ class MainWindow(QMainWindow):
         edit_menu = bar.addMenu("&Edit")
         edit_menu.setObjectName("menuEdit")
         edit_menu.addAction(self.action_find)
+        edit_menu.addAction(self.action_search)
         session_menu = bar.addMenu("&Session")
         session_menu.setObjectName("menuSession")
         session_menu.addAction(self.action_fork)
@@ -270,6 +294,12 @@ class MainWindow(QMainWindow):
         session_menu.addSeparator()
         session_menu.addAction(self.action_stop)
         session_menu.addAction(self.action_use_model)
+        session_menu.addSeparator()
+        session_menu.addAction(self.action_approve)
+        session_menu.addAction(self.action_deny)
+        session_menu.addSeparator()
+        session_menu.addAction(self.action_duplicate)
+        session_menu.addAction(self.action_delete)
         help_menu = bar.addMenu("&Help")
         help_menu.setObjectName("menuHelp")
         help_menu.addAction(self.action_about)
@@ -279,6 +309,20 @@ class MainWindow(QMainWindow):
         self.action_new.triggered.connect(c.new_session)
         self.action_fork.triggered.connect(lambda: c.fork_session(self.selected_session()))
         self.action_find.triggered.connect(self.focus_filter)
+        self.action_search.triggered.connect(self.show_search)
+        self.housekeeping = Housekeeping(c, self)
+        self.tree.addAction(self.action_delete)  # its shortcut works where the list has focus
+        self.action_delete.triggered.connect(
+            lambda: self.housekeeping.delete(self.selected_session()))
+        self.action_duplicate.triggered.connect(
+            lambda: self.housekeeping.duplicate(self.selected_session()))
+        self.action_approve.triggered.connect(lambda: self.housekeeping.answer(True))
+        self.action_deny.triggered.connect(lambda: self.housekeeping.answer(False))
+        for signal in (c.transcript.rowsInserted, c.transcript.dataChanged,
+                       c.transcript.modelReset, c.transcript.rowsRemoved):
+            signal.connect(self._update_approval_actions)
+        self.search_panel.resultActivated.connect(
+            lambda sid, seq: self.select_session(sid, at_seq=seq or None))
         self.action_stop.triggered.connect(c.cancel)
         self.action_use_model.triggered.connect(
             lambda: c.use_configured_model(self.selected_session()))
@@ -316,12 +360,14 @@ class MainWindow(QMainWindow):
         t.editResend.connect(self.begin_edit)
         t.sourceRequested.connect(self.select_session)
         t.approvalDecided.connect(c.approve)
+        t.endRequested.connect(c.reopen_at_end)
         self.composer.sendRequested.connect(self._send)
         self.composer.stopRequested.connect(c.cancel)
         self.action_new.setEnabled(c.loaded)  # it needs the client: enabled once loaded
         self.tree.placeholder.setVisible(not c.loaded)
         self.branches.wire()
         self._update_fork_action()
+        self._update_approval_actions()
 
     # --- behaviour --------------------------------------------------------------------------
 
@@ -330,12 +376,15 @@ class MainWindow(QMainWindow):
         sid = index.siblingAtColumn(0).data(ID_ROLE) if index.isValid() else None
         return str(sid) if sid else None
 
-    def select_session(self, session_id: str) -> None:
-        """Select `session_id` in the tree (lineage expanded) and open it."""
+    def select_session(self, session_id: str, at_seq: int | None = None) -> None:
+        """Select `session_id` in the tree (lineage expanded) and open it: at its end, or
+        at event `at_seq`."""
         c = self.controller
         source = c.tree.reveal(session_id)  # fetches its top-level row if need be
         if not source.isValid():
             return
+        if at_seq is not None:  # opened there first: selecting the row keeps it open
+            c.open_session(session_id, at_seq=at_seq)
         index = c.proxy.mapFromSource(source)
         if not index.isValid() and c.proxy.pattern:
             self.filter_box.clear()
@@ -402,10 +451,17 @@ class MainWindow(QMainWindow):
         if sid:
             self._show_opened(sid)
 
+    def _update_approval_actions(self, *_args: Any) -> None:
+        waiting = self.housekeeping.pending_approval() is not None
+        self.action_approve.setEnabled(waiting)
+        self.action_deny.setEnabled(waiting)
+
     def _update_fork_action(self) -> None:
         has = self.selected_session() is not None
         self.action_fork.setEnabled(has)
         self.action_use_model.setEnabled(has)
+        self.action_delete.setEnabled(has)
+        self.action_duplicate.setEnabled(has)
         tip = FORK_TIP if has else "Select a session to fork"
         self.action_fork.setStatusTip(tip)
         self.action_fork.setToolTip(f"{tip} ({FORK_SHORTCUT})")
@@ -443,6 +499,7 @@ class MainWindow(QMainWindow):
             self.composer.begin_edit(entry.message_id, entry.text)
 
     def _send(self, text: str) -> None:
+        self.transcript.go_to_end()  # whoever sends wants to see the answer come
         self.controller.send(text, self.composer.sent, editing=self.composer.editing_message,
                              replace=self.composer.replacing)
 
@@ -466,6 +523,11 @@ class MainWindow(QMainWindow):
     def focus_filter(self) -> None:
         self.filter_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.filter_box.selectAll()
+
+    def show_search(self) -> None:
+        self.search_dock.show()
+        self.search_dock.raise_()
+        self.search_panel.focus()
 
     def copy_text(self, text: str) -> None:
         from PySide6.QtGui import QGuiApplication

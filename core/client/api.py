@@ -84,6 +84,8 @@ class ClientAPI(Protocol):
         self, session_id: str, message_id: str, include_message: bool = True
     ) -> Json: ...  # the session's summary
     async def delete_session(self, session_id: str) -> Json: ...
+    async def restore_session(self, session_id: str) -> Json: ...  # Undo a delete: its row
+    async def search(self, query: str, limit: int = 50) -> list[Json]: ...  # hits, latest first
     async def sources(self) -> Json: ...  # {"sources": [...], "watching": [...]}
     async def watch_sources(self, tools: list[str]) -> Json: ...
     async def export_session(

@@ -202,6 +202,18 @@ class Client:
         self.catalogue.pop(session_id, None)
         return result
 
+    async def restore_session(self, session_id: str) -> Json:
+        """Undo a delete: the session back from the store's trash; its row."""
+        row: Json = await self.call("session.restore", {"sessionId": session_id})
+        self.catalogue[row["id"]] = row
+        return row
+
+    async def search(self, query: str, limit: int = 50) -> list[Json]:
+        """Full-text search over every session (`Host.search`): `[{sessionId, title, seq,
+        messageId, ts, kind, snippet}]`, the latest first; matched words in « »."""
+        hits: list[Json] = await self.call("session.search", {"query": query, "limit": limit})
+        return hits
+
     async def import_files(self, paths: list[str], tool: str | None = None) -> Json:
         """`{"imported", "updated", "unchanged", "failed", "unmapped"}` (DESIGN §9): files or
         folders (none: the tools' default folders), read by the host — so they name files

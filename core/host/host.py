@@ -71,6 +71,7 @@ from forkwise.core.runtime.workspaces import (
 )
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.backends.memory import MemoryBackend
+from forkwise.core.store.search_index import SearchIndex
 from forkwise.core.store.session import (
     EventsAppended,
     Session,
@@ -102,8 +103,11 @@ class Host:
         default_cwd: str | None = None,
         default_model: ModelChoice | None = None,
         imports: ImportLedger | None = None,
+        search: SearchIndex | None = None,
     ) -> None:
         self.store = store if store is not None else SessionStore(MemoryBackend())
+        #: the full-text index (`store/search_index.py`), in memory unless one is given
+        self.search_index = search if search is not None else SearchIndex(None)
         #: what earlier imports read (`importing.ImportLedger`)
         self.imports = imports if imports is not None else ImportLedger(None)
         #: the agents' session folders this host keeps up with (off until asked)
@@ -123,6 +127,7 @@ class Host:
         self._changes: dict[str, int] = {}
         self._closed = False
         self._unsubscribe_store = self.store.subscribe(self._on_store)
+        self._unsubscribe_search = self.search_index.attach(self.store)
 
     @classmethod
     def open(
@@ -135,6 +140,8 @@ class Host:
         workspaces = ReadOnlyWorkspaces if read_only else FileWorkspaces
         options.setdefault("workspaces", workspaces(root / "workspaces.json"))
         options.setdefault("imports", ImportLedger(None if read_only else root / "imports.json"))
+        # a read-only host writes nothing beside the store: its index lives in memory
+        options.setdefault("search", SearchIndex(None if read_only else root / "search.sqlite"))
         return cls(store, **options)
 
     @property
@@ -616,6 +623,45 @@ class Host:
         self._served.discard(session_id)
         return {"id": session_id, "deleted": True}
 
+    async def restore_session(self, session_id: str) -> Json:
+        """Bring a deleted session back from the store's trash (Undo); its row."""
+        self._check_writable()
+
+        def restore() -> Json:
+            self.store.restore(session_id)
+            return self.row(self.store.summary(session_id))
+
+        return await self.io(restore)
+
+    async def search(self, query: str, limit: int = 50) -> list[Json]:
+        """Events of every session whose text (message text, tool calls, titles) has every
+        word of `query`, the latest first: session id and title, seq, message id, time,
+        kind and a snippet with the words between « and »."""
+
+        def search() -> list[Json]:
+            index = self.search_index
+            if not index.ready:
+                index.sync(self.store)  # the first search: catch up from the logs
+            out: list[Json] = []
+            for hit in index.search(query, limit):
+                try:
+                    summary = self.store.summary(hit.session_id)
+                except ForkwiseError:
+                    continue  # gone since it was indexed
+                out.append({
+                    "sessionId": hit.session_id,
+                    "title": summary.title or summary.first_user_text or hit.session_id,
+                    "seq": hit.seq,
+                    "messageId": hit.message_id,
+                    "ts": hit.ts,
+                    "kind": hit.kind,
+                    "snippet": hit.snippet,
+                })
+            return out
+
+        # beside the store worker: a first search that reads every log holds no writer up
+        return await asyncio.to_thread(search)
+
     async def import_sources(self, tool: str | None, paths: Sequence[str]) -> Json:
         """The import verb (DESIGN §9) on files this host can read: `paths` are files or
         folders (none: the tools' default folders on this host's machine); `tool` one of
@@ -710,4 +756,6 @@ class Host:
         self._unsubscribe_store()
         self.workers.drain_sessions()  # no agent runs now; let its writes finish
         await self.io(self.store.close)
+        self._unsubscribe_search()
+        self.search_index.close()
         self.workers.shutdown()

@@ -314,6 +314,8 @@ METHODS: dict[str, Handler] = {
         p.req("sessionId"), p.req("messageId"), p.flag("includeMessage", True)
     ),
     "session.delete": lambda c, p: c.host.delete_session(p.req("sessionId")),
+    "session.restore": lambda c, p: c.host.restore_session(p.req("sessionId")),
+    "session.search": lambda c, p: c.host.search(p.req("query"), p.opt_int("limit", 50) or 50),
     "session.import": _import,
     "sources.list": lambda c, p: c.host.list_sources(),
     "sources.watch": _watch_sources,
