@@ -7,3 +7,31 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
 os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
+
+
+# --- a real PostgreSQL server, for the tests of the shared store ----------------------
+
+import itertools
+from collections.abc import Iterator
+
+import pytest
+
+_databases = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[object]:
+    """One PostgreSQL cluster for the whole run (see pg_server.py), stopped afterwards."""
+    import pg_server as pg
+
+    problem = pg.available()
+    if problem:
+        pytest.fail(problem)
+    with pg.running_server() as server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(pg_server: object) -> str:
+    """The URL of a database of its own (an empty store) on the test server."""
+    return pg_server.create_database(f"t{os.getpid()}_{next(_databases)}")  # type: ignore[attr-defined]

@@ -1,0 +1,380 @@
+"""Persistence on PostgreSQL: one store a team shares (`--store postgresql://…`).
+
+Each event keeps its exact serialized line (the log stays the source of truth: unknown event
+types round-trip byte for byte) under the primary key (session, seq); the summary row a
+listing reads is written in the same transaction as the events it counts; a fork copies its
+seed inside the server (one INSERT … SELECT, one transaction). One writer per session: the
+first change a backend makes to a session takes a session-level advisory lock on it, held
+until the backend closes, so a second host that tries to change it gets `session-busy`.
+Every committed change is announced on the `forkwise` channel (LISTEN/NOTIFY; see
+`postgres_watch`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import orjson
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.types.json import Jsonb
+
+from forkwise.core.errors import (
+    DuplicateSessionId,
+    ForkwiseError,
+    ReadOnlyStore,
+    SessionBusy,
+    StaleSession,
+    StorageError,
+)
+from forkwise.core.log.event_log import EventLog, event_lines, event_types
+from forkwise.core.log.events import Event
+from forkwise.core.log.turns import BracketState
+from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
+from forkwise.core.store.fork_point import fork_point_of
+from forkwise.core.store.session import (
+    EventsAppended,
+    SessionCreated,
+    SessionDisposed,
+    SessionFlushed,
+    SessionHeader,
+    SessionSummary,
+    SessionTruncated,
+    StoreEvent,
+)
+
+#: the LISTEN/NOTIFY channel every change is announced on
+CHANNEL = "forkwise"
+#: where a password is looked up in the system keyring when libpq found none
+KEYRING_SERVICE = "forkwise-postgres"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS forkwise_sessions (
+    id text PRIMARY KEY,
+    header bytea NOT NULL,
+    parent text,
+    events bigint NOT NULL,
+    updated text NOT NULL,
+    summary jsonb NOT NULL
+);
+CREATE INDEX IF NOT EXISTS forkwise_sessions_parent ON forkwise_sessions (parent);
+CREATE INDEX IF NOT EXISTS forkwise_sessions_updated ON forkwise_sessions (updated DESC);
+CREATE TABLE IF NOT EXISTS forkwise_events (
+    session text NOT NULL REFERENCES forkwise_sessions (id) ON DELETE CASCADE,
+    seq bigint NOT NULL,
+    type text NOT NULL,
+    line bytea NOT NULL,
+    PRIMARY KEY (session, seq)
+);
+"""
+
+_COPY_EVENTS = "COPY forkwise_events (session, seq, type, line) FROM STDIN (FORMAT BINARY)"
+#: the advisory lock key of a session (64 bits from its id)
+_KEY = "hashtextextended('forkwise:' || %s, 0)"
+
+
+def is_url(store: object) -> bool:
+    """Whether a `--store` value names a PostgreSQL database rather than a folder."""
+    return isinstance(store, str) and store.startswith(("postgresql://", "postgres://"))
+
+
+def connect(url: str, **options: Any) -> psycopg.Connection[Any]:
+    """A connection to `url`. The password comes from the URL, $PGPASSWORD, ~/.pgpass
+    (libpq reads those; TLS options such as sslmode pass through the URL) or, when none of
+    them has one, the system keyring (service `forkwise-postgres`, user `role@host`)."""
+    try:
+        return psycopg.connect(url, autocommit=True, **options)
+    except psycopg.OperationalError as exc:
+        secret = _keyring_password(url) if "password" in str(exc) else None
+        if secret is None:
+            raise StorageError(f"cannot connect to the store database: {_first_line(exc)}") from exc
+        try:
+            return psycopg.connect(url, autocommit=True, password=secret, **options)
+        except psycopg.OperationalError as again:
+            raise StorageError(
+                f"cannot connect to the store database: {_first_line(again)}"
+            ) from again
+
+
+def _keyring_password(url: str) -> str | None:
+    try:
+        import keyring  # the GUI extra has it; a server host may not
+    except ImportError:
+        return None
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    user = info.get("user") or os.environ.get("PGUSER") or ""
+    host = info.get("host") or os.environ.get("PGHOST") or "localhost"
+    try:
+        found = keyring.get_password(KEYRING_SERVICE, f"{user}@{host}")
+    except Exception:  # no usable keyring backend: libpq's answer stands
+        return None
+    return found if isinstance(found, str) else None
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+class PostgresBackend:
+    """The store's backend on a PostgreSQL database (see the module docstring)."""
+
+    def __init__(self, url: str, *, writable: bool = True) -> None:
+        self.url = url
+        self.writable = writable
+        self._conn = connect(url)
+        self._lock = threading.Lock()
+        #: sessions this backend is the writer of (their advisory locks are held)
+        self._held: set[str] = set()
+        self._run(self._create_schema)
+
+    # --- plumbing ------------------------------------------------------------------
+
+    def _run(self, fn: Callable[[psycopg.Connection[Any]], Any]) -> Any:
+        """Run `fn(conn)` under the backend's lock; a database failure is a StorageError."""
+        with self._lock:
+            try:
+                if self._conn.closed:  # after close (or a lost server): a connection per call
+                    self._held.clear()
+                    with connect(self.url) as conn:
+                        try:
+                            return fn(conn)
+                        finally:
+                            self._held.clear()  # its advisory locks end with it
+                return fn(self._conn)
+            except ForkwiseError:
+                raise
+            except pg_errors.UniqueViolation as exc:
+                raise DuplicateSessionId(f"a session exists already: {_first_line(exc)}") from exc
+            except psycopg.Error as exc:
+                raise StorageError(f"the store database failed: {_first_line(exc)}") from exc
+
+    @staticmethod
+    def _create_schema(conn: psycopg.Connection[Any]) -> None:
+        with conn.transaction():
+            # two hosts starting at once must not both create the tables
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('forkwise:schema', 0))")
+            conn.execute(SCHEMA)
+
+    def _claim(self, conn: psycopg.Connection[Any], session_id: str) -> None:
+        """Become the writer of a session, or raise session-busy."""
+        if session_id in self._held:
+            return
+        row = conn.execute(f"SELECT pg_try_advisory_lock({_KEY})", (session_id,)).fetchone()
+        if not row or not row[0]:
+            raise SessionBusy(
+                f"session {session_id!r} is being written by another host on this database; "
+                "nothing was changed",
+                session_id=session_id,
+            )
+        self._held.add(session_id)
+
+    # --- writing -------------------------------------------------------------------
+
+    def persist(self, change: StoreEvent) -> None:
+        if isinstance(change, SessionFlushed):
+            return  # every change commits (synchronous_commit) before persist returns
+        if not self.writable:
+            raise ReadOnlyStore("this store was opened read-only")
+        self._run(lambda conn: self._persist(conn, change))
+
+    def _persist(self, conn: psycopg.Connection[Any], change: StoreEvent) -> None:
+        sid = change.session_id
+        self._claim(conn, sid)
+        note: dict[str, object]
+        with conn.transaction():
+            if isinstance(change, SessionCreated):
+                self._create(conn, change)
+                note = {"kind": "created", "id": sid, "parent": change.header.parent_session}
+            elif isinstance(change, EventsAppended):
+                self._append(conn, sid, change.events)
+                note = {"kind": "grown", "id": sid, "events": change.events[-1].seq}
+            elif isinstance(change, SessionTruncated):
+                self._truncate(conn, change)
+                note = {"kind": "truncated", "id": sid, "events": change.through}
+            elif isinstance(change, SessionDisposed):
+                conn.execute("DELETE FROM forkwise_sessions WHERE id = %s", (sid,))
+                note = {"kind": "deleted", "id": sid}
+            else:  # pragma: no cover - the union is closed
+                raise StorageError(f"unknown store change {change!r}")
+            note["pid"] = conn.info.backend_pid
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, orjson.dumps(note).decode()))
+
+    def _create(self, conn: psycopg.Connection[Any], change: SessionCreated) -> None:
+        header, seed, follow = change.header, change.seed, change.events
+        summary = self._created_summary(conn, change)
+        conn.execute(
+            "INSERT INTO forkwise_sessions (id, header, parent, events, updated, summary)"
+            " VALUES (%s, %s, %s, %s, %s, %s)",
+            (
+                header.id,
+                orjson.dumps(header.to_record()),
+                header.parent_session,
+                summary.events,
+                summary.updated,
+                Jsonb(summary.to_index()),
+            ),
+        )
+        if change.copied_from is not None and len(seed):
+            copied = conn.execute(
+                "INSERT INTO forkwise_events (session, seq, type, line)"
+                " SELECT %s, seq, type, line FROM forkwise_events"
+                " WHERE session = %s AND seq <= %s",
+                (header.id, change.copied_from, len(seed)),
+            ).rowcount
+            if copied != len(seed):
+                raise StaleSession(
+                    f"session {change.copied_from!r} changed on the server while it was forked",
+                    session_id=change.copied_from,
+                )
+        else:
+            _write_events(conn, header.id, seed, 1)
+        _write_events(conn, header.id, follow, len(seed) + 1)
+
+    def _created_summary(
+        self, conn: psycopg.Connection[Any], change: SessionCreated
+    ) -> SessionSummary:
+        """The new session's summary; a fork of a whole log starts from its source's row
+        instead of reading the seed again."""
+        start = SessionSummary.start(change.header)
+        seed = change.seed
+        if change.copied_from is not None:
+            row = conn.execute(
+                "SELECT header, summary FROM forkwise_sessions WHERE id = %s",
+                (change.copied_from,),
+            ).fetchone()
+            if row is not None and row[1].get("events") == len(seed):
+                source = SessionSummary.from_index(row[1])
+                title = SessionSummary.start(_header(row[0])).title
+                return start.fold(seed, source, title).fold(change.events)
+        return start.fold(seed).fold(change.events)
+
+    def _append(self, conn: psycopg.Connection[Any], sid: str, events: Sequence[Event]) -> None:
+        if not events:
+            return
+        row = conn.execute(
+            "SELECT events, summary FROM forkwise_sessions WHERE id = %s FOR UPDATE", (sid,)
+        ).fetchone()
+        if row is None or row[0] != events[0].seq - 1:
+            # another host changed the session since this one read it: read it again
+            raise StaleSession(
+                f"session {sid!r} changed on the server since it was read", session_id=sid
+            )
+        summary = SessionSummary.from_index(row[1]).fold(events)
+        _write_events(conn, sid, events, events[0].seq)
+        self._save_summary(conn, summary)
+
+    def _truncate(self, conn: psycopg.Connection[Any], change: SessionTruncated) -> None:
+        sid = change.session_id
+        conn.execute(
+            "DELETE FROM forkwise_events WHERE session = %s AND seq > %s", (sid, change.through)
+        )
+        header = change.header
+        if header is None:
+            row = conn.execute(
+                "SELECT header FROM forkwise_sessions WHERE id = %s", (sid,)
+            ).fetchone()
+            if row is None:
+                raise StaleSession(f"session {sid!r} is gone from the server", session_id=sid)
+            header = _header(row[0])
+        summary = SessionSummary.start(header).fold(change.kept)
+        conn.execute(
+            "UPDATE forkwise_sessions SET header = %s WHERE id = %s",
+            (orjson.dumps(header.to_record()), sid),
+        )
+        self._save_summary(conn, summary)
+
+    @staticmethod
+    def _save_summary(conn: psycopg.Connection[Any], summary: SessionSummary) -> None:
+        conn.execute(
+            "UPDATE forkwise_sessions SET events = %s, updated = %s, summary = %s WHERE id = %s",
+            (
+                summary.events,
+                summary.updated,
+                Jsonb(summary.to_index()),
+                summary.id,
+            ),
+        )
+
+    # --- reading -------------------------------------------------------------------
+
+    def exists(self, session_id: str) -> bool:
+        return bool(
+            self._run(
+                lambda conn: conn.execute(
+                    "SELECT 1 FROM forkwise_sessions WHERE id = %s", (session_id,)
+                ).fetchone()
+            )
+        )
+
+    def session_ids(self) -> list[str]:
+        rows = self._run(
+            lambda conn: conn.execute("SELECT id FROM forkwise_sessions ORDER BY id").fetchall()
+        )
+        return [r[0] for r in rows]
+
+    def load(self, session_id: str) -> LoadedLog | None:
+        def read(conn: psycopg.Connection[Any]) -> LoadedLog | None:
+            with conn.transaction():  # the header and the lines of one moment
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                row = conn.execute(
+                    "SELECT header, summary FROM forkwise_sessions WHERE id = %s", (session_id,)
+                ).fetchone()
+                if row is None:
+                    return None
+                cur = conn.cursor(binary=True)
+                cur.execute(
+                    "SELECT line, type FROM forkwise_events WHERE session = %s ORDER BY seq",
+                    (session_id,),
+                )
+                rows = cur.fetchall()
+            header = _header(row[0])
+            events = EventLog.lazy([bytes(r[0]) for r in rows], [r[1] for r in rows])
+            state = BracketState().feed_all(events)
+            summary = SessionSummary.from_index(row[1])
+            return LoadedLog(header, events, state, summary=summary, point=fork_point_of(events))
+
+        loaded: LoadedLog | None = self._run(read)
+        return loaded
+
+    def summaries(self, skip: set[str], progress: Progress | None = None) -> list[SessionSummary]:
+        rows = self._run(
+            lambda conn: conn.execute("SELECT id, summary FROM forkwise_sessions").fetchall()
+        )
+        return [SessionSummary.from_index(s) for sid, s in rows if sid not in skip]
+
+    def save_summaries(self, records: Sequence[Remembered]) -> None:
+        pass  # every write keeps its summary row up to date, in its own transaction
+
+    def indexed_fork(self, session_id: str) -> IndexedFork | None:
+        return None  # a fork reads the log; its seed is copied inside the server
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._conn.closed:
+                self._conn.close()  # ends the session: its advisory locks go with it
+            self._held.clear()
+
+
+def _header(raw: bytes) -> SessionHeader:
+    return SessionHeader.from_record(orjson.loads(raw))
+
+
+def _write_events(
+    conn: psycopg.Connection[Any], sid: str, events: Sequence[Event], first: int
+) -> None:
+    """Write events (seq `first`, `first + 1`, …) with COPY, one round trip for any number
+    of them, from their lines and types (a lazily read log is not decoded)."""
+    if not len(events):
+        return
+    with (
+        conn.cursor() as cur,
+        cur.copy(_COPY_EVENTS) as cp,
+    ):
+        cp.set_types(["text", "int8", "text", "bytea"])
+        for seq, (etype, line) in enumerate(
+            zip(event_types(events), event_lines(events), strict=True), start=first
+        ):
+            cp.write_row((sid, seq, etype, line))
