@@ -33,5 +33,6 @@ def pg_server() -> Iterator[object]:
 
 @pytest.fixture
 def pg_url(pg_server: object) -> str:
-    """The URL of a database of its own (an empty store) on the test server."""
-    return pg_server.create_database(f"t{os.getpid()}_{next(_databases)}")  # type: ignore[attr-defined]
+    """The URL of an empty store of its own on the test server: a schema of its own in
+    the shared test database, chosen through libpq's `options` (search_path)."""
+    return pg_server.create_schema(f"t{os.getpid()}_{next(_databases)}")  # type: ignore[attr-defined]

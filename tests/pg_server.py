@@ -108,6 +108,15 @@ class PgServer:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
+    def create_schema(self, name: str, db: str = "postgres") -> str:
+        """A fresh schema (an empty store, faster to make than a database); the URL that
+        puts it first on the search path."""
+        import psycopg
+
+        with psycopg.connect(self.url(db), autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{name}"')
+        return f"{self.url(db)}?options=-csearch_path%3D{name}"
+
 
 def available() -> str | None:
     """Why no server can be started here, or None."""

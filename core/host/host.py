@@ -42,6 +42,7 @@ from forkwise.core.host.importing import (
 from forkwise.core.host.store_workers import StoreWorkers
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import message_boundary
+from forkwise.core.paths import database_state_dir, is_database_url
 from forkwise.core.runtime.agent import Agent
 from forkwise.core.runtime.listing import summary_row
 from forkwise.core.runtime.providers.base import ModelChoice, Provider
@@ -66,8 +67,8 @@ from forkwise.core.runtime.workspaces import (
     ReadOnlyWorkspaces,
     Workspaces,
 )
-from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.backends.memory import MemoryBackend
+from forkwise.core.store.opening import open_backend
 from forkwise.core.store.session import (
     EventsAppended,
     Session,
@@ -120,10 +121,16 @@ class Host:
     def open(
         cls, store_dir: str | os.PathLike[str], *, read_only: bool = False, **options: Any
     ) -> Host:
-        """A host on the JSONL store in `store_dir`: it takes the writer lock, or with
-        `read_only` reads a store another process writes to (and changes nothing)."""
-        root = Path(store_dir)
-        store = SessionStore(JsonlBackend(root, writable=not read_only))
+        """A host on the store in `store_dir`: a JSONL folder (it takes the writer lock, or
+        with `read_only` reads a store another process writes to and changes nothing), or
+        a `postgresql://` URL (one writer per session; this machine's workspaces and
+        import ledger stay in a folder of the user data dir)."""
+        store = SessionStore(open_backend(store_dir, writable=not read_only))
+        if isinstance(store_dir, str) and is_database_url(store_dir):
+            root = database_state_dir(store_dir)
+            root.mkdir(parents=True, exist_ok=True)
+        else:
+            root = Path(store_dir)
         workspaces = ReadOnlyWorkspaces if read_only else FileWorkspaces
         options.setdefault("workspaces", workspaces(root / "workspaces.json"))
         options.setdefault("imports", ImportLedger(None if read_only else root / "imports.json"))

@@ -72,13 +72,9 @@ CREATE TABLE IF NOT EXISTS forkwise_events (
 """
 
 _COPY_EVENTS = "COPY forkwise_events (session, seq, type, line) FROM STDIN (FORMAT BINARY)"
-#: the advisory lock key of a session (64 bits from its id)
-_KEY = "hashtextextended('forkwise:' || %s, 0)"
-
-
-def is_url(store: object) -> bool:
-    """Whether a `--store` value names a PostgreSQL database rather than a folder."""
-    return isinstance(store, str) and store.startswith(("postgresql://", "postgres://"))
+#: the advisory lock key of a session: 64 bits from its id and the schema the store is in
+#: (two stores in two schemas of one database are independent)
+_KEY = "hashtextextended('forkwise:' || current_schema() || ':' || %s, 0)"
 
 
 def connect(url: str, **options: Any) -> psycopg.Connection[Any]:
@@ -129,6 +125,10 @@ class PostgresBackend:
         #: sessions this backend is the writer of (their advisory locks are held)
         self._held: set[str] = set()
         self._run(self._create_schema)
+        #: the schema the tables are in (several stores may share a database)
+        self._schema: str = self._run(
+            lambda conn: str(conn.execute("SELECT current_schema()").fetchall()[0][0])
+        )
 
     # --- plumbing ------------------------------------------------------------------
 
@@ -200,6 +200,7 @@ class PostgresBackend:
             else:  # pragma: no cover - the union is closed
                 raise StorageError(f"unknown store change {change!r}")
             note["pid"] = conn.info.backend_pid
+            note["schema"] = self._schema
             conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, orjson.dumps(note).decode()))
 
     def _create(self, conn: psycopg.Connection[Any], change: SessionCreated) -> None:
