@@ -116,6 +116,9 @@ class Host:
         self._changes: dict[str, int] = {}
         self._closed = False
         self._unsubscribe_store = self.store.subscribe(self._on_store)
+        # a shared store (PostgreSQL) tells what other hosts change; a folder has no `watch`
+        watch = getattr(self.store.backend, "watch", None)
+        self._unwatch: Callable[[], None] | None = watch(self._on_remote) if watch else None
 
     @classmethod
     def open(
@@ -216,6 +219,31 @@ class Host:
             notes.append({"kind": "catalogue/remove", "sessionId": sid})
         elif isinstance(change, EventsAppended | SessionTruncated | SessionCreated):
             notes.append({"kind": "catalogue/upsert", "summary": self.row(self.store.summary(sid))})
+        loop = self.workers.loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._deliver, notes)
+
+    def _on_remote(self, note: Json) -> None:
+        """Another host committed a change to the shared store (on the listening thread):
+        forget this store's copy of the session and tell the clients, as for our own."""
+        sid, kind = note.get("id"), note.get("kind")
+        if not isinstance(sid, str):
+            return
+        self.store.forget(sid, replaced=kind in ("truncated", "deleted"))
+        self._changes[sid] = self._changes.get(sid, 0) + 1
+        if kind == "deleted":
+            notes: list[Json] = [{"kind": "catalogue/remove", "sessionId": sid}]
+        else:
+            try:
+                raw = note.get("summary")
+                summary = (
+                    SessionSummary.from_index(raw)
+                    if isinstance(raw, dict)
+                    else self.store.summary(sid)
+                )
+            except (ForkwiseError, KeyError, TypeError):
+                return  # gone again meanwhile: its removal follows
+            notes = [{"kind": "catalogue/upsert", "summary": self.row(summary)}]
         loop = self.workers.loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._deliver, notes)
@@ -641,6 +669,8 @@ class Host:
             except ForkwiseError:
                 log.exception("session %s: could not shut down cleanly", agent.id)
         self._unsubscribe_store()
+        if self._unwatch is not None:
+            await asyncio.to_thread(self._unwatch)
         self.workers.drain_sessions()  # no agent runs now; let its writes finish
         await self.io(self.store.close)
         self.workers.shutdown()

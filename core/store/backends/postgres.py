@@ -7,7 +7,8 @@ seed inside the server (one INSERT … SELECT, one transaction). One writer per 
 first change a backend makes to a session takes a session-level advisory lock on it, held
 until the backend closes, so a second host that tries to change it gets `session-busy`.
 Every committed change is announced on the `forkwise` channel (LISTEN/NOTIFY; see
-`postgres_watch`).
+`postgres_watch`): other hosts see sessions created, forked, grown and deleted as they
+commit.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ from forkwise.core.store.session import (
 
 #: the LISTEN/NOTIFY channel every change is announced on
 CHANNEL = "forkwise"
+#: a notification's payload must stay under 8000 bytes
+_NOTIFY_LIMIT = 7000
 #: where a password is looked up in the system keyring when libpq found none
 KEYRING_SERVICE = "forkwise-postgres"
 
@@ -124,6 +127,8 @@ class PostgresBackend:
         self._lock = threading.Lock()
         #: sessions this backend is the writer of (their advisory locks are held)
         self._held: set[str] = set()
+        #: the server processes of this backend's connections (their notes are its own)
+        self._pids: set[int] = {self._conn.info.backend_pid}
         self._run(self._create_schema)
         #: the schema the tables are in (several stores may share a database)
         self._schema: str = self._run(
@@ -139,6 +144,7 @@ class PostgresBackend:
                 if self._conn.closed:  # after close (or a lost server): a connection per call
                     self._held.clear()
                     with connect(self.url) as conn:
+                        self._pids.add(conn.info.backend_pid)
                         try:
                             return fn(conn)
                         finally:
@@ -199,9 +205,14 @@ class PostgresBackend:
                 note = {"kind": "deleted", "id": sid}
             else:  # pragma: no cover - the union is closed
                 raise StorageError(f"unknown store change {change!r}")
-            note["pid"] = conn.info.backend_pid
             note["schema"] = self._schema
-            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, orjson.dumps(note).decode()))
+            if not isinstance(change, SessionDisposed):  # the listing row, when it fits
+                note["summary"] = self._summary_of(conn, sid)
+            payload = orjson.dumps(note)
+            if len(payload) > _NOTIFY_LIMIT:
+                del note["summary"]
+                payload = orjson.dumps(note)
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload.decode()))
 
     def _create(self, conn: psycopg.Connection[Any], change: SessionCreated) -> None:
         header, seed, follow = change.header, change.seed, change.events
@@ -286,6 +297,20 @@ class PostgresBackend:
             (orjson.dumps(header.to_record()), sid),
         )
         self._save_summary(conn, summary)
+
+    @staticmethod
+    def _summary_of(conn: psycopg.Connection[Any], sid: str) -> Any:
+        row = conn.execute("SELECT summary FROM forkwise_sessions WHERE id = %s", (sid,)).fetchone()
+        return row[0] if row else None
+
+    def watch(self, callback: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
+        """Call `callback(note)` on a thread of its own for every change another backend
+        commits to this store (`kind`: created, grown, truncated, deleted; `id`; `summary`:
+        the listing row, unless it did not fit a notification); returns the stop function."""
+        from forkwise.core.store.backends.postgres_watch import Watcher
+
+        watcher = Watcher(lambda: connect(self.url), CHANNEL, self._schema, self._pids, callback)
+        return watcher.stop
 
     @staticmethod
     def _save_summary(conn: psycopg.Connection[Any], summary: SessionSummary) -> None:
