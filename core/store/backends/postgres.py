@@ -13,6 +13,7 @@ commit.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -32,10 +33,16 @@ from forkwise.core.errors import (
     StorageError,
 )
 from forkwise.core.log.event_log import EventLog, event_lines, event_types
-from forkwise.core.log.events import Event
+from forkwise.core.log.events import (
+    APPROVAL_REQUEST,
+    APPROVAL_RESOLVE,
+    TURN_END,
+    TURN_START,
+    Event,
+)
 from forkwise.core.log.turns import BracketState
 from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
-from forkwise.core.store.fork_point import fork_point_of
+from forkwise.core.store.fork_point import ForkPoint, fork_point_of
 from forkwise.core.store.session import (
     EventsAppended,
     SessionCreated,
@@ -49,6 +56,8 @@ from forkwise.core.store.session import (
 
 #: the LISTEN/NOTIFY channel every change is announced on
 CHANNEL = "forkwise"
+#: the event types after which the kept facts (open turn, approvals, last turn end) change
+_FACT_TYPES = frozenset({TURN_START, TURN_END, APPROVAL_REQUEST, APPROVAL_RESOLVE})
 #: a notification's payload must stay under 8000 bytes
 _NOTIFY_LIMIT = 7000
 #: where a password is looked up in the system keyring when libpq found none
@@ -61,7 +70,9 @@ CREATE TABLE IF NOT EXISTS forkwise_sessions (
     parent text,
     events bigint NOT NULL,
     updated text NOT NULL,
-    summary jsonb NOT NULL
+    summary jsonb NOT NULL,
+    -- what a check of the log found, while `events` is still facts->'events' (see _facts)
+    facts jsonb
 );
 CREATE INDEX IF NOT EXISTS forkwise_sessions_parent ON forkwise_sessions (parent);
 CREATE INDEX IF NOT EXISTS forkwise_sessions_updated ON forkwise_sessions (updated DESC);
@@ -252,6 +263,10 @@ class PostgresBackend:
         instead of reading the seed again."""
         start = SessionSummary.start(change.header)
         seed = change.seed
+        if change.seed_span is not None and change.copied_from is not None:
+            # a fork from `indexed_fork`: its seed is not read, the point says it all
+            point = self._point(conn, change.copied_from, len(seed))
+            return point.summary(change.header).fold(change.events)
         if change.copied_from is not None:
             row = conn.execute(
                 "SELECT header, summary FROM forkwise_sessions WHERE id = %s",
@@ -263,11 +278,24 @@ class PostgresBackend:
                 return start.fold(seed, source, title).fold(change.events)
         return start.fold(seed).fold(change.events)
 
+    def _point(self, conn: psycopg.Connection[Any], sid: str, seq: int) -> ForkPoint:
+        """The kept point of a session's last completed turn, which must be at `seq`."""
+        row = conn.execute(
+            "SELECT events, facts FROM forkwise_sessions WHERE id = %s", (sid,)
+        ).fetchone()
+        if row is None or not row[1] or row[1].get("events") != row[0] or not row[1]["point"]:
+            raise StaleSession(f"session {sid!r} changed while it was forked", session_id=sid)
+        point = ForkPoint(**row[1]["point"])
+        if point.seq != seq:
+            raise StaleSession(f"session {sid!r} changed while it was forked", session_id=sid)
+        return point
+
     def _append(self, conn: psycopg.Connection[Any], sid: str, events: Sequence[Event]) -> None:
         if not events:
             return
         row = conn.execute(
-            "SELECT events, summary FROM forkwise_sessions WHERE id = %s FOR UPDATE", (sid,)
+            "SELECT events, summary, facts FROM forkwise_sessions WHERE id = %s FOR UPDATE",
+            (sid,),
         ).fetchone()
         if row is None or row[0] != events[0].seq - 1:
             # another host changed the session since this one read it: read it again
@@ -277,6 +305,15 @@ class PostgresBackend:
         summary = SessionSummary.from_index(row[1]).fold(events)
         _write_events(conn, sid, events, events[0].seq)
         self._save_summary(conn, summary)
+        facts = row[2]
+        if facts and facts.get("events") == row[0] and not {e.type for e in events} & _FACT_TYPES:
+            facts["events"] = summary.events  # no turn began, ended or waits anew: still true
+        else:
+            facts = None
+        conn.execute(
+            "UPDATE forkwise_sessions SET facts = %s WHERE id = %s",
+            (Jsonb(facts) if facts else None, sid),
+        )
 
     def _truncate(self, conn: psycopg.Connection[Any], change: SessionTruncated) -> None:
         sid = change.session_id
@@ -293,7 +330,7 @@ class PostgresBackend:
             header = _header(row[0])
         summary = SessionSummary.start(header).fold(change.kept)
         conn.execute(
-            "UPDATE forkwise_sessions SET header = %s WHERE id = %s",
+            "UPDATE forkwise_sessions SET header = %s, facts = NULL WHERE id = %s",
             (orjson.dumps(header.to_record()), sid),
         )
         self._save_summary(conn, summary)
@@ -346,7 +383,8 @@ class PostgresBackend:
             with conn.transaction():  # the header and the lines of one moment
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 row = conn.execute(
-                    "SELECT header, summary FROM forkwise_sessions WHERE id = %s", (session_id,)
+                    "SELECT header, summary, facts FROM forkwise_sessions WHERE id = %s",
+                    (session_id,),
                 ).fetchone()
                 if row is None:
                     return None
@@ -358,8 +396,15 @@ class PostgresBackend:
                 rows = cur.fetchall()
             header = _header(row[0])
             events = EventLog.lazy([bytes(r[0]) for r in rows], [r[1] for r in rows])
-            state = BracketState().feed_all(events)
             summary = SessionSummary.from_index(row[1])
+            facts = row[2]
+            if facts and facts.get("events") == len(events):  # checked before: kept facts
+                state = BracketState.restore(
+                    events, facts["openTurn"], facts["openTurnSeq"], dict(facts["pending"])
+                )
+                point = ForkPoint(**facts["point"]) if facts.get("point") else None
+                return LoadedLog(header, events, state, summary=summary, point=point)
+            state = BracketState().feed_all(events)
             return LoadedLog(header, events, state, summary=summary, point=fork_point_of(events))
 
         loaded: LoadedLog | None = self._run(read)
@@ -372,16 +417,68 @@ class PostgresBackend:
         return [SessionSummary.from_index(s) for sid, s in rows if sid not in skip]
 
     def save_summaries(self, records: Sequence[Remembered]) -> None:
-        pass  # every write keeps its summary row up to date, in its own transaction
+        """Keep what the store knows of logs it read (open turn, pending approvals, the
+        last completed turn), for loads without a check and forks without a read. Every
+        write keeps the summary rows; these facts hold only while the log is as it was
+        (same event count and last event time), which the UPDATE checks."""
+        if not self.writable:
+            return
+        rows = [
+            (_facts(r.state, r.point, r.summary.events), r.summary.id, r.summary.events,
+             r.summary.updated)
+            for r in records
+            if r.state.last_seq == r.summary.events
+        ]  # fmt: skip
+        if not rows:
+            return
+
+        def save(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.executemany(
+                    "UPDATE forkwise_sessions SET facts = %s"
+                    " WHERE id = %s AND events = %s AND updated = %s",
+                    rows,
+                )
+
+        self._run(save)
 
     def indexed_fork(self, session_id: str) -> IndexedFork | None:
-        return None  # a fork reads the log; its seed is copied inside the server
+        """The facts for a fork at the last completed turn, when the kept ones still hold
+        (the seed is then copied inside the server without being read here)."""
+        row = self._run(
+            lambda conn: conn.execute(
+                "SELECT header, summary, events, facts FROM forkwise_sessions WHERE id = %s",
+                (session_id,),
+            ).fetchone()
+        )
+        if row is None or not row[3] or row[3].get("events") != row[2] or not row[3]["point"]:
+            return None
+        facts = row[3]
+        return IndexedFork(
+            _header(row[0]),
+            ForkPoint(**facts["point"]),
+            (0, 0),  # no file offsets here: the rows are copied by seq
+            SessionSummary.from_index(row[1]),
+            waits=facts["openTurn"] is not None and bool(facts["pending"]),
+        )
 
     def close(self) -> None:
         with self._lock:
             if not self._conn.closed:
                 self._conn.close()  # ends the session: its advisory locks go with it
             self._held.clear()
+
+
+def _facts(state: BracketState, point: ForkPoint | None, events: int) -> Jsonb:
+    return Jsonb(
+        {
+            "events": events,
+            "openTurn": state.open_turn,
+            "openTurnSeq": state.open_turn_seq,
+            "pending": dict(state.pending_approvals),
+            "point": dataclasses.asdict(point) if point is not None else None,
+        }
+    )
 
 
 def _header(raw: bytes) -> SessionHeader:
