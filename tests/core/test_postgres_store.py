@@ -166,3 +166,32 @@ def test_unknown_event_lines_round_trip_byte_for_byte(pg_url: str) -> None:
     with psycopg.connect(pg_url) as conn:
         kinds = conn.execute("SELECT type FROM forkwise_events ORDER BY session, seq").fetchall()
     assert kinds == [("plugin/x/odd",), ("history/fork",), ("plugin/x/odd",)]
+
+
+def test_a_fork_of_a_session_not_loaded_copies_rows_it_never_read(pg_url: str) -> None:
+    """After a store closed, what it checked is kept: another store forks the session at
+    its last completed turn from those facts alone, and the child is the one a fork of the
+    read log makes."""
+    from logdata import SAMPLE, turn
+
+    first = SessionStore(PostgresBackend(pg_url))
+    first.create("src", cwd="/w", meta={"title": "source"})
+    first.append("src", SAMPLE)
+    expected = first.fork("src", None, "from-log")
+    first.close()
+    second = SessionStore(PostgresBackend(pg_url))
+    made = second.fork_indexed("src", "from-index")
+    assert made is not None  # the kept facts vouched for it
+    assert made.events == expected.last_seq
+    child = second.get("from-index")
+    assert [e.encode() for e in child.events[:-1]] == [e.encode() for e in expected.events[:-1]]
+    assert child.events[-1].fields == expected.events[-1].fields  # the same history/fork
+    assert made == {s.id: s for s in second.list()}["from-index"]
+    second.close()
+    # a turn begun since: the facts no longer hold, and the store reads the log instead
+    third = SessionStore(PostgresBackend(pg_url))
+    third.append("src", turn("t9", open_=True)[:1])
+    fourth = SessionStore(PostgresBackend(pg_url))
+    assert fourth.fork_indexed("src", "again") is None
+    third.close()
+    fourth.close()
