@@ -13,8 +13,6 @@ commit.
 
 from __future__ import annotations
 
-import dataclasses
-import os
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -32,7 +30,7 @@ from forkwise.core.errors import (
     StaleSession,
     StorageError,
 )
-from forkwise.core.log.event_log import EventLog, event_lines, event_types
+from forkwise.core.log.event_log import EventLog
 from forkwise.core.log.events import (
     APPROVAL_REQUEST,
     APPROVAL_RESOLVE,
@@ -42,13 +40,14 @@ from forkwise.core.log.events import (
 )
 from forkwise.core.log.turns import BracketState
 from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
+from forkwise.core.store.backends.postgres_connect import connect, first_line
+from forkwise.core.store.backends.postgres_rows import facts_of, header_of, write_events
 from forkwise.core.store.fork_point import ForkPoint, fork_point_of
 from forkwise.core.store.session import (
     EventsAppended,
     SessionCreated,
     SessionDisposed,
     SessionFlushed,
-    SessionHeader,
     SessionSummary,
     SessionTruncated,
     StoreEvent,
@@ -60,8 +59,6 @@ CHANNEL = "forkwise"
 _FACT_TYPES = frozenset({TURN_START, TURN_END, APPROVAL_REQUEST, APPROVAL_RESOLVE})
 #: a notification's payload must stay under 8000 bytes
 _NOTIFY_LIMIT = 7000
-#: where a password is looked up in the system keyring when libpq found none
-KEYRING_SERVICE = "forkwise-postgres"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS forkwise_sessions (
@@ -85,47 +82,9 @@ CREATE TABLE IF NOT EXISTS forkwise_events (
 );
 """
 
-_COPY_EVENTS = "COPY forkwise_events (session, seq, type, line) FROM STDIN (FORMAT BINARY)"
 #: the advisory lock key of a session: 64 bits from its id and the schema the store is in
 #: (two stores in two schemas of one database are independent)
 _KEY = "hashtextextended('forkwise:' || current_schema() || ':' || %s, 0)"
-
-
-def connect(url: str, **options: Any) -> psycopg.Connection[Any]:
-    """A connection to `url`. The password comes from the URL, $PGPASSWORD, ~/.pgpass
-    (libpq reads those; TLS options such as sslmode pass through the URL) or, when none of
-    them has one, the system keyring (service `forkwise-postgres`, user `role@host`)."""
-    try:
-        return psycopg.connect(url, autocommit=True, **options)
-    except psycopg.OperationalError as exc:
-        secret = _keyring_password(url) if "password" in str(exc) else None
-        if secret is None:
-            raise StorageError(f"cannot connect to the store database: {_first_line(exc)}") from exc
-        try:
-            return psycopg.connect(url, autocommit=True, password=secret, **options)
-        except psycopg.OperationalError as again:
-            raise StorageError(
-                f"cannot connect to the store database: {_first_line(again)}"
-            ) from again
-
-
-def _keyring_password(url: str) -> str | None:
-    try:
-        import keyring  # the GUI extra has it; a server host may not
-    except ImportError:
-        return None
-    info = psycopg.conninfo.conninfo_to_dict(url)
-    user = info.get("user") or os.environ.get("PGUSER") or ""
-    host = info.get("host") or os.environ.get("PGHOST") or "localhost"
-    try:
-        found = keyring.get_password(KEYRING_SERVICE, f"{user}@{host}")
-    except Exception:  # no usable keyring backend: libpq's answer stands
-        return None
-    return found if isinstance(found, str) else None
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 class PostgresBackend:
@@ -140,11 +99,15 @@ class PostgresBackend:
         self._held: set[str] = set()
         #: the server processes of this backend's connections (their notes are its own)
         self._pids: set[int] = {self._conn.info.backend_pid}
-        self._run(self._create_schema)
-        #: the schema the tables are in (several stores may share a database)
-        self._schema: str = self._run(
-            lambda conn: str(conn.execute("SELECT current_schema()").fetchall()[0][0])
-        )
+        try:
+            self._run(self._create_schema)
+            #: the schema the tables are in (several stores may share a database)
+            self._schema: str = self._run(
+                lambda conn: str(conn.execute("SELECT current_schema()").fetchall()[0][0])
+            )
+        except BaseException:
+            self._conn.close()
+            raise
 
     # --- plumbing ------------------------------------------------------------------
 
@@ -164,9 +127,9 @@ class PostgresBackend:
             except ForkwiseError:
                 raise
             except pg_errors.UniqueViolation as exc:
-                raise DuplicateSessionId(f"a session exists already: {_first_line(exc)}") from exc
+                raise DuplicateSessionId(f"a session exists already: {first_line(exc)}") from exc
             except psycopg.Error as exc:
-                raise StorageError(f"the store database failed: {_first_line(exc)}") from exc
+                raise StorageError(f"the store database failed: {first_line(exc)}") from exc
 
     @staticmethod
     def _create_schema(conn: psycopg.Connection[Any]) -> None:
@@ -253,8 +216,8 @@ class PostgresBackend:
                     session_id=change.copied_from,
                 )
         else:
-            _write_events(conn, header.id, seed, 1)
-        _write_events(conn, header.id, follow, len(seed) + 1)
+            write_events(conn, header.id, seed, 1)
+        write_events(conn, header.id, follow, len(seed) + 1)
 
     def _created_summary(
         self, conn: psycopg.Connection[Any], change: SessionCreated
@@ -274,7 +237,7 @@ class PostgresBackend:
             ).fetchone()
             if row is not None and row[1].get("events") == len(seed):
                 source = SessionSummary.from_index(row[1])
-                title = SessionSummary.start(_header(row[0])).title
+                title = SessionSummary.start(header_of(row[0])).title
                 return start.fold(seed, source, title).fold(change.events)
         return start.fold(seed).fold(change.events)
 
@@ -303,7 +266,7 @@ class PostgresBackend:
                 f"session {sid!r} changed on the server since it was read", session_id=sid
             )
         summary = SessionSummary.from_index(row[1]).fold(events)
-        _write_events(conn, sid, events, events[0].seq)
+        write_events(conn, sid, events, events[0].seq)
         self._save_summary(conn, summary)
         facts = row[2]
         if facts and facts.get("events") == row[0] and not {e.type for e in events} & _FACT_TYPES:
@@ -327,7 +290,7 @@ class PostgresBackend:
             ).fetchone()
             if row is None:
                 raise StaleSession(f"session {sid!r} is gone from the server", session_id=sid)
-            header = _header(row[0])
+            header = header_of(row[0])
         summary = SessionSummary.start(header).fold(change.kept)
         conn.execute(
             "UPDATE forkwise_sessions SET header = %s, facts = NULL WHERE id = %s",
@@ -394,7 +357,7 @@ class PostgresBackend:
                     (session_id,),
                 )
                 rows = cur.fetchall()
-            header = _header(row[0])
+            header = header_of(row[0])
             events = EventLog.lazy([bytes(r[0]) for r in rows], [r[1] for r in rows])
             summary = SessionSummary.from_index(row[1])
             facts = row[2]
@@ -424,7 +387,7 @@ class PostgresBackend:
         if not self.writable:
             return
         rows = [
-            (_facts(r.state, r.point, r.summary.events), r.summary.id, r.summary.events,
+            (facts_of(r.state, r.point, r.summary.events), r.summary.id, r.summary.events,
              r.summary.updated)
             for r in records
             if r.state.last_seq == r.summary.events
@@ -455,7 +418,7 @@ class PostgresBackend:
             return None
         facts = row[3]
         return IndexedFork(
-            _header(row[0]),
+            header_of(row[0]),
             ForkPoint(**facts["point"]),
             (0, 0),  # no file offsets here: the rows are copied by seq
             SessionSummary.from_index(row[1]),
@@ -467,37 +430,3 @@ class PostgresBackend:
             if not self._conn.closed:
                 self._conn.close()  # ends the session: its advisory locks go with it
             self._held.clear()
-
-
-def _facts(state: BracketState, point: ForkPoint | None, events: int) -> Jsonb:
-    return Jsonb(
-        {
-            "events": events,
-            "openTurn": state.open_turn,
-            "openTurnSeq": state.open_turn_seq,
-            "pending": dict(state.pending_approvals),
-            "point": dataclasses.asdict(point) if point is not None else None,
-        }
-    )
-
-
-def _header(raw: bytes) -> SessionHeader:
-    return SessionHeader.from_record(orjson.loads(raw))
-
-
-def _write_events(
-    conn: psycopg.Connection[Any], sid: str, events: Sequence[Event], first: int
-) -> None:
-    """Write events (seq `first`, `first + 1`, …) with COPY, one round trip for any number
-    of them, from their lines and types (a lazily read log is not decoded)."""
-    if not len(events):
-        return
-    with (
-        conn.cursor() as cur,
-        cur.copy(_COPY_EVENTS) as cp,
-    ):
-        cp.set_types(["text", "int8", "text", "bytea"])
-        for seq, (etype, line) in enumerate(
-            zip(event_types(events), event_lines(events), strict=True), start=first
-        ):
-            cp.write_row((sid, seq, etype, line))
