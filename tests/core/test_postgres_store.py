@@ -165,7 +165,7 @@ def test_unknown_event_lines_round_trip_byte_for_byte(pg_url: str) -> None:
     assert rows["kid"][1][0] == line
     with psycopg.connect(pg_url) as conn:
         kinds = conn.execute("SELECT type FROM forkwise_events ORDER BY session, seq").fetchall()
-    assert kinds == [("plugin/x/odd",), ("history/fork",), ("plugin/x/odd",)]
+    assert kinds == [(b"plugin/x/odd",), (b"history/fork",), (b"plugin/x/odd",)]
 
 
 def test_a_fork_of_a_session_not_loaded_copies_rows_it_never_read(pg_url: str) -> None:

@@ -20,7 +20,6 @@ from typing import Any
 import orjson
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg.types.json import Jsonb
 
 from forkwise.core.errors import (
     DuplicateSessionId,
@@ -41,7 +40,13 @@ from forkwise.core.log.events import (
 from forkwise.core.log.turns import BracketState
 from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
 from forkwise.core.store.backends.postgres_connect import connect, first_line
-from forkwise.core.store.backends.postgres_rows import facts_of, header_of, write_events
+from forkwise.core.store.backends.postgres_rows import (
+    as_json,
+    facts_of,
+    header_of,
+    text_of,
+    write_events,
+)
 from forkwise.core.store.fork_point import ForkPoint, fork_point_of
 from forkwise.core.store.session import (
     EventsAppended,
@@ -67,16 +72,18 @@ CREATE TABLE IF NOT EXISTS forkwise_sessions (
     parent text,
     events bigint NOT NULL,
     updated text NOT NULL,
-    summary jsonb NOT NULL,
-    -- what a check of the log found, while `events` is still facts->'events' (see _facts)
-    facts jsonb
+    -- json, not jsonb: a title or a first message may hold a NUL, which jsonb refuses
+    summary json NOT NULL,
+    -- what a check of the log found, while `events` is still facts->'events' (see facts_of)
+    facts json
 );
 CREATE INDEX IF NOT EXISTS forkwise_sessions_parent ON forkwise_sessions (parent);
 CREATE INDEX IF NOT EXISTS forkwise_sessions_updated ON forkwise_sessions (updated DESC);
 CREATE TABLE IF NOT EXISTS forkwise_events (
     session text NOT NULL REFERENCES forkwise_sessions (id) ON DELETE CASCADE,
     seq bigint NOT NULL,
-    type text NOT NULL,
+    -- bytes: an event type is any string, NUL included, which text refuses
+    type bytea NOT NULL,
     line bytea NOT NULL,
     PRIMARY KEY (session, seq)
 );
@@ -199,8 +206,8 @@ class PostgresBackend:
                 orjson.dumps(header.to_record()),
                 header.parent_session,
                 summary.events,
-                summary.updated,
-                Jsonb(summary.to_index()),
+                text_of(summary.updated),
+                as_json(summary.to_index()),
             ),
         )
         if change.copied_from is not None and len(seed):
@@ -275,7 +282,7 @@ class PostgresBackend:
             facts = None
         conn.execute(
             "UPDATE forkwise_sessions SET facts = %s WHERE id = %s",
-            (Jsonb(facts) if facts else None, sid),
+            (as_json(facts) if facts else None, sid),
         )
 
     def _truncate(self, conn: psycopg.Connection[Any], change: SessionTruncated) -> None:
@@ -318,8 +325,8 @@ class PostgresBackend:
             "UPDATE forkwise_sessions SET events = %s, updated = %s, summary = %s WHERE id = %s",
             (
                 summary.events,
-                summary.updated,
-                Jsonb(summary.to_index()),
+                text_of(summary.updated),
+                as_json(summary.to_index()),
                 summary.id,
             ),
         )
@@ -358,7 +365,8 @@ class PostgresBackend:
                 )
                 rows = cur.fetchall()
             header = header_of(row[0])
-            events = EventLog.lazy([bytes(r[0]) for r in rows], [r[1] for r in rows])
+            types = [bytes(r[1]).decode("utf-8", "surrogatepass") for r in rows]
+            events = EventLog.lazy([bytes(r[0]) for r in rows], types)
             summary = SessionSummary.from_index(row[1])
             facts = row[2]
             if facts and facts.get("events") == len(events):  # checked before: kept facts
@@ -388,7 +396,7 @@ class PostgresBackend:
             return
         rows = [
             (facts_of(r.state, r.point, r.summary.events), r.summary.id, r.summary.events,
-             r.summary.updated)
+             text_of(r.summary.updated))
             for r in records
             if r.state.last_seq == r.summary.events
         ]  # fmt: skip

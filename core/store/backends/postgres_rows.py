@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 import psycopg
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Json
 
 from forkwise.core.log.event_log import event_lines, event_types
 from forkwise.core.log.events import Event
@@ -19,9 +19,9 @@ from forkwise.core.store.session import SessionHeader
 _COPY_EVENTS = "COPY forkwise_events (session, seq, type, line) FROM STDIN (FORMAT BINARY)"
 
 
-def facts_of(state: BracketState, point: ForkPoint | None, events: int) -> Jsonb:
+def facts_of(state: BracketState, point: ForkPoint | None, events: int) -> Json:
     """The `facts` column: what a check of a log of `events` events found."""
-    return Jsonb(
+    return as_json(
         {
             "events": events,
             "openTurn": state.open_turn,
@@ -30,6 +30,20 @@ def facts_of(state: BracketState, point: ForkPoint | None, events: int) -> Jsonb
             "point": dataclasses.asdict(point) if point is not None else None,
         }
     )
+
+
+def as_json(value: Any) -> Json:
+    """A value for a json column, encoded by orjson."""
+    return Json(value, dumps=_dumps)
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def text_of(value: str) -> str:
+    """A string for a text column (which refuses NUL); only the ordering index reads it."""
+    return value.replace("\x00", "")
 
 
 def header_of(raw: bytes) -> SessionHeader:
@@ -47,8 +61,8 @@ def write_events(
         conn.cursor() as cur,
         cur.copy(_COPY_EVENTS) as cp,
     ):
-        cp.set_types(["text", "int8", "text", "bytea"])
+        cp.set_types(["text", "int8", "bytea", "bytea"])
         for seq, (etype, line) in enumerate(
             zip(event_types(events), event_lines(events), strict=True), start=first
         ):
-            cp.write_row((sid, seq, etype, line))
+            cp.write_row((sid, seq, etype.encode("utf-8", "surrogatepass"), line))
