@@ -61,7 +61,10 @@ class PgServer:
     def _cmd(self, *args: str) -> list[str]:
         assert self._bin is not None
         cmd = [str(self._bin / args[0]), *args[1:]]
-        return ["runuser", "-u", self._run_as, "--", *cmd] if self._run_as else cmd
+        if not self._run_as:
+            return cmd
+        runuser = shutil.which("runuser") or "/usr/sbin/runuser"  # util-linux; sbin may be off PATH
+        return [runuser, "-u", self._run_as, "--", *cmd]
 
     def start(self) -> None:
         pwfile = self.folder / "pw"
