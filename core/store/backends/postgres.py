@@ -171,15 +171,18 @@ class PostgresBackend:
         sid = change.session_id
         self._claim(conn, sid)
         note: dict[str, object]
+        summary: SessionSummary | None = None
         with conn.transaction():
             if isinstance(change, SessionCreated):
-                self._create(conn, change)
+                summary = self._create(conn, change)
                 note = {"kind": "created", "id": sid, "parent": change.header.parent_session}
             elif isinstance(change, EventsAppended):
-                self._append(conn, sid, change.events)
+                if not change.events:
+                    return
+                summary = self._append(conn, sid, change.events)
                 note = {"kind": "grown", "id": sid, "events": change.events[-1].seq}
             elif isinstance(change, SessionTruncated):
-                self._truncate(conn, change)
+                summary = self._truncate(conn, change)
                 note = {"kind": "truncated", "id": sid, "events": change.through}
             elif isinstance(change, SessionDisposed):
                 conn.execute("DELETE FROM forkwise_sessions WHERE id = %s", (sid,))
@@ -187,15 +190,15 @@ class PostgresBackend:
             else:  # pragma: no cover - the union is closed
                 raise StorageError(f"unknown store change {change!r}")
             note["schema"] = self._schema
-            if not isinstance(change, SessionDisposed):  # the listing row, when it fits
-                note["summary"] = self._summary_of(conn, sid)
+            if summary is not None:  # the listing row, when it fits
+                note["summary"] = summary.to_index()
             payload = orjson.dumps(note)
             if len(payload) > _NOTIFY_LIMIT:
                 del note["summary"]
                 payload = orjson.dumps(note)
             conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload.decode()))
 
-    def _create(self, conn: psycopg.Connection[Any], change: SessionCreated) -> None:
+    def _create(self, conn: psycopg.Connection[Any], change: SessionCreated) -> SessionSummary:
         header, seed, follow = change.header, change.seed, change.events
         summary = self._created_summary(conn, change)
         conn.execute(
@@ -225,6 +228,7 @@ class PostgresBackend:
         else:
             write_events(conn, header.id, seed, 1)
         write_events(conn, header.id, follow, len(seed) + 1)
+        return summary
 
     def _created_summary(
         self, conn: psycopg.Connection[Any], change: SessionCreated
@@ -260,9 +264,9 @@ class PostgresBackend:
             raise StaleSession(f"session {sid!r} changed while it was forked", session_id=sid)
         return point
 
-    def _append(self, conn: psycopg.Connection[Any], sid: str, events: Sequence[Event]) -> None:
-        if not events:
-            return
+    def _append(
+        self, conn: psycopg.Connection[Any], sid: str, events: Sequence[Event]
+    ) -> SessionSummary:
         row = conn.execute(
             "SELECT events, summary, facts FROM forkwise_sessions WHERE id = %s FOR UPDATE",
             (sid,),
@@ -284,8 +288,11 @@ class PostgresBackend:
             "UPDATE forkwise_sessions SET facts = %s WHERE id = %s",
             (as_json(facts) if facts else None, sid),
         )
+        return summary
 
-    def _truncate(self, conn: psycopg.Connection[Any], change: SessionTruncated) -> None:
+    def _truncate(
+        self, conn: psycopg.Connection[Any], change: SessionTruncated
+    ) -> SessionSummary:
         sid = change.session_id
         conn.execute(
             "DELETE FROM forkwise_events WHERE session = %s AND seq > %s", (sid, change.through)
@@ -304,11 +311,7 @@ class PostgresBackend:
             (orjson.dumps(header.to_record()), sid),
         )
         self._save_summary(conn, summary)
-
-    @staticmethod
-    def _summary_of(conn: psycopg.Connection[Any], sid: str) -> Any:
-        row = conn.execute("SELECT summary FROM forkwise_sessions WHERE id = %s", (sid,)).fetchone()
-        return row[0] if row else None
+        return summary
 
     def watch(self, callback: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
         """Call `callback(note)` on a thread of its own for every change another backend
