@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from forkwise.core.errors import ForkwiseError
+from forkwise.core.errors import DuplicateSessionId, ForkwiseError
 from forkwise.core.log.event_log import event_lines
 from forkwise.core.store.opening import open_backend
 from forkwise.core.store.session import Session
@@ -75,12 +75,12 @@ def copy_store(
 
 def _copy_one(src: SessionStore, dst: SessionStore, sid: str, report: CopyReport) -> None:
     session = src.get(sid)
-    if dst.exists(sid):
+    try:
+        dst.import_session(session.header, session.events)
+    except DuplicateSessionId:  # there already (a resumed copy): the same, or left alone
         there = dst.get(sid)
         (report.skipped if _same(session, there) else report.conflicts).append(sid)
         return
-    try:
-        dst.import_session(session.header, session.events)
     except ForkwiseError as exc:
         exc.message = f"session {sid!r} could not be copied: {exc.message}"
         raise
