@@ -25,6 +25,7 @@ from PySide6.QtCore import QObject, Signal
 from forkwise.core.client.api import ClientAPI, Json, Notification, Unsubscribe
 from forkwise.core.errors import HostUnavailable, WorkspaceAttachFailed
 
+from .message_actions import question_of
 from .notify import Notifier
 from .ops import OpRunner
 from .session_filter import SessionFilterProxy
@@ -153,20 +154,38 @@ class Controller(QObject):
 
     # --- prompting ----------------------------------------------------------------------
 
-    def send(self, text: str, done: Any, editing: str | None = None) -> None:
-        """Send `text` to the opened session (`done()` when the host accepted it); with
-        `editing`, replace that message and what follows first (edit and resend)."""
+    def send(self, text: str, done: Any, editing: str | None = None,
+             replace: bool = False) -> None:
+        """Send `text` to the opened session (`done()` when the host accepted it). With
+        `editing` (a message id): edit and resend — by default in a new branch forked
+        before that message's turn (the session keeps its history, DESIGN §11); with
+        `replace`, in place (that message and what follows are deleted first)."""
         sid = self.current
         if sid is None:
             return
-        if editing is not None:
-            self.ops.run(self._edit_and_resend(sid, editing, text), lambda _r: done(),
-                         self._text_kept_failure("Edit and resend"),
-                         what="Edit and resend")
+        if editing is not None and replace:
+            self.ops.run(self._edit_and_replace(sid, editing, text), lambda _r: done(),
+                         self._text_kept_failure("Edit and replace"),
+                         what="Edit and replace")
+        elif editing is not None:
+            self._pending_fork = time.perf_counter()
+            self.ops.run(self._branch_and_send(sid, editing, text), lambda _r: done(),
+                         self._branch_failed("Edit and resend"), what="Edit and resend")
         else:
             self.ops.run(self.client.prompt(sid, text), lambda _r: done(),
                          self._text_kept_failure("Sending"),
                          what="Sending")
+
+    def retry(self, row: int) -> None:
+        """Retry an answer: a branch forked before its turn asks the same question again."""
+        entry = self.transcript.entry(row)
+        question = (question_of(entry, self.transcript.builder)
+                    if entry is not None else None)
+        if self.current is None or question is None or question.message_id is None:
+            return
+        self._pending_fork = time.perf_counter()
+        self.ops.run(self._branch_and_send(self.current, question.message_id, question.text),
+                     None, self._branch_failed("Retry"), what="Retry")
 
     def _text_kept_failure(self, what: str) -> Callable[[BaseException], None]:
         """The failure handler of sending: the composer keeps the text, and says so."""
@@ -176,7 +195,25 @@ class Controller(QObject):
 
         return failed
 
-    async def _edit_and_resend(self, sid: str, message_id: str, text: str) -> Json:
+    def _branch_failed(self, what: str) -> Callable[[BaseException], None]:
+        def failed(exc: BaseException) -> None:
+            self._pending_fork = None
+            if isinstance(exc, WorkspaceAttachFailed):
+                self._fork_failed(exc)  # the child exists: into the tree, then the error
+                return
+            self.notifier.error(exc, what, text_kept=what != "Retry")
+
+        return failed
+
+    async def _branch_and_send(self, sid: str, message_id: str, text: str) -> Json:
+        """Fork before `message_id`'s turn, show the child, then send `text` in it. The
+        source is not touched."""
+        child = await self.client.fork_at_message(sid, message_id, include_message=False)
+        self._landed(child)  # on the GUI thread (the qasync loop): selected and opened
+        await self.client.prompt(child["id"], text)
+        return child
+
+    async def _edit_and_replace(self, sid: str, message_id: str, text: str) -> Json:
         await self.client.fork_at_message(sid, message_id, include_message=False, replace=True)
         return await self.client.prompt(sid, text)
 

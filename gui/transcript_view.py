@@ -4,8 +4,10 @@ Pending approvals get real Approve/Deny buttons and the fork record a real link 
 widgets), so both are reachable by keyboard and assistive tools. The message context
 menu is built by `build_context_menu` (tests call it) and shown with `popup()`.
 
-Signals: `forkFromMessage(row)`, `forkBeforeMessage(row)`, `editResend(row)`,
-`sourceRequested(session_id)`, `approvalDecided(approval_id, approved)`.
+Signals: `forkFromMessage(row)`, `forkBeforeMessage(row)`, `editResend(row)` (edit in a
+new branch), `editReplace(row)` (edit in place), `retryRequested(row)`,
+`sourceRequested(session_id)`, `approvalDecided(approval_id, approved)`,
+`siblingStep(delta)`, `compareRequested()` (from the fork record, gui/fork_header).
 """
 
 from __future__ import annotations
@@ -49,7 +51,16 @@ from PySide6.QtWidgets import (
 )
 
 from .context_menu import ContextMenuMixin
-from .message_actions import COPY, EDIT_RESEND, FORK_BEFORE, FORK_FROM, ActionState
+from .fork_header import ForkHeader
+from .message_actions import (
+    COPY,
+    EDIT_REPLACE,
+    EDIT_RESEND,
+    FORK_BEFORE,
+    FORK_FROM,
+    RETRY,
+    ActionState,
+)
 from .session_rows import format_when
 from .transcript_entries import Entry
 from .transcript_model import ENTRY_ROLE, TranscriptModel, plain_text
@@ -267,8 +278,12 @@ class TranscriptView(ContextMenuMixin, QListView):
     forkFromMessage = Signal(int)
     forkBeforeMessage = Signal(int)
     editResend = Signal(int)
+    editReplace = Signal(int)
+    retryRequested = Signal(int)
     sourceRequested = Signal(str)
     approvalDecided = Signal(str, bool)
+    siblingStep = Signal(int)
+    compareRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -285,6 +300,9 @@ class TranscriptView(ContextMenuMixin, QListView):
         self.delegate = TranscriptDelegate(self)
         self.setItemDelegate(self.delegate)
         self.title_of: Callable[[str], str] = lambda sid: sid
+        #: the opened child's place among its siblings, and whether its source changed
+        self.fork_position: tuple[int, int] | None = None
+        self.source_changed = False
         self.clicked.connect(self._clicked)
         #: kept at the end while rows arrive and are laid out (`follow_to_end`, or new rows
         #: while the person reads the end), until they scroll away or another transcript
@@ -313,6 +331,7 @@ class TranscriptView(ContextMenuMixin, QListView):
         model.dataChanged.connect(self._data_changed)
         model.modelReset.connect(self.delegate.forget)
         model.modelReset.connect(self.stop_following)
+        model.modelReset.connect(lambda: self.set_fork_context(None, False))
         model.earlierChanged.connect(lambda _available: self._place_earlier_button())
 
     # --- index widgets: approvals and the fork link ------------------------------
@@ -444,28 +463,41 @@ class TranscriptView(ContextMenuMixin, QListView):
 
     def _fork_widget(self, entry: Entry) -> QWidget:
         source = str(entry.data.get("source"))
-        title = self.title_of(source)
-        point = fork_point(entry, self._message_text)
-        label = QLabel(self.viewport())
-        label.setObjectName("forkLink")
-        label.setText(f'<b>Forked from</b> <a href="session:{html.escape(source)}">'
-                      f"{html.escape(title)}</a> at {html.escape(point)}")
-        label.setAccessibleName(f"Forked from {title} at {point}; activate to show the source")
-        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
-        label.setContentsMargins(MARGIN_X + PAD, PAD - 2, MARGIN_X + PAD, PAD - 2)
-        label.setWordWrap(True)
-        label.linkActivated.connect(self._link)
-        return label
+        header = ForkHeader(source, self.title_of(source), fork_point(entry, self._message_text),
+                            self.viewport(), margins=(MARGIN_X + PAD, PAD - 2))
+        header.sourceRequested.connect(self.sourceRequested)
+        header.stepRequested.connect(self.siblingStep)
+        header.compareRequested.connect(self.compareRequested)
+        header.set_position(self.fork_position)
+        header.set_changed(self.source_changed)
+        return header
+
+    def fork_header(self) -> ForkHeader | None:
+        """The opened child's fork record widget, if it is loaded."""
+        model = self.transcript()
+        for row in range(model.rowCount()):
+            widget = self.indexWidget(model.index(row, 0))
+            if isinstance(widget, ForkHeader):
+                return widget
+        return None
+
+    def set_fork_context(self, position: tuple[int, int] | None, changed: bool) -> None:
+        """Where the opened child stands among its siblings, and whether its source changed
+        since the fork (shown in its fork record, now and when it is loaded)."""
+        self.fork_position, self.source_changed = position, changed
+        header = self.fork_header()
+        if header is not None:
+            header.set_position(position)
+            header.set_changed(changed)
+            index = self.indexAt(header.geometry().center())
+            if index.isValid():
+                self.delegate.sizeHintChanged.emit(index)
 
     def _message_text(self, message_id: str) -> str | None:
         model = self.transcript()
         row = model.row_of_message(message_id)
         entry = model.entry(row) if row >= 0 else None
         return entry.text if entry is not None else None
-
-    def _link(self, href: str) -> None:
-        if href.startswith("session:"):
-            self.sourceRequested.emit(href[len("session:"):])
 
     def _clicked(self, index: QModelIndex) -> None:
         self.transcript().toggle_expanded(index.row())
@@ -484,10 +516,12 @@ class TranscriptView(ContextMenuMixin, QListView):
             FORK_FROM: lambda: self.forkFromMessage.emit(row),
             FORK_BEFORE: lambda: self.forkBeforeMessage.emit(row),
             EDIT_RESEND: lambda: self.editResend.emit(row),
+            RETRY: lambda: self.retryRequested.emit(row),
+            EDIT_REPLACE: lambda: self.editReplace.emit(row),
             COPY: lambda: self._copy(row),
         }
         for state in states:
-            if state.name == COPY:
+            if state.name in (EDIT_RESEND, EDIT_REPLACE, COPY):
                 menu.addSeparator()
             menu.addAction(_action(menu, state, handlers[state.name]))
         return menu
@@ -506,8 +540,7 @@ class TranscriptView(ContextMenuMixin, QListView):
 def _action(menu: QMenu, state: ActionState, handler: Callable[[], None]) -> Any:
     from PySide6.QtGui import QAction
 
-    text = state.label if state.enabled or not state.reason else f"{state.label} — {state.reason}"
-    action = QAction(text, menu)
+    action = QAction(state.label, menu)  # short: the reason is the tooltip and status tip
     action.setObjectName(state.name)
     action.setEnabled(state.enabled)
     action.setToolTip(state.reason or state.label)

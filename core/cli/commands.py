@@ -133,6 +133,12 @@ async def import_files(client: Client, args: argparse.Namespace) -> Outcome:
     return report, "\n".join(lines)
 
 
+async def export(client: Client, args: argparse.Namespace) -> Outcome:
+    out = str(Path(args.out).absolute()) if args.out else None
+    made = await client.export_session(args.id, args.tool, out)
+    return made, f"{made['path']}\ncontinue with: {made['resume']}"
+
+
 def _import_progress(note: Json) -> None:
     if note.get("kind") != "import/progress":
         return
@@ -195,6 +201,7 @@ COMMANDS: dict[str, Command] = {
     "truncate": truncate,
     "delete": delete,
     "import": import_files,
+    "export": export,
     "prompt": prompt,
     "approve": approve,
 }

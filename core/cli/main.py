@@ -154,6 +154,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="the tool whose sessions these are (default: recognised per file)",
     )
     imp.add_argument("paths", nargs="*", type=Path, metavar="PATH")
+    exp = sub.add_parser(
+        "export",
+        parents=[common],
+        help="write a session as a Claude Code, Codex or pi session, to continue it there",
+    )
+    exp.add_argument("id")
+    exp.add_argument("--to", dest="tool", required=True, choices=("claude", "codex", "pi"))
+    exp.add_argument(
+        "--out",
+        metavar="PATH",
+        help="the file to write (default: where the tool looks for its sessions)",
+    )
     delete = sub.add_parser("delete", parents=[common], help="move a session to the store's trash")
     delete.add_argument("id")
     prompt = sub.add_parser(

@@ -210,6 +210,26 @@ class Client:
         result: Json = await self.call("session.import", {"paths": paths, "tool": tool})
         return result
 
+    async def sources(self) -> Json:
+        """`{"sources": [{"tool", "folders", "found"}], "watching": [tool, …]}`: the agents
+        whose session folders exist on the host's machine, and those it keeps up with."""
+        result: Json = await self.call("sources.list")
+        return result
+
+    async def watch_sources(self, tools: list[str]) -> Json:
+        """Keep up with these tools' session folders (new and grown sessions are imported
+        within a couple of seconds); `[]` stops. Returns what `sources()` does."""
+        result: Json = await self.call("sources.watch", {"tools": tools})
+        return result
+
+    async def export_session(self, session_id: str, tool: str, out: str | None = None) -> Json:
+        """Write the session as a native session of `tool` (claude, codex, pi) on the
+        host's machine: `{"tool", "path", "id", "resume"}` (DESIGN §10)."""
+        result: Json = await self.call(
+            "session.export", {"sessionId": session_id, "tool": tool, "out": out}
+        )
+        return result
+
     async def truncate(
         self, session_id: str, message_id: str, include_message: bool = True
     ) -> Json:
@@ -310,6 +330,14 @@ class Client:
             "session.setModel",
             {"sessionId": session_id, "provider": provider, "model": model, "reasoning": reasoning},
         )
+        return summary
+
+    async def rename_session(self, session_id: str, title: str) -> Json:
+        """Give a session a title (a `session/title` event); its summary."""
+        summary: Json = await self.call(
+            "session.rename", {"sessionId": session_id, "title": title}
+        )
+        self.catalogue[summary["id"]] = summary
         return summary
 
     async def reload_settings(self) -> Json:

@@ -31,6 +31,7 @@ from forkwise.core.errors import (
     SessionBusy,
     WorkspaceAttachFailed,
 )
+from forkwise.core.host.exporting import export_session
 from forkwise.core.host.forking import ForkAt, child_model, follow_drafts
 from forkwise.core.host.importing import (
     TOOLS,
@@ -39,6 +40,8 @@ from forkwise.core.host.importing import (
     discover,
     import_sources,
 )
+from forkwise.core.host.lineage import source_state
+from forkwise.core.host.source_watch import SourceWatcher, available_sources
 from forkwise.core.host.store_workers import StoreWorkers
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import message_boundary
@@ -86,6 +89,7 @@ T = TypeVar("T")
 Json = dict[str, Any]
 Listener = Callable[[Json], None]
 MAX_PAGE = 1000
+MAX_TITLE = 200
 
 
 class Host:
@@ -103,6 +107,10 @@ class Host:
         self.store = store if store is not None else SessionStore(MemoryBackend())
         #: what earlier imports read (`importing.ImportLedger`)
         self.imports = imports if imports is not None else ImportLedger(None)
+        #: the agents' session folders this host keeps up with (off until asked)
+        self.sources = SourceWatcher(
+            self._import_changed, self._source_changed, progress=self._watch_progress
+        )
         self.workspaces: Workspaces = workspaces if workspaces is not None else MemoryWorkspaces()
         self.providers: dict[str, Provider] = dict(providers or {"offline": OfflineProvider()})
         self.tools: Mapping[str, Tool] = tools if tools is not None else builtin_tools()
@@ -359,12 +367,15 @@ class Host:
             else {"running": turn is not None, "queued": 0, "waiting": bool(turn and turn.pending)}
         )
         choice = latest_choice(snap) or self._default_model
+        source = await self.io(source_state, self.store, snap)
         return {
             "header": snap.header.to_record(),
             "summary": self.row(summary),
             "state": state,
             "pendingApprovals": [r.to_dict() for r in turn.pending.values()] if turn else [],
             "model": {k: v for k, v in model_select_draft(choice).items() if k != "type"},
+            # a fork's child: whether its source still starts with what it copied
+            "source": source,
         }
 
     async def messages(self, session_id: str) -> list[Json]:
@@ -450,6 +461,23 @@ class Host:
             return self.row(self.store.summary(session_id))
 
         return await self.io(select)
+
+    async def rename_session(self, session_id: str, title: str) -> Json:
+        """`session.rename`: the session's title becomes `title` (a `session/title` event,
+        so it survives restarts and is history like any other); the session's summary."""
+        if not isinstance(title, str) or not title.strip():
+            raise InvalidBoundary("a title needs some text", field="title")
+        if len(title) > MAX_TITLE:
+            raise InvalidBoundary(f"a title has at most {MAX_TITLE} characters", field="title")
+        self._check_writable()
+        await self._serve(session_id)
+        draft = {"type": "session/title", "title": " ".join(title.split())}
+
+        def rename() -> Json:
+            self.store.append(session_id, [draft])
+            return self.row(self.store.summary(session_id))
+
+        return await self.io(rename)
 
     def use_settings(self, settings: ProviderSettings) -> Json:
         """Serve the provider these settings describe; sessions created from now on start
@@ -634,14 +662,59 @@ class Host:
         files = await asyncio.to_thread(
             discover, tool, [Path(p) for p in paths], dict(os.environ), home
         )
+        report = await self.io(
+            import_sources, self.store, files, self.imports, self._import_progress()
+        )
+        return report.to_json()
+
+    def _import_progress(self) -> Callable[[int, int, str], None]:
+        """`import/progress` notifications from the store worker."""
         loop = asyncio.get_running_loop()
 
-        def progress(done: int, total: int, path: str) -> None:  # on the store worker
+        def progress(done: int, total: int, path: str) -> None:
             note = {"kind": "import/progress", "done": done, "total": total, "path": path}
             loop.call_soon_threadsafe(self.notify, note)
 
-        report = await self.io(import_sources, self.store, files, self.imports, progress)
+        return progress
+
+    async def _import_changed(self, files: list[tuple[Path, str | None]]) -> Json:
+        report = await self.io(import_sources, self.store, files, self.imports)
         return report.to_json()
+
+    def _watch_progress(self, done: int, total: int, path: str) -> None:
+        self.notify({"kind": "import/progress", "done": done, "total": total, "path": path})
+
+    def _source_changed(self, path: Path) -> bool:
+        try:
+            st = path.stat()
+        except OSError:
+            return False
+        return self.imports.unchanged(path, st) is None
+
+    async def watch_sources(
+        self, tools: Sequence[str], folders: Mapping[str, Sequence[str]] | None = None
+    ) -> Json:
+        """`sources.watch`: keep up with these tools' session folders (their default ones
+        on this host's machine, or `folders`); an empty list stops. The first pass runs
+        before this returns, so what is there already is in the store when it does."""
+        self._check_writable()
+        self.sources.watch(tools, folders)
+        if self.sources.tools:
+            await self.sources.scan()
+        return await self.list_sources()
+
+    async def list_sources(self) -> Json:
+        """`sources.list`: the tools found on this host's machine and those watched."""
+        home = Path(os.path.expanduser("~"))
+        found = await asyncio.to_thread(available_sources, dict(os.environ), home)
+        return {"sources": found, "watching": list(self.sources.tools)}
+
+    async def export(self, session_id: str, tool: str, out: str | None = None) -> Json:
+        """The export verb (DESIGN §10): `{"tool", "path", "id", "resume"}`; the file is
+        written on this host's machine."""
+        self._check_writable()
+        await self._serve(session_id)
+        return await self.io(export_session, self.store, session_id, tool, out)
 
     async def list_workspaces(self) -> list[Json]:
         return await self.io(self.workspaces.groups)
@@ -661,6 +734,7 @@ class Host:
         if self._closed:
             return
         self._closed = True
+        await self.sources.close()
         for agent in list(self._agents.values()):
             try:
                 await agent.shutdown()

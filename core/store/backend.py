@@ -57,6 +57,9 @@ class IndexedFork:
     #: whether a turn left open at the end of the log waits for an approval (it stays
     #: open; any other open turn was left by a crash and is closed before a fork)
     waits: bool = False
+    #: the digest of the lines in `span` (`forkwise.core.log.digest`), when the backend
+    #: could hash them; the child records it in its `history/fork`
+    digest: str | None = None
 
 
 class Backend(Protocol):

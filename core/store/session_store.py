@@ -24,6 +24,7 @@ from forkwise.core.errors import (
     StaleSession,
     StorageError,
 )
+from forkwise.core.log.digest import DIGEST_FIELD, prefix_digest
 from forkwise.core.log.event_log import EventLog, EventView
 from forkwise.core.log.events import HISTORY_FORK, MESSAGE, Event, now_ts
 from forkwise.core.log.ids import new_session_id, random_hex, validate_session_id
@@ -274,6 +275,8 @@ class SessionStore:
                 "boundary": b,
             }
             fork_event.update(anchor if anchor is not None else anchor_of(seed))
+            # what the child copied, so a later rewrite of the source below b shows
+            fork_event[DIGEST_FIELD] = prefix_digest(seed)
             if header.meta.get("relation"):
                 fork_event["relation"] = header.meta["relation"]
             point = rec.point if rec.point is not None and rec.point.seq <= b else None
@@ -342,6 +345,8 @@ class SessionStore:
             "boundary": point.seq,
             **point.anchor(),
         }
+        if indexed.digest is not None:
+            fork_event[DIGEST_FIELD] = indexed.digest
         if header.meta.get("relation"):
             fork_event["relation"] = header.meta["relation"]
         follow = _build([fork_event, *drafts], point.seq)

@@ -1,0 +1,201 @@
+"""Codex rollout files on disk: their names, their lines, and the Codex home around them.
+
+A rollout is JSON Lines, one `{"timestamp", ["ordinal",] "type", "payload"}` object a
+line, named `rollout-YYYY-MM-DDThh-mm-ss-<thread uuid>.jsonl` under
+`sessions/YYYY/MM/DD/` or `archived_sessions/` of the Codex home. Older rollouts may be
+compressed (`.jsonl.zst`); a thread whose history was reverted (paginated history) goes on
+in a segment file `…-<thread uuid>_<segment uuid>.jsonl` whose `session_meta` names the
+earlier history it builds on (`history_base`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..base import FormatError
+
+SESSIONS = "sessions"
+ARCHIVED = "archived_sessions"
+SESSION_INDEX = "session_index.jsonl"
+_PREFIX = "rollout-"
+_STAMP = len("YYYY-MM-DDThh-mm-ss")
+_UUID = 36
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+@dataclass(slots=True)
+class Line:
+    """One parsed rollout line: its 1-based number, its bytes and its decoded object."""
+
+    no: int
+    raw: bytes
+    ts: str
+    type: str
+    payload: Any
+    ordinal: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutName:
+    """What a rollout file name says: the thread, the segment (if any), when it started."""
+
+    thread_id: str
+    segment: str | None
+    stamp: str
+
+
+def parse_name(name: str) -> RolloutName | None:
+    """`rollout-<stamp>-<uuid>[_<uuid>].jsonl[.zst]` -> its parts; None for other names."""
+    if not name.startswith(_PREFIX):
+        return None
+    for ext in (".jsonl", ".jsonl.zst"):
+        if name.endswith(ext):
+            stem = name[len(_PREFIX) : -len(ext)]
+            break
+    else:
+        return None
+    stamp, rest = stem[:_STAMP], stem[_STAMP + 1 :]
+    thread, segment = rest[:_UUID], rest[_UUID + 1 :] or None
+    if len(thread) != _UUID or thread.count("-") != 4:
+        return None
+    return RolloutName(thread.lower(), segment, stamp)
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's text, decompressed when it is a zstd frame (a `.jsonl.zst` rollout)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise FormatError(f"cannot read {path}: {exc.strerror or exc}", path=str(path)) from exc
+    if data.startswith(_ZSTD_MAGIC):
+        return _unzstd(data, path)
+    return data
+
+
+def _unzstd(data: bytes, path: Path) -> bytes:
+    import io
+
+    import zstandard
+
+    try:
+        reader = zstandard.ZstdDecompressor().stream_reader(
+            io.BytesIO(data), read_across_frames=True
+        )
+        return reader.read()
+    except zstandard.ZstdError as exc:
+        raise FormatError(f"{path.name}: broken zstd data ({exc})", path=str(path)) from exc
+
+
+def head_text(head: bytes) -> bytes:
+    """The first bytes of a file as text, decompressing the part of a zstd frame given."""
+    if not head.startswith(_ZSTD_MAGIC):
+        return head
+    import zstandard
+
+    try:
+        return zstandard.ZstdDecompressor().decompressobj().decompress(head)
+    except zstandard.ZstdError:
+        return b""
+
+
+def parse_lines(data: bytes, path: Path) -> tuple[list[Line], bool]:
+    """Every line of a rollout, parsed once. Returns the lines and whether the file ends in
+    the middle of a line (Codex is writing it right now; that last fragment is left out).
+
+    A line that is not a JSON object with a string `type` raises FormatError naming it."""
+    out: list[Line] = []
+    chunks = data.split(b"\n")
+    partial = bool(chunks) and chunks[-1] != b""
+    last = len(chunks)
+    loads = orjson.loads
+    bare: bool | None = None  # the mid-2025 layout: a bare meta line, then bare items
+    bare_ts = ""
+    for no, raw in enumerate(chunks, 1):
+        if not raw:
+            continue
+        try:
+            obj = loads(raw)
+        except orjson.JSONDecodeError as exc:
+            if not raw.strip():
+                continue
+            if no == last and partial:
+                return out, True
+            raise FormatError(f"line {no} is not JSON: {exc}", path=str(path), line=no) from exc
+        if type(obj) is not dict:
+            raise FormatError(f"line {no} is not a JSON object", path=str(path), line=no)
+        if bare is None:
+            bare = "payload" not in obj and "id" in obj and "type" not in obj
+            if bare and type(obj.get("timestamp")) is str:
+                bare_ts = obj["timestamp"]
+        if bare:
+            out.append(_bare_line(no, raw, obj, bare_ts, first=not out))
+            continue
+        kind = obj.get("type")
+        ts = obj.get("timestamp")
+        if type(kind) is not str or type(ts) is not str:
+            raise FormatError(
+                f"line {no} is not a rollout line (needs string 'timestamp' and 'type')",
+                path=str(path),
+                line=no,
+            )
+        ordinal = obj.get("ordinal")
+        out.append(
+            Line(no, raw, ts, kind, obj.get("payload"), ordinal if type(ordinal) is int else None)
+        )
+    return out, False
+
+
+def _bare_line(no: int, raw: bytes, obj: dict[str, Any], ts: str, *, first: bool) -> Line:
+    """A line of a rollout from before the `{timestamp, type, payload}` envelope (Codex
+    before 0.30): the first line is the session meta itself, the others are response items
+    or `{"record_type": "state"}` markers; none has a time of its own but the meta's."""
+    if first:
+        return Line(no, raw, ts, "session_meta", obj, None)
+    if "record_type" in obj:
+        return Line(no, raw, ts, str(obj["record_type"]), obj, None)
+    return Line(no, raw, ts, "response_item", obj, None)
+
+
+def codex_home(path: Path) -> Path | None:
+    """The Codex home a rollout lives in: the folder holding its `sessions/` or
+    `archived_sessions/` ancestor; None for a file outside that layout."""
+    for parent in path.parents:
+        if parent.name in (SESSIONS, ARCHIVED):
+            return parent.parent
+    return None
+
+
+def rollout_files(folder: Path) -> Iterator[Path]:
+    """Every rollout under `folder`, in name order (which is creation order)."""
+    found: list[Path] = []
+    for pattern in ("rollout-*.jsonl", "rollout-*.jsonl.zst"):
+        found.extend(p for p in folder.rglob(pattern) if p.is_file())
+    found.sort(key=lambda p: (p.name, str(p)))
+    yield from found
+
+
+def thread_names(home: Path) -> dict[str, str]:
+    """Thread names from `session_index.jsonl` (append-only; the last entry for an id wins).
+    A damaged line is skipped: the index is a convenience, not a session."""
+    try:
+        data = (home / SESSION_INDEX).read_bytes()
+    except OSError:
+        return {}
+    names: dict[str, str] = {}
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(entry, dict):
+            tid, name = entry.get("id"), entry.get("thread_name")
+            if isinstance(tid, str) and isinstance(name, str) and name.strip():
+                names[tid.lower()] = name.strip()
+    return names

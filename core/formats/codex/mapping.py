@@ -1,0 +1,420 @@
+"""Codex rollout lines -> Forkwise events: one pass, one state machine.
+
+What the mapping decides, line by line:
+
+- `response_item` lines are the conversation (what the model saw). A user message that is a
+  typed prompt starts a turn; developer/system messages and what Codex injects as a user
+  message (environment context, AGENTS.md / user instructions, notices) become
+  `plugin/codex/context` events, never prompts. Assistant text, reasoning summaries and
+  tool calls (`function_call` with its JSON-string arguments decoded, `custom_tool_call`
+  such as apply_patch with its raw input, `local_shell_call` with its action) are messages;
+  their outputs are `tool/result`s paired by call id (`error` when the output reports a
+  non-zero exit code or `success: false`).
+- `event_msg` lines that only repeat a response item for the UI make no event of their own
+  (see DUPLICATES); their line numbers join the `src` of the next event, so an export copies
+  them back with the conversation. `task_started` / `task_complete` / `turn_aborted` are the
+  turn brackets (`turn_aborted` with reason "interrupted" -> "cancelled", other reasons ->
+  "interrupted"). Every other event_msg (token counts and rate limits, exec/patch
+  begin-end notices, errors, …) is a `plugin/codex/<type>` event carrying the payload.
+- `turn_context` gives the model and reasoning effort: a `model/select` when they change.
+- `compacted` is a `context/summary` (with Codex's replacement history, when it kept one).
+- `thread_rolled_back` drops the last N turns from the main line; the caller keeps what was
+  dropped as a branch (`branches`).
+- Plugin kinds besides the event_msg types: `context` (above), `encrypted_reasoning` (the
+  opaque part of a reasoning item), `image` (an image in a prompt), `reasoning` (a reasoning
+  item with no readable text), the type of any other response item (`web_search_call`, …)
+  and of any other line (`world_state`, `token_usage_record`, a type yet unknown).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from ..base import Record, message_id
+from .lines import Line
+
+PROVIDER = "openai"
+
+#: event_msg types that repeat a response item (or an item's progress) for the UI.
+DUPLICATES = frozenset(
+    {
+        "user_message",
+        "agent_message",
+        "agent_message_delta",
+        "agent_reasoning",
+        "agent_reasoning_delta",
+        "agent_reasoning_raw_content",
+        "agent_reasoning_raw_content_delta",
+        "agent_reasoning_section_break",
+        "item_started",
+        "item_completed",
+        "raw_response_item",
+    }
+)
+
+#: How Codex marks the user-role messages it writes itself (not typed by the person).
+_INJECTED = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<INSTRUCTIONS>",
+    "<turn_aborted>",
+    "<user_shell_command>",
+    "<subagent_notification>",
+    "<skill>",
+    "<permissions instructions>",
+    "<collaboration_mode>",
+    "<model_switch>",
+    "<personality_spec>",
+    "<realtime_conversation>",
+)
+
+_CANCEL_REASONS = frozenset({"interrupted", "user_interrupted"})
+
+
+def is_injected(text: str) -> bool:
+    """Whether a user-role message is context Codex injected rather than a typed prompt."""
+    return text.lstrip().startswith(_INJECTED)
+
+
+def content_text(content: object) -> tuple[str, list[Any]]:
+    """The text of a message's content items, and the items that are not text (images)."""
+    if isinstance(content, str):
+        return content, []
+    texts: list[str] = []
+    other: list[Any] = []
+    if isinstance(content, list):
+        for item in content:
+            if isinstance(item, dict) and isinstance(item.get("text"), str):
+                texts.append(item["text"])
+            elif item is not None:
+                other.append(item)
+    return "\n".join(texts), other
+
+
+def decode_args(arguments: object) -> Any:
+    """A function call's `arguments` JSON string, decoded; kept as given if it is not JSON."""
+    if not isinstance(arguments, str):
+        return arguments if arguments is not None else {}
+    try:
+        return orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        return arguments
+
+
+def _failed_output(output: object) -> bool:
+    """Whether a tool output says the call failed (a `success: false` payload, a shell exit
+    code other than 0 in Codex's JSON or text summaries). Looks for the markers instead of
+    decoding the output: this runs for every tool result of an import."""
+    if isinstance(output, dict):
+        if output.get("success") is False:
+            return True
+        output = output.get("content", output.get("output"))
+    if not isinstance(output, str):
+        return False
+    size = len(output)
+    for marker in ('"exit_code":', "Process exited with code ", "Exit code: "):
+        # Codex's JSON summary keeps its metadata last; its text summaries start with it
+        at = output.find(marker, size - 400) if marker[0] == '"' else output.find(marker, 0, 400)
+        if at >= 0:
+            digits = output[at + len(marker) : at + len(marker) + 8].lstrip()
+            end = 1 if digits[:1] == "-" else 0
+            while end < len(digits) and digits[end].isdigit():
+                end += 1
+            return end > 0 and digits[:end] not in ("0", "-0") and digits[:end] != "-"
+    return False
+
+
+class Mapper:
+    """Feeds rollout lines in order; `finish()` closes what the file left open."""
+
+    def __init__(self, provider: str = PROVIDER) -> None:
+        self.provider = provider
+        self.events: list[Record] = []
+        self.branches: list[tuple[int, list[Record]]] = []
+        self.unmapped: Counter[str] = Counter()
+        self.first_prompt: str | None = None
+        #: the working directory the first environment context names
+        self.context_cwd: str | None = None
+        self._turn: str | None = None
+        self._turn_prompted = False
+        self._turn_failed = False
+        self._turn_starts: list[int] = []
+        self._turn_count = 0
+        self._item = 0
+        self._codex_turn: str | None = None
+        self._bracketed = False
+        self._model: tuple[str, str | None] | None = None
+        self._calls: dict[str, str] = {}
+        self._used: set[str] = set()
+        self._pending: list[tuple[str, int]] = []
+        self._src = ""
+        self._ts = ""
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _emit(self, record: Record, line: Line | None) -> Record:
+        """Append an event; one made from `line` carries it (and the lines waiting) as src."""
+        record["ts"] = self._ts
+        if line is not None:
+            if self._pending:
+                lines = [no for sid, no in self._pending if sid == self._src]
+                self._pending = [p for p in self._pending if p[0] != self._src]
+                lines.append(line.no)
+            else:
+                lines = [line.no]
+            record["src"] = {"id": self._src, "lines": lines}
+        self.events.append(record)
+        return record
+
+    def _defer(self, line: Line) -> None:
+        self._pending.append((self._src, line.no))
+
+    def _plugin(self, kind: str, payload: Any, line: Line) -> None:
+        self.unmapped[kind] += 1
+        self._emit({"type": f"plugin/codex/{kind}", "payload": payload}, line)
+
+    def _unique(self, key: str) -> str:
+        out, n = key, 1
+        while out in self._used:
+            n += 1
+            out = f"{key}#{n}"
+        self._used.add(out)
+        return out
+
+    def _message(
+        self, role: str, parts: list[Record], text: str, key: str | None, line: Line
+    ) -> None:
+        if self._turn is None:
+            self._open(line)
+        self._item += 1
+        base = key or f"{self._turn}:{self._item}"
+        # the slug is the first words: a long text need not be scanned whole
+        mid = message_id(role, text[:256], self._unique(f"{role}:{base}"))
+        self._emit(
+            {"type": "message", "id": mid, "role": role, "turn": self._turn, "parts": parts}, line
+        )
+
+    # -- turns ----------------------------------------------------------------------------
+
+    def _open(self, line: Line | None) -> None:
+        self._turn_count += 1
+        wanted = f"turn-{self._codex_turn}" if self._codex_turn else f"turn-{self._turn_count}"
+        self._turn = self._unique(wanted)
+        self._turn_prompted = False
+        self._turn_failed = False
+        self._item = 0
+        self._turn_starts.append(len(self.events))
+        self._emit({"type": "turn/start", "turn": self._turn}, line)
+
+    def _close(self, status: str, line: Line | None) -> None:
+        if self._turn is None:
+            return
+        self._emit({"type": "turn/end", "turn": self._turn, "status": status}, line)
+        self._turn = None
+        self._codex_turn = None
+
+    def _select(self, model: str, effort: str | None, line: Line) -> bool:
+        if self._model == (model, effort):
+            return False
+        self._model = (model, effort)
+        record: Record = {"type": "model/select", "provider": self.provider, "model": model}
+        if effort:
+            record["reasoning"] = effort
+        self._emit(record, line)
+        return True
+
+    # -- feeding --------------------------------------------------------------------------
+
+    def feed(self, lines: Iterable[Line], src: str, ts: dict[int, str] | None = None) -> None:
+        """Map `lines` of the file whose source id is `src`; `ts` overrides a line's time
+        (a forked file's copy of its parent's lines carries the fork's time)."""
+        if self._pending and src != self._src:
+            self._flush_pending()
+        self._src = src
+        response_item, event_msg = self._response_item, self._event_msg
+        for line in lines:
+            self._ts = ts.get(line.no, line.ts) if ts else line.ts
+            kind = line.type
+            p = line.payload
+            if type(p) is not dict:
+                self._plugin(kind, p, line)
+            elif kind == "response_item":
+                response_item(p, line)
+            elif kind == "event_msg":
+                event_msg(p, line)
+            elif kind == "turn_context":
+                self._turn_context(p, line)
+            elif kind == "compacted":
+                record: Record = {"type": "context/summary", "text": str(p.get("message", ""))}
+                if p.get("replacement_history") is not None:
+                    record["replacement_history"] = p["replacement_history"]
+                self._emit(record, line)
+            elif kind == "session_meta":
+                self._defer(line)  # an ancestor's header, repeated by a fork
+            else:
+                self._plugin(kind, p, line)
+
+    def _flush_pending(self) -> None:
+        for record in reversed(self.events):
+            src = record.get("src")
+            if src is not None:
+                src["lines"].extend(no for sid, no in self._pending if sid == src["id"])
+                break
+        self._pending = []
+
+    def _response_item(self, p: dict[str, Any], line: Line) -> None:
+        kind = p.get("type")
+        item_id = p.get("id") if isinstance(p.get("id"), str) else None
+        if kind == "message":
+            text, other = content_text(p.get("content"))
+            role = p.get("role")
+            if role == "assistant":
+                self._message("assistant", [{"type": "text", "text": text}], text, item_id, line)
+            elif role == "user" and not is_injected(text):
+                self._prompt(text, other, item_id, line)
+            else:
+                if self.context_cwd is None and "<cwd>" in text:
+                    self.context_cwd = text.split("<cwd>", 1)[1].split("</cwd>", 1)[0].strip()
+                self._plugin("context", p, line)
+        elif kind == "reasoning":
+            texts = [s.get("text", "") for s in p.get("summary") or [] if isinstance(s, dict)]
+            texts += [c.get("text", "") for c in p.get("content") or [] if isinstance(c, dict)]
+            text = "\n\n".join(t for t in texts if t)
+            if text:
+                self._message(
+                    "assistant", [{"type": "reasoning", "text": text}], text, item_id, line
+                )
+            if p.get("encrypted_content") and text:
+                self.unmapped["encrypted_reasoning"] += 1
+                self._emit(
+                    {
+                        "type": "plugin/codex/encrypted_reasoning",
+                        "id": item_id,
+                        "encrypted_content": p["encrypted_content"],
+                    },
+                    line,
+                )
+            elif not text:
+                self._plugin("reasoning", p, line)
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            self._tool_call(kind, p, item_id, line)
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            call = str(p.get("call_id", ""))
+            if self._turn is None:
+                self._open(line)
+            output = p.get("output")
+            record: Record = {
+                "type": "tool/result",
+                "turn": self._turn,
+                "call": call,
+                "tool": self._calls.get(call, "unknown"),
+                "output": output,
+            }
+            if _failed_output(output):
+                record["error"] = True
+            self._emit(record, line)
+        else:
+            self._plugin(str(kind or "response_item"), p, line)
+
+    def _prompt(self, text: str, other: list[Any], item_id: str | None, line: Line) -> None:
+        if self._turn is not None and (self._turn_prompted and not self._bracketed):
+            self._close("completed", None)  # an old rollout without task brackets
+        if self._turn is None:
+            self._open(line)
+        self._turn_prompted = True
+        if self.first_prompt is None and text.strip():
+            self.first_prompt = text
+        self._message("user", [{"type": "text", "text": text}], text, item_id, line)
+        for item in other:
+            self.unmapped["image"] += 1
+            self._emit({"type": "plugin/codex/image", "turn": self._turn, "item": item}, line)
+
+    def _tool_call(self, kind: str, p: dict[str, Any], item_id: str | None, line: Line) -> None:
+        call = str(p.get("call_id") or p.get("id") or "")
+        if kind == "function_call":
+            name, args = str(p.get("name", "")), decode_args(p.get("arguments"))
+        elif kind == "custom_tool_call":
+            name, args = str(p.get("name", "")), p.get("input", "")
+        else:
+            name, args = "local_shell", p.get("action", {})
+        self._calls[call] = name
+        part = {"type": "tool_call", "id": call, "name": name, "args": args}
+        self._message("assistant", [part], name, item_id or call, line)
+
+    def _event_msg(self, p: dict[str, Any], line: Line) -> None:
+        kind = str(p.get("type", ""))
+        if kind in DUPLICATES:
+            self._defer(line)
+        elif kind == "task_started":
+            if self._turn is not None:
+                self._close("failed" if self._turn_failed else "interrupted", None)
+            self._bracketed = True
+            turn_id = p.get("turn_id")
+            self._codex_turn = turn_id if isinstance(turn_id, str) and turn_id else None
+            self._defer(line)
+        elif kind == "task_complete":
+            if self._turn is None:
+                self._defer(line)
+            else:
+                self._close("completed", line)
+        elif kind == "turn_aborted":
+            if self._turn is None:
+                self._defer(line)
+            else:
+                reason = p.get("reason")
+                self._close("cancelled" if reason in _CANCEL_REASONS else "interrupted", line)
+        elif kind == "thread_rolled_back":
+            self._rollback(p.get("num_turns"), line)
+        else:
+            if kind in ("error", "stream_error") and self._turn is not None:
+                self._turn_failed = kind == "error"
+            self._plugin(kind or "event_msg", p, line)
+
+    def _turn_context(self, p: dict[str, Any], line: Line) -> None:
+        turn_id = p.get("turn_id")
+        if self._turn is None and isinstance(turn_id, str) and turn_id:
+            self._codex_turn = turn_id
+        model = p.get("model")
+        effort = p.get("effort")
+        if effort is None:
+            mode = p.get("collaboration_mode")
+            settings = mode.get("settings") if isinstance(mode, dict) else None
+            effort = settings.get("reasoning_effort") if isinstance(settings, dict) else None
+        if not (
+            isinstance(model, str)
+            and model
+            and self._select(model, effort if isinstance(effort, str) else None, line)
+        ):
+            self._defer(line)
+
+    def _rollback(self, num_turns: object, line: Line) -> None:
+        if self._turn is not None:
+            self._close("failed" if self._turn_failed else "interrupted", None)
+        n = num_turns if isinstance(num_turns, int) else 0
+        if n > 0 and self._turn_starts:
+            cut = self._turn_starts[-min(n, len(self._turn_starts))]
+            self.branches.append((line.no, list(self.events)))
+            del self.events[cut:]
+            self._turn_starts = [i for i in self._turn_starts if i < cut]
+            self._model = None
+            for record in reversed(self.events):
+                if record["type"] == "model/select":
+                    self._model = (record["model"], record.get("reasoning"))
+                    break
+        self._plugin("thread_rolled_back", line.payload, line)
+
+    def finish(self, live: bool) -> None:
+        """End of the file: waiting lines join the last event; an open turn is closed as
+        interrupted (or failed) unless Codex is still writing this file."""
+        if self._pending:
+            self._flush_pending()
+        if self._turn is not None and not live:
+            if not self._bracketed:
+                self._close("completed", None)
+            else:
+                self._close("failed" if self._turn_failed else "interrupted", None)

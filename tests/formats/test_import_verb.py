@@ -1,0 +1,193 @@
+"""`forkwise sessions import` on real tool homes: every format through the one import verb,
+with lineage, idempotent and incremental re-import, and failures reported per file."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from codex_fixtures import basic, fork_of, name_thread, thread_id
+
+from forkwise.core.cli import main as cli
+
+
+def run_json(*argv: str) -> tuple[int, Any]:
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main([*argv, "--json"], out=out, err=err)
+    return code, orjson.loads(out.getvalue())
+
+
+def snapshot(store: Path) -> dict[str, tuple[int, bytes]]:
+    return {
+        p.name: (p.stat().st_mtime_ns, p.read_bytes())
+        for p in sorted((store / "sessions").glob("*.jsonl"))
+    }
+
+
+@pytest.fixture
+def codex_home(tmp_path: Path) -> Path:
+    home = tmp_path / "codex"
+    parent = basic(1)
+    parent.write(home)
+    child = fork_of(parent, thread_id(2))
+    child.prompt("and one more thing")
+    child.answer("Done.", item_id="msg_more")
+    child.write(home)
+    name_thread(home, parent.tid, "Fix the parser bug")
+    return home
+
+
+def test_a_codex_home_imports_with_its_fork_and_imports_again_unchanged(
+    tmp_path: Path, codex_home: Path
+) -> None:
+    store = tmp_path / "store"
+    code, report = run_json("sessions", "import", "--from", "codex", str(codex_home),
+                            "--store", str(store))
+    assert code == 0, report
+    parent, child = f"codex-{thread_id(1)}", f"codex-{thread_id(2)}"
+    assert sorted(report["imported"]) == sorted([parent, child])
+    assert report["failed"] == []
+    code, rows = run_json("sessions", "list", "--store", str(store))
+    by_id = {r["id"]: r for r in rows}
+    assert by_id[parent]["title"] == "Fix the parser bug"
+    assert by_id[child]["parentSession"] == parent
+    assert by_id[child]["relation"] == "fork"
+    assert by_id[child]["seedLength"] > 0
+    header = orjson.loads((store / "sessions" / f"{parent}.jsonl").read_bytes().split(b"\n")[0])
+    assert header["meta"]["source"]["tool"] == "codex"
+    assert header["meta"]["source"]["id"] == thread_id(1)
+    # the shared prefix is stored once: the child's seed is the parent's lines
+    p_lines = (store / "sessions" / f"{parent}.jsonl").read_bytes().splitlines()
+    c_lines = (store / "sessions" / f"{child}.jsonl").read_bytes().splitlines()
+    seed = by_id[child]["seedLength"]
+    assert c_lines[1 : seed + 1] == p_lines[1 : seed + 1]
+    before = snapshot(store)
+    code, again = run_json("sessions", "import", "--from", "codex", str(codex_home),
+                           "--store", str(store))
+    assert code == 0
+    assert sorted(again["unchanged"]) == sorted([parent, child])
+    assert again["imported"] == again["updated"] == []
+    assert snapshot(store) == before  # no file touched
+
+
+def test_a_grown_source_appends_only_its_new_events(tmp_path: Path) -> None:
+    home, store = tmp_path / "codex", tmp_path / "store"
+    rollout = basic(3)
+    path = rollout.write(home)
+    code, _ = run_json("sessions", "import", str(path), "--store", str(store))
+    assert code == 0  # recognised as Codex without --from
+    sid = f"codex-{thread_id(3)}"
+    before = (store / "sessions" / f"{sid}.jsonl").read_bytes()
+    rollout.prompt("a third question")
+    rollout.answer("A third answer.", item_id="msg_third")
+    rollout.write(home)
+    os.utime(path, None)
+    code, report = run_json("sessions", "import", str(path), "--store", str(store))
+    assert (code, report["updated"]) == (0, [sid])
+    after = (store / "sessions" / f"{sid}.jsonl").read_bytes()
+    assert after.startswith(before)  # the header and the old lines are untouched
+    assert b"A third answer." in after[len(before):]
+
+
+def test_one_bad_file_fails_with_its_line_and_the_others_import(tmp_path: Path) -> None:
+    home, store = tmp_path / "codex", tmp_path / "store"
+    good = basic(4).write(home)
+    bad_rollout = basic(5)
+    bad = bad_rollout.write(home, data=bad_rollout.raw().replace(b"\n", b"\n{not json\n", 1))
+    code, report = run_json("sessions", "import", "--from", "codex", str(good), str(bad),
+                            "--store", str(store))
+    assert code == 1
+    assert report["imported"] == [f"codex-{thread_id(4)}"]
+    (failed,) = report["failed"]
+    assert failed["path"] == str(bad)
+    assert failed["line"] == 2
+    assert not (store / "sessions" / f"codex-{thread_id(5)}.jsonl").exists()
+
+
+def test_a_fork_continued_here_exports_back_to_codex(
+    tmp_path: Path, codex_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DESIGN §10 through the CLI: import, fork, a turn with Forkwise's offline model,
+    export to Codex's own folder; the file starts with a new session_meta, repeats the
+    source's lines unchanged, and reads back with the new turn."""
+    from forkwise.core.formats.codex import READER
+
+    store = tmp_path / "store"
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    run_json("sessions", "import", "--from", "codex", str(codex_home), "--store", str(store))
+    parent = f"codex-{thread_id(1)}"
+    code, made = run_json("sessions", "fork", parent, "--child", "mine", "--store", str(store))
+    assert code == 0, made
+    code, turn = run_json("sessions", "prompt", "mine", "go on from here", "--store", str(store))
+    assert (code, turn["status"]) == (0, "completed")
+    code, sent = run_json("sessions", "export", "mine", "--to", "codex", "--store", str(store))
+    assert code == 0, sent
+    path = Path(sent["path"])
+    assert path.is_relative_to(codex_home / "sessions")
+    assert sent["resume"] == f"codex resume {sent['id']}"
+    written = path.read_bytes().splitlines()
+    first = orjson.loads(written[0])
+    assert first["type"] == "session_meta"
+    assert first["payload"]["id"] == sent["id"]
+    assert first["payload"]["forked_from_id"] == thread_id(1)
+    source = basic(1).raw().splitlines()
+    assert set(source[1:]) <= set(written)  # the parent's lines, byte for byte
+    (back, *_rest) = READER.read(path)
+    texts = [p["text"] for e in back.events if e["type"] == "message" for p in e["parts"]
+             if p["type"] == "text"]
+    assert "go on from here" in texts
+    # where it was sent is in the fork's own log
+    code, shown = run_json("sessions", "show", "mine", "--store", str(store))
+    exports = [e for e in shown["events"] if e["type"] == "plugin/forkwise/export"]
+    assert exports[-1]["id"] == sent["id"]
+
+
+@pytest.mark.asyncio
+async def test_a_watched_codex_folder_brings_new_and_grown_sessions_in(tmp_path: Path) -> None:
+    """Keeping up with an agent: the host watches its folder; a session it writes appears,
+    a session that grows grows — through the one import verb."""
+    import asyncio
+
+    from forkwise.core.client.client import Client
+    from forkwise.core.host.host import Host
+
+    home = tmp_path / "codex"
+    home.mkdir()
+    host = Host.open(tmp_path / "store", default_cwd=str(tmp_path))
+    host.sources.env["CODEX_HOME"] = str(home)
+    host.sources.interval = 0.05
+    client = await Client.in_process(host)
+    try:
+        seen: list[dict[str, Any]] = []
+        await client.subscribe(seen.append)
+        listed = await client.watch_sources(["codex"])
+        assert listed["watching"] == ["codex"]
+        rollout = basic(7)
+        rollout.write(home)
+        sid = f"codex-{thread_id(7)}"
+        for _ in range(200):  # bounded: 10 s at most
+            if sid in client.catalogue:
+                break
+            await asyncio.sleep(0.05)
+        assert sid in client.catalogue
+        before = client.catalogue[sid]["events"]
+        rollout.prompt("one more")
+        rollout.answer("More.", item_id="msg_more2")
+        path = rollout.write(home)
+        os.utime(path, None)
+        for _ in range(200):
+            if client.catalogue[sid]["events"] > before:
+                break
+            await asyncio.sleep(0.05)
+        assert client.catalogue[sid]["events"] > before
+        grown = [n for n in seen if n["kind"] == "session/events" and n["sessionId"] == sid]
+        assert grown  # the open transcript gets the new events as they are appended
+        await client.watch_sources([])
+        assert host.sources.tools == []
+    finally:
+        await client.close()
+        await host.close()
