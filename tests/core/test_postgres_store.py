@@ -180,18 +180,23 @@ def test_a_fork_of_a_session_not_loaded_copies_rows_it_never_read(pg_url: str) -
     expected = first.fork("src", None, "from-log")
     first.close()
     second = SessionStore(PostgresBackend(pg_url))
-    made = second.fork_indexed("src", "from-index")
-    assert made is not None  # the kept facts vouched for it
-    assert made.events == expected.last_seq
-    child = second.get("from-index")
-    assert [e.encode() for e in child.events[:-1]] == [e.encode() for e in expected.events[:-1]]
-    assert child.events[-1].fields == expected.events[-1].fields  # the same history/fork
-    assert made == {s.id: s for s in second.list()}["from-index"]
-    second.close()
+    try:
+        made = second.fork_indexed("src", "from-index")
+        assert made is not None  # the kept facts vouched for it
+        assert made.events == expected.last_seq
+        child = second.get("from-index")
+        got, want = child.events, expected.events
+        assert [e.encode() for e in got[:-1]] == [e.encode() for e in want[:-1]]
+        assert got[-1].fields == want[-1].fields  # the same history/fork, digest included
+        assert made == {s.id: s for s in second.list()}["from-index"]
+    finally:
+        second.close()
     # a turn begun since: the facts no longer hold, and the store reads the log instead
     third = SessionStore(PostgresBackend(pg_url))
-    third.append("src", turn("t9", open_=True)[:1])
     fourth = SessionStore(PostgresBackend(pg_url))
-    assert fourth.fork_indexed("src", "again") is None
-    third.close()
-    fourth.close()
+    try:
+        third.append("src", turn("t9", open_=True)[:1])
+        assert fourth.fork_indexed("src", "again") is None
+    finally:
+        third.close()
+        fourth.close()

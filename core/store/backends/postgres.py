@@ -13,6 +13,7 @@ commit.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -398,8 +399,8 @@ class PostgresBackend:
         if not self.writable:
             return
         rows = [
-            (facts_of(r.state, r.point, r.summary.events), r.summary.id, r.summary.events,
-             text_of(r.summary.updated))
+            (facts_of(r.state, r.point, r.summary.events, r.events), r.summary.id,
+             r.summary.events, text_of(r.summary.updated))
             for r in records
             if r.state.last_seq == r.summary.events
         ]  # fmt: skip
@@ -425,19 +426,26 @@ class PostgresBackend:
                 (session_id,),
             ).fetchone()
         )
-        if row is None or not row[3] or row[3].get("events") != row[2] or not row[3]["point"]:
+        facts = row[3] if row is not None else None
+        if not facts or facts.get("events") != row[2] or not facts["point"]:
             return None
-        facts = row[3]
+        if not facts.get("digest"):
+            return None  # the child could not record what it copied: fork from the log
         return IndexedFork(
             header_of(row[0]),
             ForkPoint(**facts["point"]),
             (0, 0),  # no file offsets here: the rows are copied by seq
             SessionSummary.from_index(row[1]),
             waits=facts["openTurn"] is not None and bool(facts["pending"]),
+            digest=facts["digest"],
         )
 
     def close(self) -> None:
         with self._lock:
             if not self._conn.closed:
-                self._conn.close()  # ends the session: its advisory locks go with it
+                # now, not when the server notices the connection went: the next writer
+                # may be waiting to start
+                with contextlib.suppress(psycopg.Error):
+                    self._conn.execute("SELECT pg_advisory_unlock_all()")
+                self._conn.close()
             self._held.clear()

@@ -10,7 +10,8 @@ import orjson
 import psycopg
 from psycopg.types.json import Json
 
-from forkwise.core.log.event_log import event_lines, event_types
+from forkwise.core.log.digest import prefix_digest
+from forkwise.core.log.event_log import event_lines, event_types, head
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import BracketState
 from forkwise.core.store.fork_point import ForkPoint
@@ -19,8 +20,13 @@ from forkwise.core.store.session import SessionHeader
 _COPY_EVENTS = "COPY forkwise_events (session, seq, type, line) FROM STDIN (FORMAT BINARY)"
 
 
-def facts_of(state: BracketState, point: ForkPoint | None, events: int) -> Json:
-    """The `facts` column: what a check of a log of `events` events found."""
+def facts_of(
+    state: BracketState, point: ForkPoint | None, events: int, log: Sequence[Event]
+) -> Json:
+    """The `facts` column: what a check of a log of `events` events found, with the digest
+    of its lines through `point` when `log` holds them (a fork made from these facts
+    records it, as one made from the log does)."""
+    digest = prefix_digest(head(log, point.seq)) if point and len(log) >= point.seq else None
     return as_json(
         {
             "events": events,
@@ -28,6 +34,7 @@ def facts_of(state: BracketState, point: ForkPoint | None, events: int) -> Json:
             "openTurnSeq": state.open_turn_seq,
             "pending": dict(state.pending_approvals),
             "point": dataclasses.asdict(point) if point is not None else None,
+            "digest": digest,
         }
     )
 
