@@ -1,7 +1,10 @@
-"""Where the store lives: `--store DIR`, else $FORKWISE_STORE, else the user data dir."""
+"""Where the store lives: `--store DIR`, else $FORKWISE_STORE, else the user data dir.
+
+A store may also be a PostgreSQL database, named by its URL (`postgresql://…`)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -21,3 +24,43 @@ def resolve_store_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     if env:
         return Path(env).expanduser()
     return default_store_dir()
+
+
+#: a store named by one of these is a PostgreSQL database, not a folder
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_database_url(store: object) -> bool:
+    """Whether a `--store` value names a PostgreSQL database rather than a folder."""
+    return isinstance(store, str) and store.startswith(DATABASE_SCHEMES)
+
+
+def resolve_store(explicit: str | os.PathLike[str] | None = None) -> Path | str:
+    """The store to open: a database URL as it was given, else the folder
+    (`resolve_store_dir`)."""
+    named = explicit or os.environ.get(STORE_ENV)
+    if is_database_url(named):
+        assert isinstance(named, str)
+        return named
+    return resolve_store_dir(explicit)
+
+
+def database_state_dir(url: str) -> Path:
+    """This machine's own files for a store in a database (the workspaces its sessions
+    ran in, what it imported): a folder in the user data dir named after the URL (without
+    any password in it)."""
+    digest = hashlib.sha256(store_label(url).encode()).hexdigest()[:16]
+    return default_store_dir().parent / "databases" / digest
+
+
+def store_label(store: str | os.PathLike[str]) -> str:
+    """The store as a person may see it: a database URL without the password in it."""
+    if not is_database_url(store):
+        return str(store)
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(str(store))
+    netloc = parts.netloc.rsplit("@", 1)
+    if len(netloc) == 2:
+        netloc[0] = netloc[0].split(":", 1)[0]
+    return urlunsplit(parts._replace(netloc="@".join(netloc)))

@@ -74,9 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     os.environ.setdefault("QT_API", "pyside6")
 
-    store_dir: Path | None = None
+    store_dir: Path | str | None = None
     if not args.connect:
-        from forkwise.core.paths import resolve_store_dir
+        from forkwise.core.paths import resolve_store
 
         if args.demo:
             from forkwise.core.demo import build_demo_store
@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             store_dir = Path(args.store)
             build_demo_store(store_dir)
         else:
-            store_dir = resolve_store_dir(args.store)
+            store_dir = resolve_store(args.store)
     return run(store_dir, args.connect, args.token, self_test=args.self_test)
 
 
@@ -105,7 +105,7 @@ def app_icon() -> Any:
     return QIcon.fromTheme("forkwise")
 
 
-def run(store_dir: Path | None, connect: str | None, token: str | None,
+def run(store_dir: Path | str | None, connect: str | None, token: str | None,
         *, self_test: bool = False) -> int:
     import PySide6.QtWidgets  # noqa: F401  (qasync must find PySide6 first)
     import qasync  # type: ignore[import-untyped]
@@ -132,7 +132,7 @@ def run(store_dir: Path | None, connect: str | None, token: str | None,
         collector.stop()
 
 
-async def open_client(store_dir: Path | None, connect: str | None,
+async def open_client(store_dir: Path | str | None, connect: str | None,
                       token: str | None = None) -> Any:
     """The store a window works on (`forkwise.core.client.local.OpenedStore`), its
     catalogue loaded — with a progress dialog while a missing index is built."""
@@ -149,7 +149,7 @@ async def open_client(store_dir: Path | None, connect: str | None,
     return opened
 
 
-async def _session(app: Any, store_dir: Path | None, connect: str | None, token: str | None,
+async def _session(app: Any, store_dir: Path | str | None, connect: str | None, token: str | None,
                    *, self_test: bool = False, settings: Any = None) -> int:
     """The window first (it paints a loading state), then the store: the host stack is
     imported and opened after the first frame, and the controller gets its client then."""
@@ -162,7 +162,9 @@ async def _session(app: Any, store_dir: Path | None, connect: str | None, token:
     started = time.perf_counter()
     notifier = Notifier()
     controller = Controller(None, notifier)
-    label = connect or str(store_dir)
+    from forkwise.core.paths import store_label
+
+    label = connect or (store_label(store_dir) if store_dir is not None else "")
     window = MainWindow(controller, settings if settings is not None else QSettings(),
                         store_label=label)
     loop = asyncio.get_running_loop()

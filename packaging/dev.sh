@@ -14,6 +14,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 debs=(python3 python3-venv python3-pip libgl1 libegl1 libxkbcommon0 libfontconfig1 libdbus-1-3
       libglib2.0-0 fonts-dejavu-core libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1
       libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0)
+# the tests start a real PostgreSQL server (initdb/pg_ctl in a temporary folder)
+if [ "$mode" = test ]; then debs+=(postgresql); fi
 if command -v dpkg-query >/dev/null; then
   missing=()
   for d in "${debs[@]}"; do

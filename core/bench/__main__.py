@@ -59,7 +59,7 @@ fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
 os.write(fd, data); os.fsync(fd); os.close(fd)
 """
 
-FIGURE_GROUPS = ["list", "fork", "append", "host", "search", "gui"]
+FIGURE_GROUPS = ["list", "fork", "append", "host", "search", "gui", "postgres"]
 
 
 @dataclass
@@ -418,6 +418,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--repeat", type=int, default=0, help="runs per figure (median reported)")
     parser.add_argument("--only", choices=FIGURE_GROUPS, action="append")
+    parser.add_argument(
+        "--postgres",
+        metavar="URL",
+        default=os.environ.get("FORKWISE_BENCH_POSTGRES"),
+        help="a database for the PostgreSQL figures (a schema of its own is made and dropped)",
+    )
     args = parser.parse_args(argv)
     repeat = args.repeat or (2 if args.quick else 5)
     sizes = (
@@ -457,6 +463,22 @@ def main(argv: list[str] | None = None) -> int:
             figures += bench_search(tmp, sizes["sessions"], sizes["per"], repeat)
         if "gui" in only:
             figures += bench_gui(tmp, sizes, repeat)
+        if "postgres" in only and args.postgres:
+            from forkwise.core.bench.pg_figures import bench_postgres
+
+            snippets = {"list": LIST_SNIPPET, "fork": FORK_SNIPPET}
+            figures += bench_postgres(
+                tmp,
+                args.postgres,
+                sizes=sizes,
+                repeat=repeat,
+                figure=Figure,
+                process=_process,
+                median=_median,
+                jsonl_snippets=snippets,
+            )
+        elif "postgres" in only:
+            print("PostgreSQL figures skipped: no --postgres URL", file=sys.stderr)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.json:

@@ -7,6 +7,8 @@
   the store's writer lock; readers open it read-only and never create or change anything.
 - A store locked by a process that does not serve it: writers get `store-busy`, naming the
   process; readers read it read-only and say so.
+- A store in PostgreSQL (`postgresql://…`): a host in this process on the database, which
+  many hosts share (one writer per session: `session-busy` for the others).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from forkwise.core.client.client import Client
 from forkwise.core.errors import RpcError, StorageError, StoreLocked
 from forkwise.core.host import shared_store
 from forkwise.core.host.host import Host
-from forkwise.core.paths import resolve_store_dir
+from forkwise.core.paths import resolve_store
 
 #: the commands that only read the store
 READERS = frozenset({"list", "show", "context"})
@@ -49,7 +51,16 @@ async def open_client(
     if connect:
         client = await Client.connect(connect, read_token(token_file), follow=False)
     else:
-        root = resolve_store_dir(store)
+        location = resolve_store(store)
+        if isinstance(location, str):  # a database: every process is a host of its own
+            shared = await asyncio.to_thread(Host.open, location, read_only=not write)
+            try:
+                async with _in_process(shared) as client:
+                    yield client
+            finally:
+                await shared.close()
+            return
+        root = location
         running = await asyncio.to_thread(shared_store.host_listening, root)
         if running is not None:
             client = await Client.connect(running, follow=False)

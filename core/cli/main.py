@@ -20,7 +20,7 @@ from forkwise.core.cli.commands import COMMANDS, status
 from forkwise.core.cli.connect import READERS, open_client
 from forkwise.core.errors import ForkwiseError
 
-SUBCOMMANDS = ("sessions", "host")
+SUBCOMMANDS = ("sessions", "host", "store")
 #: options that take a value, so the value is not mistaken for the subcommand
 _VALUE_OPTIONS = ("--store", "--connect", "--token-file")
 
@@ -87,6 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="clients must present the token in FILE (required for tcp)",
     )
+    store = top.add_parser("store", help="whole-store operations")
+    store_sub = store.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    copy = store_sub.add_parser(
+        "copy",
+        help="copy every session of SRC into DST (folders or postgresql:// URLs; resumable)",
+    )
+    copy.add_argument("source", metavar="SRC")
+    copy.add_argument("target", metavar="DST")
+    copy.add_argument("--json", action="store_true", help="machine-readable output")
     sessions = top.add_parser(
         "sessions", help="list, show, create, fork, truncate, delete and import sessions"
     )
@@ -199,7 +208,10 @@ def main(
             from forkwise.core.cli.serve import run_host
 
             return run_host(args, out)
-        data, text = asyncio.run(_run(args))
+        if args.command == "store":
+            data, text = _store_copy(args, err)
+        else:
+            data, text = asyncio.run(_run(args))
     except ForkwiseError as exc:
         if getattr(args, "json", False):
             out.write(
@@ -212,7 +224,28 @@ def main(
         out.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         out.write(text + ("\n" if text else ""))
+    if args.command == "store":
+        return 1 if data["conflicts"] else 0
     return status(args.action, data)
+
+
+def _store_copy(args: argparse.Namespace, err: TextIO) -> tuple[Any, str]:
+    """A store-to-store operation: not a verb of one store's host, so no client."""
+    from forkwise.core.paths import store_label
+    from forkwise.core.store.copy import copy_store
+
+    def progress(done: int, total: int) -> None:
+        if not args.json and (done % 500 == 0 or done == total):
+            err.write(f"forkwise: {done}/{total} sessions\n")
+
+    report = copy_store(args.source, args.target, progress)
+    text = (
+        f"{len(report.copied)} sessions copied ({report.events} events), "
+        f"{len(report.skipped)} already in {store_label(args.target)}"
+    )
+    if report.conflicts:
+        text += "; differ there, left as they are: " + ", ".join(report.conflicts)
+    return report.to_dict(), text
 
 
 async def _run(args: argparse.Namespace) -> tuple[Any, str]:

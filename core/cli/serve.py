@@ -15,7 +15,7 @@ from forkwise.core.host import shared_store
 from forkwise.core.host.carriers import serve
 from forkwise.core.host.host import Host
 from forkwise.core.host.rpc import RpcServer
-from forkwise.core.paths import resolve_store_dir
+from forkwise.core.paths import resolve_store
 
 
 def run_host(args: argparse.Namespace, out: TextIO) -> int:
@@ -28,11 +28,11 @@ async def _serve(args: argparse.Namespace, out: TextIO) -> int:
     Besides `--listen`, the host serves its store socket (`<store>/host.sock`), where other
     `forkwise` processes on the same store find it."""
     token = read_token(args.token_file) if args.token_file else None
-    root = resolve_store_dir(args.store)
+    root = resolve_store(args.store)
     try:
         host = Host.open(root)
     except StoreLocked as exc:
-        running = shared_store.host_listening(root)
+        running = None if isinstance(root, str) else shared_store.host_listening(root)
         exc.message += f" (a host answers at {running})" if running else ""
         raise
     problem = await host.apply_saved_settings()
@@ -43,7 +43,10 @@ async def _serve(args: argparse.Namespace, out: TextIO) -> int:
     try:
         server = await serve(rpc, args.listen, allow_remote=args.allow_remote)
         try:
-            if str(server.address) != shared_store.store_address(root):
+            # a store in a database has no folder for a socket: its hosts share the server
+            if not isinstance(root, str) and str(server.address) != shared_store.store_address(
+                root
+            ):
                 endpoint = await shared_store.StoreEndpoint.start(host, root)
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()

@@ -6,6 +6,8 @@ the one assembly of host, store socket and client.
 - Otherwise this process takes the writer lock and runs the host, serves it to other
   processes on the store socket, and applies the saved provider settings.
 - A store locked by a process that does not answer: read-only, with a warning to show.
+- A store in PostgreSQL (a `postgresql://` URL): this process runs a host on the database
+  (other hosts on it see its changes through LISTEN/NOTIFY).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ class OpenedStore:
 
 
 async def open_store(
-    store_dir: Path | None,
+    store_dir: Path | str | None,
     connect: str | None = None,
     token: str | None = None,
     *,
@@ -62,6 +64,11 @@ async def open_store(
         token = token or os.environ.get("FORKWISE_TOKEN")
         return OpenedStore(await Client.connect(connect, token, follow=False))
     assert store_dir is not None
+    if isinstance(store_dir, str):  # a database: this process is one of its hosts
+        host = await asyncio.to_thread(Host.open, store_dir)
+        problem = await host.apply_saved_settings()
+        warning = problem[0].upper() + problem[1:] + "." if problem else ""
+        return OpenedStore(await Client.in_process(host, follow=False), host, None, warning)
     store_dir.mkdir(parents=True, exist_ok=True)
     patience = shared_store.lock_wait(shared_store.APP_WAIT) if wait is None else wait
     claimed = await asyncio.to_thread(

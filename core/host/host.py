@@ -45,6 +45,7 @@ from forkwise.core.host.source_watch import SourceWatcher, available_sources
 from forkwise.core.host.store_workers import StoreWorkers
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import message_boundary
+from forkwise.core.paths import database_state_dir, is_database_url
 from forkwise.core.runtime.agent import Agent
 from forkwise.core.runtime.listing import summary_row
 from forkwise.core.runtime.providers.base import ModelChoice, Provider
@@ -69,8 +70,8 @@ from forkwise.core.runtime.workspaces import (
     ReadOnlyWorkspaces,
     Workspaces,
 )
-from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.backends.memory import MemoryBackend
+from forkwise.core.store.opening import open_backend
 from forkwise.core.store.search_index import SearchIndex
 from forkwise.core.store.session import (
     EventsAppended,
@@ -128,15 +129,24 @@ class Host:
         self._closed = False
         self._unsubscribe_store = self.store.subscribe(self._on_store)
         self._unsubscribe_search = self.search_index.attach(self.store)
+        # a shared store (PostgreSQL) tells what other hosts change; a folder has no `watch`
+        watch = getattr(self.store.backend, "watch", None)
+        self._unwatch: Callable[[], None] | None = watch(self._on_remote) if watch else None
 
     @classmethod
     def open(
         cls, store_dir: str | os.PathLike[str], *, read_only: bool = False, **options: Any
     ) -> Host:
-        """A host on the JSONL store in `store_dir`: it takes the writer lock, or with
-        `read_only` reads a store another process writes to (and changes nothing)."""
-        root = Path(store_dir)
-        store = SessionStore(JsonlBackend(root, writable=not read_only))
+        """A host on the store in `store_dir`: a JSONL folder (it takes the writer lock, or
+        with `read_only` reads a store another process writes to and changes nothing), or
+        a `postgresql://` URL (one writer per session; this machine's workspaces and
+        import ledger stay in a folder of the user data dir)."""
+        store = SessionStore(open_backend(store_dir, writable=not read_only))
+        if isinstance(store_dir, str) and is_database_url(store_dir):
+            root = database_state_dir(store_dir)
+            root.mkdir(parents=True, exist_ok=True)
+        else:
+            root = Path(store_dir)
         workspaces = ReadOnlyWorkspaces if read_only else FileWorkspaces
         options.setdefault("workspaces", workspaces(root / "workspaces.json"))
         options.setdefault("imports", ImportLedger(None if read_only else root / "imports.json"))
@@ -224,6 +234,31 @@ class Host:
             notes.append({"kind": "catalogue/remove", "sessionId": sid})
         elif isinstance(change, EventsAppended | SessionTruncated | SessionCreated):
             notes.append({"kind": "catalogue/upsert", "summary": self.row(self.store.summary(sid))})
+        loop = self.workers.loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._deliver, notes)
+
+    def _on_remote(self, note: Json) -> None:
+        """Another host committed a change to the shared store (on the listening thread):
+        forget this store's copy of the session and tell the clients, as for our own."""
+        sid, kind = note.get("id"), note.get("kind")
+        if not isinstance(sid, str):
+            return
+        self.store.forget(sid, replaced=kind in ("truncated", "deleted"))
+        self._changes[sid] = self._changes.get(sid, 0) + 1
+        if kind == "deleted":
+            notes: list[Json] = [{"kind": "catalogue/remove", "sessionId": sid}]
+        else:
+            try:
+                raw = note.get("summary")
+                summary = (
+                    SessionSummary.from_index(raw)
+                    if isinstance(raw, dict)
+                    else self.store.summary(sid)
+                )
+            except (ForkwiseError, KeyError, TypeError):
+                return  # gone again meanwhile: its removal follows
+            notes = [{"kind": "catalogue/upsert", "summary": self.row(summary)}]
         loop = self.workers.loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._deliver, notes)
@@ -754,6 +789,8 @@ class Host:
             except ForkwiseError:
                 log.exception("session %s: could not shut down cleanly", agent.id)
         self._unsubscribe_store()
+        if self._unwatch is not None:
+            await asyncio.to_thread(self._unwatch)
         self.workers.drain_sessions()  # no agent runs now; let its writes finish
         await self.io(self.store.close)
         self._unsubscribe_search()

@@ -142,6 +142,15 @@ class SessionStore:
             rest = self.backend.summaries(set(self._records), progress)
         return sorted(loaded + rest, key=lambda s: s.id)
 
+    def forget(self, session_id: str, *, replaced: bool = False) -> None:
+        """Drop what is loaded of a session another process changed (a shared store), so
+        that it is read again on next use. `replaced`: it was truncated or deleted, so what
+        callers hold of it is stale; otherwise it only grew."""
+        with self._lock:
+            rec = self._records.pop(session_id, None)
+            if rec is not None and not replaced:
+                self._kept_generations[session_id] = rec.generation
+
     def torn_tail(self, session_id: str) -> bytes | None:
         with self._lock:
             return self._record(session_id).torn_tail

@@ -13,9 +13,10 @@ import pytest
 from store_harness import StoreHarness
 
 
-@pytest.fixture(params=["memory", "jsonl"])
+@pytest.fixture(params=["memory", "jsonl", "postgres"])
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreHarness]:
-    h = StoreHarness(request.param, tmp_path)
+    url = request.getfixturevalue("pg_url") if request.param == "postgres" else None
+    h = StoreHarness(request.param, tmp_path, url)
     yield h
     h.close()
 

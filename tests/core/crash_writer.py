@@ -1,6 +1,7 @@
 """A store writer to be killed: `python crash_writer.py STORE SEED`.
 
-It appends turns, forks, truncates and deletes on a JSONL store forever, seeded. Before each
+It appends turns, forks, truncates and deletes on a store forever, seeded (STORE: a JSONL
+folder or a postgresql:// URL). Before each
 operation it prints `{"begin": n, …what it will do…}`; only after the operation returned
 does it print `{"ack": n}`. Every appended event carries a unique key `k`, so the harness
 can tell each acknowledged event on disk apart. Used by test_crash.py.
@@ -14,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.opening import open_backend
 from forkwise.core.store.session import Session
 from forkwise.core.store.session_store import SessionStore
 
@@ -38,7 +39,7 @@ def safe_boundaries(session: Session) -> list[int]:
 
 def main(root: str, seed: int) -> None:
     rng = random.Random(seed)
-    store = SessionStore(JsonlBackend(root))
+    store = SessionStore(open_backend(root))
     n = 0
     counter = 0
 

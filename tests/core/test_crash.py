@@ -6,6 +6,7 @@ exactly once, an unacknowledged operation must be wholly there or wholly absent 
 file complete or missing), the index must agree with the logs, and no torn bytes may be
 lost. The model of what is on disk is built only from what the writer acknowledged.
 
+Run on a JSONL folder and on a PostgreSQL database (the host killed, the server not).
 Bounded by default; FORKWISE_LONG=1 (or FORKWISE_CRASH_KILLS=N) runs longer.
 """
 
@@ -21,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from store_harness import LONG
 
-from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.opening import open_backend
 from forkwise.core.store.session import SessionSummary
 from forkwise.core.store.session_store import SessionStore
 
@@ -67,8 +69,8 @@ def alternatives(model: Model, pending: dict[str, Any] | None) -> list[Model]:
     return out
 
 
-def read_disk(root: Path, stats: dict[str, int], torn_seen: dict[bytes, str]) -> Model:
-    store = SessionStore(JsonlBackend(root))  # opens writable: the kill released the lock
+def read_disk(root: Path | str, stats: dict[str, int], torn_seen: dict[bytes, str]) -> Model:
+    store = SessionStore(open_backend(root))  # opens writable: the kill released the lock
     try:
         rows = {row.id: row for row in store.list()}  # before any log is loaded: the index
         disk: Model = {}
@@ -100,15 +102,21 @@ def leftovers(root: Path) -> list[str]:
     )
 
 
-def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["jsonl", "postgres"])
+def test_sigkill_at_random_moments_loses_nothing(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
     rng = random.Random(int(os.environ.get("FORKWISE_CRASH_SEED", "20260101")))
-    root = tmp_path / "store"
+    root: Path | str = tmp_path / "store"
+    kills = KILLS
+    if kind == "postgres":  # a connection per writer: slower to start than a folder
+        root, kills = request.getfixturevalue("pg_url"), max(1, KILLS // 5)
     model: Model = {}
     stats = {"kills": 0, "torn": 0, "acked": 0, "pending_done": 0, "pending_absent": 0}
     torn_seen: dict[bytes, str] = {}
     errors_path = tmp_path / "writer.err"
-    deadline = time.monotonic() + (3600 if LONG else max(100, KILLS))  # about 0.25 s a kill
-    for round_no in range(KILLS):
+    deadline = time.monotonic() + (3600 if LONG else max(100, kills))  # about 0.25 s a kill
+    for round_no in range(kills):
         assert time.monotonic() < deadline, f"too slow: {round_no} kills"
         errors = errors_path.open("wb")
         proc = subprocess.Popen(
@@ -155,6 +163,10 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path) -> None:
         if pending is not None and pending["op"] != "list":
             stats["pending_done" if disk != model else "pending_absent"] += 1
         model = disk
+    print(f"\ncrash harness ({kind}): {stats}, sessions {len(model)}")
+    if isinstance(root, str):
+        assert stats["torn"] == 0  # a transaction is whole or absent: nothing is torn
+        return
     # no torn bytes were lost: each is still at the end of its log or kept in recovered/
     recovered = root / "recovered"
     kept = {p.read_bytes() for p in recovered.iterdir()} if recovered.exists() else set()
