@@ -62,6 +62,20 @@ def _short(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+async def context(client: Client, args: argparse.Namespace) -> Outcome:
+    """The provider transcript of a session: what an agent saw, and what it will see."""
+    made = await client.context(args.id)
+    model = made["model"]
+    lines = [f"model {model['provider']}/{model['model']}"]
+    for m in made["messages"]:
+        who = m["role"] if m["role"] != "tool" else f"tool {m['tool_call_id']}"
+        lines.append(f"[{who}] {m['content']}")
+        for call in m.get("tool_calls", ()):
+            fn = call["function"]
+            lines.append(f"  -> {call['id']} {fn['name']}({fn['arguments']})")
+    return made, "\n".join(lines)
+
+
 async def new(client: Client, args: argparse.Namespace) -> Outcome:
     cwd = args.cwd if args.cwd is not None else str(Path.cwd())
     summary = await client.create_session(args.title, cwd, args.session_id)
@@ -196,6 +210,7 @@ def status(action: str, data: Any) -> int:
 COMMANDS: dict[str, Command] = {
     "list": list_sessions,
     "show": show,
+    "context": context,
     "new": new,
     "fork": fork,
     "truncate": truncate,

@@ -95,6 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("list", parents=[common], help="list sessions, newest activity first")
     show = sub.add_parser("show", parents=[common], help="show a session's header and events")
     show.add_argument("id")
+    context = sub.add_parser(
+        "context",
+        parents=[common],
+        help="print what the model would receive on the next prompt (the provider transcript)",
+    )
+    context.add_argument("id")
     new = sub.add_parser("new", parents=[common], help="create an empty session; prints its id")
     new.add_argument("--id", dest="session_id")
     new.add_argument("--title")

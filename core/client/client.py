@@ -188,6 +188,11 @@ class Client:
         result: list[Json] = await self.call("session.messages", {"sessionId": session_id})
         return result
 
+    async def context(self, session_id: str) -> Json:
+        """The provider transcript the model would receive on the next prompt, and its model."""
+        result: Json = await self.call("session.context", {"sessionId": session_id})
+        return result
+
     async def create_session(
         self, title: str | None = None, cwd: str | None = None, session_id: str | None = None
     ) -> Json:

@@ -60,7 +60,7 @@ from forkwise.core.runtime.settings import (
     store_api_key,
 )
 from forkwise.core.runtime.tools import Delegate, Tool, builtin_tools
-from forkwise.core.runtime.turn_state import OpenTurn, latest_choice
+from forkwise.core.runtime.turn_state import OpenTurn, choice_of, latest_choice
 from forkwise.core.runtime.workspaces import (
     FileWorkspaces,
     MemoryWorkspaces,
@@ -336,6 +336,19 @@ class Host:
     async def messages(self, session_id: str) -> list[Json]:
         snap = await self._serve(session_id)
         return [m.to_dict() for m in snap.replay().messages]
+
+    async def context(self, session_id: str) -> Json:
+        """What the model would receive on the next prompt: the provider transcript of the
+        session's log (chat messages with role, content, tool calls and their ids) and the
+        model it would go to. Replayed on the store worker: a long log takes a while."""
+        snap = await self._serve(session_id)
+        replayed = await self.io(snap.replay)
+        choice = choice_of(replayed.model) or self._default_model
+        return {
+            "sessionId": session_id,
+            "model": {k: v for k, v in model_select_draft(choice).items() if k != "type"},
+            "messages": list(replayed.transcript),
+        }
 
     async def events(self, session_id: str, after: int = 0, limit: int = MAX_PAGE) -> Json:
         for name, value in (("after", after), ("limit", limit)):

@@ -237,3 +237,26 @@ def test_connect_is_recognised_before_the_subcommand() -> None:
     assert cli.is_cli_invocation(["--connect", "unix:/x", "sessions", "list"])
     assert cli.is_cli_invocation(["host", "--listen", "unix:/x"])
     assert not cli.is_cli_invocation(["--connect", "unix:/x"])
+
+
+def test_context_after_an_approved_tool_call(tmp_path: Path) -> None:
+    """The next prompt's context: the tool's answer follows the call it answers, and the
+    reply that read it closes the turn."""
+    store = str(tmp_path / "store")
+    (tmp_path / "seen.txt").write_text("x")
+    sid = run_json("sessions", "new", "--store", store, "--cwd", str(tmp_path))["id"]
+    code, out, _ = run("sessions", "prompt", sid, '/tool list_dir {"path": "."}', "--store", store)
+    assert code == 0
+    done = run_json("sessions", "approve", sid, out.split("\t")[0], "--store", store)
+    made = run_json("sessions", "context", sid, "--store", store)
+    roles = [m["role"] for m in made["messages"]]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    user, call, result, reply = made["messages"]
+    assert user["content"] == '/tool list_dir {"path": "."}'
+    (tool_call,) = call["tool_calls"]
+    assert tool_call["function"]["name"] == "list_dir"
+    assert orjson.loads(tool_call["function"]["arguments"]) == {"path": "."}
+    assert result["tool_call_id"] == tool_call["id"]
+    assert "seen.txt" in result["content"]
+    assert reply["content"] == done["reply"]
+    assert made["model"]["model"] == "forkwise-offline"
