@@ -59,7 +59,30 @@ fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
 os.write(fd, data); os.fsync(fd); os.close(fd)
 """
 
-FIGURE_GROUPS = ["list", "fork", "append", "host", "gui"]
+PARSE_SNIPPET = """
+import sys, orjson
+loads = orjson.loads
+with open(sys.argv[1], "rb") as fh:
+    for line in fh.read().split(b"\\n"):
+        if line:
+            loads(line)
+"""
+REPLAY_SNIPPET = """
+import sys
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session_store import SessionStore
+store = SessionStore(JsonlBackend(sys.argv[1]))
+assert store.get("big").replay().transcript
+store.close()
+"""
+CONTEXT_SNIPPET = """
+import sys
+from forkwise.core.cli import main as cli
+sys.exit(cli.main(["sessions", "context", "big", "--store", sys.argv[1], "--json"],
+                  out=open("/dev/null", "w")))
+"""
+
+FIGURE_GROUPS = ["list", "fork", "context", "append", "host", "gui"]
 
 
 @dataclass
@@ -208,6 +231,48 @@ def bench_fork(tmp: Path, events: int, repeat: int) -> list[Figure]:
         )
     )
     return out
+
+
+def bench_context(tmp: Path, events: int, repeat: int) -> list[Figure]:
+    """Open a long session and build what the model gets next, in a fresh process: through
+    the library (`store.get(id).replay()`) and through the CLI (`sessions context`, a host
+    in the process), against decoding every line of the file. Interleaved repeats: each
+    round runs every side once, so a burst of load on the shared machine hits them alike."""
+    root = tmp / "context-store"
+    (root / "sessions").mkdir(parents=True)
+    rng = random.Random(11)
+    data = b"\n".join(session_lines(rng, "big", events)) + b"\n"
+    path = root / "sessions" / "big.jsonl"
+    path.write_bytes(data)
+    _process(LIST_SNIPPET, str(root), "1")  # the index a store has once it was listed
+    index = (root / "index.json").read_bytes()
+    runs: dict[str, list[float]] = {"parse": [], "lib": [], "cli": [], "cold": []}
+    for _ in range(repeat):
+        runs["parse"].append(_process(PARSE_SNIPPET, str(path)))
+        runs["lib"].append(_process(REPLAY_SNIPPET, str(root)))
+        runs["cli"].append(_process(CONTEXT_SNIPPET, str(root)))
+        (root / "index.json").unlink()
+        runs["cold"].append(_process(CONTEXT_SNIPPET, str(root)))
+        (root / "index.json").write_bytes(index)
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    load = f"{events:,}-event session ({len(data) / 1e6:.0f} MB), fresh process"
+    base = "orjson-decode every line (fresh process)"
+    return [
+        Figure(
+            "replay", load + ": store.get(id).replay()", med["lib"], med["parse"], base, "<= 2x"
+        ),
+        Figure(
+            "context", load + ": sessions context --json", med["cli"], med["parse"], base, "<= 2x"
+        ),
+        Figure(
+            "context-cold",
+            load + ": sessions context --json, no index (every line checked)",
+            med["cold"],
+            med["parse"],
+            base,
+            "-",
+        ),
+    ]
 
 
 def _copy_file(src: Path, dst: Path) -> None:
@@ -423,6 +488,8 @@ def main(argv: list[str] | None = None) -> int:
             figures += bench_list(tmp, sizes["sessions"], sizes["per"], repeat)
         if "fork" in only:
             figures += bench_fork(tmp, sizes["fork"], repeat)
+        if "context" in only:
+            figures += bench_context(tmp, sizes["fork"], repeat)
         if "append" in only:
             figures += bench_append(tmp, sizes["turns"], repeat)
         if "host" in only:

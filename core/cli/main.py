@@ -215,10 +215,23 @@ def main(
             err.write(f"forkwise: {exc.message} ({exc.code})\n")
         return 1
     if args.json:
-        out.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+        _write_json(out, data)
     else:
         out.write(text + ("\n" if text else ""))
     return status(args.action, data)
+
+
+def _write_json(out: TextIO, data: Any) -> None:
+    """`data` as indented JSON; as bytes when `out` has a binary buffer (a context can be
+    tens of MB: no detour through a str)."""
+    encoded = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.write(encoded.decode())
+        return
+    out.flush()
+    buffer.write(encoded)
+    buffer.flush()
 
 
 async def _run(args: argparse.Namespace) -> tuple[Any, str]:
