@@ -35,6 +35,12 @@ rows = store.list()
 store.close()
 assert len(rows) == int(sys.argv[2]), len(rows)
 """
+LIST_CLI_SNIPPET = """
+import sys
+from forkwise.core.cli import main as cli
+sys.exit(cli.main(["sessions", "list", "--store", sys.argv[1], "--json"],
+                  out=open("/dev/null", "w")))
+"""
 FIRST_LINES_SNIPPET = """
 import os, sys
 n = 0
@@ -119,8 +125,12 @@ def bench_list(tmp: Path, sessions: int, per: int, repeat: int) -> list[Figure]:
         return _process(LIST_SNIPPET, str(root), n)
 
     cold = _median(rebuild, max(1, repeat // 2))
-    warm = _median(lambda: _process(LIST_SNIPPET, str(root), n), repeat)
-    base = _median(lambda: _process(FIRST_LINES_SNIPPET, str(root), n), repeat)
+    runs: dict[str, list[float]] = {"lib": [], "cli": [], "base": []}
+    for _ in range(repeat):  # interleaved: a burst of load hits every side alike
+        runs["base"].append(_process(FIRST_LINES_SNIPPET, str(root), n))
+        runs["lib"].append(_process(LIST_SNIPPET, str(root), n))
+        runs["cli"].append(_process(LIST_CLI_SNIPPET, str(root)))
+    warm, cli, base = (statistics.median(runs[k]) for k in ("lib", "cli", "base"))
     load = f"{sessions:,} sessions / {sessions * per:,} events, fresh process"
     return [
         Figure(
@@ -130,6 +140,14 @@ def bench_list(tmp: Path, sessions: int, per: int, repeat: int) -> list[Figure]:
             base,
             "read each file's first line",
             "<= 2x, < 1 s",
+        ),
+        Figure(
+            "list-cli",
+            load + " (index warm): sessions list --json, a host in the process",
+            cli,
+            base,
+            "read each file's first line",
+            "<= 2x",
         ),
         Figure(
             "list-rebuild",

@@ -18,13 +18,14 @@ from forkwise.core.client.client import Client
 from forkwise.core.errors import ForkwiseError, InvalidBoundary
 
 Json = dict[str, Any]
-Outcome = tuple[Any, str]
+#: what `--json` prints, and what a person reads (or how to make it: only when printed)
+Outcome = tuple[Any, str | Callable[[], str]]
 Command = Callable[[Client, argparse.Namespace], Awaitable[Outcome]]
 
 
 async def list_sessions(client: Client, args: argparse.Namespace) -> Outcome:
     rows = sorted(await client.list_sessions(), key=lambda r: r["updated"], reverse=True)
-    return rows, table(rows)
+    return rows, lambda: table(rows)
 
 
 def table(rows: Sequence[Json]) -> str:
@@ -65,6 +66,10 @@ def _short(value: object, limit: int = 60) -> str:
 async def context(client: Client, args: argparse.Namespace) -> Outcome:
     """The provider transcript of a session: what an agent saw, and what it will see."""
     made = await client.context(args.id)
+    return made, lambda: _context_text(made)
+
+
+def _context_text(made: Json) -> str:
     model = made["model"]
     lines = [f"model {model['provider']}/{model['model']}"]
     for m in made["messages"]:
@@ -73,7 +78,7 @@ async def context(client: Client, args: argparse.Namespace) -> Outcome:
         for call in m.get("tool_calls", ()):
             fn = call["function"]
             lines.append(f"  -> {call['id']} {fn['name']}({fn['arguments']})")
-    return made, "\n".join(lines)
+    return "\n".join(lines)
 
 
 async def new(client: Client, args: argparse.Namespace) -> Outcome:

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from forkwise.core.cli.commands import COMMANDS, status
+from forkwise.core.cli.commands import COMMANDS, Outcome, status
 from forkwise.core.cli.connect import READERS, open_client
 from forkwise.core.errors import ForkwiseError
 
@@ -217,6 +217,8 @@ def main(
     if args.json:
         _write_json(out, data)
     else:
+        if callable(text):
+            text = text()
         out.write(text + ("\n" if text else ""))
     return status(args.action, data)
 
@@ -234,7 +236,7 @@ def _write_json(out: TextIO, data: Any) -> None:
     buffer.flush()
 
 
-async def _run(args: argparse.Namespace) -> tuple[Any, str]:
+async def _run(args: argparse.Namespace) -> Outcome:
     write = args.action not in READERS
     async with open_client(args.store, args.connect, args.token_file, write=write) as client:
         return await COMMANDS[args.action](client, args)

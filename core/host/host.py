@@ -21,7 +21,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from forkwise.core.errors import (
     ForkwiseError,
@@ -43,21 +43,12 @@ from forkwise.core.host.importing import (
 from forkwise.core.host.store_workers import StoreWorkers
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import message_boundary
-from forkwise.core.runtime.agent import Agent
 from forkwise.core.runtime.listing import summary_row
 from forkwise.core.runtime.providers.base import ModelChoice, Provider
 from forkwise.core.runtime.providers.offline import (
     OfflineProvider,
     default_choice,
     model_select_draft,
-)
-from forkwise.core.runtime.settings import (
-    ProviderSettings,
-    build_provider,
-    find_api_key,
-    load_settings,
-    save_settings,
-    store_api_key,
 )
 from forkwise.core.runtime.tools import Delegate, Tool, builtin_tools
 from forkwise.core.runtime.turn_state import OpenTurn, choice_of, latest_choice
@@ -80,6 +71,11 @@ from forkwise.core.store.session import (
     StoreEvent,
 )
 from forkwise.core.store.session_store import SessionStore
+
+if TYPE_CHECKING:  # imported where used: a one-shot command that runs no turn and reads
+    # no settings does not load them (python -X importtime)
+    from forkwise.core.runtime.agent import Agent
+    from forkwise.core.runtime.settings import ProviderSettings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -252,6 +248,8 @@ class Host:
         snap = await self._serve(session_id)
         found = self._agents.get(session_id)  # another caller may have won the race
         if found is None:
+            from forkwise.core.runtime.agent import Agent
+
             found = Agent(self, session_id, turn_open=OpenTurn.of(snap) is not None)
             self._agents[session_id] = found
         return found
@@ -259,6 +257,8 @@ class Host:
     def _publish(self, session_id: str) -> None:
         """Register a newly created session's agent: from now on it can run."""
         self._served.add(session_id)
+        from forkwise.core.runtime.agent import Agent
+
         self._agents[session_id] = Agent(self, session_id, turn_open=False)
 
     async def _attach_like(self, source: str | None, child: str) -> None:
@@ -434,6 +434,8 @@ class Host:
         """Serve the provider these settings describe; sessions created from now on start
         on its model (a session keeps the model its log selects). May block on the OS
         keyring: call it off the event loop."""
+        from forkwise.core.runtime.settings import build_provider
+
         provider = build_provider(settings)
         self.providers[provider.name] = provider
         self._default_model = settings.choice()
@@ -442,6 +444,8 @@ class Host:
 
     async def settings(self) -> Json:
         """`settings.get`: the saved provider settings, without the key."""
+        from forkwise.core.runtime.settings import find_api_key, load_settings
+
         settings = await asyncio.to_thread(load_settings)
         values = settings.to_dict()
         if settings.kind == "openai":
@@ -453,6 +457,12 @@ class Host:
         """`settings.save`: this host owns its settings file and keyring; the new settings
         apply at once (sessions created from now on start on their model)."""
         self._check_writable()
+        from forkwise.core.runtime.settings import (
+            ProviderSettings,
+            save_settings,
+            store_api_key,
+        )
+
         settings = ProviderSettings.from_dict(dict(values))
 
         def save() -> None:
@@ -465,6 +475,8 @@ class Host:
 
     async def reload_settings(self) -> Json:
         """`host.reloadSettings`: read the settings file again (after Preferences saved it)."""
+        from forkwise.core.runtime.settings import load_settings
+
         settings = await asyncio.to_thread(load_settings)
         return await asyncio.to_thread(self.use_settings, settings)
 
