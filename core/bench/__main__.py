@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -475,6 +476,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--repeat", type=int, default=0, help="runs per figure (median reported)")
     parser.add_argument("--only", choices=FIGURE_GROUPS, action="append")
+    parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="also run list, fork and open/context through pi's library, side by side "
+        "(installs pi from the npm registry into a cache folder on first use)",
+    )
     args = parser.parse_args(argv)
     repeat = args.repeat or (2 if args.quick else 5)
     sizes = (
@@ -500,6 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     only = set(args.only or FIGURE_GROUPS)
     figures: list[Figure] = []
+    peers: list[Any] = []
     tmp = Path(tempfile.mkdtemp(prefix="forkwise-bench-"))
     try:
         if "list" in only:
@@ -514,12 +522,18 @@ def main(argv: list[str] | None = None) -> int:
             figures += bench_host(tmp, sizes["host_sessions"], sizes["host_turns"], repeat)
         if "gui" in only:
             figures += bench_gui(tmp, sizes, repeat)
+        if args.peers:
+            from forkwise.core.bench.peers import run_peers
+
+            peers = run_peers(tmp, sizes["sessions"], sizes["per"], sizes["fork"], repeat)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.json:
         print(
             orjson.dumps(
-                [asdict(f) | {"ratio": f.ratio} for f in figures], option=orjson.OPT_INDENT_2
+                [asdict(f) | {"ratio": f.ratio} for f in figures]
+                + [asdict(p) | {"peer": "pi", "ahead": p.ahead} for p in peers],
+                option=orjson.OPT_INDENT_2,
             ).decode()
         )
     else:
@@ -529,6 +543,11 @@ def main(argv: list[str] | None = None) -> int:
             cells = f"{_cell(f.ours, f.unit)} {_cell(f.baseline, f.unit)}"
             row = f"{f.name:<13} {cells} {f.ratio:>6.2f}x  "
             print(f"{row}{f.target:<13} {f.workload}\n{'':<56}vs {f.baseline_name}")
+        if peers:
+            print(f"\n{'peers':<13} {'forkwise':>9} {'pi':>9} {'pi/fw':>7}  workload")
+            for p in peers:
+                cells = f"{_cell(p.ours, 's')} {_cell(p.pi, 's')} {p.ahead:>6.2f}x"
+                print(f"{p.name:<13} {cells}  {p.workload}")
     return 0
 
 
