@@ -178,6 +178,14 @@ from forkwise.core.cli import main as cli
 sys.exit(cli.main(["sessions", "list", "--store", sys.argv[1], "--json"],
                   out=open("/dev/null", "w")))
 """
+INDEX = """
+import sys
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session_store import SessionStore
+store = SessionStore(JsonlBackend(sys.argv[1]))
+store.list()
+store.close()
+"""
 OURS_FORK = """
 import sys
 from forkwise.core.cli import main as cli
@@ -210,12 +218,14 @@ def run_peers(tmp: Path, sessions: int, per: int, events: int, repeat: int) -> l
     entry = install_pi()
     ours_root = write_store(tmp / "peers-ours", sessions, per)
     pi_root = write_pi_store(tmp / "peers-pi", sessions, per)
-    _ours(OURS_LIST, str(ours_root))  # the index any Forkwise process leaves behind
+    # the index the app (or any writer) leaves behind; `sessions list` opens a store
+    # read-only and writes none
+    _ours(INDEX, str(ours_root))
     big = tmp / "peers-big"
     (big / "sessions").mkdir(parents=True)
     ours_bytes = b"\n".join(session_lines(random.Random(11), "big", events)) + b"\n"
     (big / "sessions" / "big.jsonl").write_bytes(ours_bytes)
-    _ours(OURS_LIST, str(big))
+    _ours(INDEX, str(big))
     pi_big = tmp / "peers-pi-big.jsonl"
     pi_size = write_pi_session(pi_big, session_lines(random.Random(11), "big", events))
     pi_forks = tmp / "peers-pi-forks"
