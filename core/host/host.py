@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import orjson
+
 from forkwise.core.errors import (
     ForkwiseError,
     InvalidBoundary,
@@ -74,6 +76,7 @@ from forkwise.core.store.session_store import SessionStore
 
 if TYPE_CHECKING:  # imported where used: a one-shot command that runs no turn and reads
     # no settings does not load them (python -X importtime)
+    from forkwise.core.log.replay import Replay
     from forkwise.core.runtime.agent import Agent
     from forkwise.core.runtime.settings import ProviderSettings
 
@@ -82,6 +85,9 @@ T = TypeVar("T")
 Json = dict[str, Any]
 Listener = Callable[[Json], None]
 MAX_PAGE = 1000
+#: the most bytes of messages one `session.context` page holds (a socket message is at
+#: most 16 MB; the context of a 100,000-event session is ~40 MB)
+MAX_CONTEXT_PAGE = 4 * 1024 * 1024
 
 
 class Host:
@@ -107,6 +113,8 @@ class Host:
         self.workers = StoreWorkers()
         self._listeners: list[Listener] = []
         self._agents: dict[str, Agent] = {}
+        #: the last context replayed, for its next page: ((id, generation, lastSeq), replay)
+        self._context_kept: tuple[tuple[str, str, int], Replay] | None = None
         self._served: set[str] = set()
         #: changes the store announced per session (see version)
         self._changes: dict[str, int] = {}
@@ -337,17 +345,38 @@ class Host:
         snap = await self._serve(session_id)
         return [m.to_dict() for m in snap.replay().messages]
 
-    async def context(self, session_id: str) -> Json:
+    async def context(
+        self, session_id: str, after: int = 0, max_bytes: int = MAX_CONTEXT_PAGE
+    ) -> Json:
         """What the model would receive on the next prompt: the provider transcript of the
         session's log (chat messages with role, content, tool calls and their ids) and the
-        model it would go to. Replayed on the store worker: a long log takes a while."""
+        model it would go to; a page of it, messages `after`.. up to about `max_bytes` (at
+        least one message). Replayed on the store worker; the replay is kept for the next
+        page while the session is unchanged (`lastSeq` says which state a page is of)."""
+        for name, value in (("after", after), ("maxBytes", max_bytes)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InvalidBoundary(f"{name} must be a non-negative integer", **{name: value})
         snap = await self._serve(session_id)
-        replayed = await self.io(snap.replay)
+        key = (session_id, snap.generation, snap.last_seq)
+        kept = self._context_kept
+        if kept is not None and kept[0] == key:
+            replayed = kept[1]
+        else:
+            replayed = await self.io(snap.replay)
+            self._context_kept = (key, replayed)
+        transcript = replayed.transcript
+        budget = min(max_bytes, MAX_CONTEXT_PAGE)
+        end, size = after, 0
+        while end < len(transcript) and (end == after or size < budget):
+            size += len(orjson.dumps(transcript[end]))
+            end += 1
         choice = choice_of(replayed.model) or self._default_model
         return {
             "sessionId": session_id,
             "model": {k: v for k, v in model_select_draft(choice).items() if k != "type"},
-            "messages": list(replayed.transcript),
+            "messages": list(transcript[after:end]),
+            "lastSeq": snap.last_seq,
+            "more": end < len(transcript),
         }
 
     async def events(self, session_id: str, after: int = 0, limit: int = MAX_PAGE) -> Json:
