@@ -28,7 +28,24 @@ def badge_icon(relation: str | None) -> QIcon:
         _root(p)
     p.end()
     pix.setDevicePixelRatio(2.0)
-    return QIcon(pix)
+    icon = QIcon(pix)
+    # on a selected row (the palette's blue highlight) the blue badge would vanish: the
+    # selected mode draws the same shape in white
+    icon.addPixmap(_recoloured(pix, QColor("white")), QIcon.Mode.Selected)
+    return icon
+
+
+def _recoloured(pix: QPixmap, colour: QColor) -> QPixmap:
+    """`pix`'s shape (its alpha) filled with `colour`."""
+    out = QPixmap(pix.size())
+    out.setDevicePixelRatio(pix.devicePixelRatio())
+    out.fill(Qt.GlobalColor.transparent)
+    p = QPainter(out)
+    p.drawPixmap(0, 0, pix)
+    p.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceIn)
+    p.fillRect(out.rect(), colour)
+    p.end()
+    return out
 
 
 def _fork(p: QPainter) -> None:

@@ -73,6 +73,7 @@ class Composer(QWidget):
         outer.addWidget(self.mode_label)
         outer.addLayout(row)
         self.editing_message: str | None = None
+        self.replacing = False  # the edit replaces in place (else: a new branch)
         self.edit.submitted.connect(self.submit)
         self.edit.escaped.connect(self.cancel_edit)
         self.send_button.clicked.connect(self.submit)
@@ -113,14 +114,21 @@ class Composer(QWidget):
     def set_running(self, running: bool) -> None:
         self.stop_button.setEnabled(running)
 
-    def begin_edit(self, message_id: str, text: str) -> None:
-        """Edit-and-resend mode: sending replaces `message_id` and what follows it."""
+    def begin_edit(self, message_id: str, text: str, replace: bool = False) -> None:
+        """Edit mode: sending resends `message_id` edited — in a new branch, or with
+        `replace` in place (it and what follows it are deleted)."""
         self.editing_message = message_id
+        self.replacing = replace
         self.mode_label.setText(
-            "Editing a message: Enter replaces it and everything after it, Esc cancels"
+            "Editing in place: Enter deletes this message and everything after it, "
+            "then sends; Esc cancels"
+            if replace else
+            "Editing a message: Enter sends it in a new branch (this session stays as it "
+            "is); Esc cancels"
         )
+        self.mode_label.setWordWrap(True)
         self.mode_label.show()
-        self.send_button.setText("Resend")
+        self.send_button.setText("Replace" if replace else "Resend")
         self.set_text(text)
         self.edit.setFocus()
 
@@ -132,5 +140,6 @@ class Composer(QWidget):
 
     def _leave_edit(self) -> None:
         self.editing_message = None
+        self.replacing = False
         self.mode_label.hide()
         self.send_button.setText("Send")

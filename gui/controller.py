@@ -25,6 +25,7 @@ from PySide6.QtCore import QObject, Signal
 from forkwise.core.client.api import ClientAPI, Json, Notification, Unsubscribe
 from forkwise.core.errors import HostUnavailable, WorkspaceAttachFailed
 
+from .message_actions import question_of
 from .notify import Notifier
 from .ops import OpRunner
 from .session_filter import SessionFilterProxy
@@ -59,7 +60,6 @@ class Controller(QObject):
         self._unsubscribe: Unsubscribe | None = None
         self._fork_started: dict[str, float] = {}
         self._pending_fork: float | None = None
-        self._text_cache: dict[str, tuple[int, str]] = {}
         self._notified.connect(self._apply)
 
     # --- start-up -----------------------------------------------------------------
@@ -127,17 +127,26 @@ class Controller(QObject):
 
     # --- opening ----------------------------------------------------------------------
 
-    def open_session(self, session_id: str | None) -> None:
-        if session_id == self.current and session_id is not None:
+    def open_session(self, session_id: str | None, *, from_end: bool = True,
+                     at_seq: int | None = None) -> None:
+        """Show `session_id` at its end (its last page first), from its top
+        (`from_end=False`), or at event `at_seq` (a search result). Opening the session
+        that is shown at its end again does nothing."""
+        if session_id == self.current and session_id is not None and at_seq is None \
+                and from_end:
             return
         self.current = session_id
         summary = self.tree.summary(session_id) if session_id else None
-        # a fork's child is shown at its fork point, its end: its last page comes first
-        self.transcript.open(session_id, summary, from_end=session_id in self._fork_started)
+        self.transcript.open(session_id, summary, from_end=from_end, at_seq=at_seq)
         if session_id is not None:
             self.transcript.fetchMore()
         self.sessionOpened.emit(session_id or "")
         self.runningChanged.emit(bool(summary and summary.get("running")))
+
+    def reopen_at_end(self) -> None:
+        """Show the opened session again from its end (Ctrl+End far from it)."""
+        sid, self.current = self.current, None
+        self.open_session(sid)
 
     def _fetch_page(self, session_id: str, after: int, limit: int) -> None:
         def landed(events: list[Json]) -> None:
@@ -153,20 +162,38 @@ class Controller(QObject):
 
     # --- prompting ----------------------------------------------------------------------
 
-    def send(self, text: str, done: Any, editing: str | None = None) -> None:
-        """Send `text` to the opened session (`done()` when the host accepted it); with
-        `editing`, replace that message and what follows first (edit and resend)."""
+    def send(self, text: str, done: Any, editing: str | None = None,
+             replace: bool = False) -> None:
+        """Send `text` to the opened session (`done()` when the host accepted it). With
+        `editing` (a message id): edit and resend — by default in a new branch forked
+        before that message's turn (the session keeps its history, DESIGN §11); with
+        `replace`, in place (that message and what follows are deleted first)."""
         sid = self.current
         if sid is None:
             return
-        if editing is not None:
-            self.ops.run(self._edit_and_resend(sid, editing, text), lambda _r: done(),
-                         self._text_kept_failure("Edit and resend"),
-                         what="Edit and resend")
+        if editing is not None and replace:
+            self.ops.run(self._edit_and_replace(sid, editing, text), lambda _r: done(),
+                         self._text_kept_failure("Edit and replace"),
+                         what="Edit and replace")
+        elif editing is not None:
+            self._pending_fork = time.perf_counter()
+            self.ops.run(self._branch_and_send(sid, editing, text), lambda _r: done(),
+                         self._branch_failed("Edit and resend"), what="Edit and resend")
         else:
             self.ops.run(self.client.prompt(sid, text), lambda _r: done(),
                          self._text_kept_failure("Sending"),
                          what="Sending")
+
+    def retry(self, row: int) -> None:
+        """Retry an answer: a branch forked before its turn asks the same question again."""
+        entry = self.transcript.entry(row)
+        question = (question_of(entry, self.transcript.builder)
+                    if entry is not None else None)
+        if self.current is None or question is None or question.message_id is None:
+            return
+        self._pending_fork = time.perf_counter()
+        self.ops.run(self._branch_and_send(self.current, question.message_id, question.text),
+                     None, self._branch_failed("Retry"), what="Retry")
 
     def _text_kept_failure(self, what: str) -> Callable[[BaseException], None]:
         """The failure handler of sending: the composer keeps the text, and says so."""
@@ -176,7 +203,25 @@ class Controller(QObject):
 
         return failed
 
-    async def _edit_and_resend(self, sid: str, message_id: str, text: str) -> Json:
+    def _branch_failed(self, what: str) -> Callable[[BaseException], None]:
+        def failed(exc: BaseException) -> None:
+            self._pending_fork = None
+            if isinstance(exc, WorkspaceAttachFailed):
+                self._fork_failed(exc)  # the child exists: into the tree, then the error
+                return
+            self.notifier.error(exc, what, text_kept=what != "Retry")
+
+        return failed
+
+    async def _branch_and_send(self, sid: str, message_id: str, text: str) -> Json:
+        """Fork before `message_id`'s turn, show the child, then send `text` in it. The
+        source is not touched."""
+        child = await self.client.fork_at_message(sid, message_id, include_message=False)
+        self._landed(child)  # on the GUI thread (the qasync loop): selected and opened
+        await self.client.prompt(child["id"], text)
+        return child
+
+    async def _edit_and_replace(self, sid: str, message_id: str, text: str) -> Json:
         await self.client.fork_at_message(sid, message_id, include_message=False, replace=True)
         return await self.client.prompt(sid, text)
 
@@ -250,6 +295,10 @@ class Controller(QObject):
             self._pending_fork = None
         self.selectRequested.emit(summary["id"])
 
+    def show_new_session(self, summary: Json) -> None:
+        """A session made by another verb (a duplicate): beneath its source, shown."""
+        self._landed(summary)
+
     def _fork_failed(self, exc: BaseException) -> None:
         self._pending_fork = None
         if isinstance(exc, WorkspaceAttachFailed):
@@ -280,15 +329,7 @@ class Controller(QObject):
                          what="Searching messages")
 
     async def _text_hits(self, needle: str) -> set[str]:
-        hits: set[str] = set()
-        for sid in self.tree.session_ids():
-            summary = self.tree.summary(sid) or {}
-            stamp = int(summary.get("events") or 0)
-            cached = self._text_cache.get(sid)
-            if cached is None or cached[0] != stamp:
-                messages = await self.client.messages(sid)
-                text = "\n".join(str(m.get("text", "")) for m in messages).casefold()
-                cached = self._text_cache[sid] = (stamp, text)
-            if needle in cached[1]:
-                hits.add(sid)
-        return hits
+        """Sessions with the words of `needle` in a message, from the host's index (one
+        call, however many sessions the store holds)."""
+        hits = await self.client.search(needle, 500)
+        return {str(h["sessionId"]) for h in hits}

@@ -9,7 +9,6 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QSettings, 
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -21,18 +20,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .agents import install as install_agent_actions
 from .badges import badge_icon
+from .branch_actions import BranchActions
 from .composer import Composer
 from .context_menu import ContextMenuMixin
 from .controller import Controller
+from .fork_header import CHANGED_TEXT
+from .housekeeping import Housekeeping
 from .notify import Banner
-from .session_rows import ACTIVITY, ID_ROLE, MESSAGES, MODEL, TITLE
+from .search_panel import SearchPanel, search_dock
+from .session_rows import ACTIVITY, ID_ROLE
 from .sort_header import SortHeader
 from .transcript_view import TranscriptView
+from .tree_columns import TreeColumns
 
 log = logging.getLogger(__name__)
 
 FORK_SHORTCUT = "Ctrl+Shift+K"
+FORK_TIP = "Fork the selected session at its last completed turn"
 
 
 def _keys(standard: QKeySequence.StandardKey, fallback: str) -> list[QKeySequence]:
@@ -53,7 +59,10 @@ class SessionTree(ContextMenuMixin, QTreeView):
                                       "beneath the session they came from")
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        # forks differ at the end of their titles ("… — fork 2"): keep both ends in view
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # two rows (Ctrl+click) can be compared; the current row is the one opened
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setSortingEnabled(True)
         self.setAnimated(False)
         self.setExpandsOnDoubleClick(True)
@@ -89,6 +98,10 @@ class SessionTree(ContextMenuMixin, QTreeView):
         menu.setToolTipsVisible(True)
         menu.addAction(w.action_fork)
         menu.addAction(w.action_new)
+        menu.addAction(w.branches.rename)
+        menu.addAction(w.branches.compare)
+        menu.addAction(w.action_duplicate)
+        menu.addAction(w.action_delete)
         menu.addSeparator()
         copy = menu.addAction("Copy session id")
         copy.setObjectName("actionCopySessionId")
@@ -116,8 +129,10 @@ class MainWindow(QMainWindow):
         self.settings_dialog: Any = None
         self._collapsed: set[str] = set()  # sessions a person collapsed in the tree
         self._build_actions()
+        self.branches = BranchActions(self)
         self._build_panes()
         self._build_menus()
+        install_agent_actions(self)
         self._wire()
         self._restore()
 
@@ -145,12 +160,14 @@ class MainWindow(QMainWindow):
         self.action_new = self._action("actionNewSession", "&New session",
                                        _keys(QKeySequence.StandardKey.New, "Ctrl+N"),
                                        "Start an empty session")
-        self.action_fork = self._action("actionForkSession", "&Fork", FORK_SHORTCUT,
-                                        "Fork the selected session at its last completed turn")
+        self.action_fork = self._action("actionForkSession", "&Fork", FORK_SHORTCUT, FORK_TIP)
         self.action_fork.setIcon(badge_icon("fork"))
         self.action_find = self._action("actionFind", "&Find…",
                                         _keys(QKeySequence.StandardKey.Find, "Ctrl+F"),
                                         "Filter sessions by title or message text")
+        self.action_search = self._action("actionSearchAll", "Search &all sessions…",
+                                          "Ctrl+Shift+F",
+                                          "Find words in every session's messages and titles")
         self.action_stop = self._action("actionStop", "&Stop", "Ctrl+.",
                                         "Cancel the running turn")
         self.action_stop.setEnabled(False)
@@ -167,6 +184,19 @@ class MainWindow(QMainWindow):
         self.action_quit.setMenuRole(QAction.MenuRole.QuitRole)
         self.action_about = self._action("actionAbout", "&About Forkwise", None,
                                          "Version and store")
+        self.action_delete = self._action("actionDeleteSession", "&Delete session",
+                                          _keys(QKeySequence.StandardKey.Delete, "Del"),
+                                          "Move the selected session to the store's trash")
+        # Delete belongs to the session list: text fields keep their own Delete key
+        self.action_delete.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.action_duplicate = self._action("actionDuplicateSession", "D&uplicate session",
+                                             "Ctrl+D",
+                                             "Copy the whole selected session into a new one")
+        self.action_approve = self._action("actionApprove", "&Approve tool call",
+                                           "Ctrl+Shift+Y",
+                                           "Approve the tool call this session waits for")
+        self.action_deny = self._action("actionDeny", "D&eny tool call", "Ctrl+Shift+N",
+                                        "Deny the tool call this session waits for")
 
     def _build_panes(self) -> None:
         c = self.controller
@@ -180,12 +210,7 @@ class MainWindow(QMainWindow):
         self.tree = SessionTree(self)
         self.tree.setModel(c.proxy)
         self.tree.sortByColumn(ACTIVITY, Qt.SortOrder.DescendingOrder)
-        header = self.tree.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(TITLE, QHeaderView.ResizeMode.Stretch)
-        for col, width in ((ACTIVITY, 92), (MESSAGES, 72), (MODEL, 112)):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
-            header.resizeSection(col, width)
+        self.columns = TreeColumns(self.tree, self.settings)
         lay = QVBoxLayout(left)
         lay.setContentsMargins(6, 6, 0, 6)
         lay.addWidget(self.filter_box)
@@ -236,6 +261,9 @@ class MainWindow(QMainWindow):
         self.toolbar.addSeparator()
         self.toolbar.addAction(self.action_prefs)
         self.addToolBar(self.toolbar)
+        self.search_panel = SearchPanel(c, self)
+        self.search_dock = search_dock(self.search_panel, self)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.search_dock)
         self.busy_label = QLabel("", self)
         self.busy_label.setObjectName("busyLabel")
         self.busy_label.setAccessibleName("Activity")
@@ -254,11 +282,24 @@ class MainWindow(QMainWindow):
         edit_menu = bar.addMenu("&Edit")
         edit_menu.setObjectName("menuEdit")
         edit_menu.addAction(self.action_find)
+        edit_menu.addAction(self.action_search)
         session_menu = bar.addMenu("&Session")
         session_menu.setObjectName("menuSession")
         session_menu.addAction(self.action_fork)
+        session_menu.addAction(self.branches.rename)
+        session_menu.addSeparator()
+        session_menu.addAction(self.branches.previous)
+        session_menu.addAction(self.branches.next)
+        session_menu.addAction(self.branches.compare)
+        session_menu.addSeparator()
         session_menu.addAction(self.action_stop)
         session_menu.addAction(self.action_use_model)
+        session_menu.addSeparator()
+        session_menu.addAction(self.action_approve)
+        session_menu.addAction(self.action_deny)
+        session_menu.addSeparator()
+        session_menu.addAction(self.action_duplicate)
+        session_menu.addAction(self.action_delete)
         help_menu = bar.addMenu("&Help")
         help_menu.setObjectName("menuHelp")
         help_menu.addAction(self.action_about)
@@ -268,6 +309,20 @@ class MainWindow(QMainWindow):
         self.action_new.triggered.connect(c.new_session)
         self.action_fork.triggered.connect(lambda: c.fork_session(self.selected_session()))
         self.action_find.triggered.connect(self.focus_filter)
+        self.action_search.triggered.connect(self.show_search)
+        self.housekeeping = Housekeeping(c, self)
+        self.tree.addAction(self.action_delete)  # its shortcut works where the list has focus
+        self.action_delete.triggered.connect(
+            lambda: self.housekeeping.delete(self.selected_session()))
+        self.action_duplicate.triggered.connect(
+            lambda: self.housekeeping.duplicate(self.selected_session()))
+        self.action_approve.triggered.connect(lambda: self.housekeeping.answer(True))
+        self.action_deny.triggered.connect(lambda: self.housekeeping.answer(False))
+        for signal in (c.transcript.rowsInserted, c.transcript.dataChanged,
+                       c.transcript.modelReset, c.transcript.rowsRemoved):
+            signal.connect(self._update_approval_actions)
+        self.search_panel.resultActivated.connect(
+            lambda sid, seq: self.select_session(sid, at_seq=seq or None))
         self.action_stop.triggered.connect(c.cancel)
         self.action_use_model.triggered.connect(
             lambda: c.use_configured_model(self.selected_session()))
@@ -277,8 +332,15 @@ class MainWindow(QMainWindow):
         self._filter_timer = QTimer(self)
         self._filter_timer.setSingleShot(True)
         self._filter_timer.setInterval(200)
-        self._filter_timer.timeout.connect(lambda: c.search(self.filter_box.text()))
+        self._filter_timer.timeout.connect(self._filter_now)
         self.filter_box.textChanged.connect(lambda _t: self._filter_timer.start())
+        # message-text matches arrive later: their rows' ancestors are expanded too
+        self._expand_timer = QTimer(self)
+        self._expand_timer.setSingleShot(True)
+        self._expand_timer.setInterval(0)
+        self._expand_timer.timeout.connect(self._filter_shown)
+        c.proxy.rowsInserted.connect(
+            lambda *_a: self._expand_timer.start() if c.proxy.pattern else None)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
         c.selectRequested.connect(self.select_session)
         c.sessionOpened.connect(self._show_opened)
@@ -298,11 +360,14 @@ class MainWindow(QMainWindow):
         t.editResend.connect(self.begin_edit)
         t.sourceRequested.connect(self.select_session)
         t.approvalDecided.connect(c.approve)
+        t.endRequested.connect(c.reopen_at_end)
         self.composer.sendRequested.connect(self._send)
         self.composer.stopRequested.connect(c.cancel)
         self.action_new.setEnabled(c.loaded)  # it needs the client: enabled once loaded
         self.tree.placeholder.setVisible(not c.loaded)
+        self.branches.wire()
         self._update_fork_action()
+        self._update_approval_actions()
 
     # --- behaviour --------------------------------------------------------------------------
 
@@ -311,12 +376,15 @@ class MainWindow(QMainWindow):
         sid = index.siblingAtColumn(0).data(ID_ROLE) if index.isValid() else None
         return str(sid) if sid else None
 
-    def select_session(self, session_id: str) -> None:
-        """Select `session_id` in the tree (lineage expanded) and open it."""
+    def select_session(self, session_id: str, at_seq: int | None = None) -> None:
+        """Select `session_id` in the tree (lineage expanded) and open it: at its end, or
+        at event `at_seq`."""
         c = self.controller
         source = c.tree.reveal(session_id)  # fetches its top-level row if need be
         if not source.isValid():
             return
+        if at_seq is not None:  # opened there first: selecting the row keeps it open
+            c.open_session(session_id, at_seq=at_seq)
         index = c.proxy.mapFromSource(source)
         if not index.isValid() and c.proxy.pattern:
             self.filter_box.clear()
@@ -383,12 +451,20 @@ class MainWindow(QMainWindow):
         if sid:
             self._show_opened(sid)
 
+    def _update_approval_actions(self, *_args: Any) -> None:
+        waiting = self.housekeeping.pending_approval() is not None
+        self.action_approve.setEnabled(waiting)
+        self.action_deny.setEnabled(waiting)
+
     def _update_fork_action(self) -> None:
         has = self.selected_session() is not None
         self.action_fork.setEnabled(has)
         self.action_use_model.setEnabled(has)
-        if not has:
-            self.action_fork.setStatusTip("Select a session to fork")
+        self.action_delete.setEnabled(has)
+        self.action_duplicate.setEnabled(has)
+        tip = FORK_TIP if has else "Select a session to fork"
+        self.action_fork.setStatusTip(tip)
+        self.action_fork.setToolTip(f"{tip} ({FORK_SHORTCUT})")
 
     def _show_opened(self, sid: str) -> None:
         summary = self.controller.tree.summary(sid) if sid else None
@@ -396,11 +472,13 @@ class MainWindow(QMainWindow):
             self.header_label.setText("No session open")
             self.composer.set_session(None)
             return
-        bits = [str(summary.get("title") or sid)]
+        bits = [self._title_of(sid)]
         if summary.get("model"):
             bits.append(str(summary["model"]))
         if summary.get("running"):
             bits.append("running")
+        if self.branches.source_changed(sid):
+            bits.append(f"⚠ {CHANGED_TEXT.lower().replace('its ', '')}")
         self.header_label.setText("  ·  ".join(bits))
         self.header_label.setToolTip(f"id: {sid}")
         if self.composer.edit.isEnabled() is False or self._opened_id != sid:
@@ -414,16 +492,42 @@ class MainWindow(QMainWindow):
         self.action_stop.setEnabled(running)
 
     def begin_edit(self, row: int) -> None:
+        """Edit and resend: the edit goes out in a new branch (see BranchActions for the
+        confirmed edit in place)."""
         entry = self.controller.transcript.entry(row)
         if entry is not None and entry.message_id is not None:
             self.composer.begin_edit(entry.message_id, entry.text)
 
     def _send(self, text: str) -> None:
-        self.controller.send(text, self.composer.sent, editing=self.composer.editing_message)
+        self.transcript.go_to_end()  # whoever sends wants to see the answer come
+        self.controller.send(text, self.composer.sent, editing=self.composer.editing_message,
+                             replace=self.composer.replacing)
+
+    def _filter_now(self) -> None:
+        self.controller.search(self.filter_box.text())
+        self._filter_shown()
+
+    def _filter_shown(self) -> None:
+        """While filtering, every match is shown with the path to it (its ancestors are
+        expanded: the matching fork is seen beneath its source); once the filter is
+        cleared, lineages are expanded as the person left them and the open session is
+        selected and in view again."""
+        c = self.controller
+        if c.proxy.pattern:
+            self.tree.expandAll()  # only the matches and their ancestors are rows
+            return
+        self._expand_reordered_lineage()
+        if c.current:
+            self.select_session(c.current)
 
     def focus_filter(self) -> None:
         self.filter_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.filter_box.selectAll()
+
+    def show_search(self) -> None:
+        self.search_dock.show()
+        self.search_dock.raise_()
+        self.search_panel.focus()
 
     def copy_text(self, text: str) -> None:
         from PySide6.QtGui import QGuiApplication
@@ -431,8 +535,7 @@ class MainWindow(QMainWindow):
         QGuiApplication.clipboard().setText(text)
 
     def _title_of(self, sid: str) -> str:
-        summary = self.controller.tree.summary(sid)
-        return str(summary.get("title") or sid) if summary else sid
+        return self.controller.tree.title_of(sid)
 
     def open_settings(self) -> None:
         from .settings_dialog import SettingsDialog
@@ -460,14 +563,12 @@ class MainWindow(QMainWindow):
         state = self.settings.value("window/splitter")
         if state is not None:
             self.splitter.restoreState(state)
-        header = self.settings.value("window/treeHeader")
-        if header is not None:
-            self.tree.header().restoreState(header)
+        self.columns.restore()
 
     def save_state(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/splitter", self.splitter.saveState())
-        self.settings.setValue("window/treeHeader", self.tree.header().saveState())
+        self.columns.save()
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:

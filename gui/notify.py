@@ -7,6 +7,7 @@ are not lost) and recorded in `history` (tests read it). Nothing here is modal.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -26,6 +27,9 @@ class Notice:
     text: str
     code: str = ""
     when: datetime = field(default_factory=datetime.now)
+    #: a button beside the text (e.g. "Undo") and what it does
+    action_label: str = ""
+    action: Callable[[], None] | None = field(default=None, compare=False)
 
 
 class Notifier(QObject):
@@ -45,8 +49,9 @@ class Notifier(QObject):
         held, self._held = self._held, []
         return held
 
-    def post(self, level: str, text: str, code: str = "") -> Notice:
-        notice = Notice(level, text, code)
+    def post(self, level: str, text: str, code: str = "", *, action_label: str = "",
+             action: Callable[[], None] | None = None) -> Notice:
+        notice = Notice(level, text, code, action_label=action_label, action=action)
         self.history.append(notice)
         (log.warning if level == ERROR else log.info)("%s: %s", level, text)
         if self._attached:
@@ -55,8 +60,9 @@ class Notifier(QObject):
             self._held.append(notice)
         return notice
 
-    def info(self, text: str) -> Notice:
-        return self.post(INFO, text)
+    def info(self, text: str, *, action_label: str = "",
+             action: Callable[[], None] | None = None) -> Notice:
+        return self.post(INFO, text, action_label=action_label, action=action)
 
     def error(self, exc: BaseException, what: str = "", *, text_kept: bool = False) -> Notice:
         return self.post(ERROR, describe(exc, what, text_kept=text_kept), error_code(exc))
@@ -88,9 +94,14 @@ class Banner(QFrame):
         self.close_button.setAccessibleName("Dismiss notification")
         self.close_button.setAutoRaise(True)
         self.close_button.clicked.connect(self.hide)
+        self.action_button = QToolButton(self)
+        self.action_button.setObjectName("bannerAction")
+        self.action_button.clicked.connect(self._act)
+        self.action_button.hide()
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 6, 6, 6)
         layout.addWidget(self.label)
+        layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -107,11 +118,23 @@ class Banner(QFrame):
         self.label.setText(notice.text)
         self.label.setAccessibleDescription(notice.text)
         self.setStyleSheet(_banner_style(notice.level))
+        self.action_button.setVisible(notice.action is not None)
+        if notice.action is not None:
+            self.action_button.setText(notice.action_label or "Undo")
+            self.action_button.setAccessibleName(f"{notice.action_label or 'Undo'}: {notice.text}")
         self.show()
         if notice.level == INFO:
             self._timer.start(self.INFO_MS)
         else:
             self._timer.stop()
+
+
+    def _act(self) -> None:
+        """The notice's button: its action, once; the banner goes."""
+        notice, self.current = self.current, None
+        self.hide()
+        if notice is not None and notice.action is not None:
+            notice.action()
 
 
 def _banner_style(level: str) -> str:

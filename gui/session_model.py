@@ -39,6 +39,7 @@ from .session_rows import (
     row_data,
     sort_key,
 )
+from .siblings import display_title
 
 log = logging.getLogger(__name__)
 
@@ -267,6 +268,7 @@ class SessionTreeModel(QAbstractItemModel):
         """A session appeared or changed: one row inserted, moved or updated."""
         sid = summary["id"]
         known = sid in self._nodes
+        retitled = known and self._summaries[sid].get("title") != summary.get("title")
         self._summaries[sid] = dict(summary)
         if not known:
             parent = self._placement(sid)
@@ -281,6 +283,9 @@ class SessionTreeModel(QAbstractItemModel):
             else:
                 self._reorder(node)
             self._changed(node)
+            if retitled:  # forks not renamed yet are called after their source
+                for child in node.children:
+                    self._changed(child)
         return self.index_for(sid)
 
     def remove(self, sid: str) -> None:
@@ -425,7 +430,11 @@ class SessionTreeModel(QAbstractItemModel):
         return [c.sid for c in node.children if c.sid] if node is not None else []
 
     def _title_of(self, sid: str) -> str:
-        return str((self._summaries.get(sid) or {}).get("title") or sid)
+        return display_title(sid, self.summary, self.children_of)
+
+    def title_of(self, sid: str) -> str:
+        """What the session is called on screen (a fork not renamed yet: after its source)."""
+        return display_title(sid, self.summary, self.children_of)
 
     def _index_of(self, node: _Node) -> QModelIndex:
         if node is self._root:

@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from .badges import badge_icon
+from .source_badges import source_icon, tool_name
 
 Json = dict[str, Any]
 SortKey = tuple[Any, ...]
@@ -25,12 +26,13 @@ RUNNING_ROLE = Qt.ItemDataRole.UserRole + 5
 
 
 def row_data(sid: str, s: Json, column: int, role: int, title_of: Callable[[str], str]) -> Any:
-    """What a session row shows in `column` for `role`; `title_of` names another session."""
+    """What a session row shows in `column` for `role`; `title_of` names a session (a fork
+    not renamed yet after its source: see siblings.display_title)."""
     if role == Qt.ItemDataRole.DisplayRole:
         if column == TITLE:
             if s.get("error"):
                 return f"{sid} — cannot be read"
-            return s.get("title") or sid
+            return title_of(sid)
         if column == ACTIVITY:
             return "● running" if s.get("running") else format_when(s.get("updated"))
         if column == MESSAGES:
@@ -38,13 +40,15 @@ def row_data(sid: str, s: Json, column: int, role: int, title_of: Callable[[str]
         if column == MODEL:
             return s.get("model") or ""
     elif role == Qt.ItemDataRole.DecorationRole and column == TITLE:
+        if s.get("source") and relation_of(s) is None:
+            return source_icon(str(s["source"]))  # an agent's own session: its tool
         return badge_icon(relation_of(s))
     elif role == Qt.ItemDataRole.ToolTipRole:
         return _tooltip(sid, s, title_of)
     elif role == Qt.ItemDataRole.AccessibleTextRole and column == TITLE:
         kind = {"fork": "fork", "subagent": "subagent"}.get(relation_of(s) or "", "session")
         state = ", running" if s.get("running") else ""
-        return f"{kind} {s.get('title') or sid}{state}"
+        return f"{kind} {title_of(sid)}{state}"
     elif role == Qt.ItemDataRole.TextAlignmentRole and column == MESSAGES:
         return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     elif role == ID_ROLE:
@@ -60,12 +64,14 @@ def row_data(sid: str, s: Json, column: int, role: int, title_of: Callable[[str]
     return None
 
 def _tooltip(sid: str, s: Json, title_of: Callable[[str], str]) -> str:
-    lines = [s.get("title") or sid, f"id: {sid}"]
+    lines = [title_of(sid), f"id: {sid}"]
     parent = s.get("parentSession")
     if parent:
         parent_title = title_of(parent)
         verb = "Subagent started by" if relation_of(s) == "subagent" else "Forked from"
         lines.append(f"{verb} “{parent_title}” at event {s.get('seedLength', 0)}")
+    if s.get("source"):
+        lines.append(f"Imported from {tool_name(s['source'])}")
     if s.get("running"):
         lines.append("A turn is running")
     if s.get("error"):

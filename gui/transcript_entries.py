@@ -56,6 +56,7 @@ class TranscriptBuilder:
         self.last_seq = 0
         self._calls: dict[str, int] = {}  # tool call id → entry index
         self._approvals: dict[str, int] = {}  # approval id → entry index
+        self._model: str | None = None  # the model last shown (only changes are shown)
 
     def feed(self, events: Iterable[Json]) -> tuple[int, set[int]]:
         """Fold `events` in; returns (first new entry index, indexes of changed entries)."""
@@ -130,7 +131,9 @@ class TranscriptBuilder:
         elif etype == "model/select":
             data = {k: v for k, v in ev.items() if k not in ("seq", "type", "ts")}
             text = str(ev.get("label") or f"{ev.get('model')} ({ev.get('provider')})")
-            self._add(Entry(MODEL, seq, None, text, ts, data=data))
+            if text != self._model:  # a child repeats its source's model after the fork
+                self._add(Entry(MODEL, seq, None, text, ts, data=data))
+            self._model = text
         elif etype == "session/title":
             self._add(Entry(TITLE, seq, None, str(ev.get("title", "")), ts))
         elif etype == "context/summary":
@@ -155,7 +158,9 @@ class TranscriptBuilder:
 
         if reasoning:
             make(REASONING, reasoning)
-        if text or role == USER or not any(p.get("type") == "tool_call" for p in parts):
+        calls = any(p.get("type") == "tool_call" for p in parts)
+        # an answer that only reasoned or only called tools shows those, not an empty bubble
+        if text or role == USER or not (calls or reasoning):
             make(USER if role == USER else ASSISTANT, text)
         for part in parts:
             if part.get("type") == "tool_call":

@@ -5,13 +5,15 @@ Events are fetched a page at a time (`canFetchMore`/`fetchMore` ask for the next
 events, streamed text and replace-in-place arrive as notifications and change rows one by
 one. Switching to another session is the only reset.
 
-A transcript opened `from_end` (a fork's child, shown at its fork point) starts with its
-last page, from the first turn that begins in it; earlier turns are added above on request
+A transcript opened `from_end` (how every session opens) starts with its last page, from
+the first turn that begins in it; earlier turns are added above on request
 (`fetch_earlier`), a page at a time, so a long session's end shows without reading the
-rest of it.
+rest of it. One opened `at_seq` (a search result) starts with the page around that event,
+from the start of its turn, and says which row holds it (`targetLoaded`).
 
 Signals: `pageRequested(session_id, after, limit)`, `streamingChanged(bool)`,
-`earlierChanged(bool)` (whether earlier events are left to show).
+`earlierChanged(bool)` (whether earlier events are left to show), `targetLoaded(row)`
+(the row of the event a transcript was opened at, once its page is in).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ class TranscriptModel(QAbstractListModel):
     pageRequested = Signal(str, int, int)
     streamingChanged = Signal(bool)
     earlierChanged = Signal(bool)
+    targetLoaded = Signal(int)
 
     def __init__(self, parent: QObject | None = None, page_size: int = PAGE_SIZE,
                  first_page: int = FIRST_PAGE) -> None:
@@ -83,6 +86,8 @@ class TranscriptModel(QAbstractListModel):
         #: events up to this seq are not loaded (a transcript opened from its end)
         self.base = 0
         self._from_end = False
+        #: the event a transcript was opened at (a search result), until its page is in
+        self._target: int | None = None
         self._earlier_asked: int | None = None  # `after` of the earlier page in flight
         self.stream: Entry | None = None
         self._shown = 0  # builder entries announced to views (rows change only in signals)
@@ -90,9 +95,10 @@ class TranscriptModel(QAbstractListModel):
     # --- opening and paging -------------------------------------------------------
 
     def open(self, session_id: str | None, summary: Json | None = None, *,
-             from_end: bool = False) -> None:
+             from_end: bool = False, at_seq: int | None = None) -> None:
         """Show another session (a reset: everything on screen changes); `from_end`: its
-        last page first (see the module docstring)."""
+        last page first; `at_seq`: the page around that event first (see the module
+        docstring)."""
         had_earlier = self.base > 0
         self.beginResetModel()
         self.session_id = session_id
@@ -101,7 +107,8 @@ class TranscriptModel(QAbstractListModel):
         self.events = []
         self._shown = 0
         self.base = 0
-        self._from_end = from_end
+        self._from_end = from_end and at_seq is None
+        self._target = at_seq if at_seq and at_seq > 0 else None
         self._earlier_asked = None
         self.at_end = session_id is None
         self.fetching = False
@@ -120,6 +127,11 @@ class TranscriptModel(QAbstractListModel):
         return builder
 
     @property
+    def opened_at_end(self) -> bool:
+        """The transcript was opened at its end (a view follows it there)."""
+        return self._from_end
+
+    @property
     def loaded_seq(self) -> int:
         return self.builder.last_seq
 
@@ -132,7 +144,12 @@ class TranscriptModel(QAbstractListModel):
             return
         self.fetching = True
         total = self.summary.get("events")
-        if self._from_end and not self.loaded_seq and isinstance(total, int) \
+        if self._target is not None and not self.events and not self.loaded_seq:
+            # the page around the target: half a page of what leads to it (its turn's
+            # start, unless that turn is longer than half a page)
+            self.builder.last_seq = max(0, self._target - self.page_size // 2)
+            self._asked = self.page_size
+        elif self._from_end and not self.loaded_seq and isinstance(total, int) \
                 and total > self.page_size:
             self.builder.last_seq = total - self.page_size  # the last page first
             self._asked = self.page_size + 1  # one more: fewer back says it is the end
@@ -170,7 +187,7 @@ class TranscriptModel(QAbstractListModel):
         self.fetching = False
         if len(events) < self._asked:
             self.at_end = True
-        if after and not self.events:  # the last page of a transcript opened from its end
+        if after and not self.events:  # the first page of one opened at its end or a seq
             events = self._from_turn_start(events)
             start = int(events[0]["seq"]) - 1 if events else after
             self.builder.last_seq = self.base = start
@@ -181,6 +198,9 @@ class TranscriptModel(QAbstractListModel):
             self._append(events)
         finally:
             self.paging = False
+        target, self._target = self._target, None
+        if target is not None:
+            self.targetLoaded.emit(self.row_of_seq(target))
 
     @staticmethod
     def _from_turn_start(events: list[Json]) -> list[Json]:
@@ -327,6 +347,13 @@ class TranscriptModel(QAbstractListModel):
         if row == self._shown and self.stream is not None:
             return self.stream
         return None
+
+    def row_of_seq(self, seq: int) -> int:
+        """The row that shows event `seq` (or the first one after it); -1 when none."""
+        for row, entry in enumerate(self.builder.entries[: self._shown]):
+            if entry.seq >= seq:
+                return row
+        return -1
 
     def row_of_message(self, message_id: str) -> int:
         for row, entry in enumerate(self.builder.entries):

@@ -4,8 +4,15 @@ Pending approvals get real Approve/Deny buttons and the fork record a real link 
 widgets), so both are reachable by keyboard and assistive tools. The message context
 menu is built by `build_context_menu` (tests call it) and shown with `popup()`.
 
-Signals: `forkFromMessage(row)`, `forkBeforeMessage(row)`, `editResend(row)`,
-`sourceRequested(session_id)`, `approvalDecided(approval_id, approved)`.
+A transcript opened at its end follows it: new output keeps the view at the bottom while
+the person reads there; scrolled up, they keep their place and a "↓ new messages" pill
+offers the way down. Ctrl+End goes to the session's real end (not the loaded page's).
+
+Signals: `forkFromMessage(row)`, `forkBeforeMessage(row)`, `editResend(row)` (edit in a
+new branch), `editReplace(row)` (edit in place), `retryRequested(row)`,
+`sourceRequested(session_id)`, `approvalDecided(approval_id, approved)`,
+`siblingStep(delta)`, `compareRequested()` (from the fork record, gui/fork_header),
+`endRequested()` (Ctrl+End with the session's end not loaded: it is opened there anew).
 """
 
 from __future__ import annotations
@@ -49,7 +56,16 @@ from PySide6.QtWidgets import (
 )
 
 from .context_menu import ContextMenuMixin
-from .message_actions import COPY, EDIT_RESEND, FORK_BEFORE, FORK_FROM, ActionState
+from .fork_header import ForkHeader
+from .message_actions import (
+    COPY,
+    EDIT_REPLACE,
+    EDIT_RESEND,
+    FORK_BEFORE,
+    FORK_FROM,
+    RETRY,
+    ActionState,
+)
 from .session_rows import format_when
 from .transcript_entries import Entry
 from .transcript_model import ENTRY_ROLE, TranscriptModel, plain_text
@@ -267,8 +283,13 @@ class TranscriptView(ContextMenuMixin, QListView):
     forkFromMessage = Signal(int)
     forkBeforeMessage = Signal(int)
     editResend = Signal(int)
+    editReplace = Signal(int)
+    retryRequested = Signal(int)
     sourceRequested = Signal(str)
     approvalDecided = Signal(str, bool)
+    siblingStep = Signal(int)
+    compareRequested = Signal()
+    endRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -285,6 +306,9 @@ class TranscriptView(ContextMenuMixin, QListView):
         self.delegate = TranscriptDelegate(self)
         self.setItemDelegate(self.delegate)
         self.title_of: Callable[[str], str] = lambda sid: sid
+        #: the opened child's place among its siblings, and whether its source changed
+        self.fork_position: tuple[int, int] | None = None
+        self.source_changed = False
         self.clicked.connect(self._clicked)
         #: kept at the end while rows arrive and are laid out (`follow_to_end`, or new rows
         #: while the person reads the end), until they scroll away or another transcript
@@ -300,6 +324,16 @@ class TranscriptView(ContextMenuMixin, QListView):
         self.earlier_button.setToolTip("Load the turns before these (Ctrl+Home at the top)")
         self.earlier_button.clicked.connect(self.show_earlier)
         self.earlier_button.hide()
+        # over the bottom while new output arrives below a person who scrolled up
+        self.new_pill = QPushButton("↓ New messages", self.viewport())
+        self.new_pill.setObjectName("newMessagesPill")
+        self.new_pill.setAccessibleName("New messages below: go to the end")
+        self.new_pill.setToolTip("Go to the end of the session (Ctrl+End)")
+        self.new_pill.setStyleSheet(
+            "QPushButton#newMessagesPill { border-radius: 12px; padding: 4px 14px;"
+            " background: palette(highlight); color: palette(highlighted-text); }")
+        self.new_pill.clicked.connect(self.go_to_end)
+        self.new_pill.hide()
 
     def transcript(self) -> TranscriptModel:
         model = self.model()
@@ -312,8 +346,10 @@ class TranscriptView(ContextMenuMixin, QListView):
         model.rowsInserted.connect(self._rows_inserted)
         model.dataChanged.connect(self._data_changed)
         model.modelReset.connect(self.delegate.forget)
-        model.modelReset.connect(self.stop_following)
+        model.modelReset.connect(self._opened)
+        model.modelReset.connect(lambda: self.set_fork_context(None, False))
         model.earlierChanged.connect(lambda _available: self._place_earlier_button())
+        model.targetLoaded.connect(self._show_target)
 
     # --- index widgets: approvals and the fork link ------------------------------
 
@@ -323,7 +359,7 @@ class TranscriptView(ContextMenuMixin, QListView):
         page is added below without moving the view, as the person scrolls on."""
         model, bar = self.transcript(), self.verticalScrollBar()
         reading_end = model.at_end and not model.paging
-        if reading_end and bar.maximum() > 0 and bar.value() >= bar.maximum() - 8:
+        if reading_end and bar.value() >= bar.maximum() - 8:  # all in view counts too
             self.following = True
 
     def follow_to_end(self) -> None:
@@ -339,17 +375,65 @@ class TranscriptView(ContextMenuMixin, QListView):
     def stop_following(self) -> None:
         self.following = False
 
+    def _opened(self) -> None:
+        """Another session is shown: one opened at its end is followed there."""
+        self.following = self.transcript().opened_at_end
+        self.new_pill.hide()
+
+    def go_to_end(self) -> None:
+        """The session's real end: followed there when it is loaded, else opened there."""
+        self.new_pill.hide()
+        model = self.transcript()
+        if model.at_end or model.opened_at_end:
+            self.follow_to_end()
+        else:
+            self.endRequested.emit()
+
+    def _show_target(self, row: int) -> None:
+        """A transcript opened at an event: that row in the middle, selected."""
+        self.following = False
+        if row < 0:
+            return
+        index = self.model().index(row, 0)
+        self.setCurrentIndex(index)
+        self.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        # rows above it are laid out in batches: centre it again once they are
+        QTimer.singleShot(0, lambda: self._recentre(row))
+
+    def _recentre(self, row: int) -> None:
+        if row < self.model().rowCount() and self.currentIndex().row() == row:
+            self.scrollTo(self.model().index(row, 0),
+                          QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def _place_pill(self) -> None:
+        pill = self.new_pill
+        if not pill.isVisible():
+            return
+        pill.adjustSize()
+        x = (self.viewport().width() - pill.width()) // 2
+        pill.move(max(0, x), self.viewport().height() - pill.height() - 8)
+        pill.raise_()
+
+    def _at_bottom(self) -> bool:
+        bar = self.verticalScrollBar()
+        return bar.value() >= bar.maximum() - 8
+
     # --- earlier turns (a transcript opened at its end) --------------------------
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._place_earlier_button()
+        self._place_pill()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
         if event.key() == Qt.Key.Key_Home and ctrl and self.transcript().base > 0:
             self.scrollToTop()
             self.show_earlier()
+            event.accept()
+            return
+        if event.key() == Qt.Key.Key_End and ctrl:
+            self.go_to_end()
             event.accept()
             return
         super().keyPressEvent(event)
@@ -383,6 +467,8 @@ class TranscriptView(ContextMenuMixin, QListView):
     def _scrolled(self, value: int) -> None:
         if self.following and value < self.verticalScrollBar().maximum() - 8:
             self.following = False  # the person scrolled up: let them read
+        if self.new_pill.isVisible() and self._at_bottom() and self.transcript().at_end:
+            self.new_pill.hide()  # they came down to the new messages
         self._place_earlier_button()
 
     def _rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
@@ -393,6 +479,9 @@ class TranscriptView(ContextMenuMixin, QListView):
             QTimer.singleShot(0, lambda: self._keep_on_top(last + 1))
         elif self.following:
             QTimer.singleShot(0, self.follow_to_end)  # the next page, or the new end
+        elif not model.paging and last + 1 == model.rowCount() and not self._at_bottom():
+            self.new_pill.show()  # live output below a person reading further up
+            self._place_pill()
 
     def _data_changed(self, top: QModelIndex, bottom: QModelIndex, roles: Any = ()) -> None:
         for row in range(top.row(), bottom.row() + 1):
@@ -444,28 +533,41 @@ class TranscriptView(ContextMenuMixin, QListView):
 
     def _fork_widget(self, entry: Entry) -> QWidget:
         source = str(entry.data.get("source"))
-        title = self.title_of(source)
-        point = fork_point(entry, self._message_text)
-        label = QLabel(self.viewport())
-        label.setObjectName("forkLink")
-        label.setText(f'<b>Forked from</b> <a href="session:{html.escape(source)}">'
-                      f"{html.escape(title)}</a> at {html.escape(point)}")
-        label.setAccessibleName(f"Forked from {title} at {point}; activate to show the source")
-        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
-        label.setContentsMargins(MARGIN_X + PAD, PAD - 2, MARGIN_X + PAD, PAD - 2)
-        label.setWordWrap(True)
-        label.linkActivated.connect(self._link)
-        return label
+        header = ForkHeader(source, self.title_of(source), fork_point(entry, self._message_text),
+                            self.viewport(), margins=(MARGIN_X + PAD, PAD - 2))
+        header.sourceRequested.connect(self.sourceRequested)
+        header.stepRequested.connect(self.siblingStep)
+        header.compareRequested.connect(self.compareRequested)
+        header.set_position(self.fork_position)
+        header.set_changed(self.source_changed)
+        return header
+
+    def fork_header(self) -> ForkHeader | None:
+        """The opened child's fork record widget, if it is loaded."""
+        model = self.transcript()
+        for row in range(model.rowCount()):
+            widget = self.indexWidget(model.index(row, 0))
+            if isinstance(widget, ForkHeader):
+                return widget
+        return None
+
+    def set_fork_context(self, position: tuple[int, int] | None, changed: bool) -> None:
+        """Where the opened child stands among its siblings, and whether its source changed
+        since the fork (shown in its fork record, now and when it is loaded)."""
+        self.fork_position, self.source_changed = position, changed
+        header = self.fork_header()
+        if header is not None:
+            header.set_position(position)
+            header.set_changed(changed)
+            index = self.indexAt(header.geometry().center())
+            if index.isValid():
+                self.delegate.sizeHintChanged.emit(index)
 
     def _message_text(self, message_id: str) -> str | None:
         model = self.transcript()
         row = model.row_of_message(message_id)
         entry = model.entry(row) if row >= 0 else None
         return entry.text if entry is not None else None
-
-    def _link(self, href: str) -> None:
-        if href.startswith("session:"):
-            self.sourceRequested.emit(href[len("session:"):])
 
     def _clicked(self, index: QModelIndex) -> None:
         self.transcript().toggle_expanded(index.row())
@@ -484,10 +586,12 @@ class TranscriptView(ContextMenuMixin, QListView):
             FORK_FROM: lambda: self.forkFromMessage.emit(row),
             FORK_BEFORE: lambda: self.forkBeforeMessage.emit(row),
             EDIT_RESEND: lambda: self.editResend.emit(row),
+            RETRY: lambda: self.retryRequested.emit(row),
+            EDIT_REPLACE: lambda: self.editReplace.emit(row),
             COPY: lambda: self._copy(row),
         }
         for state in states:
-            if state.name == COPY:
+            if state.name in (EDIT_RESEND, EDIT_REPLACE, COPY):
                 menu.addSeparator()
             menu.addAction(_action(menu, state, handlers[state.name]))
         return menu
@@ -506,8 +610,7 @@ class TranscriptView(ContextMenuMixin, QListView):
 def _action(menu: QMenu, state: ActionState, handler: Callable[[], None]) -> Any:
     from PySide6.QtGui import QAction
 
-    text = state.label if state.enabled or not state.reason else f"{state.label} — {state.reason}"
-    action = QAction(text, menu)
+    action = QAction(state.label, menu)  # short: the reason is the tooltip and status tip
     action.setObjectName(state.name)
     action.setEnabled(state.enabled)
     action.setToolTip(state.reason or state.label)

@@ -50,7 +50,9 @@ class ClientAPI(Protocol):
     catalogue: dict[str, Json]
 
     async def list_sessions(self) -> list[Json]: ...
-    async def get_session(self, session_id: str) -> Json: ...  # {"header": {...}, "summary": {...}}
+    # {"header", "summary", "state", "pendingApprovals", "model", "source"}; "source" for a
+    # fork's child: {"sourceId", "changed": bool | None, "missing": bool}, else None
+    async def get_session(self, session_id: str) -> Json: ...
     async def events(
         self, session_id: str, after: int = 0, limit: int | None = None
     ) -> list[Json]: ...
@@ -83,6 +85,10 @@ class ClientAPI(Protocol):
         self, session_id: str, message_id: str, include_message: bool = True
     ) -> Json: ...  # the session's summary
     async def delete_session(self, session_id: str) -> Json: ...
+    async def restore_session(self, session_id: str) -> Json: ...  # Undo a delete: its row
+    async def search(self, query: str, limit: int = 50) -> list[Json]: ...  # hits, latest first
+    async def sources(self) -> Json: ...  # {"sources": [...], "watching": [...]}
+    async def watch_sources(self, tools: list[str]) -> Json: ...
     async def export_session(
         self, session_id: str, tool: str, out: str | None = None
     ) -> Json: ...  # {"tool", "path", "id", "resume"}
@@ -94,5 +100,6 @@ class ClientAPI(Protocol):
     async def set_model(
         self, session_id: str, provider: str, model: str, reasoning: str | None = None
     ) -> Json: ...  # the session's summary
+    async def rename_session(self, session_id: str, title: str) -> Json: ...  # its summary
     async def models(self) -> list[Json]: ...  # [{provider, model, label?, offline?}]
     async def close(self) -> None: ...

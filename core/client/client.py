@@ -226,12 +226,36 @@ class Client:
         self.catalogue.pop(session_id, None)
         return result
 
+    async def restore_session(self, session_id: str) -> Json:
+        """Undo a delete: the session back from the store's trash; its row."""
+        row: Json = await self.call("session.restore", {"sessionId": session_id})
+        self.catalogue[row["id"]] = row
+        return row
+
+    async def search(self, query: str, limit: int = 50) -> list[Json]:
+        """Full-text search over every session (`Host.search`): `[{sessionId, title, seq,
+        messageId, ts, kind, snippet}]`, the latest first; matched words in « »."""
+        hits: list[Json] = await self.call("session.search", {"query": query, "limit": limit})
+        return hits
+
     async def import_files(self, paths: list[str], tool: str | None = None) -> Json:
         """`{"imported", "updated", "unchanged", "failed", "unmapped"}` (DESIGN §9): files or
         folders (none: the tools' default folders), read by the host — so they name files
         on its machine; `tool`: claude, codex, pi, forkwise, or None to recognise each
         file. The host reports `import/progress` notifications to subscribers."""
         result: Json = await self.call("session.import", {"paths": paths, "tool": tool})
+        return result
+
+    async def sources(self) -> Json:
+        """`{"sources": [{"tool", "folders", "found"}], "watching": [tool, …]}`: the agents
+        whose session folders exist on the host's machine, and those it keeps up with."""
+        result: Json = await self.call("sources.list")
+        return result
+
+    async def watch_sources(self, tools: list[str]) -> Json:
+        """Keep up with these tools' session folders (new and grown sessions are imported
+        within a couple of seconds); `[]` stops. Returns what `sources()` does."""
+        result: Json = await self.call("sources.watch", {"tools": tools})
         return result
 
     async def export_session(self, session_id: str, tool: str, out: str | None = None) -> Json:
@@ -342,6 +366,14 @@ class Client:
             "session.setModel",
             {"sessionId": session_id, "provider": provider, "model": model, "reasoning": reasoning},
         )
+        return summary
+
+    async def rename_session(self, session_id: str, title: str) -> Json:
+        """Give a session a title (a `session/title` event); its summary."""
+        summary: Json = await self.call(
+            "session.rename", {"sessionId": session_id, "title": title}
+        )
+        self.catalogue[summary["id"]] = summary
         return summary
 
     async def reload_settings(self) -> Json:

@@ -42,6 +42,8 @@ from forkwise.core.host.importing import (
     discover,
     import_sources,
 )
+from forkwise.core.host.lineage import source_state
+from forkwise.core.host.source_watch import SourceWatcher, available_sources
 from forkwise.core.host.store_workers import StoreWorkers
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import message_boundary
@@ -62,6 +64,7 @@ from forkwise.core.runtime.workspaces import (
 )
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.backends.memory import MemoryBackend
+from forkwise.core.store.search_index import SearchIndex
 from forkwise.core.store.session import (
     EventsAppended,
     Session,
@@ -88,6 +91,7 @@ MAX_PAGE = 1000
 #: the most bytes of messages one `session.context` page holds (a socket message is at
 #: most 16 MB; the context of a 100,000-event session is ~40 MB)
 MAX_CONTEXT_PAGE = 4 * 1024 * 1024
+MAX_TITLE = 200
 
 
 class Host:
@@ -101,10 +105,17 @@ class Host:
         default_cwd: str | None = None,
         default_model: ModelChoice | None = None,
         imports: ImportLedger | None = None,
+        search: SearchIndex | None = None,
     ) -> None:
         self.store = store if store is not None else SessionStore(MemoryBackend())
+        #: the full-text index (`store/search_index.py`), in memory unless one is given
+        self.search_index = search if search is not None else SearchIndex(None)
         #: what earlier imports read (`importing.ImportLedger`)
         self.imports = imports if imports is not None else ImportLedger(None)
+        #: the agents' session folders this host keeps up with (off until asked)
+        self.sources = SourceWatcher(
+            self._import_changed, self._source_changed, progress=self._watch_progress
+        )
         self.workspaces: Workspaces = workspaces if workspaces is not None else MemoryWorkspaces()
         self.providers: dict[str, Provider] = dict(providers or {"offline": OfflineProvider()})
         self.tools: Mapping[str, Tool] = tools if tools is not None else builtin_tools()
@@ -120,6 +131,7 @@ class Host:
         self._changes: dict[str, int] = {}
         self._closed = False
         self._unsubscribe_store = self.store.subscribe(self._on_store)
+        self._unsubscribe_search = self.search_index.attach(self.store)
 
     @classmethod
     def open(
@@ -132,6 +144,8 @@ class Host:
         workspaces = ReadOnlyWorkspaces if read_only else FileWorkspaces
         options.setdefault("workspaces", workspaces(root / "workspaces.json"))
         options.setdefault("imports", ImportLedger(None if read_only else root / "imports.json"))
+        # a read-only host writes nothing beside the store: its index lives in memory
+        options.setdefault("search", SearchIndex(None if read_only else root / "search.sqlite"))
         return cls(store, **options)
 
     @property
@@ -333,12 +347,15 @@ class Host:
             else {"running": turn is not None, "queued": 0, "waiting": bool(turn and turn.pending)}
         )
         choice = latest_choice(snap) or self._default_model
+        source = await self.io(source_state, self.store, snap)
         return {
             "header": snap.header.to_record(),
             "summary": self.row(summary),
             "state": state,
             "pendingApprovals": [r.to_dict() for r in turn.pending.values()] if turn else [],
             "model": {k: v for k, v in model_select_draft(choice).items() if k != "type"},
+            # a fork's child: whether its source still starts with what it copied
+            "source": source,
         }
 
     async def messages(self, session_id: str) -> list[Json]:
@@ -458,6 +475,23 @@ class Host:
             return self.row(self.store.summary(session_id))
 
         return await self.io(select)
+
+    async def rename_session(self, session_id: str, title: str) -> Json:
+        """`session.rename`: the session's title becomes `title` (a `session/title` event,
+        so it survives restarts and is history like any other); the session's summary."""
+        if not isinstance(title, str) or not title.strip():
+            raise InvalidBoundary("a title needs some text", field="title")
+        if len(title) > MAX_TITLE:
+            raise InvalidBoundary(f"a title has at most {MAX_TITLE} characters", field="title")
+        self._check_writable()
+        await self._serve(session_id)
+        draft = {"type": "session/title", "title": " ".join(title.split())}
+
+        def rename() -> Json:
+            self.store.append(session_id, [draft])
+            return self.row(self.store.summary(session_id))
+
+        return await self.io(rename)
 
     def use_settings(self, settings: ProviderSettings) -> Json:
         """Serve the provider these settings describe; sessions created from now on start
@@ -643,6 +677,45 @@ class Host:
         self._served.discard(session_id)
         return {"id": session_id, "deleted": True}
 
+    async def restore_session(self, session_id: str) -> Json:
+        """Bring a deleted session back from the store's trash (Undo); its row."""
+        self._check_writable()
+
+        def restore() -> Json:
+            self.store.restore(session_id)
+            return self.row(self.store.summary(session_id))
+
+        return await self.io(restore)
+
+    async def search(self, query: str, limit: int = 50) -> list[Json]:
+        """Events of every session whose text (message text, tool calls, titles) has every
+        word of `query`, the latest first: session id and title, seq, message id, time,
+        kind and a snippet with the words between « and »."""
+
+        def search() -> list[Json]:
+            index = self.search_index
+            if not index.ready:
+                index.sync(self.store)  # the first search: catch up from the logs
+            out: list[Json] = []
+            for hit in index.search(query, limit):
+                try:
+                    summary = self.store.summary(hit.session_id)
+                except ForkwiseError:
+                    continue  # gone since it was indexed
+                out.append({
+                    "sessionId": hit.session_id,
+                    "title": summary.title or summary.first_user_text or hit.session_id,
+                    "seq": hit.seq,
+                    "messageId": hit.message_id,
+                    "ts": hit.ts,
+                    "kind": hit.kind,
+                    "snippet": hit.snippet,
+                })
+            return out
+
+        # beside the store worker: a first search that reads every log holds no writer up
+        return await asyncio.to_thread(search)
+
     async def import_sources(self, tool: str | None, paths: Sequence[str]) -> Json:
         """The import verb (DESIGN §9) on files this host can read: `paths` are files or
         folders (none: the tools' default folders on this host's machine); `tool` one of
@@ -654,14 +727,52 @@ class Host:
         files = await asyncio.to_thread(
             discover, tool, [Path(p) for p in paths], dict(os.environ), home
         )
+        report = await self.io(
+            import_sources, self.store, files, self.imports, self._import_progress()
+        )
+        return report.to_json()
+
+    def _import_progress(self) -> Callable[[int, int, str], None]:
+        """`import/progress` notifications from the store worker."""
         loop = asyncio.get_running_loop()
 
-        def progress(done: int, total: int, path: str) -> None:  # on the store worker
+        def progress(done: int, total: int, path: str) -> None:
             note = {"kind": "import/progress", "done": done, "total": total, "path": path}
             loop.call_soon_threadsafe(self.notify, note)
 
-        report = await self.io(import_sources, self.store, files, self.imports, progress)
+        return progress
+
+    async def _import_changed(self, files: list[tuple[Path, str | None]]) -> Json:
+        report = await self.io(import_sources, self.store, files, self.imports)
         return report.to_json()
+
+    def _watch_progress(self, done: int, total: int, path: str) -> None:
+        self.notify({"kind": "import/progress", "done": done, "total": total, "path": path})
+
+    def _source_changed(self, path: Path) -> bool:
+        try:
+            st = path.stat()
+        except OSError:
+            return False
+        return self.imports.unchanged(path, st) is None
+
+    async def watch_sources(
+        self, tools: Sequence[str], folders: Mapping[str, Sequence[str]] | None = None
+    ) -> Json:
+        """`sources.watch`: keep up with these tools' session folders (their default ones
+        on this host's machine, or `folders`); an empty list stops. The first pass runs
+        before this returns, so what is there already is in the store when it does."""
+        self._check_writable()
+        self.sources.watch(tools, folders)
+        if self.sources.tools:
+            await self.sources.scan()
+        return await self.list_sources()
+
+    async def list_sources(self) -> Json:
+        """`sources.list`: the tools found on this host's machine and those watched."""
+        home = Path(os.path.expanduser("~"))
+        found = await asyncio.to_thread(available_sources, dict(os.environ), home)
+        return {"sources": found, "watching": list(self.sources.tools)}
 
     async def export(self, session_id: str, tool: str, out: str | None = None) -> Json:
         """The export verb (DESIGN §10): `{"tool", "path", "id", "resume"}`; the file is
@@ -688,6 +799,7 @@ class Host:
         if self._closed:
             return
         self._closed = True
+        await self.sources.close()
         for agent in list(self._agents.values()):
             try:
                 await agent.shutdown()
@@ -698,4 +810,6 @@ class Host:
         self._unsubscribe_store()
         self.workers.drain_sessions()  # no agent runs now; let its writes finish
         await self.io(self.store.close)
+        self._unsubscribe_search()
+        self.search_index.close()
         self.workers.shutdown()

@@ -367,9 +367,27 @@ def _layout(
     }
     if s.relation is not None:
         fork_event["relation"] = s.relation
-    rest = _numbered([fork_event, *s.events[shared:]], start=seed + 1)
+    parent_forked = parent.header.parent_session is not None
+
+    def stored_seq(i: int) -> int:
+        """Where event i of the reader's list (1-based) sits in the stored child."""
+        if i <= shared:
+            return i + 1 if parent_forked and i > p_seed else i
+        return i + (seed - shared) + 1
+
+    own = [_renumber_through(r, stored_seq) for r in s.events[shared:]]
+    rest = _numbered([fork_event, *own], start=seed + 1)
     header = SessionHeader(s.id, s.created, s.cwd, s.parent, seed, MappingProxyType(meta))
     return header, [*prefix, *rest]
+
+
+def _renumber_through(record: Record, stored_seq: Callable[[int], int]) -> Record:
+    """A context summary says which events it covers (`through`, a seq of the reader's
+    list): in a stored child that seq moves past the fork's own `history/fork`."""
+    through = record.get("through")
+    if not record["type"].startswith("context/") or type(through) is not int or through < 1:
+        return record
+    return {**record, "through": stored_seq(through)}
 
 
 def _numbered(records: Iterable[Record], start: int = 1) -> list[Record]:

@@ -270,6 +270,13 @@ async def _save_settings(conn: RpcConnection, p: _Params) -> Any:
     return await conn.host.save_settings(values, p.opt("apiKey") or "")
 
 
+async def _watch_sources(conn: RpcConnection, p: _Params) -> Any:
+    tools = p.raw.get("tools")
+    if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+        raise InvalidParams("parameter 'tools' must be a list of strings", parameter="tools")
+    return await conn.host.watch_sources(tools)
+
+
 async def _import(conn: RpcConnection, p: _Params) -> Any:
     paths = p.raw.get("paths")
     if not isinstance(paths, list) or not all(isinstance(x, str) for x in paths):
@@ -310,11 +317,16 @@ METHODS: dict[str, Handler] = {
         p.req("sessionId"), p.req("messageId"), p.flag("includeMessage", True)
     ),
     "session.delete": lambda c, p: c.host.delete_session(p.req("sessionId")),
+    "session.restore": lambda c, p: c.host.restore_session(p.req("sessionId")),
+    "session.search": lambda c, p: c.host.search(p.req("query"), p.opt_int("limit", 50) or 50),
     "session.import": _import,
+    "sources.list": lambda c, p: c.host.list_sources(),
+    "sources.watch": _watch_sources,
     "session.export": lambda c, p: c.host.export(p.req("sessionId"), p.req("tool"), p.opt("out")),
     "session.setModel": lambda c, p: c.host.set_model(
         p.req("sessionId"), p.req("provider"), p.req("model"), p.opt("reasoning")
     ),
+    "session.rename": lambda c, p: c.host.rename_session(p.req("sessionId"), p.req("title")),
     "session.subscribe": _subscribe,
     "session.unsubscribe": _unsubscribe,
     "model.list": lambda c, p: _done(c.host.models()),

@@ -148,6 +148,13 @@ class EventLog(Sequence[Event]):
         raw = self._lines[i]
         return raw if raw is not None else self._at(i).encode()
 
+    def lines(self, n: int) -> list[bytes]:
+        """The serialized lines of the first n events (a list slice when all are known)."""
+        found = self._lines[:n]
+        if None in found:
+            return [self.line(i) for i in range(n)]
+        return found  # type: ignore[return-value]  # no None here
+
     def extend(self, events: Iterable[Event]) -> None:
         for event in events:
             self._events.append(event)
@@ -258,6 +265,9 @@ class EventView(Sequence[Event]):
     def line(self, i: int) -> bytes:
         return self._log.line(_position(i, self._n))
 
+    def lines(self) -> list[bytes]:
+        return self._log.lines(self._n)
+
     def byte_length(self) -> int:
         return self._log.byte_length(self._n)
 
@@ -355,8 +365,10 @@ def event_records(
 
 def event_lines(events: Sequence[Event]) -> Iterator[bytes]:
     """Each event's serialized line, reusing the bytes it was read from."""
-    if isinstance(events, EventLog | EventView):
-        return (events.line(i) for i in range(len(events)))
+    if isinstance(events, EventLog):
+        return iter(events.lines(len(events)))
+    if isinstance(events, EventView):
+        return iter(events.lines())
     return (e.encode() for e in events)
 
 

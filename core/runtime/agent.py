@@ -38,7 +38,12 @@ from forkwise.core.log.ids import new_message_id, new_token
 from forkwise.core.log.replay import Replay, Replayer
 from forkwise.core.runtime.deltas import DeltaStream
 from forkwise.core.runtime.providers.base import ModelChoice, Provider, StepResult, TextDelta
-from forkwise.core.runtime.step_drafts import ending, step_result_drafts, step_start
+from forkwise.core.runtime.step_drafts import (
+    ending,
+    partial_message,
+    step_result_drafts,
+    step_start,
+)
 from forkwise.core.runtime.tools import Delegate, Tool, ToolContext, ToolFailed, tool_specs
 from forkwise.core.runtime.turn_state import OpenTurn, PendingCall, choice_of, outcome_of
 from forkwise.core.store.session import Session
@@ -268,16 +273,25 @@ class Agent:
         """Stream step `step` (its step/start is in `snap`) and write what it produced."""
         replayer = self._replay(snap)
         replayed: Replay = replayer.result()
+        streamed: list[str] = []
         try:
             provider = self.rt.provider(choice.provider)
-            result = await self._cancellable(self._stream(provider, replayed, choice, turn))
+            result = await self._cancellable(
+                self._stream(provider, replayed, choice, turn, streamed)
+            )
         except ProviderError as exc:
             await self._end_turn(ending(turn, step, "failed", exc.message), turn)
             return
         except asyncio.CancelledError:
             if _being_cancelled():
                 raise
-            return  # our own cancel: the next pass ends the turn
+            # our own cancel: what the person already read stays, as the step's assistant
+            # message (forks and replay see it); the next pass ends the turn cancelled
+            partial = "".join(streamed)
+            if partial:
+                message_id = new_message_id("assistant", partial, replayer.message_ids)
+                await self._append([partial_message(turn, step, message_id, partial)])
+            return
         message, drafts = step_result_drafts(
             turn,
             step,
@@ -291,8 +305,14 @@ class Agent:
             await self._end_turn([message, *ending(turn, step, "completed")], turn)
 
     async def _stream(
-        self, provider: Provider, replayed: Replay, choice: ModelChoice, turn: str
+        self,
+        provider: Provider,
+        replayed: Replay,
+        choice: ModelChoice,
+        turn: str,
+        streamed: list[str],
     ) -> StepResult:
+        """The step's result; `streamed` collects the text sent so far (kept on cancel)."""
         tools = tool_specs(self.rt.tools)
         deltas = DeltaStream(self.rt.notify, self.id, turn)
         items = provider.stream_step(replayed.transcript, choice, tools)
@@ -304,6 +324,7 @@ class Agent:
                     if isinstance(item, TextDelta):
                         if item.text:
                             deltas.add(item.text)
+                            streamed.append(item.text)
                     else:
                         return item
         finally:

@@ -11,8 +11,13 @@ from forkwise.core.store.session import SessionSummary
 
 def summary_row(summary: SessionSummary, default: ModelChoice | None = None) -> dict[str, Any]:
     """`summary.to_dict()` with the model the next turn runs on: the log's latest
-    model/select, else `default` (the offline model unless a host says otherwise)."""
+    model/select, else `default` (the offline model unless a host says otherwise), and
+    `titleSet` and `firstQuestion` (a GUI tells a fork's copied question from its own)."""
     row = summary.to_dict()
+    # whether the title was given (header meta or a session/title event), not taken from
+    # the first question: a fork that copied its question is named after its source
+    row["titleSet"] = summary.title is not None
+    row["firstQuestion"] = summary.first_user_text
     if row["model"] is None:
         choice = default or default_choice()
         row["model"], row["provider"] = choice.model, choice.provider

@@ -43,6 +43,20 @@ def ending(turn: str, step: str, status: str, error: str | None = None) -> list[
     return [{"type": STEP_END, "turn": turn, "step": step}, end]
 
 
+def partial_message(turn: str, step: str, message_id: str, text: str) -> Json:
+    """The assistant message of a step stopped while it streamed: the text sent so far,
+    marked `partial` (the turn then ends cancelled)."""
+    return {
+        "type": MESSAGE,
+        "id": message_id,
+        "role": "assistant",
+        "turn": turn,
+        "step": step,
+        "parts": [text_part(text)],
+        "partial": True,
+    }
+
+
 def step_result_drafts(
     turn: str, step: str, result: StepResult, tools: Container[str], message_id: str
 ) -> tuple[Json, list[Json]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import BracketState
@@ -57,6 +57,19 @@ class IndexedFork:
     #: whether a turn left open at the end of the log waits for an approval (it stays
     #: open; any other open turn was left by a crash and is closed before a fork)
     waits: bool = False
+    #: the digest of the lines in `span` (`forkwise.core.log.digest`), when the backend
+    #: could hash them; the child records it in its `history/fork`
+    digest: str | None = None
+
+
+@runtime_checkable
+class Restorable(Protocol):
+    """A backend that keeps what is deleted and can bring it back (Undo of a delete)."""
+
+    def restore(self, session_id: str) -> bool:
+        """Put the latest deleted copy of a session back; False when there is none.
+        Raises DuplicateSessionId when a session of that id exists."""
+        ...
 
 
 class Backend(Protocol):

@@ -123,6 +123,8 @@ class SessionSummary:
     first_user_text: str | None = None
     #: the reasoning target of the latest model/select, if it names one
     reasoning: str | None = None
+    #: the tool an imported session came from (its header's meta.source.tool)
+    source: str | None = None
     error: Mapping[str, Any] | None = None
 
     @classmethod
@@ -139,6 +141,7 @@ class SessionSummary:
             relation=relation if isinstance(relation, str) else None,
             title=header.meta.get("title") if isinstance(header.meta.get("title"), str) else None,
             updated=header.created,
+            source=_source_tool(header.meta.get("source")),
         )
 
     def fold(
@@ -184,6 +187,7 @@ class SessionSummary:
             "model": self.model,
             "provider": self.provider,
             "reasoning": self.reasoning,
+            "source": self.source,
             "cwd": self.cwd,
             "error": dict(self.error) if self.error else None,
         }
@@ -242,14 +246,20 @@ _INDEX_TYPES: dict[str, frozenset[type]] = {
     "id": _STR, "created": _STR, "cwd": _STR, "parentSession": _OPT, "seedLength": _INT,
     "relation": _OPT, "title": _OPT, "events": _INT, "turns": _INT, "messages": _INT,
     "updated": _STR, "running": frozenset({bool}), "model": _OPT, "provider": _OPT,
-    "firstUserText": _OPT, "reasoning": _OPT,
+    "firstUserText": _OPT, "reasoning": _OPT, "source": _OPT,
 }  # fmt: skip
 _INDEX_KEYS = tuple(_INDEX_TYPES)
 #: the values of an index row (SessionSummary.to_index_row), in order: the fields
 INDEX_ROW_KEYS = (*_INDEX_KEYS, "error")
 _index_values = itemgetter(*_INDEX_KEYS)  # KeyError when one is missing
-#: every allowed combination of exact types, in key order (2**7 rows: seven optional fields)
+#: every allowed combination of exact types, in key order (2**8 rows: eight optional fields)
 _INDEX_TYPE_ROWS: frozenset[tuple[type, ...]] = frozenset(product(*_INDEX_TYPES.values()))
+
+
+def _source_tool(source: object) -> str | None:
+    if isinstance(source, Mapping) and isinstance(source.get("tool"), str):
+        return str(source["tool"])
+    return None
 
 
 def _logged_title(

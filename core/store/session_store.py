@@ -24,11 +24,12 @@ from forkwise.core.errors import (
     StaleSession,
     StorageError,
 )
+from forkwise.core.log.digest import DIGEST_FIELD, prefix_digest
 from forkwise.core.log.event_log import EventLog, EventView
 from forkwise.core.log.events import HISTORY_FORK, MESSAGE, Event, now_ts
 from forkwise.core.log.ids import new_session_id, random_hex, validate_session_id
 from forkwise.core.log.turns import BracketState, check_boundary
-from forkwise.core.store.backend import Backend, IndexedFork, Progress, Remembered
+from forkwise.core.store.backend import Backend, IndexedFork, Progress, Remembered, Restorable
 from forkwise.core.store.fork_point import ForkPoint, anchor_of, fork_point_of
 from forkwise.core.store.session import (
     EventsAppended,
@@ -265,6 +266,8 @@ class SessionStore:
                 "boundary": b,
             }
             fork_event.update(anchor if anchor is not None else anchor_of(seed))
+            # what the child copied, so a later rewrite of the source below b shows
+            fork_event[DIGEST_FIELD] = prefix_digest(seed)
             if header.meta.get("relation"):
                 fork_event["relation"] = header.meta["relation"]
             point = rec.point if rec.point is not None and rec.point.seq <= b else None
@@ -333,6 +336,8 @@ class SessionStore:
             "boundary": point.seq,
             **point.anchor(),
         }
+        if indexed.digest is not None:
+            fork_event[DIGEST_FIELD] = indexed.digest
         if header.meta.get("relation"):
             fork_event["relation"] = header.meta["relation"]
         follow = _build([fork_event, *drafts], point.seq)
@@ -442,6 +447,23 @@ class SessionStore:
             self.backend.persist(SessionDisposed(rec.header.id))
             del self._records[rec.header.id]
             self._announce(SessionDisposed(rec.header.id))
+
+    def restore(self, session_id: str) -> Session:
+        """Bring a deleted session back from the backend's trash (Undo of a delete); it is
+        announced as created, with its events, so every subscriber learns of it again."""
+        sid = validate_session_id(session_id)
+        with self._lock:
+            if self.exists(sid):
+                raise DuplicateSessionId(f"a session {sid!r} exists already", session_id=sid)
+            if not isinstance(self.backend, Restorable) or not self.backend.restore(sid):
+                raise SourceNotFound(f"there is no deleted session {sid!r} to restore",
+                                     session_id=sid)
+            rec = self._record(sid)
+            seed = rec.header.seed_length
+            snapshot = rec.snapshot()
+            self._announce(SessionCreated(rec.header, rec.events.view(seed),
+                                          tuple(rec.events[seed:])))
+        return snapshot
 
     def close(self) -> None:
         """Flush, remember what is known of loaded sessions, release the backend."""

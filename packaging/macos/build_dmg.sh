@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 py=${PYTHON:-python3}
 venv=build/pyinstaller-venv
 [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
-"$venv/bin/python" -m pip install -q "pyinstaller==6.22.3" "setuptools>=69" wheel
+"$venv/bin/python" -m pip install -q "pyinstaller==6.22.3" "setuptools>=77" wheel
 "$venv/bin/python" -m pip install -q --no-build-isolation ".[gui]"
 "$venv/bin/python" -m pip install -q --no-build-isolation --force-reinstall --no-deps .
 "$venv/bin/pyinstaller" --noconfirm --clean --distpath dist --workpath build/pyinstaller \

@@ -9,6 +9,7 @@ from logdata import SAMPLE, TS, events_of, message, turn
 from store_harness import StoreHarness
 
 from forkwise.core.errors import ForkwiseError
+from forkwise.core.log.digest import digest_lines
 from forkwise.core.log.events import HISTORY_FORK
 from forkwise.core.store.session import (
     EventsAppended,
@@ -240,7 +241,10 @@ def test_empty_source_gives_an_empty_child(harness: StoreHarness) -> None:
     assert child.header.parent_session == "empty"
     assert types_of(child) == [HISTORY_FORK]
     assert child.events[0].seq == 1
-    assert dict(child.events[0].fields) == {"source": "empty", "boundary": 0}
+    # the digest of the copied prefix: here, of no lines at all
+    assert dict(child.events[0].fields) == {
+        "source": "empty", "boundary": 0, "prefixDigest": digest_lines([])
+    }
     assert harness.store.fork("empty", 0, "kid0").header.seed_length == 0
     with pytest.raises(ForkwiseError) as exc:
         harness.store.fork("empty", 1, "kid1")

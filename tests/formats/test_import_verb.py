@@ -144,3 +144,50 @@ def test_a_fork_continued_here_exports_back_to_codex(
     code, shown = run_json("sessions", "show", "mine", "--store", str(store))
     exports = [e for e in shown["events"] if e["type"] == "plugin/forkwise/export"]
     assert exports[-1]["id"] == sent["id"]
+
+
+@pytest.mark.asyncio
+async def test_a_watched_codex_folder_brings_new_and_grown_sessions_in(tmp_path: Path) -> None:
+    """Keeping up with an agent: the host watches its folder; a session it writes appears,
+    a session that grows grows — through the one import verb."""
+    import asyncio
+
+    from forkwise.core.client.client import Client
+    from forkwise.core.host.host import Host
+
+    home = tmp_path / "codex"
+    home.mkdir()
+    host = Host.open(tmp_path / "store", default_cwd=str(tmp_path))
+    host.sources.env["CODEX_HOME"] = str(home)
+    host.sources.interval = 0.05
+    client = await Client.in_process(host)
+    try:
+        seen: list[dict[str, Any]] = []
+        await client.subscribe(seen.append)
+        listed = await client.watch_sources(["codex"])
+        assert listed["watching"] == ["codex"]
+        rollout = basic(7)
+        rollout.write(home)
+        sid = f"codex-{thread_id(7)}"
+        for _ in range(200):  # bounded: 10 s at most
+            if sid in client.catalogue:
+                break
+            await asyncio.sleep(0.05)
+        assert sid in client.catalogue
+        before = client.catalogue[sid]["events"]
+        rollout.prompt("one more")
+        rollout.answer("More.", item_id="msg_more2")
+        path = rollout.write(home)
+        os.utime(path, None)
+        for _ in range(200):
+            if client.catalogue[sid]["events"] > before:
+                break
+            await asyncio.sleep(0.05)
+        assert client.catalogue[sid]["events"] > before
+        grown = [n for n in seen if n["kind"] == "session/events" and n["sessionId"] == sid]
+        assert grown  # the open transcript gets the new events as they are appended
+        await client.watch_sources([])
+        assert host.sources.tools == []
+    finally:
+        await client.close()
+        await host.close()

@@ -195,7 +195,12 @@ def test_message_fork_on_running_turn_is_disabled_and_the_host_refuses(aloop: An
             assert not fork_from.isEnabled()
             assert fork_from.toolTip() == WAITING
             assert action(menu, "actionForkBeforeMessage").isEnabled()
-            assert not action(menu, "actionEditResend").isEnabled()
+            # editing branches, so it works while a turn waits; editing in place does not
+            assert action(menu, "actionEditResend").isEnabled()
+            replace = action(menu, "actionEditReplace")
+            assert not replace.isEnabled()
+            assert replace.text() == "Edit and replace…"  # short: the reason is the tip
+            assert replace.toolTip() == WAITING
             menu.close()
             # the host is the judge: asking anyway shows fork-unavailable, in words
             before = set(app.controller.tree.session_ids())
@@ -257,7 +262,7 @@ def test_attach_failure_child_in_tree_then_error(aloop: Any, tmp_path: Path) -> 
     aloop(scenario())
 
 
-def test_edit_and_resend_replaces_in_place(aloop: Any, tmp_path: Path, qtmodeltester: Any) -> None:
+def test_edit_and_replace_confirms_then_replaces_in_place(aloop: Any, tmp_path: Path, qtmodeltester: Any) -> None:
     async def scenario() -> None:
         async with open_app(tmp_path) as app:
             c = app.controller
@@ -269,10 +274,32 @@ def test_edit_and_resend_replaces_in_place(aloop: Any, tmp_path: Path, qtmodelte
             rows_before = c.transcript.rowCount()
             removed: list[tuple[int, int]] = []
             c.transcript.rowsRemoved.connect(lambda _p, a, b: removed.append((a, b)))
+            log_before = app.log(quick)
+            # Cancel: nothing happens
             menu = app.message_menu(row)
-            action(menu, "actionEditResend").trigger()
+            action(menu, "actionEditReplace").trigger()
             menu.close()
+            from PySide6.QtWidgets import QMessageBox
+            cancelled = app.window.branches.confirm_box
+            assert cancelled is not None
+            cancelled.button(QMessageBox.StandardButton.Cancel).click()
+            await app.idle()
+            assert app.window.composer.editing_message is None
+            assert app.log(quick) == log_before
+            menu = app.message_menu(row)
+            action(menu, "actionEditReplace").trigger()
+            menu.close()
+            box = app.window.branches.confirm_box
+            assert box is not None
+            assert box.isVisible()
+            turns = sum(1 for e in app.log(quick)[1:] if e["type"] == "turn/start")
+            messages = sum(1 for e in app.log(quick)[1:] if e["type"] == "message")
+            assert f"deletes {turns} turn" in box.text()
+            assert f"({messages} message" in box.text()
             composer = app.window.composer
+            assert composer.editing_message is None  # nothing happens before the answer
+            next(b for b in box.buttons() if b.objectName() == "confirmReplaceButton").click()
+            assert composer.replacing
             assert composer.editing_message == old_id
             assert "Tabs or spaces" in composer.text()
             composer.set_text("Tabs or spaces for a Go project?")
@@ -366,7 +393,8 @@ def test_fork_link_selects_the_source(aloop: Any, tmp_path: Path) -> None:
             await app.open(shorter)
             row = next(i for i, e in enumerate(app.entries) if e.kind == "fork")
             from PySide6.QtWidgets import QLabel
-            label = app.window.transcript.indexWidget(app.controller.transcript.index(row))
+            header = app.window.transcript.indexWidget(app.controller.transcript.index(row))
+            label = header.findChild(QLabel, "forkLink")
             assert isinstance(label, QLabel)
             assert "Forked from" in label.text()
             assert PLAN in label.text()

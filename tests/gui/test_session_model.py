@@ -75,7 +75,13 @@ def test_update_is_data_changed(tree: SessionTreeModel, qtmodeltester: Any) -> N
     changed: list[str] = []
     tree.dataChanged.connect(lambda tl, br, roles=(): changed.append(tree.data(tl, ID_ROLE)))
     tree.upsert(summary("b", "a", title="Renamed", running=True))
-    assert changed == ["b"]
+    # the row, then its children: a fork not renamed yet is called after its source
+    assert changed == ["b", *tree.children_of("b")]
+    assert tree.children_of("b")
+    changed.clear()
+    tree.upsert(summary("b", "a", title="Renamed", running=False))
+    assert changed == ["b"]  # the same title: the children are not touched
+    tree.upsert(summary("b", "a", title="Renamed", running=True))
     assert tree.data(tree.index_for("b")) == "Renamed"
     assert tree.data(tree.index_for("b", 1)) == "● running"
     qtmodeltester.check(tree)

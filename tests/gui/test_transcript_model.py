@@ -9,11 +9,14 @@ import pytest
 
 from forkwise.gui.message_actions import (
     BUSY,
+    EDIT_REPLACE,
     EDIT_RESEND,
     FORK_BEFORE,
     FORK_FROM,
     MID_TURN,
     NOT_A_MESSAGE,
+    NOT_AN_ANSWER,
+    RETRY,
     RUNNING,
     WAITING,
     message_actions,
@@ -133,6 +136,11 @@ def state(actions: list[Any], name: str) -> Any:
     return next(a for a in actions if a.name == name)
 
 
+def answer_actions(b: Any) -> list[Any]:
+    first_answer = next(e for e in b.entries if e.kind == "assistant")
+    return message_actions(first_answer, b)
+
+
 def test_action_rules() -> None:
     events = log(2)
     turn(events, 5, close=False, approval=True)
@@ -141,8 +149,11 @@ def test_action_rules() -> None:
     first_user = message_actions(by_id["user:q0:0"], b)
     assert state(first_user, FORK_FROM).enabled
     assert state(first_user, FORK_BEFORE).enabled
-    assert not state(first_user, EDIT_RESEND).enabled  # another turn is open (waiting)
-    assert state(first_user, EDIT_RESEND).reason == WAITING
+    assert state(first_user, EDIT_RESEND).enabled  # it branches: another open turn is fine
+    assert not state(first_user, EDIT_REPLACE).enabled  # another turn is open (waiting)
+    assert state(first_user, EDIT_REPLACE).reason == WAITING
+    assert state(answer_actions(b), RETRY).enabled  # the answer of a completed turn
+    assert state(first_user, RETRY).reason == NOT_AN_ANSWER
     answer = message_actions(by_id["assistant:a0:0"], b)
     assert state(answer, FORK_BEFORE).reason == MID_TURN
     waiting = message_actions(by_id["user:q5:0"], b)
@@ -154,7 +165,8 @@ def test_action_rules() -> None:
     running = message_actions(b.entries[-1], b)
     assert state(running, FORK_FROM).reason == RUNNING
     user = next(e for e in b.entries if e.message_id == "user:q0:0" and e.kind == "user")
-    assert state(message_actions(user, b), EDIT_RESEND).reason == BUSY
+    assert state(message_actions(user, b), EDIT_REPLACE).reason == BUSY
+    assert state(message_actions(user, b), EDIT_RESEND).enabled
     # not all of the log loaded yet: the host decides
     assert state(message_actions(b.entries[-1], b, complete=False), FORK_FROM).enabled
     assert state(message_actions(None, b), FORK_FROM).reason == NOT_A_MESSAGE

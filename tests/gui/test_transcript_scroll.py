@@ -33,9 +33,11 @@ def shown(app: App, row: int) -> bool:
 
 
 async def open_first_page(app: App) -> None:
-    """Open the long session (its first page only: `App.open` waits for every page)."""
+    """Open the long session at its top (its first page only: every session opens at its
+    end unless asked, and `App.open` waits for every page)."""
     model = app.controller.transcript
     app.window.select_session(LONG)
+    app.controller.open_session(LONG, from_end=False)
     await until(lambda: app.controller.current == LONG and model.rowCount() > 0
                 and not model.fetching, what="its first page shown")
     await app.idle()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -338,6 +339,27 @@ class JsonlBackend:
         self._headers.pop(session_id, None)
         self._tails.pop(session_id, None)
         self._line_ends.pop(session_id, None)
+
+    def restore(self, session_id: str) -> bool:
+        """Move the latest trashed copy of a session (`_dispose`) back into place."""
+        path = self.path(session_id)
+        trashed = re.compile(re.escape(session_id) + r"\.\d{4}-\d{2}-\d{2}T\d+Z\.jsonl")
+        try:
+            names = sorted(e.name for e in os.scandir(self.root / "trash")
+                           if trashed.fullmatch(e.name))
+        except FileNotFoundError:
+            return False
+        if not names:
+            return False
+        if path.exists():
+            raise DuplicateSessionId(f"a session {session_id!r} exists already",
+                                     session_id=session_id)
+        try:
+            os.replace(self.root / "trash" / names[-1], path)
+            fsync_dir(self.sessions_dir)
+        except OSError as exc:
+            raise StorageError(f"cannot restore {session_id!r}: {exc}", path=str(path)) from exc
+        return True
 
     def close(self) -> None:
         for sid in list(self._pending):

@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from forkwise.core.log.digest import span_digest
 from forkwise.core.log.event_log import lines_length
 from forkwise.core.log.events import Event
 from forkwise.core.store.atomic import write_all, write_file_atomically
@@ -38,6 +39,9 @@ def indexed_fork(path: Path, session_id: str, catalogue: Catalogue) -> IndexedFo
             return None
         header = header_of(header_raw)
         line = line_before(fd, end)
+        # the child records the digest of the lines it copies (read from the page cache
+        # the copy reads next; linear, like the copy)
+        digest = span_digest(fd, len(header_raw) + 1, end)
     except OSError:
         return None
     finally:
@@ -48,7 +52,12 @@ def indexed_fork(path: Path, session_id: str, catalogue: Catalogue) -> IndexedFo
         return None
     facts = known[1]
     return IndexedFork(
-        header, point, (len(header_raw) + 1, end), known[0], bool(facts.pending_approvals)
+        header,
+        point,
+        (len(header_raw) + 1, end),
+        known[0],
+        bool(facts.pending_approvals),
+        digest,
     )
 
 

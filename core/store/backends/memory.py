@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from forkwise.core.errors import ForkwiseError
+from forkwise.core.errors import DuplicateSessionId, ForkwiseError
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import BracketState
 from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
@@ -25,6 +25,7 @@ class MemoryBackend:
 
     def __init__(self) -> None:
         self._logs: dict[str, tuple[SessionHeader, list[Event]]] = {}
+        self._trash: dict[str, tuple[SessionHeader, list[Event]]] = {}
 
     def persist(self, change: StoreEvent) -> None:
         if isinstance(change, SessionCreated):
@@ -35,11 +36,21 @@ class MemoryBackend:
             header, _ = self._logs[change.session_id]
             self._logs[change.session_id] = (change.header or header, list(change.kept))
         elif isinstance(change, SessionDisposed):
-            del self._logs[change.session_id]
+            self._trash[change.session_id] = self._logs.pop(change.session_id)
         elif isinstance(change, SessionFlushed):
             pass
         else:  # pragma: no cover - the union is closed
             raise ForkwiseError(f"unknown store change {change!r}")
+
+    def restore(self, session_id: str) -> bool:
+        if session_id in self._logs:
+            raise DuplicateSessionId(f"a session {session_id!r} exists already",
+                                     session_id=session_id)
+        found = self._trash.pop(session_id, None)
+        if found is None:
+            return False
+        self._logs[session_id] = found
+        return True
 
     def exists(self, session_id: str) -> bool:
         return session_id in self._logs

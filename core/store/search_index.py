@@ -1,0 +1,404 @@
+"""A full-text index of every session's messages, tool calls and titles, beside the store.
+
+SQLite FTS5 (Python's sqlite3) in `<store>/search.sqlite`: a plain table `msgs` holds one
+row per indexed event (session, seq, message id, time, kind, text) and the FTS5 table
+`docs` indexes its text (external content: the text is stored once). Queries are words
+and a prefix, never phrases, so the index keeps no positions (`detail=none`: the build
+tokenizes each text and writes one entry per word and row, nothing more); snippets are cut
+from the stored text for the few rows a search returns. A table `sessions`
+says how many events of each session are indexed, so that the index is brought up to date
+from the logs (`sync`) after it was missing, deleted or left behind, and kept current
+from the store's change events (append, import, fork, truncate, delete) once it is.
+
+A session's copied prefix (a fork's seed) is not indexed again: its words are found in
+the session they were written in. The index is derived data: losing it loses nothing,
+and `rebuild` makes it anew from the logs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from forkwise.core.log.events import MESSAGE, SESSION_TITLE, Event
+from forkwise.core.store.session import (
+    EventsAppended,
+    SessionCreated,
+    SessionDisposed,
+    SessionHeader,
+    SessionSummary,
+    SessionTruncated,
+    StoreEvent,
+)
+from forkwise.core.store.session_store import SessionStore
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+#: what marks the matched words in a snippet
+MARK_OPEN, MARK_CLOSE = "«", "»"
+MAX_LIMIT = 500
+#: one row: session, seq, message id, time, kind, text
+Row = tuple[str, int, str | None, str, str, str]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS sessions(id TEXT PRIMARY KEY, indexed INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS msgs(
+    rowid INTEGER PRIMARY KEY, session TEXT NOT NULL, seq INTEGER NOT NULL,
+    message TEXT, ts TEXT NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS msgs_session ON msgs(session, seq);
+CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
+    text, content='msgs', content_rowid='rowid', detail='none',
+    tokenize="unicode61 remove_diacritics 2 tokenchars '_'");
+"""
+#: words of a query as the tokenizer sees them (letters, digits, underscore)
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    session_id: str
+    seq: int
+    message_id: str | None
+    ts: str
+    kind: str  # user, assistant, title
+    snippet: str
+
+
+class SearchIndex:
+    """The index of one store; every method may be called from any thread (one lock).
+
+    Until the first `sync`, the store's changes are not applied (a one-shot command's host
+    never pays for the index); `sync` catches up from the logs, then changes are applied
+    as they are committed. A `sync` runs beside the store's writers, never in their way:
+    changes committed meanwhile are queued and applied after it (each is idempotent
+    against what the sync read)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        self._db: sqlite3.Connection | None = None
+        self.ready = False
+        self._state = threading.Lock()  # guards `_syncing` and `_queued`, held briefly
+        self._syncing = False
+        self._queued: list[StoreEvent] = []
+
+    # --- the database -----------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        if self._db is None:
+            target = str(self.path) if self.path is not None else ":memory:"
+            db = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
+            try:
+                db.executescript(_SCHEMA)
+                found = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+                if found is not None and found[0] != str(SCHEMA_VERSION):
+                    db.close()
+                    self._drop_file()
+                    return self._open()
+            except sqlite3.DatabaseError:  # a corrupt file: the logs have everything
+                db.close()
+                self._drop_file()
+                return self._open()
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=OFF")  # derived data: rebuilt if ever lost
+            db.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (str(SCHEMA_VERSION),))
+            self._db = db
+        return self._db
+
+    def _drop_file(self) -> None:
+        if self.path is not None:
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    Path(str(self.path) + suffix).unlink()
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            db = self._open()
+            db.execute("BEGIN")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+            self.ready = False
+
+    # --- keeping it current -----------------------------------------------------------
+
+    def attach(self, store: SessionStore) -> Callable[[], None]:
+        """Apply the store's committed changes from now on; returns an unsubscribe."""
+        return store.subscribe(self.on_change)
+
+    def on_change(self, change: StoreEvent) -> None:
+        """A committed change (called by the store's writer: it never waits on a sync)."""
+        with self._state:
+            if self._syncing:
+                self._queued.append(change)
+                return
+            if not self.ready:
+                return  # `sync` reads the logs when the index is first used
+        with self._lock:
+            self._apply_logged(change)
+
+    def _apply_logged(self, change: StoreEvent) -> None:
+        try:
+            self._apply(change)
+        except sqlite3.Error:
+            log.exception("search index: %s of %s not applied", change.kind, change.session_id)
+            self.ready = False  # the next search brings it up to date from the logs
+
+    def _apply(self, change: StoreEvent) -> None:
+        sid = change.session_id
+        if isinstance(change, SessionCreated):
+            with self._write() as db:
+                _forget(db, sid)
+                rows = [*_header_rows(change.header), *_rows(sid, change.events)]
+                last = change.header.seed_length + len(change.events)
+                _insert(db, sid, rows, last)
+        elif isinstance(change, EventsAppended) and change.events:
+            with self._write() as db:
+                found = db.execute("SELECT indexed FROM sessions WHERE id=?", (sid,)).fetchone()
+                done = int(found[0]) if found is not None else 0
+                fresh = [e for e in change.events if e.seq > done]  # `sync` read the rest
+                if fresh:
+                    _insert(db, sid, _rows(sid, fresh), fresh[-1].seq)
+        elif isinstance(change, SessionTruncated):
+            with self._write() as db:
+                _forget(db, sid, after=change.through)
+                db.execute("UPDATE sessions SET indexed=? WHERE id=?", (change.through, sid))
+        elif isinstance(change, SessionDisposed):
+            with self._write() as db:
+                _forget(db, sid)
+
+    def sync(self, store: SessionStore) -> int:
+        """Bring the index up to date with the store's logs; returns how many sessions
+        were (re)indexed. Sessions are compared by their event counts."""
+        with self._state:
+            self._syncing, self._queued = True, []
+        try:
+            with self._lock:
+                db = self._open()
+                known = dict(db.execute("SELECT id, indexed FROM sessions").fetchall())
+                summaries = {s.id: s for s in store.list()}
+                if not known:  # made from nothing: no journal while it is (a crash loses
+                    db.execute("PRAGMA journal_mode=OFF")  # only what is rebuilt anyway)
+                try:
+                    work = self._catch_up(store, known, summaries)
+                finally:
+                    db.execute("PRAGMA journal_mode=WAL")
+            while True:  # what was committed while the logs were read
+                with self._state:
+                    queued, self._queued = self._queued, []
+                    if not queued:
+                        self._syncing = False
+                        self.ready = True
+                        return work
+                with self._lock:
+                    for change in queued:
+                        self._apply_logged(change)
+        finally:
+            with self._state:
+                self._syncing = False
+
+    def _catch_up(self, store: SessionStore, known: dict[str, int],
+                  summaries: dict[str, SessionSummary]) -> int:
+        """Index what the logs have beyond `known` (counts per session); one transaction."""
+        work = 0
+        with self._write() as db:
+            for gone in set(known) - set(summaries):
+                _forget(db, gone)
+            for sid, summary in summaries.items():
+                done = known.get(sid)
+                if done == summary.events:
+                    continue
+                if done is not None and done > summary.events:  # cut back: read anew
+                    _forget(db, sid)
+                    done = None
+                _index_log(db, store, sid, done)
+                work += 1
+        return work
+
+    def rebuild(self, store: SessionStore) -> int:
+        """Make the index anew from the logs (the file is replaced)."""
+        with self._lock:
+            self.close()
+            self._drop_file()
+            return self.sync(store)
+
+    # --- asking it --------------------------------------------------------------------
+
+    def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+        """Events whose text has every word of `query` (the last one as a prefix), the
+        latest indexed first, each with a snippet around the words."""
+        match = fts_query(query)
+        if match is None:
+            return []
+        limit = max(1, min(int(limit), MAX_LIMIT))
+        with self._lock:
+            db = self._open()
+            rows = db.execute(
+                "SELECT m.session, m.seq, m.message, m.ts, m.kind, m.text"
+                " FROM docs JOIN msgs m ON m.rowid = docs.rowid"
+                " WHERE docs MATCH ? ORDER BY docs.rowid DESC LIMIT ?",
+                (match, limit),
+            ).fetchall()
+        words = [w.casefold() for w in _WORD.findall(query)]
+        return [
+            SearchHit(str(sid), int(seq), message, str(ts), str(kind), snippet(text, words))
+            for sid, seq, message, ts, kind, text in rows
+        ]
+
+
+def snippet(text: str, words: Sequence[str], width: int = 120) -> str:
+    """About `width` characters of `text` around the first of `words` found in it (each
+    a word start, the last a prefix), the words found marked with « and »."""
+    flat = " ".join(text.split())
+    folded = flat.casefold()
+    spans: list[tuple[int, int]] = []
+    for i, word in enumerate(words):
+        last = i == len(words) - 1
+        pattern = r"(?<!\w)" + re.escape(word) + (r"\w*" if last else r"(?!\w)")
+        spans.extend(m.span() for m in re.finditer(pattern, folded))
+    spans.sort()
+    first = spans[0][0] if spans else 0
+    start = max(0, first - width // 3)
+    end = min(len(flat), start + width)
+    out, at = [], start
+    for a, b in spans:
+        if a < at or b > end:
+            continue
+        out += [flat[at:a], MARK_OPEN, flat[a:b], MARK_CLOSE]
+        at = b
+    out.append(flat[at:end])
+    return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(flat) else "")
+
+
+def fts_query(query: str) -> str | None:
+    """The FTS5 query for what a person typed: each word quoted (nothing they type is
+    query syntax), all of them required, the last one a prefix. None for no words."""
+    words = _WORD.findall(query)
+    if not words:
+        return None
+    quoted = [f'"{w}"' for w in words]
+    quoted[-1] += "*"
+    return " ".join(quoted)
+
+
+# --- rows -----------------------------------------------------------------------------
+
+
+def _forget(db: sqlite3.Connection, sid: str, after: int | None = None) -> None:
+    """Drop a session's rows (those after seq `after`, or all with its entry)."""
+    cut = -1 if after is None else after
+    db.execute(
+        "INSERT INTO docs(docs, rowid, text)"
+        " SELECT 'delete', rowid, text FROM msgs WHERE session=? AND seq>?",
+        (sid, cut),
+    )
+    db.execute("DELETE FROM msgs WHERE session=? AND seq>?", (sid, cut))
+    if after is None:
+        db.execute("DELETE FROM sessions WHERE id=?", (sid,))
+
+
+def _insert(db: sqlite3.Connection, sid: str, rows: Iterable[Row], indexed: int) -> None:
+    cur = db.cursor()
+    first = db.execute("SELECT coalesce(max(rowid), 0) FROM msgs").fetchone()[0] + 1
+    cur.executemany(
+        "INSERT INTO msgs(session, seq, message, ts, kind, text) VALUES (?,?,?,?,?,?)", rows
+    )
+    db.execute(
+        "INSERT INTO docs(rowid, text) SELECT rowid, text FROM msgs WHERE rowid >= ?", (first,)
+    )
+    db.execute("INSERT OR REPLACE INTO sessions(id, indexed) VALUES (?, ?)", (sid, indexed))
+
+
+def _index_log(db: sqlite3.Connection, store: SessionStore, sid: str, done: int | None) -> None:
+    """Index the events of one log after `done` (None: the whole log, its header too)."""
+    loaded = store.backend.load(sid)
+    if loaded is None:
+        return
+    header, events = loaded.header, loaded.events
+    start = header.seed_length if done is None else max(done, header.seed_length)
+    rows = list(_header_rows(header)) if done is None else []
+    rows.extend(_line_rows(sid, events, start))
+    _insert(db, sid, rows, len(events))
+
+
+def _header_rows(header: SessionHeader) -> Iterator[Row]:
+    title = header.meta.get("title")
+    if isinstance(title, str) and title:
+        yield (header.id, 0, None, header.created, "title", title)
+
+
+def _rows(sid: str, events: Sequence[Event]) -> Iterator[Row]:
+    for event in events:
+        row = _row(sid, event.seq, event.type, event.ts, event.fields)
+        if row is not None:
+            yield row
+
+
+def _line_rows(sid: str, events: Sequence[Event], start: int) -> Iterator[Row]:
+    """Rows of events[start:], read off their lines where the log keeps them (only lines
+    that can hold a message or a title are decoded)."""
+    line_of = getattr(events, "line", None)
+    loads = orjson.loads
+    for i in range(start, len(events)):
+        if line_of is None:
+            event = events[i]
+            row = _row(sid, event.seq, event.type, event.ts, event.fields)
+        else:
+            raw: bytes = line_of(i)
+            if b"message" not in raw and b"session/title" not in raw:
+                continue
+            record = loads(raw)
+            row = _row(sid, i + 1, str(record.get("type")), str(record.get("ts", "")), record)
+        if row is not None:
+            yield row
+
+
+def _row(sid: str, seq: int, etype: str, ts: str, fields: Any) -> Row | None:
+    if etype == MESSAGE:
+        text = _message_words(fields.get("parts") or ())
+        if not text:
+            return None
+        role = fields.get("role")
+        message = fields.get("id")
+        return (sid, seq, message if isinstance(message, str) else None, ts,
+                role if isinstance(role, str) else "message", text)
+    if etype == SESSION_TITLE:
+        title = fields.get("title")
+        return (sid, seq, None, ts, "title", title) if isinstance(title, str) and title else None
+    return None
+
+
+def _message_words(parts: Iterable[Any]) -> str:
+    """What a message shows and calls: its text, and each tool call's name and arguments."""
+    out: list[str] = []
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "text":
+            out.append(str(part.get("text", "")))
+        elif kind == "tool_call":
+            args = part.get("args")
+            out.append(f"{part.get('name', '')} {orjson.dumps(args).decode() if args else ''}")
+    return "\n".join(s for s in out if s)

@@ -1,0 +1,401 @@
+"""The agents people already use: File → Import… (Claude Code, Codex, pi, Forkwise files),
+File → Agent sources… (keep up with the agents' folders while the app is open), and
+Session → Continue in ▸ (write the session for the agent it came from, with the command
+that resumes it). Everything goes through the client: the host reads and writes the files
+on its machine.
+
+`install(window)` adds the actions to the window's menus; the dialogs open with `open()`.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QProcess, Qt
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .source_badges import TOOL_NAMES, source_icon, tool_name
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+Json = dict[str, Any]
+FOREIGN = ("claude", "codex", "pi")
+WATCH_KEY = "sources/watch"
+
+
+def install(window: MainWindow) -> None:
+    """Import…, Agent sources… and Continue in ▸ on the window's menus; watching starts
+    once the store is loaded (the tools whose folders exist, unless the person chose)."""
+    c = window.controller
+    file_menu = window.findChild(QMenu, "menuFile")
+    session_menu = window.findChild(QMenu, "menuSession")
+    act_import = QAction("&Import sessions…", window)
+    act_import.setObjectName("actionImport")
+    act_import.setShortcut(QKeySequence("Ctrl+I"))
+    act_import.setStatusTip("Import sessions of Claude Code, Codex, pi or Forkwise")
+    act_import.triggered.connect(lambda: ImportDialog(window).open())
+    act_sources = QAction("Agent &sources…", window)
+    act_sources.setObjectName("actionSources")
+    act_sources.setStatusTip("Keep up with the sessions Claude Code, Codex and pi write")
+    act_sources.triggered.connect(lambda: SourcesDialog(window).open())
+    if file_menu is not None:
+        actions = file_menu.actions()
+        if len(actions) > 1:  # after New session
+            file_menu.insertAction(actions[1], act_import)
+            file_menu.insertAction(actions[1], act_sources)
+        else:
+            file_menu.addAction(act_import)
+            file_menu.addAction(act_sources)
+    window.addAction(act_import)
+    continue_menu = QMenu("&Continue in", window)
+    continue_menu.setObjectName("menuContinueIn")
+    for tool in FOREIGN:
+        act = QAction(source_icon(tool), TOOL_NAMES[tool], window)
+        act.setObjectName(f"actionContinue{tool.capitalize()}")
+        act.setStatusTip(f"Write this session as a {TOOL_NAMES[tool]} session and resume it there")
+        act.triggered.connect(lambda _=False, t=tool: continue_in(window, t))
+        continue_menu.addAction(act)
+    if session_menu is not None:
+        session_menu.addSeparator()
+        session_menu.addMenu(continue_menu)
+    continue_menu.aboutToShow.connect(lambda: _enable_continue(window, continue_menu))
+    c.treeLoaded.connect(lambda _n: _start_watching(window))
+
+
+def source_of(window: MainWindow, session_id: str | None) -> str | None:
+    """The tool the session, or the session it was forked from, was imported from."""
+    catalogue = window.controller.client.catalogue
+    seen: set[str] = set()
+    while session_id is not None and session_id not in seen:
+        seen.add(session_id)
+        row = catalogue.get(session_id)
+        if row is None:
+            return None
+        if row.get("source"):
+            return str(row["source"])
+        session_id = row.get("parentSession")
+    return None
+
+
+def _enable_continue(window: MainWindow, menu: QMenu) -> None:
+    sid = window.controller.current
+    origin = source_of(window, sid)
+    for act in menu.actions():
+        act.setEnabled(sid is not None)
+        tool = act.objectName().removeprefix("actionContinue").lower()
+        act.setText(TOOL_NAMES[tool] + ("  (where it came from)" if tool == origin else ""))
+
+
+def _start_watching(window: MainWindow) -> None:
+    c = window.controller
+    chosen = window.settings.value(WATCH_KEY)
+
+    def progress(note: Json) -> None:
+        if note.get("kind") == "import/progress" and not window.findChild(QDialog, "importDialog"):
+            done, total = int(note["done"]), int(note["total"])
+            text = f"Bringing in the agents' sessions… {done:,} of {total:,} files"
+            window.statusBar().showMessage(text if done < total else "", 0 if done < total else 1)
+
+    async def start() -> Json:
+        await c.client.subscribe(progress)
+        found = await c.client.sources()
+        tools = (
+            [t for t in str(chosen).split(",") if t]
+            if chosen is not None
+            else [s["tool"] for s in found["sources"] if s["found"]]
+        )
+        return await c.client.watch_sources(tools) if tools else found
+
+    if window.property("watchingStarted"):
+        return  # once per window: a reload of the tree does not start it again
+    window.setProperty("watchingStarted", True)
+    c.ops.run(start(), what="Watching the agents' session folders")
+
+
+class ImportDialog(QDialog):
+    """Pick a tool and a folder (defaults pre-filled), import with progress, read what
+    came in and what failed."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.controller = window.controller
+        self.setObjectName("importDialog")
+        self.setWindowTitle("Import sessions")
+        self.setAccessibleName("Import sessions")
+        self.tool = QComboBox(self)
+        self.tool.setObjectName("importTool")
+        self.tool.setAccessibleName("Tool")
+        self.tool.addItem("Recognise each file", None)
+        for key in (*FOREIGN, "forkwise"):
+            self.tool.addItem(TOOL_NAMES[key], key)
+        self.path = QLineEdit(self)
+        self.path.setObjectName("importPath")
+        self.path.setAccessibleName("Folder or file")
+        self.path.setPlaceholderText("empty: the tools' own folders on this machine")
+        browse = QPushButton("&Browse…", self)
+        browse.setObjectName("importBrowse")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.path, 1)
+        row.addWidget(browse)
+        self.progress = QProgressBar(self)
+        self.progress.setObjectName("importProgress")
+        self.progress.setAccessibleName("Import progress")
+        self.progress.setVisible(False)
+        self.summary = QLabel(self)
+        self.summary.setObjectName("importSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        self.go = self.buttons.addButton("&Import", QDialogButtonBox.ButtonRole.ApplyRole)
+        self.go.setObjectName("importStart")
+        self.go.setDefault(True)
+        self.go.clicked.connect(self.start)
+        self.buttons.rejected.connect(self.reject)
+        form = QFormLayout()
+        form.addRow("&Tool:", self.tool)
+        from_label = QLabel("&From:", self)
+        from_label.setBuddy(self.path)  # the field holds a layout: name the line edit
+        form.addRow(from_label, row)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addWidget(self.progress)
+        lay.addWidget(self.summary)
+        lay.addWidget(self.buttons)
+        self.resize(560, 0)
+        self._defaults: dict[str, str] = {}
+        self.tool.currentIndexChanged.connect(self._prefill)
+        self.controller.ops.run(
+            self.controller.client.sources(),
+            self._found,
+            what="Looking for the agents' folders",
+        )
+
+    def _found(self, found: Json) -> None:
+        for s in found["sources"]:
+            if s["folders"]:
+                self._defaults[s["tool"]] = s["folders"][0]
+        self._prefill()
+
+    def _prefill(self, *_args: Any) -> None:
+        """The chosen tool's own folder, unless the person typed or picked one."""
+        if self.path.text() and self.path.text() not in self._defaults.values():
+            return
+        self.path.setText(self._defaults.get(self.tool.currentData() or "", ""))
+
+    def _browse(self) -> None:
+        picker = QFileDialog(self, "Import from", self.path.text() or os.path.expanduser("~"))
+        picker.setObjectName("importPicker")
+        picker.setFileMode(QFileDialog.FileMode.Directory)
+        picker.fileSelected.connect(self.path.setText)
+        picker.open()
+
+    def start(self) -> None:
+        client = self.controller.client
+        paths = [self.path.text().strip()] if self.path.text().strip() else []
+        tool = self.tool.currentData()
+        self.go.setEnabled(False)
+        self.progress.setVisible(True)
+        self.progress.setRange(0, 0)
+        self.summary.setText("Importing…")
+
+        def progress(note: Json) -> None:
+            if note.get("kind") == "import/progress":
+                self.progress.setRange(0, int(note["total"]))
+                self.progress.setValue(int(note["done"]))
+
+        async def run() -> Json:
+            unsubscribe = await client.subscribe(progress)
+            try:
+                return await client.import_files(paths, tool)
+            finally:
+                await unsubscribe()
+
+        def failed(exc: BaseException) -> None:
+            self.go.setEnabled(True)
+            self.progress.setVisible(False)
+            self.summary.setText(f"The import did not run: {exc}")
+
+        self.controller.ops.run(run(), self.done_, failed, what="Importing sessions")
+
+    def done_(self, report: Json) -> None:
+        self.go.setEnabled(True)
+        self.progress.setVisible(False)
+        self.summary.setText(describe_import(report))
+        first = (report["imported"] or report["updated"] or [None])[0]
+        if first is not None:
+            self.window_.select_session(first)
+
+
+def describe_import(report: Json) -> str:
+    """One paragraph a person reads after an import."""
+    parts = [f"{len(report['imported'])} sessions imported"]
+    if report["updated"]:
+        parts.append(f"{len(report['updated'])} brought up to date")
+    if report["unchanged"]:
+        parts.append(f"{len(report['unchanged'])} already here and unchanged")
+    text = ", ".join(parts) + "."
+    if report.get("unmapped"):
+        kinds = ", ".join(f"{k} ({n})" for k, n in sorted(report["unmapped"].items()))
+        text += f" Kept as-is, with no Forkwise equivalent: {kinds}."
+    failed = report["failed"]
+    if failed:
+        text += f"\n{len(failed)} file(s) could not be imported:"
+        for f in failed[:8]:
+            where = f"{f['path']}, line {f['line']}" if f.get("line") else f["path"]
+            text += f"\n• {where}: {f['error']['message']}"
+        if len(failed) > 8:
+            text += f"\n• … and {len(failed) - 8} more"
+    return text
+
+
+class SourcesDialog(QDialog):
+    """Which agents' folders the app keeps up with."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.controller = window.controller
+        self.setObjectName("sourcesDialog")
+        self.setWindowTitle("Agent sources")
+        self.setAccessibleName("Agent sources")
+        note = QLabel(
+            "Sessions these agents write while Forkwise is open appear in the tree within a "
+            "couple of seconds, and grow as the agent goes on.",
+            self,
+        )
+        note.setWordWrap(True)
+        self.boxes: dict[str, QCheckBox] = {}
+        lay = QVBoxLayout(self)
+        lay.addWidget(note)
+        for tool in FOREIGN:
+            box = QCheckBox(TOOL_NAMES[tool], self)
+            box.setObjectName(f"source{tool.capitalize()}")
+            box.setIcon(source_icon(tool))
+            box.setEnabled(False)
+            self.boxes[tool] = box
+            lay.addWidget(box)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+        self.controller.ops.run(
+            self.controller.client.sources(),
+            self._fill,
+            what="Looking for the agents' folders",
+        )
+
+    def _fill(self, found: Json) -> None:
+        watching = set(found["watching"])
+        for s in found["sources"]:
+            box = self.boxes.get(s["tool"])
+            if box is None:
+                continue
+            box.setEnabled(True)
+            box.setChecked(s["tool"] in watching)
+            where = ", ".join(s["folders"]) or "not found on this machine"
+            box.setToolTip(where)
+            box.setText(f"{tool_name(s['tool'])} — {where}")
+
+    def save(self) -> None:
+        tools = [t for t, box in self.boxes.items() if box.isChecked()]
+        self.window_.settings.setValue(WATCH_KEY, ",".join(tools))
+        self.controller.ops.run(
+            self.controller.client.watch_sources(tools),
+            lambda _r: self.accept(),
+            what="Watching the agents' session folders",
+        )
+
+
+def continue_in(window: MainWindow, tool: str) -> None:
+    """Write the open session for `tool`, then show how to resume it there."""
+    c = window.controller
+    sid = c.current
+    if sid is None:
+        return
+    c.ops.run(
+        c.client.export_session(sid, tool),
+        lambda made: ContinueDialog(window, made, c.client.catalogue.get(sid, {})).open(),
+        what=f"Writing the session for {TOOL_NAMES[tool]}",
+    )
+
+
+def terminal_command() -> list[str] | None:
+    """A terminal emulator found on this machine ($TERMINAL, else x-terminal-emulator)."""
+    for candidate in (os.environ.get("TERMINAL"), "x-terminal-emulator"):
+        if candidate and shutil.which(candidate):
+            return [candidate]
+    return None
+
+
+class ContinueDialog(QDialog):
+    """Where the session was written and the command that resumes it (Copy; Open a
+    terminal there when one is found)."""
+
+    def __init__(self, parent: QWidget, made: Json, row: Json) -> None:
+        super().__init__(parent)
+        self.setObjectName("continueDialog")
+        name = tool_name(made["tool"])
+        self.setWindowTitle(f"Continue in {name}")
+        self.setAccessibleName(f"Continue in {name}")
+        self.cwd = str(row.get("cwd") or os.path.expanduser("~"))
+        text = QLabel(f"Written as a {name} session:\n{made['path']}\n\nResume it with:", self)
+        text.setWordWrap(True)
+        text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.command = QLineEdit(made["resume"], self)
+        self.command.setObjectName("resumeCommand")
+        self.command.setAccessibleName("Resume command")
+        self.command.setReadOnly(True)
+        copy = QPushButton("&Copy", self)
+        copy.setObjectName("copyResume")
+        copy.clicked.connect(self.copy)
+        self.open_terminal = QPushButton("Open a &terminal there", self)
+        self.open_terminal.setObjectName("openTerminal")
+        self.terminal = terminal_command()
+        self.open_terminal.setEnabled(self.terminal is not None)
+        if self.terminal is None:
+            self.open_terminal.setToolTip("No terminal found ($TERMINAL, x-terminal-emulator)")
+        self.open_terminal.clicked.connect(self.launch)
+        row_ = QHBoxLayout()
+        row_.addWidget(self.command, 1)
+        row_.addWidget(copy)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.addButton(self.open_terminal, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addWidget(text)
+        lay.addLayout(row_)
+        lay.addWidget(buttons)
+        self.resize(620, 0)
+
+    def copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.command.text())
+
+    def launch(self) -> None:
+        if self.terminal is None:
+            return
+        script = f'cd {shlex.quote(self.cwd)} && {self.command.text()}; exec "${{SHELL:-sh}}"'
+        QProcess.startDetached(self.terminal[0], ["-e", "sh", "-c", script])

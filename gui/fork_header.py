@@ -1,0 +1,98 @@
+"""The fork record at the top of a child's own events: where it came from, its siblings
+(step between forks of the same point: "2/3" between arrows), and — when its source was rewritten
+below the fork point since — a warning with a link to compare the two.
+
+A real widget (set as the row's index widget), so links and buttons are reachable by
+keyboard and assistive tools.
+
+Signals: `sourceRequested(session_id)`, `stepRequested(delta)` (-1 or +1),
+`compareRequested()`.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+CHANGED_TEXT = "Its source changed since this fork"
+
+
+class ForkHeader(QWidget):
+    sourceRequested = Signal(str)
+    stepRequested = Signal(int)
+    compareRequested = Signal()
+
+    def __init__(self, source: str, title: str, point: str, parent: QWidget | None = None,
+                 *, margins: tuple[int, int] = (0, 0)) -> None:
+        super().__init__(parent)
+        self.setObjectName("forkHeader")
+        self.source = source
+        side, top = margins
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(side, top, side, top)
+        outer.setSpacing(4)
+        row = QHBoxLayout()
+        row.setSpacing(4)
+        self.link = QLabel(self)
+        self.link.setObjectName("forkLink")
+        self.link.setText(f'<b>Forked from</b> <a href="session:{html.escape(source)}">'
+                          f"{html.escape(title)}</a> at {html.escape(point)}")
+        self.link.setAccessibleName(f"Forked from {title} at {point}; activate to show the source")
+        self.link.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        self.link.setWordWrap(True)
+        self.link.linkActivated.connect(self._link)
+        row.addWidget(self.link, 1)
+        self.previous = self._button("siblingPrevious", "\u2039", "Previous fork of this point", -1)
+        self.where = QLabel(self)
+        self.where.setObjectName("siblingPosition")
+        self.next = self._button("siblingNext", "\u203a", "Next fork of this point", +1)
+        for widget in (self.previous, self.where, self.next):
+            row.addWidget(widget)
+        outer.addLayout(row)
+        self.changed = QLabel(self)
+        self.changed.setObjectName("sourceChanged")
+        self.changed.setText(f'⚠ {CHANGED_TEXT} — <a href="compare:">compare</a>')
+        self.changed.setAccessibleName(f"{CHANGED_TEXT}; activate to compare")
+        self.changed.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        self.changed.setStyleSheet("color: #b36b00")
+        self.changed.linkActivated.connect(self._link)
+        outer.addWidget(self.changed)
+        self.set_position(None)
+        self.set_changed(False)
+
+    def _button(self, name: str, text: str, tip: str, delta: int) -> QToolButton:
+        button = QToolButton(self)
+        button.setObjectName(name)
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setAccessibleName(tip)
+        button.setAutoRaise(True)
+        font = button.font()
+        font.setPointSizeF(font.pointSizeF() * 1.4)
+        font.setBold(True)
+        button.setFont(font)
+        button.clicked.connect(lambda: self.stepRequested.emit(delta))
+        return button
+
+    def set_position(self, place: tuple[int, int] | None) -> None:
+        """The arrows and k/n where the child has siblings; hidden where it has none."""
+        shown = place is not None
+        for widget in (self.previous, self.where, self.next):
+            widget.setVisible(shown)
+        if place is not None:
+            k, n = place
+            self.where.setText(f"{k}/{n}")
+            self.where.setAccessibleName(f"Fork {k} of {n} at this point")
+            self.previous.setEnabled(k > 1)
+            self.next.setEnabled(k < n)
+
+    def set_changed(self, changed: bool) -> None:
+        self.changed.setVisible(changed)
+
+    def _link(self, href: str) -> None:
+        if href.startswith("session:"):
+            self.sourceRequested.emit(href[len("session:"):])
+        elif href.startswith("compare:"):
+            self.compareRequested.emit()

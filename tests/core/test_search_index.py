@@ -1,0 +1,152 @@
+"""The full-text index beside a JSONL store: built from the logs, kept current from the
+store's change events, equal to a rebuild after any mix of changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from forkwise.core.log.events import text_part
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.search_index import SearchIndex, fts_query
+from forkwise.core.store.session_store import SessionStore
+
+
+def open_store(root: Path) -> SessionStore:
+    return SessionStore(JsonlBackend(root))
+
+
+def turn(store: SessionStore, sid: str, n: int, question: str, answer: str) -> None:
+    t = f"turn:{n}"
+    store.append(sid, [
+        {"type": "turn/start", "turn": t},
+        {"type": "message", "id": f"user:q{n}:0001", "role": "user", "turn": t,
+         "parts": [text_part(question)]},
+        {"type": "message", "id": f"assistant:a{n}:0002", "role": "assistant", "turn": t,
+         "parts": [text_part(answer),
+                   {"type": "tool_call", "id": f"c{n}", "name": "read_file",
+                    "args": {"path": "CHANGELOG.md"}}]},
+        {"type": "turn/end", "turn": t, "status": "completed"},
+    ])
+
+
+def found(index: SearchIndex, query: str) -> set[tuple[str, int]]:
+    return {(h.session_id, h.seq) for h in index.search(query, 500)}
+
+
+def test_built_from_the_logs_then_kept_current(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    a = store.create("alpha", meta={"title": "Plan the zebra release"}).id
+    turn(store, a, 1, "When does the walrus ship?", "The walrus ships on Friday.")
+    index = SearchIndex(tmp_path / "search.sqlite")
+    index.attach(store)
+    assert index.sync(store) == 1
+    assert found(index, "walrus") == {(a, 2), (a, 3)}
+    assert found(index, "zebra") == {(a, 0)}  # the title in the header
+    assert found(index, "CHANGELOG") == {(a, 3)}  # a tool call's arguments
+    assert found(index, "read_file") == {(a, 3)}
+    hit = index.search("friday")[0]
+    assert hit.message_id == "assistant:a1:0002"
+    assert hit.kind == "assistant"
+    assert "«Friday»" in hit.snippet
+    assert found(index, "walr") == found(index, "walrus")  # the last word is a prefix
+    assert found(index, "walrus friday") == {(a, 3)}  # every word
+    assert found(index, 'walrus" OR "x') == set()  # typed text is never query syntax
+
+    # appended, forked, truncated, deleted: applied as the store commits them
+    turn(store, a, 2, "And the narwhal?", "The narwhal waits.")
+    assert found(index, "narwhal") == {(a, 6), (a, 7)}
+    child = store.fork(a, 4).id
+    assert found(index, "walrus") == {(a, 2), (a, 3)}  # the copied prefix is not repeated
+    turn(store, child, 3, "What about the okapi?", "Okapi later.")
+    assert {s for s, _ in found(index, "okapi")} == {child}
+    store.truncate(a, 4)
+    assert found(index, "narwhal") == set()
+    store.delete(child)
+    assert found(index, "okapi") == set()
+    turn(store, a, 4, "The narwhal again", "Yes.")
+    assert found(index, "narwhal") == {(a, 6)}
+
+    # the same answers as an index made anew from the logs
+    fresh = SearchIndex(tmp_path / "fresh.sqlite")
+    fresh.sync(store)
+    for word in ("walrus", "narwhal", "okapi", "zebra", "friday", "yes"):
+        assert found(fresh, word) == found(index, word), word
+    index.close()
+    fresh.close()
+
+
+def test_a_reopened_index_catches_up_with_what_changed_while_closed(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    a = store.create("a").id
+    b = store.create("b").id
+    turn(store, a, 1, "first capybara", "ok")
+    turn(store, b, 1, "first quokka", "ok")
+    index = SearchIndex(tmp_path / "search.sqlite")
+    index.sync(store)
+    index.close()
+    turn(store, a, 2, "second capybara", "ok")  # nobody applies these
+    store.delete(b)
+    index = SearchIndex(tmp_path / "search.sqlite")
+    assert index.sync(store) == 1  # only the session that grew is read again
+    assert found(index, "capybara") == {(a, 2), (a, 6)}
+    assert found(index, "quokka") == set()
+    index.close()
+
+
+def test_a_corrupt_index_file_is_rebuilt_from_the_logs(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    a = store.create("a").id
+    turn(store, a, 1, "the axolotl", "ok")
+    (tmp_path / "search.sqlite").write_bytes(b"this is not a database" * 100)
+    index = SearchIndex(tmp_path / "search.sqlite")
+    index.sync(store)
+    assert found(index, "axolotl") == {(a, 2)}
+    assert index.rebuild(store) == 1
+    assert found(index, "axolotl") == {(a, 2)}
+    index.close()
+
+
+@pytest.mark.parametrize("typed", ["", "  ", "«»", "***"])
+def test_no_words_no_query(typed: str) -> None:
+    assert fts_query(typed) is None
+
+
+def test_a_sync_never_holds_up_the_stores_writers(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from forkwise.core.store import search_index
+
+    store = open_store(tmp_path)
+    a = store.create("a").id
+    b = store.create("b").id
+    turn(store, a, 1, "old gecko", "ok")
+    turn(store, b, 1, "old gecko", "ok")
+    reading, go = threading.Event(), threading.Event()
+    real = search_index._index_log
+
+    def slow(db: object, st: SessionStore, sid: str, done: int | None) -> None:
+        real(db, st, sid, done)  # type: ignore[arg-type]
+        reading.set()
+        assert go.wait(10)
+
+    monkeypatch.setattr(search_index, "_index_log", slow)
+    index = SearchIndex(tmp_path / "search.sqlite")
+    index.attach(store)
+    syncing = threading.Thread(target=index.sync, args=(store,))
+    syncing.start()
+    assert reading.wait(10)
+    # while the logs are read: writes go on (each of these would wait if they could)
+    turn(store, a, 2, "new gecko", "ok")
+    store.truncate(b, 0)
+    c = store.create("c").id
+    turn(store, c, 1, "third gecko", "ok")
+    assert syncing.is_alive()  # the writes above did not wait for it
+    go.set()
+    syncing.join(10)
+    assert index.ready
+    assert found(index, "gecko") == {(a, 2), (a, 6), (c, 2)}
+    assert found(index, "third") == {(c, 2)}
+    index.close()

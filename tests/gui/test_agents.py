@@ -1,0 +1,156 @@
+"""The agents in the app: File → Import… brings a Codex home in as a lineage tree, the
+agents' folders are kept up with while the app is open, and Continue in writes a fork back
+for the agent with the command that resumes it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gui_harness import open_app, until
+from PySide6.QtWidgets import QApplication, QLineEdit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
+from codex_fixtures import basic, fork_of, name_thread, thread_id
+
+from forkwise.gui.agents import ContinueDialog, ImportDialog
+from forkwise.gui.session_rows import ID_ROLE
+
+pytestmark = pytest.mark.gui
+
+
+def codex_home(root: Path) -> Path:
+    home = root / "codex-home"
+    parent = basic(1)
+    parent.write(home)
+    child = fork_of(parent, thread_id(2))
+    child.prompt("and one more thing")
+    child.answer("Done.", item_id="msg_more")
+    child.write(home)
+    name_thread(home, parent.tid, "Fix the parser bug")
+    return home
+
+
+def dialog_of(kind: type) -> Any:
+    found = [w for w in QApplication.topLevelWidgets() if isinstance(w, kind) and w.isVisible()]
+    return found[-1] if found else None
+
+
+def test_import_dialog_brings_a_codex_home_in_as_a_lineage_tree(
+    aloop: Any, tmp_path: Path
+) -> None:
+    home = codex_home(tmp_path)
+    parent, child = f"codex-{thread_id(1)}", f"codex-{thread_id(2)}"
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            app.window.findChild(type(app.window.action_new), "actionImport").trigger()
+            dialog = await until(lambda: dialog_of(ImportDialog), what="import dialog")
+            dialog.tool.setCurrentIndex(dialog.tool.findData("codex"))
+            dialog.path.setText(str(home))
+            dialog.go.click()
+            await until(lambda: "imported" in dialog.summary.text(), what="import summary")
+            assert dialog.summary.text().startswith("2 sessions imported")
+            tree = app.controller.tree
+            await until(lambda: child in tree.session_ids(), what="child row")
+            assert (tree.summary(parent) or {})["title"] == "Fix the parser bug"
+            assert (tree.summary(child) or {})["parentSession"] == parent
+            assert (tree.summary(parent) or {})["source"] == "codex"
+            # the child sits beneath its source in the view
+            index = tree.reveal(child)
+            assert tree.data(index.parent(), ID_ROLE) == parent
+            # a second import changes nothing
+            dialog.go.click()
+            await until(lambda: "unchanged" in dialog.summary.text()
+                        or "did not run" in dialog.summary.text(), what="second summary")
+            assert dialog.summary.text().startswith("0 sessions imported"), dialog.summary.text()
+            dialog.close()
+
+    aloop(scenario())
+
+
+def test_a_watched_agent_folder_appears_and_continue_in_writes_it_back(
+    aloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = codex_home(tmp_path)
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    child = f"codex-{thread_id(2)}"
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            # the folder exists: the app keeps up with it without being asked
+            await until(lambda: child in app.controller.tree.session_ids(), what="watched")
+            await app.open(child)
+            menu = app.window.findChild(type(app.window.menuBar().actions()[0].menu()),
+                                        "menuContinueIn")
+            menu.aboutToShow.emit()
+            codex = next(a for a in menu.actions() if a.objectName() == "actionContinueCodex")
+            assert "where it came from" in codex.text()
+            codex.trigger()
+            dialog = await until(lambda: dialog_of(ContinueDialog), what="continue dialog")
+            command = dialog.findChild(QLineEdit, "resumeCommand").text()
+            assert command.startswith("codex resume ")
+            written = list((home / "sessions").rglob(f"*{command.split()[-1]}.jsonl"))
+            assert len(written) == 1
+            dialog.close()
+
+    aloop(scenario())
+
+
+def test_the_app_on_a_home_with_all_three_agents_shows_their_lineage_and_follows_growth(
+    aloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started on a home holding Claude Code, Codex and pi sessions, the app shows them as
+    lineage trees without any command; a session that grows on disk grows in the open
+    transcript."""
+    import claude_fixtures as cf
+    import pi_fixtures as pf
+
+    claude = tmp_path / "claude"
+    chat = cf.Transcript(cf.SID)
+    cf.rewound(chat)
+    cf.write_old(chat, claude)
+    pi = tmp_path / "pi"
+    branchy, _ = pf.branchy()
+    pf.settled(branchy.write(pi / "sessions" / "--home-ada-project--"))
+    home = codex_home(tmp_path)
+    for var, value in (("CLAUDE_CONFIG_DIR", claude), ("PI_CODING_AGENT_DIR", pi),
+                       ("CODEX_HOME", home)):
+        monkeypatch.setenv(var, str(value))
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            tree = app.controller.tree
+
+            def by_tool() -> dict[str, list[dict[str, Any]]]:
+                rows = [tree.summary(s) or {} for s in tree.session_ids()]
+                out: dict[str, list[dict[str, Any]]] = {}
+                for r in rows:
+                    root = r
+                    while root.get("parentSession"):
+                        root = tree.summary(root["parentSession"]) or {}
+                    out.setdefault(str(root.get("source")), []).append(r)
+                return out
+
+            await until(lambda: {"claude", "codex", "pi"} <= set(by_tool()), what="3 tools")
+            await until(lambda: all(len(by_tool()[t]) >= 2 for t in ("claude", "codex", "pi")),
+                        what="every agent's fork or branch")
+            for tool in ("claude", "codex", "pi"):
+                children = [r for r in by_tool()[tool] if r.get("parentSession")]
+                assert children, tool
+                assert all(r["relation"] == "fork" for r in children), tool
+            main = f"claude-{cf.SID}"
+            await app.open(main)
+            before = app.controller.transcript.rowCount()
+            chat.exchange("a question asked in Claude Code just now", "and its answer")
+            path = chat.write(cf.project_file(claude, chat))
+            import os
+
+            os.utime(path, None)
+            await until(lambda: app.controller.transcript.rowCount() > before,
+                        what="the open transcript grows")
+            assert any("asked in Claude Code just now" in e.text for e in app.entries)
+
+    aloop(scenario())
