@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -34,6 +35,12 @@ store = SessionStore(JsonlBackend(sys.argv[1]))
 rows = store.list()
 store.close()
 assert len(rows) == int(sys.argv[2]), len(rows)
+"""
+LIST_CLI_SNIPPET = """
+import sys
+from forkwise.core.cli import main as cli
+sys.exit(cli.main(["sessions", "list", "--store", sys.argv[1], "--json"],
+                  out=open("/dev/null", "w")))
 """
 FIRST_LINES_SNIPPET = """
 import os, sys
@@ -59,7 +66,30 @@ fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
 os.write(fd, data); os.fsync(fd); os.close(fd)
 """
 
-FIGURE_GROUPS = ["list", "fork", "append", "host", "search", "gui", "postgres"]
+PARSE_SNIPPET = """
+import sys, orjson
+loads = orjson.loads
+with open(sys.argv[1], "rb") as fh:
+    for line in fh.read().split(b"\\n"):
+        if line:
+            loads(line)
+"""
+REPLAY_SNIPPET = """
+import sys
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session_store import SessionStore
+store = SessionStore(JsonlBackend(sys.argv[1]))
+assert store.get("big").replay().transcript
+store.close()
+"""
+CONTEXT_SNIPPET = """
+import sys
+from forkwise.core.cli import main as cli
+sys.exit(cli.main(["sessions", "context", "big", "--store", sys.argv[1], "--json"],
+                  out=open("/dev/null", "w")))
+"""
+
+FIGURE_GROUPS = ["list", "fork", "context", "append", "host", "search", "gui", "postgres"]
 
 
 @dataclass
@@ -96,8 +126,12 @@ def bench_list(tmp: Path, sessions: int, per: int, repeat: int) -> list[Figure]:
         return _process(LIST_SNIPPET, str(root), n)
 
     cold = _median(rebuild, max(1, repeat // 2))
-    warm = _median(lambda: _process(LIST_SNIPPET, str(root), n), repeat)
-    base = _median(lambda: _process(FIRST_LINES_SNIPPET, str(root), n), repeat)
+    runs: dict[str, list[float]] = {"lib": [], "cli": [], "base": []}
+    for _ in range(repeat):  # interleaved: a burst of load hits every side alike
+        runs["base"].append(_process(FIRST_LINES_SNIPPET, str(root), n))
+        runs["lib"].append(_process(LIST_SNIPPET, str(root), n))
+        runs["cli"].append(_process(LIST_CLI_SNIPPET, str(root)))
+    warm, cli, base = (statistics.median(runs[k]) for k in ("lib", "cli", "base"))
     load = f"{sessions:,} sessions / {sessions * per:,} events, fresh process"
     return [
         Figure(
@@ -107,6 +141,14 @@ def bench_list(tmp: Path, sessions: int, per: int, repeat: int) -> list[Figure]:
             base,
             "read each file's first line",
             "<= 2x, < 1 s",
+        ),
+        Figure(
+            "list-cli",
+            load + " (index warm): sessions list --json, a host in the process",
+            cli,
+            base,
+            "read each file's first line",
+            "<= 2x",
         ),
         Figure(
             "list-rebuild",
@@ -208,6 +250,48 @@ def bench_fork(tmp: Path, events: int, repeat: int) -> list[Figure]:
         )
     )
     return out
+
+
+def bench_context(tmp: Path, events: int, repeat: int) -> list[Figure]:
+    """Open a long session and build what the model gets next, in a fresh process: through
+    the library (`store.get(id).replay()`) and through the CLI (`sessions context`, a host
+    in the process), against decoding every line of the file. Interleaved repeats: each
+    round runs every side once, so a burst of load on the shared machine hits them alike."""
+    root = tmp / "context-store"
+    (root / "sessions").mkdir(parents=True)
+    rng = random.Random(11)
+    data = b"\n".join(session_lines(rng, "big", events)) + b"\n"
+    path = root / "sessions" / "big.jsonl"
+    path.write_bytes(data)
+    _process(LIST_SNIPPET, str(root), "1")  # the index a store has once it was listed
+    index = (root / "index.json").read_bytes()
+    runs: dict[str, list[float]] = {"parse": [], "lib": [], "cli": [], "cold": []}
+    for _ in range(repeat):
+        runs["parse"].append(_process(PARSE_SNIPPET, str(path)))
+        runs["lib"].append(_process(REPLAY_SNIPPET, str(root)))
+        runs["cli"].append(_process(CONTEXT_SNIPPET, str(root)))
+        (root / "index.json").unlink()
+        runs["cold"].append(_process(CONTEXT_SNIPPET, str(root)))
+        (root / "index.json").write_bytes(index)
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    load = f"{events:,}-event session ({len(data) / 1e6:.0f} MB), fresh process"
+    base = "orjson-decode every line (fresh process)"
+    return [
+        Figure(
+            "replay", load + ": store.get(id).replay()", med["lib"], med["parse"], base, "<= 2x"
+        ),
+        Figure(
+            "context", load + ": sessions context --json", med["cli"], med["parse"], base, "<= 2x"
+        ),
+        Figure(
+            "context-cold",
+            load + ": sessions context --json, no index (every line checked)",
+            med["cold"],
+            med["parse"],
+            base,
+            "-",
+        ),
+    ]
 
 
 def _copy_file(src: Path, dst: Path) -> None:
@@ -424,6 +508,12 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("FORKWISE_BENCH_POSTGRES"),
         help="a database for the PostgreSQL figures (a schema of its own is made and dropped)",
     )
+    parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="also run list, fork and open/context through pi's library, side by side "
+        "(installs pi from the npm registry into a cache folder on first use)",
+    )
     args = parser.parse_args(argv)
     repeat = args.repeat or (2 if args.quick else 5)
     sizes = (
@@ -449,12 +539,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     only = set(args.only or FIGURE_GROUPS)
     figures: list[Figure] = []
+    peers: list[Any] = []
     tmp = Path(tempfile.mkdtemp(prefix="forkwise-bench-"))
     try:
         if "list" in only:
             figures += bench_list(tmp, sizes["sessions"], sizes["per"], repeat)
         if "fork" in only:
             figures += bench_fork(tmp, sizes["fork"], repeat)
+        if "context" in only:
+            figures += bench_context(tmp, sizes["fork"], repeat)
         if "append" in only:
             figures += bench_append(tmp, sizes["turns"], repeat)
         if "host" in only:
@@ -479,12 +572,18 @@ def main(argv: list[str] | None = None) -> int:
             )
         elif "postgres" in only:
             print("PostgreSQL figures skipped: no --postgres URL", file=sys.stderr)
+        if args.peers:
+            from forkwise.core.bench.peers import run_peers
+
+            peers = run_peers(tmp, sizes["sessions"], sizes["per"], sizes["fork"], repeat)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.json:
         print(
             orjson.dumps(
-                [asdict(f) | {"ratio": f.ratio} for f in figures], option=orjson.OPT_INDENT_2
+                [asdict(f) | {"ratio": f.ratio} for f in figures]
+                + [asdict(p) | {"peer": "pi", "ahead": p.ahead} for p in peers],
+                option=orjson.OPT_INDENT_2,
             ).decode()
         )
     else:
@@ -494,6 +593,11 @@ def main(argv: list[str] | None = None) -> int:
             cells = f"{_cell(f.ours, f.unit)} {_cell(f.baseline, f.unit)}"
             row = f"{f.name:<13} {cells} {f.ratio:>6.2f}x  "
             print(f"{row}{f.target:<13} {f.workload}\n{'':<56}vs {f.baseline_name}")
+        if peers:
+            print(f"\n{'peers':<13} {'forkwise':>9} {'pi':>9} {'pi/fw':>7}  workload")
+            for p in peers:
+                cells = f"{_cell(p.ours, 's')} {_cell(p.pi, 's')} {p.ahead:>6.2f}x"
+                print(f"{p.name:<13} {cells}  {p.workload}")
     return 0
 
 

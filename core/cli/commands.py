@@ -18,13 +18,14 @@ from forkwise.core.client.client import Client
 from forkwise.core.errors import ForkwiseError, InvalidBoundary
 
 Json = dict[str, Any]
-Outcome = tuple[Any, str]
+#: what `--json` prints, and what a person reads (or how to make it: only when printed)
+Outcome = tuple[Any, str | Callable[[], str]]
 Command = Callable[[Client, argparse.Namespace], Awaitable[Outcome]]
 
 
 async def list_sessions(client: Client, args: argparse.Namespace) -> Outcome:
     rows = sorted(await client.list_sessions(), key=lambda r: r["updated"], reverse=True)
-    return rows, table(rows)
+    return rows, lambda: table(rows)
 
 
 def table(rows: Sequence[Json]) -> str:
@@ -60,6 +61,24 @@ async def show(client: Client, args: argparse.Namespace) -> Outcome:
 def _short(value: object, limit: int = 60) -> str:
     text = value if isinstance(value, str) else orjson.dumps(value).decode()
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+async def context(client: Client, args: argparse.Namespace) -> Outcome:
+    """The provider transcript of a session: what an agent saw, and what it will see."""
+    made = await client.context(args.id)
+    return made, lambda: _context_text(made)
+
+
+def _context_text(made: Json) -> str:
+    model = made["model"]
+    lines = [f"model {model['provider']}/{model['model']}"]
+    for m in made["messages"]:
+        who = m["role"] if m["role"] != "tool" else f"tool {m['tool_call_id']}"
+        lines.append(f"[{who}] {m['content']}")
+        for call in m.get("tool_calls", ()):
+            fn = call["function"]
+            lines.append(f"  -> {call['id']} {fn['name']}({fn['arguments']})")
+    return "\n".join(lines)
 
 
 async def new(client: Client, args: argparse.Namespace) -> Outcome:
@@ -196,6 +215,7 @@ def status(action: str, data: Any) -> int:
 COMMANDS: dict[str, Command] = {
     "list": list_sessions,
     "show": show,
+    "context": context,
     "new": new,
     "fork": fork,
     "truncate": truncate,

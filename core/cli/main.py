@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from forkwise.core.cli.commands import COMMANDS, status
+from forkwise.core.cli.commands import COMMANDS, Outcome, status
 from forkwise.core.cli.connect import READERS, open_client
 from forkwise.core.errors import ForkwiseError
 
@@ -104,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("list", parents=[common], help="list sessions, newest activity first")
     show = sub.add_parser("show", parents=[common], help="show a session's header and events")
     show.add_argument("id")
+    context = sub.add_parser(
+        "context",
+        parents=[common],
+        help="print what the model would receive on the next prompt (the provider transcript)",
+    )
+    context.add_argument("id")
     new = sub.add_parser("new", parents=[common], help="create an empty session; prints its id")
     new.add_argument("--id", dest="session_id")
     new.add_argument("--title")
@@ -221,15 +227,16 @@ def main(
             err.write(f"forkwise: {exc.message} ({exc.code})\n")
         return 1
     if args.json:
-        out.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+        _write_json(out, data)
     else:
-        out.write(text + ("\n" if text else ""))
+        shown = text() if callable(text) else text
+        out.write(shown + ("\n" if shown else ""))
     if args.command == "store":
         return 1 if data["conflicts"] else 0
     return status(args.action, data)
 
 
-def _store_copy(args: argparse.Namespace, err: TextIO) -> tuple[Any, str]:
+def _store_copy(args: argparse.Namespace, err: TextIO) -> Outcome:
     """A store-to-store operation: not a verb of one store's host, so no client."""
     from forkwise.core.paths import store_label
     from forkwise.core.store.copy import copy_store
@@ -248,7 +255,20 @@ def _store_copy(args: argparse.Namespace, err: TextIO) -> tuple[Any, str]:
     return report.to_dict(), text
 
 
-async def _run(args: argparse.Namespace) -> tuple[Any, str]:
+def _write_json(out: TextIO, data: Any) -> None:
+    """`data` as indented JSON; as bytes when `out` has a binary buffer (a context can be
+    tens of MB: no detour through a str)."""
+    encoded = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.write(encoded.decode())
+        return
+    out.flush()
+    buffer.write(encoded)
+    buffer.flush()
+
+
+async def _run(args: argparse.Namespace) -> Outcome:
     write = args.action not in READERS
     async with open_client(args.store, args.connect, args.token_file, write=write) as client:
         return await COMMANDS[args.action](client, args)

@@ -25,6 +25,7 @@ from forkwise.core.client.api import Json, Notification, Unsubscribe
 from forkwise.core.errors import (
     ForkwiseError,
     HostUnavailable,
+    SessionBusy,
     WorkspaceAttachFailed,
     error_from_code,
 )
@@ -187,6 +188,29 @@ class Client:
     async def messages(self, session_id: str) -> list[Json]:
         result: list[Json] = await self.call("session.messages", {"sessionId": session_id})
         return result
+
+    async def context(self, session_id: str, page_bytes: int = 1 << 22) -> Json:
+        """The provider transcript the model would receive on the next prompt, and its model,
+        fetched page by page (a long session's is larger than one socket message); started
+        over when the session changed between pages."""
+        for _ in range(3):
+            params: Json = {"sessionId": session_id, "after": 0, "maxBytes": page_bytes}
+            page = await self.call("session.context", params)
+            messages = list(page["messages"])
+            while page["more"]:
+                params["after"] = len(messages)
+                nxt = await self.call("session.context", params)
+                if nxt["lastSeq"] != page["lastSeq"]:
+                    break
+                page = nxt
+                messages += page["messages"]
+            else:
+                return {
+                    "sessionId": page["sessionId"],
+                    "model": page["model"],
+                    "messages": messages,
+                }
+        raise SessionBusy(f"session {session_id} kept changing while its context was read")
 
     async def create_session(
         self, title: str | None = None, cwd: str | None = None, session_id: str | None = None

@@ -24,6 +24,7 @@ import orjson
 
 from forkwise.core.errors import HostUnavailable, RpcError
 from forkwise.core.host.rpc import INVALID_REQUEST, PARSE_ERROR, RpcConnection, RpcServer
+from forkwise.core.log.event_log import gc_paused
 
 Json = dict[str, Any]
 Receive = Callable[[Json], None]
@@ -41,6 +42,23 @@ def encode(message: Json) -> bytes:
         return orjson.dumps(message, default=str)
     except TypeError as exc:
         raise RpcError(f"cannot encode a message: {exc}") from exc
+
+
+def decode(data: bytes) -> Any:
+    """A message off the wire. A context of 100,000 events is ~40 MB of JSON whose
+    containers are all kept: the cyclic collector is paused meanwhile (each of its passes
+    would walk all of them; decoded JSON holds no cycle)."""
+    if len(data) < 1 << 20:
+        return orjson.loads(data)
+    with gc_paused():
+        return orjson.loads(data)
+
+
+def copied(message: Json) -> Json:
+    """A message as the other side of a socket would get it: neither side holds the
+    other's objects."""
+    decoded: Json = decode(encode(message))
+    return decoded
 
 
 class Carrier(Protocol):
@@ -67,12 +85,12 @@ class InProcessCarrier:
     def _deliver(self, message: Json) -> None:
         # call_soon keeps the order a socket would have and never re-enters the host
         if self._receive is not None:
-            asyncio.get_running_loop().call_soon(self._receive, orjson.loads(encode(message)))
+            asyncio.get_running_loop().call_soon(self._receive, copied(message))
 
     async def send(self, message: Json) -> None:
         if self._conn is None or self._conn.closed:
             raise HostUnavailable("the in-process host connection is closed")
-        self._conn.receive(orjson.loads(encode(message)))
+        self._conn.receive(copied(message))
 
     async def close(self) -> None:
         self._receive = None
@@ -147,7 +165,7 @@ class SocketCarrier:
                 line = await reader.readline()
                 if not line:
                     break
-                message = orjson.loads(line)
+                message = decode(line)
                 if isinstance(message, dict):
                     receive(message)
         except (ValueError, OSError) as exc:  # oversized line, bad JSON, reset connection
@@ -278,7 +296,7 @@ class SocketServer:
             if not line.strip():
                 continue
             try:
-                message = orjson.loads(line)
+                message = decode(line)
             except orjson.JSONDecodeError:
                 conn.reject(PARSE_ERROR, "not JSON")
                 continue

@@ -21,7 +21,9 @@ import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
 
 from forkwise.core.errors import (
     ForkwiseError,
@@ -46,7 +48,6 @@ from forkwise.core.host.store_workers import StoreWorkers
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import message_boundary
 from forkwise.core.paths import database_state_dir, is_database_url
-from forkwise.core.runtime.agent import Agent
 from forkwise.core.runtime.listing import summary_row
 from forkwise.core.runtime.providers.base import ModelChoice, Provider
 from forkwise.core.runtime.providers.offline import (
@@ -54,16 +55,8 @@ from forkwise.core.runtime.providers.offline import (
     default_choice,
     model_select_draft,
 )
-from forkwise.core.runtime.settings import (
-    ProviderSettings,
-    build_provider,
-    find_api_key,
-    load_settings,
-    save_settings,
-    store_api_key,
-)
 from forkwise.core.runtime.tools import Delegate, Tool, builtin_tools
-from forkwise.core.runtime.turn_state import OpenTurn, latest_choice
+from forkwise.core.runtime.turn_state import OpenTurn, choice_of, latest_choice
 from forkwise.core.runtime.workspaces import (
     FileWorkspaces,
     MemoryWorkspaces,
@@ -85,11 +78,20 @@ from forkwise.core.store.session import (
 )
 from forkwise.core.store.session_store import SessionStore
 
+if TYPE_CHECKING:  # imported where used: a one-shot command that runs no turn and reads
+    # no settings does not load them (python -X importtime)
+    from forkwise.core.log.replay import Replay
+    from forkwise.core.runtime.agent import Agent
+    from forkwise.core.runtime.settings import ProviderSettings
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 Json = dict[str, Any]
 Listener = Callable[[Json], None]
 MAX_PAGE = 1000
+#: the most bytes of messages one `session.context` page holds (a socket message is at
+#: most 16 MB; the context of a 100,000-event session is ~40 MB)
+MAX_CONTEXT_PAGE = 4 * 1024 * 1024
 MAX_TITLE = 200
 
 
@@ -123,6 +125,8 @@ class Host:
         self.workers = StoreWorkers()
         self._listeners: list[Listener] = []
         self._agents: dict[str, Agent] = {}
+        #: the last context replayed, for its next page: ((id, generation, lastSeq), replay)
+        self._context_kept: tuple[tuple[str, str, int], Replay] | None = None
         self._served: set[str] = set()
         #: changes the store announced per session (see version)
         self._changes: dict[str, int] = {}
@@ -301,6 +305,8 @@ class Host:
         snap = await self._serve(session_id)
         found = self._agents.get(session_id)  # another caller may have won the race
         if found is None:
+            from forkwise.core.runtime.agent import Agent
+
             found = Agent(self, session_id, turn_open=OpenTurn.of(snap) is not None)
             self._agents[session_id] = found
         return found
@@ -308,6 +314,8 @@ class Host:
     def _publish(self, session_id: str) -> None:
         """Register a newly created session's agent: from now on it can run."""
         self._served.add(session_id)
+        from forkwise.core.runtime.agent import Agent
+
         self._agents[session_id] = Agent(self, session_id, turn_open=False)
 
     async def _attach_like(self, source: str | None, child: str) -> None:
@@ -388,6 +396,40 @@ class Host:
     async def messages(self, session_id: str) -> list[Json]:
         snap = await self._serve(session_id)
         return [m.to_dict() for m in snap.replay().messages]
+
+    async def context(
+        self, session_id: str, after: int = 0, max_bytes: int = MAX_CONTEXT_PAGE
+    ) -> Json:
+        """What the model would receive on the next prompt: the provider transcript of the
+        session's log (chat messages with role, content, tool calls and their ids) and the
+        model it would go to; a page of it, messages `after`.. up to about `max_bytes` (at
+        least one message). Replayed on the store worker; the replay is kept for the next
+        page while the session is unchanged (`lastSeq` says which state a page is of)."""
+        for name, value in (("after", after), ("maxBytes", max_bytes)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InvalidBoundary(f"{name} must be a non-negative integer", **{name: value})
+        snap = await self._serve(session_id)
+        key = (session_id, snap.generation, snap.last_seq)
+        kept = self._context_kept
+        if kept is not None and kept[0] == key:
+            replayed = kept[1]
+        else:
+            replayed = await self.io(snap.replay)
+            self._context_kept = (key, replayed)
+        transcript = replayed.transcript
+        budget = min(max_bytes, MAX_CONTEXT_PAGE)
+        end, size = after, 0
+        while end < len(transcript) and (end == after or size < budget):
+            size += len(orjson.dumps(transcript[end]))
+            end += 1
+        choice = choice_of(replayed.model) or self._default_model
+        return {
+            "sessionId": session_id,
+            "model": {k: v for k, v in model_select_draft(choice).items() if k != "type"},
+            "messages": list(transcript[after:end]),
+            "lastSeq": snap.last_seq,
+            "more": end < len(transcript),
+        }
 
     async def events(self, session_id: str, after: int = 0, limit: int = MAX_PAGE) -> Json:
         for name, value in (("after", after), ("limit", limit)):
@@ -490,6 +532,8 @@ class Host:
         """Serve the provider these settings describe; sessions created from now on start
         on its model (a session keeps the model its log selects). May block on the OS
         keyring: call it off the event loop."""
+        from forkwise.core.runtime.settings import build_provider
+
         provider = build_provider(settings)
         self.providers[provider.name] = provider
         self._default_model = settings.choice()
@@ -498,6 +542,8 @@ class Host:
 
     async def settings(self) -> Json:
         """`settings.get`: the saved provider settings, without the key."""
+        from forkwise.core.runtime.settings import find_api_key, load_settings
+
         settings = await asyncio.to_thread(load_settings)
         values = settings.to_dict()
         if settings.kind == "openai":
@@ -509,6 +555,12 @@ class Host:
         """`settings.save`: this host owns its settings file and keyring; the new settings
         apply at once (sessions created from now on start on their model)."""
         self._check_writable()
+        from forkwise.core.runtime.settings import (
+            ProviderSettings,
+            save_settings,
+            store_api_key,
+        )
+
         settings = ProviderSettings.from_dict(dict(values))
 
         def save() -> None:
@@ -521,6 +573,8 @@ class Host:
 
     async def reload_settings(self) -> Json:
         """`host.reloadSettings`: read the settings file again (after Preferences saved it)."""
+        from forkwise.core.runtime.settings import load_settings
+
         settings = await asyncio.to_thread(load_settings)
         return await asyncio.to_thread(self.use_settings, settings)
 

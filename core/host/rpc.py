@@ -289,6 +289,9 @@ METHODS: dict[str, Handler] = {
     "session.list": lambda c, p: c.host.list_sessions(),
     "session.get": lambda c, p: c.host.get_session(p.req("sessionId")),
     "session.messages": lambda c, p: c.host.messages(p.req("sessionId")),
+    "session.context": lambda c, p: c.host.context(
+        p.req("sessionId"), p.opt_int("after", 0) or 0, p.opt_int("maxBytes", 1 << 22) or 1
+    ),
     "session.events": lambda c, p: c.host.events(
         p.req("sessionId"), p.opt_int("after", 0) or 0, p.opt_int("limit", 1000) or 1000
     ),

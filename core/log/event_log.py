@@ -13,8 +13,12 @@ events seen through a view never change.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import cast, overload
+import contextlib
+import functools
+import gc
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, cast, overload
 
 import orjson
 
@@ -168,6 +172,43 @@ class EventLog(Sequence[Event]):
         out.extend(then)
         return out
 
+    def records(
+        self, start: int, stop: int, wanted: frozenset[str]
+    ) -> Iterator[tuple[int, str, Mapping[str, Any], Event | None]]:
+        """(seq, type, fields, event) of events start..stop-1 whose type is in `wanted`.
+        A line not decoded yet is decoded here and not kept (a fold reads each once):
+        `fields` is then the whole decoded line and `event` None. A line is skipped
+        undecoded when its type is known and not wanted, or when it holds no backslash
+        and no wanted type's quoted bytes."""
+        maybe = _type_pattern(wanted).search
+        events, lines, types = self._events, self._lines, self._types
+        loads = orjson.loads
+        for i in range(start, stop):
+            event = events[i]
+            if event is not None:
+                if event.type in wanted:
+                    yield i + 1, event.type, event.fields, event
+                continue
+            etype = types[i]
+            raw = lines[i]
+            assert raw is not None  # a line without an event is never stored
+            if etype is None:
+                if maybe(raw) is None:
+                    continue
+            elif etype not in wanted:
+                continue
+            try:
+                record = loads(raw)
+            except orjson.JSONDecodeError as exc:  # validated at load
+                raise CorruptLog(f"event {i + 1} no longer decodes: {exc}") from exc
+            if etype is None:
+                etype = record.get("type")
+                if type(etype) is not str:
+                    raise CorruptLog(f"event {i + 1} no longer has a type")
+                types[i] = etype
+            if etype in wanted:
+                yield i + 1, etype, record, None
+
     def view(self, n: int | None = None) -> EventView:
         return EventView(self, len(self._types) if n is None else n)
 
@@ -253,6 +294,27 @@ class _Types(Sequence[str]):
         return self._log.type_at(_position(index, self._n))
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Decoding a log allocates many containers and nothing cyclic; the cyclic collector
+    has nothing to find meanwhile, and each of its passes would walk all kept so far."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@functools.cache
+def _type_pattern(wanted: frozenset[str]) -> re.Pattern[bytes]:
+    """Finds a backslash or a wanted type as a quoted JSON string: a line without either
+    cannot be of a wanted type (without escapes, every string in it is there as it is)."""
+    names = sorted(wanted, key=len, reverse=True)
+    return re.compile(rb"\\|\"(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\"")
+
+
 def _position(index: int, n: int) -> int:
     """`index` into a sequence of n items as a position 0..n-1 (negative counts back)."""
     position = index + n if index < 0 else index
@@ -287,6 +349,18 @@ def head(events: Sequence[Event], n: int) -> Sequence[Event]:
     if isinstance(events, EventView):
         return EventView(events.log, min(n, len(events)))
     return events[:n]
+
+
+def event_records(
+    events: Sequence[Event], start: int, wanted: frozenset[str]
+) -> Iterator[tuple[int, str, Mapping[str, Any], Event | None]]:
+    """(seq, type, fields, event) of the events after the first `start` whose type is in
+    `wanted`, without building the events of a lazily decoded log (`EventLog.records`)."""
+    if isinstance(events, EventView):
+        return events.log.records(start, len(events), wanted)
+    if isinstance(events, EventLog):
+        return events.records(start, len(events), wanted)
+    return ((e.seq, e.type, e.fields, e) for e in events[start:] if e.type in wanted)
 
 
 def event_lines(events: Sequence[Event]) -> Iterator[bytes]:

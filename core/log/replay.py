@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import orjson
 
+from forkwise.core.log.event_log import EventLog, EventView, event_records, gc_paused
 from forkwise.core.log.events import (
     APPROVAL_REQUEST,
     APPROVAL_RESOLVE,
@@ -19,12 +21,12 @@ from forkwise.core.log.events import (
     HISTORY_FORK,
     MESSAGE,
     MODEL_SELECT,
+    RESERVED,
     SESSION_TITLE,
     TOOL_RESULT,
     TURN_END,
     TURN_START,
     Event,
-    message_text,
 )
 
 
@@ -74,6 +76,23 @@ class Replay:
     turn_status: Mapping[str, str] = field(default_factory=dict)
 
 
+#: the event types the fold reads; the others are skipped without being decoded
+FOLDED = frozenset(
+    {
+        MESSAGE,
+        TOOL_RESULT,
+        TURN_START,
+        TURN_END,
+        APPROVAL_REQUEST,
+        APPROVAL_RESOLVE,
+        MODEL_SELECT,
+        SESSION_TITLE,
+        HISTORY_FORK,
+        CONTEXT_SUMMARY,
+    }
+)
+
+
 def replay(
     events: Sequence[Event], parent_session: str | None = None, seed_length: int = 0
 ) -> Replay:
@@ -110,52 +129,79 @@ class Replayer:
         self._transcript_seqs.append(seq)
 
     def feed(self, events: Iterable[Event]) -> Replayer:
+        """Fold `events` (which follow what was fed before). A lazily decoded log is read
+        through `catch_up`, never building its events."""
+        if isinstance(events, EventLog | EventView):
+            return self.catch_up(events)
         for event in events:
-            self._feed_one(event)
+            self._fold(event.seq, event.type, event.fields, event)
             self.last_seq = event.seq
         return self
 
-    def _feed_one(self, event: Event) -> None:
-        etype = event.type
+    def catch_up(self, events: Sequence[Event]) -> Replayer:
+        """Fold the events of `events` after the last one fed (event i has seq i + 1). The
+        lines of a lazily decoded log are decoded here and dropped, not kept as events, and
+        a line that cannot be of a type the fold reads is skipped undecoded."""
+        start = self.last_seq
+        if start >= len(events):
+            return self
+        fold = self._fold
+        with gc_paused():
+            for seq, etype, fields, event in event_records(events, start, FOLDED):
+                fold(seq, etype, fields, event)
+        self.last_seq = len(events)
+        return self
+
+    def _fold(self, seq: int, etype: str, fields: Mapping[str, Any], event: Event | None) -> None:
+        """One event into the replay; `fields` is its payload or its whole decoded line
+        (the fold reads no reserved key), `event` the event when one is at hand."""
         if etype == MESSAGE:
-            origin = None
-            if self.parent_session is not None and event.seq <= self.seed_length:
+            origin: dict[str, str] | None = None
+            if self.parent_session is not None and seq <= self.seed_length:
                 origin = {
                     "session_id": self.parent_session,
-                    "message_id": event.get("id"),
-                    "turn_id": event.get("turn"),
+                    "message_id": fields["id"],
+                    "turn_id": fields["turn"],
                 }
+            listed = fields["parts"]
+            parts = tuple(listed)
+            for p in parts:
+                if type(p) is not dict:
+                    parts = tuple(p for p in listed if isinstance(p, Mapping))
+                    break
             view = MessageView(
-                id=event.get("id"),
-                role=event.get("role"),
-                seq=event.seq,
-                turn=event.get("turn"),
-                text=message_text(event),
-                parts=tuple(p for p in event.get("parts") if isinstance(p, Mapping)),
+                id=fields["id"],
+                role=fields["role"],
+                seq=seq,
+                turn=fields["turn"],
+                text=_parts_text(parts),
+                parts=parts,
                 origin=origin,
             )
             self.messages.append(view)
             self.message_ids.add(view.id)
-            self._say(_provider_message(view), view.seq)
-            self._turn_calls.extend((str(c.get("id")), view.seq) for c in view.tool_calls)
+            calls = [p for p in parts if p.get("type") == "tool_call"]
+            self._say(_provider_message(view.role, view.text, calls), seq)
+            if calls:
+                self._turn_calls.extend((str(c.get("id")), seq) for c in calls)
         elif etype == TOOL_RESULT:
-            self._answered_calls.add(event.get("call"))
+            self._answered_calls.add(fields["call"])
             self._say(
                 {
                     "role": "tool",
-                    "tool_call_id": event.get("call"),
-                    "content": _as_text(event.get("output")),
+                    "tool_call_id": fields["call"],
+                    "content": _as_text(fields.get("output")),
                 },
-                event.seq,
+                seq,
             )
         elif etype == TURN_START:
-            self._open_turn = event.get("turn")
-            self._turn_status[event.get("turn")] = "running"
+            self._open_turn = fields["turn"]
+            self._turn_status[fields["turn"]] = "running"
             self._turn_calls.clear()
         elif etype == TURN_END:
             # A tool call that never got a result gets an explicit placeholder, so the
             # provider transcript stays well-formed after a cancelled or interrupted turn.
-            for call_id, seq in self._turn_calls:
+            for call_id, call_seq in self._turn_calls:
                 if call_id not in self._answered_calls:
                     self._say(
                         {
@@ -163,24 +209,24 @@ class Replayer:
                             "tool_call_id": call_id,
                             "content": "(no result: the turn ended first)",
                         },
-                        seq,
+                        call_seq,
                     )
             self._turn_calls.clear()
-            self._turn_status[event.get("turn")] = event.get("status")
+            self._turn_status[fields["turn"]] = fields["status"]
             self._open_turn = None
             self._pending.clear()
         elif etype == APPROVAL_REQUEST:
-            self._pending[event.get("approval")] = event
+            self._pending[fields["approval"]] = event if event is not None else _event_of(fields)
         elif etype == APPROVAL_RESOLVE:
-            self._pending.pop(event.get("approval"), None)
+            self._pending.pop(fields["approval"], None)
         elif etype == MODEL_SELECT:
-            self._model = event.fields
+            self._model = event.fields if event is not None else _payload(fields)
         elif etype == SESSION_TITLE:
-            self._title = event.get("title")
+            self._title = fields["title"]
         elif etype == HISTORY_FORK:
-            self._forked_from = event.fields
+            self._forked_from = event.fields if event is not None else _payload(fields)
         elif etype == CONTEXT_SUMMARY:
-            through = event.get("through")
+            through = fields.get("through")
             if type(through) is int:
                 # the summary stands in for everything it covers
                 kept = [
@@ -188,7 +234,7 @@ class Replayer:
                     for m, q in zip(self._transcript, self._transcript_seqs, strict=True)
                     if q > through
                 ]
-                summary = {"role": "system", "content": str(event.get("text", ""))}
+                summary = {"role": "system", "content": str(fields.get("text", ""))}
                 self._transcript = [summary, *(m for m, _ in kept)]
                 self._transcript_seqs = [0, *(q for _, q in kept)]
 
@@ -205,9 +251,8 @@ class Replayer:
         )
 
 
-def _provider_message(view: MessageView) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": view.role, "content": view.text}
-    calls = view.tool_calls
+def _provider_message(role: str, text: str, calls: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": role, "content": text}
     if calls:
         out["tool_calls"] = [
             {
@@ -218,6 +263,26 @@ def _provider_message(view: MessageView) -> dict[str, Any]:
             for c in calls
         ]
     return out
+
+
+def _parts_text(parts: Sequence[Mapping[str, Any]]) -> str:
+    """A message's visible text (its text parts joined), as `message_text` reads it."""
+    if len(parts) == 1:
+        p = parts[0]
+        if p.get("type") == "text":
+            return str(p.get("text", ""))
+        return ""
+    return "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
+
+
+def _payload(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The payload of a decoded line (its fields but the reserved ones), read-only."""
+    return MappingProxyType({k: v for k, v in record.items() if k not in RESERVED})
+
+
+def _event_of(record: Mapping[str, Any]) -> Event:
+    """The event of a decoded line, for what the replay hands out as events."""
+    return Event.from_decoded(dict(record))
 
 
 def _as_text(value: object) -> str:

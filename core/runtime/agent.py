@@ -391,7 +391,7 @@ class Agent:
         ):
             replayer = Replayer(snap.header.parent_session, snap.header.seed_length)
             self._replayer, self._replayed_generation = replayer, snap.generation
-        replayer.feed(snap.events[replayer.last_seq :])
+        replayer.catch_up(snap.events)
         return replayer
 
     async def _read(self) -> Session:

@@ -338,3 +338,35 @@ def _fork_child(store: Path, child: str, way: list[str]) -> list[dict[str, objec
     for e in events:
         e.pop("ts")
     return [{k: v for k, v in header.items() if k not in ("id", "created")}, *events]
+
+
+def test_context_is_the_provider_transcript(store: Path, imported: Path) -> None:
+    """What the model would get next: chat messages, tool calls with their ids; no
+    plugin note, no approval; the model the log selected last."""
+    made = orjson.loads(run("sessions", "context", "hand-1", "--store", str(store), "--json")[1])
+    assert (made["model"]["provider"], made["model"]["model"]) == ("offline", "echo-1")
+    assert made["messages"] == [
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "hi there"},
+        {
+            "role": "user",
+            "content": "again",
+            "tool_calls": [
+                {
+                    "id": "call-1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path":"x"}'},
+                }
+            ],
+        },
+    ]
+    code, out, err = run("sessions", "context", "hand-1", "--store", str(store))
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "model offline/echo-1",
+        "[user] hello",
+        "[assistant] hi there",
+        "[user] again",
+        '  -> call-1 read_file({"path":"x"})',
+    ]
+    assert imported.read_text() == HAND_WRITTEN  # a read: the file is untouched

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from logdata import Refused, events_of, outcome
 from strategies import examples, logs
 
+from forkwise.core.log.event_log import EventLog
 from forkwise.core.log.events import Event
-from forkwise.core.log.replay import MessageView, replay
+from forkwise.core.log.replay import MessageView, Replayer, replay
 from forkwise.core.log.turns import message_boundary, resolve_anchor
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.backends.memory import MemoryBackend
@@ -215,3 +216,26 @@ def test_jsonl_round_trip_and_fork_bytes(drafts: list[dict[str, Any]], data: st.
             child.events
         )
         store.close()
+
+
+@examples(150, 2000)
+@given(logs(), st.data())
+def test_replay_of_undecoded_lines_equals_replay_of_events(
+    drafts: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """The fold over a lazily decoded log (lines decoded, or skipped undecoded, as it goes;
+    types known or not; some events already decoded; fed in two pieces) replays exactly
+    like the fold over the built events."""
+    _, events = source_store(drafts)
+    want = replay(tuple(events))
+    lines = [e.encode() for e in events]
+    types = [e.type for e in events]
+    for log in (EventLog.lazy(lines), EventLog.lazy(lines, types)):
+        for i in data.draw(st.lists(st.integers(0, max(0, len(events) - 1)), max_size=5)):
+            if events:
+                log[i]  # this one decoded (and cached) before the replay
+        cut = data.draw(st.integers(0, len(events)))
+        replayer = Replayer().catch_up(log.view(cut))
+        assert replayer.last_seq == cut
+        assert replayer.catch_up(log.view()).result() == want
+        assert replay(log) == want

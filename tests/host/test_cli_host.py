@@ -237,3 +237,79 @@ def test_connect_is_recognised_before_the_subcommand() -> None:
     assert cli.is_cli_invocation(["--connect", "unix:/x", "sessions", "list"])
     assert cli.is_cli_invocation(["host", "--listen", "unix:/x"])
     assert not cli.is_cli_invocation(["--connect", "unix:/x"])
+
+
+def test_context_after_an_approved_tool_call(tmp_path: Path) -> None:
+    """The next prompt's context: the tool's answer follows the call it answers, and the
+    reply that read it closes the turn."""
+    store = str(tmp_path / "store")
+    (tmp_path / "seen.txt").write_text("x")
+    sid = run_json("sessions", "new", "--store", store, "--cwd", str(tmp_path))["id"]
+    code, out, _ = run("sessions", "prompt", sid, '/tool list_dir {"path": "."}', "--store", store)
+    assert code == 0
+    done = run_json("sessions", "approve", sid, out.split("\t")[0], "--store", store)
+    made = run_json("sessions", "context", sid, "--store", store)
+    roles = [m["role"] for m in made["messages"]]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    user, call, result, reply = made["messages"]
+    assert user["content"] == '/tool list_dir {"path": "."}'
+    (tool_call,) = call["tool_calls"]
+    assert tool_call["function"]["name"] == "list_dir"
+    assert orjson.loads(tool_call["function"]["arguments"]) == {"path": "."}
+    assert result["tool_call_id"] == tool_call["id"]
+    assert "seen.txt" in result["content"]
+    assert reply["content"] == done["reply"]
+    assert made["model"]["model"] == "forkwise-offline"
+
+
+def test_context_larger_than_a_socket_message_comes_in_pages(
+    host_process: tuple[str, Path, subprocess.Popen[str]],
+) -> None:
+    """A long session's context (over 16 MB of JSON, the most a socket message may be)
+    reaches a second process whole, page by page, as the library replays it."""
+    import random
+
+    from forkwise.core.bench.synth import session_lines
+    from forkwise.core.host.carriers import MAX_MESSAGE
+    from forkwise.core.log.replay import replay
+    from forkwise.core.store.backends.jsonl import JsonlBackend
+    from forkwise.core.store.session_store import SessionStore
+
+    address, store, _ = host_process
+    data = b"\n".join(session_lines(random.Random(5), "long", 50_000)) + b"\n"
+    (store / "sessions" / "long.jsonl").write_bytes(data)
+    made = client_process("sessions", "context", "long", "--connect", address)
+    assert len(orjson.dumps(made["messages"])) > MAX_MESSAGE
+    reader = SessionStore(JsonlBackend(store, writable=False))
+    try:
+        want = replay(list(reader.get("long").events)).transcript
+    finally:
+        reader.close()
+    assert made["messages"] == list(want)
+    assert made["model"]["model"] == "offline-echo"
+
+
+@pytest.mark.asyncio
+async def test_context_pages_join_to_the_whole_context(tmp_path: Path) -> None:
+    """Pages of at most one message each (maxBytes 1) join to the same context; a page
+    says whether more follow."""
+    from forkwise.core.client.client import Client
+    from forkwise.core.host.host import Host
+
+    host = Host.open(tmp_path / "store")
+    client = await Client.in_process(host, follow=False)
+    try:
+        sid = (await client.create_session("paged", str(tmp_path)))["id"]
+        for text in ("one", "two", "three"):
+            assert (await client.prompt_and_wait(sid, text))["status"] == "completed"
+        whole = await client.context(sid)
+        assert [m["role"] for m in whole["messages"]] == ["user", "assistant"] * 3
+        assert await client.context(sid, page_bytes=1) == whole
+        page = await client.call("session.context", {"sessionId": sid, "after": 4, "maxBytes": 1})
+        assert page["messages"] == whole["messages"][4:5]
+        assert page["more"] is True
+        last = await client.call("session.context", {"sessionId": sid, "after": 5, "maxBytes": 1})
+        assert (last["messages"], last["more"]) == (whole["messages"][5:], False)
+    finally:
+        await client.close()
+        await host.close()

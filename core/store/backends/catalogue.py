@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from forkwise.core.errors import ForkwiseError
+from forkwise.core.log.event_log import gc_paused
 from forkwise.core.log.turns import BracketState
 from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.fork_point import ForkPoint
@@ -125,7 +126,9 @@ class Catalogue:
         if self._entries is None:
             self._entries = {}
             try:
-                data = orjson.loads(self.path.read_bytes())
+                raw = self.path.read_bytes()
+                with gc_paused():  # ~1 KB a session, all of it kept
+                    data = orjson.loads(raw)
                 sessions = data.get("sessions") if isinstance(data, dict) else None
                 if isinstance(sessions, dict) and data.get("version") == INDEX_VERSION:
                     self._entries = {k: v for k, v in sessions.items() if isinstance(v, dict)}
@@ -140,6 +143,15 @@ class Catalogue:
         entries: Sequence[os.DirEntry[str]],
         summarize: Summarize,
         progress: Progress | None = None,
+    ) -> list[SessionSummary]:
+        with gc_paused():  # one kept summary a session, nothing cyclic
+            return self._summaries(entries, summarize, progress)
+
+    def _summaries(
+        self,
+        entries: Sequence[os.DirEntry[str]],
+        summarize: Summarize,
+        progress: Progress | None,
     ) -> list[SessionSummary]:
         index = self._load()
         out: list[SessionSummary] = []

@@ -6,17 +6,14 @@ torn last line (a crash mid-write) is set aside in memory (`Tail.torn`).
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
 from forkwise.core.errors import CorruptLog, ForkwiseError, InvalidEvent
-from forkwise.core.log.event_log import EventLog
+from forkwise.core.log.event_log import EventLog, gc_paused
 from forkwise.core.log.events import MAX_NESTING, TURN_END, check_record, too_deep
 from forkwise.core.log.turns import BracketState
 from forkwise.core.store.backend import LoadedLog
@@ -43,21 +40,8 @@ def parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, Tail]:
 
     Raises CorruptLog naming the file and line for anything but a torn last line.
     """
-    with _gc_paused():
+    with gc_paused():
         return _parse_log(data, path)
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Checking a log allocates one short-lived dict per line and nothing cyclic; the
-    cyclic collector has nothing to find meanwhile."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, Tail]:
