@@ -27,11 +27,10 @@ from forkwise.core.errors import (
     DuplicateSessionId,
     ForkwiseError,
     InvalidBoundary,
-    InvalidEvent,
     StorageError,
 )
 from forkwise.core.formats.base import FormatError, ImportedSession, Reader, collector_paused
-from forkwise.core.log.events import HISTORY_FORK, TURN_END, Event, check_record
+from forkwise.core.log.events import HISTORY_FORK, TURN_END, Event
 from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.backends.jsonl import parse_log
 from forkwise.core.store.session import SessionHeader
@@ -466,24 +465,7 @@ def _renumber_through(record: Record, stored_seq: Callable[[int], int]) -> Recor
 
 
 def _numbered(records: Iterable[Record], start: int = 1) -> list[Record]:
-    """The records with their seq, keys in the order of a stored line (seq, type, ts, …)."""
-    return [
-        {"seq": seq, "type": r.get("type"), "ts": r.get("ts"), **r}
-        for seq, r in enumerate(records, start)
-    ]
-
-
-def _stored_event(record: Record) -> Event:
-    """The event of a numbered record, its line encoded once, here: the store writes these
-    bytes as they are. Takes `record` over (it becomes the event's payload)."""
-    seq, etype = check_record(record)  # as Event.from_decoded, without the depth count
-    try:
-        raw = orjson.dumps(record)
-    except TypeError as exc:
-        raise InvalidEvent(f"event {seq} cannot be stored as JSON: {exc}") from exc
-    del record["seq"], record["type"]
-    ts = record.pop("ts")
-    return Event(seq, etype, ts, MappingProxyType(record), raw)
+    return [{**r, "seq": seq} for seq, r in enumerate(records, start)]
 
 
 def _write(store: SessionStore, header: SessionHeader, records: list[Record]) -> str:
@@ -491,7 +473,8 @@ def _write(store: SessionStore, header: SessionHeader, records: list[Record]) ->
     appended; a source rewritten below them is cut back to the last turn they share and
     continued); one that did not change (nothing touched)."""
     if not store.exists(header.id):
-        store.import_session(header, [_stored_event(r) for r in records])
+        # the records are fresh copies (_numbered, to_record): the events take them over
+        store.import_session(header, [Event.from_decoded(r) for r in records])
         return "imported"
     have = store.get(header.id)
     old = [e.to_record() for e in have.events]
