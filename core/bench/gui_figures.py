@@ -34,9 +34,8 @@ def gui_missing() -> str:
 
 def perf(figure: str, *args: str) -> dict[str, Any]:
     """One measurement: `python -m forkwise.gui.perf FIGURE ARGS` in a fresh process."""
-    env = process_env(
-        QT_QPA_PLATFORM="offscreen", QT_API="pyside6", QT_LOGGING_RULES="qt.qpa.*=false"
-    )
+    env = process_env(QT_QPA_PLATFORM="offscreen", QT_API="pyside6",
+                      QT_LOGGING_RULES="qt.qpa.*=false")
     cmd = [sys.executable, "-m", "forkwise.gui.perf", figure, *args]
     if figure.startswith("cold"):
         cmd += ["--t0", repr(time.monotonic())]
@@ -77,15 +76,12 @@ def warm_index(root: Path) -> int:
 def run_open(tmp: Path, events: int, repeat: int) -> list[dict[str, Any]]:
     root = write_open_store(tmp / "gui-open-store", events)
     warm_index(root)
-    return [
-        perf("open", "--store", str(root), "--session", BIG, "--other", SMALL)
-        for _ in range(repeat)
-    ]
+    return [perf("open", "--store", str(root), "--session", BIG, "--other", SMALL)
+            for _ in range(repeat)]
 
 
-def run_cold_and_tree(
-    tmp: Path, sessions: int, per: int, repeat: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+def run_cold_and_tree(tmp: Path, sessions: int, per: int, repeat: int
+                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     root = write_store(tmp / "gui-store", sessions, per)
     warm_index(root)
     perf("cold", "--store", str(root))  # a first run warms the page cache and the imports

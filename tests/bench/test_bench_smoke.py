@@ -33,35 +33,17 @@ def test_synthetic_store_is_valid_and_forkable(tmp_path: Path) -> None:
 
 
 HAVE_QT = all(importlib.util.find_spec(m) for m in ("PySide6", "qasync"))
-CORE_FIGURES = {
-    "list",
-    "list-rebuild",
-    "fork",
-    "fork-no-index",
-    "fork-open",
-    "append",
-    "append-host",
-    "import",
-    "import-cpu",
-    "import-codex",
-    "reimport",
-    "reimport-cli",
-}
-GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "tree", "tree-rest", "tree-scroll"}
+CORE_FIGURES = {"list", "list-rebuild", "fork", "fork-no-index", "fork-open", "append",
+                "append-host", "import", "import-cpu", "import-codex", "reimport",
+                "reimport-cli"}
+GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "tree", "tree-rest",
+               "tree-scroll"}
 
 
 def quick_run(*only: str) -> tuple[dict[str, dict[str, object]], str]:
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "forkwise.core.bench",
-            "--quick",
-            "--json",
-            "--repeat",
-            "1",
-            *(arg for group in only for arg in ("--only", group)),
-        ],
+        [sys.executable, "-m", "forkwise.core.bench", "--quick", "--json", "--repeat", "1",
+         *(arg for group in only for arg in ("--only", group))],
         capture_output=True,
         text=True,
         check=True,
