@@ -89,7 +89,7 @@ sys.exit(cli.main(["sessions", "context", "big", "--store", sys.argv[1], "--json
                   out=open("/dev/null", "w")))
 """
 
-FIGURE_GROUPS = ["list", "fork", "context", "append", "host", "search", "gui", "postgres"]
+FIGURE_GROUPS = ["list", "fork", "context", "append", "host", "import", "search", "gui", "postgres"]
 
 
 @dataclass
@@ -418,6 +418,38 @@ def bench_search(tmp: Path, sessions: int, per: int, repeat: int) -> list[Figure
     ]
 
 
+def bench_import(tmp: Path, sizes: dict[str, int], repeat: int) -> list[Figure]:
+    from forkwise.core.bench import import_figures as im
+
+    out: list[Figure] = []
+    for name, tool, make in (
+        ("import", "claude", im.claude_tree),
+        ("import-codex", "codex", im.codex_tree),
+    ):
+        root, files = make(tmp, sizes[f"{name}_mb"])
+        size, lines = im.tree_size(files)
+        (ours, ours_cpu), (base, base_cpu) = im.measure_import(tmp, tool, root, repeat)
+        agent = "Claude Code" if tool == "claude" else "Codex"
+        load = f"{size / 1e6:.0f} MB of {agent} sessions ({len(files):,} files, {lines:,} lines)"
+        parse = "read the files, orjson.loads every line (fresh process)"
+        workload = f"`sessions import` of {load}, fresh process, empty store"
+        out.append(Figure(name, workload, ours, base, parse, "<= 3x"))
+        if tool == "claude":
+            cpu = "the same, CPU seconds (user + system) of the process"
+            out.append(Figure("import-cpu", cpu, ours_cpu, base_cpu, parse + ", CPU s", "<= 3x"))
+        shutil.rmtree(root)
+    inproc, cli = im.measure_reimport(tmp, sizes["reimport_files"], repeat)
+    tree = f"an unchanged tree of {sizes['reimport_files']:,} Claude Code session files"
+    stat = "walk the tree and stat every file"
+    return [
+        *out,
+        Figure("reimport", f"import of {tree}: the verb as the host runs it (store just opened)",
+               inproc[0][0], inproc[1][0], stat, "<= 5x, < 1 s"),
+        Figure("reimport-cli", f"`sessions import` of {tree}, fresh process",
+               cli[0][0], cli[1][0], stat + " (fresh process)", "< 1 s"),
+    ]  # fmt: skip
+
+
 def bench_gui(tmp: Path, sizes: dict[str, int], repeat: int) -> list[Figure]:
     from forkwise.core.bench import gui_figures as g
 
@@ -525,6 +557,9 @@ def main(argv: list[str] | None = None) -> int:
             "host_sessions": 2,
             "host_turns": 5,
             "open": 5_000,
+            "import_mb": 2,
+            "import-codex_mb": 2,
+            "reimport_files": 50,
         }
         if args.quick
         else {
@@ -535,6 +570,9 @@ def main(argv: list[str] | None = None) -> int:
             "host_sessions": 8,
             "host_turns": 50,
             "open": 100_000,
+            "import_mb": 200,
+            "import-codex_mb": 200,
+            "reimport_files": 2_000,
         }
     )
     only = set(args.only or FIGURE_GROUPS)
@@ -554,6 +592,8 @@ def main(argv: list[str] | None = None) -> int:
             figures += bench_host(tmp, sizes["host_sessions"], sizes["host_turns"], repeat)
         if "search" in only:
             figures += bench_search(tmp, sizes["sessions"], sizes["per"], repeat)
+        if "import" in only:
+            figures += bench_import(tmp, sizes, repeat)
         if "gui" in only:
             figures += bench_gui(tmp, sizes, repeat)
         if "postgres" in only and args.postgres:

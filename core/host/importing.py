@@ -29,7 +29,7 @@ from forkwise.core.errors import (
     InvalidBoundary,
     StorageError,
 )
-from forkwise.core.formats.base import FormatError, ImportedSession, Reader
+from forkwise.core.formats.base import FormatError, ImportedSession, Reader, collector_paused
 from forkwise.core.log.events import HISTORY_FORK, TURN_END, Event
 from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.backends.jsonl import parse_log
@@ -177,11 +177,12 @@ def discover(
             except UnknownFormat:
                 continue
             found += [(p, name if tool is not None else None) for p in files]
-    seen: set[Path] = set()
+    seen: set[str] = set()  # by name: hashing a Path costs more than the rest of a re-import
     unique = []
     for p, t in found:
-        if p not in seen:
-            seen.add(p)
+        name = str(p)
+        if name not in seen:
+            seen.add(name)
             unique.append((p, t))
     return unique
 
@@ -195,45 +196,118 @@ def import_sources(
     ledger: ImportLedger,
     progress: Progress | None = None,
 ) -> ImportReport:
-    """Import `files` (each with its format, or None to recognise it)."""
+    """Import `files` (each with its format, or None to recognise it). A file whose
+    sessions branch from a session not stored yet waits until the other files are in, so
+    that a parent is stored before its children in whatever order the files come."""
+    with collector_paused():  # what is imported stays in the store's memory: no cycles
+        return _import_all(store, files, ledger, progress)
+
+
+def _import_all(
+    store: SessionStore,
+    files: Sequence[tuple[Path, str | None]],
+    ledger: ImportLedger,
+    progress: Progress | None,
+) -> ImportReport:
     report = ImportReport()
     total = len(files)
-    for done, (path, tool) in enumerate(files, 1):
+    done = 0
+    waiting: list[_Read] = []
+    stored = _StoredIds(store)
+    for path, tool in files:
         try:
-            _import_file(store, path, tool, ledger, report)
-        except FormatError as exc:
-            report.fail(path, exc, exc.line)
+            read = _read_file(stored, path, tool, ledger, report)
+            if read is not None and read.orphans(store):
+                waiting.append(read)
+                continue
+            if read is not None:
+                read.store(store, ledger, report)
         except ForkwiseError as exc:
-            line = exc.details.get("line")
-            report.fail(path, exc, line if isinstance(line, int) else None)
+            report.fail(path, exc, _line_of(exc))
+        done += 1
         if progress is not None:
             progress(done, total, str(path))
+    while waiting:
+        # a file whose parents are in now, else the first one: its parent is in no file
+        read = next((r for r in waiting if not r.orphans(store)), waiting[0])
+        waiting.remove(read)
+        try:
+            read.store(store, ledger, report)
+        except ForkwiseError as exc:
+            report.fail(read.path, exc, _line_of(exc))
+        done += 1
+        if progress is not None:
+            progress(done, total, str(read.path))
     ledger.save()
     return report
 
 
-def _import_file(
-    store: SessionStore, path: Path, tool: str | None, ledger: ImportLedger, report: ImportReport
-) -> None:
+def _line_of(exc: ForkwiseError) -> int | None:
+    if isinstance(exc, FormatError):
+        return exc.line
+    line = exc.details.get("line")
+    return line if isinstance(line, int) else None
+
+
+@dataclass
+class _Read:
+    """The sessions read from one file, not stored yet."""
+
+    path: Path
+    st: os.stat_result
+    sessions: list[ImportedSession]
+
+    def orphans(self, store: SessionStore) -> bool:
+        """Whether a session of it branches from one that is neither in this file nor
+        stored (yet)."""
+        own = {s.id for s in self.sessions}
+        return any(
+            s.parent is not None and s.parent not in own and not store.exists(s.parent)
+            for s in self.sessions
+        )
+
+    def store(self, store: SessionStore, ledger: ImportLedger, report: ImportReport) -> None:
+        ids = store_sessions(store, self.sessions, report)
+        ledger.remember(self.path, self.st, ids)
+
+
+class _StoredIds:
+    """Whether sessions are in the store, for the files the ledger knows: one listing of
+    the store instead of a stat per session (an unchanged tree costs a stat per file)."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+        self.ids: set[str] | None = None
+
+    def all_in(self, ids: Sequence[str]) -> bool:
+        if self.ids is None:
+            self.ids = set(self.store.ids())
+        known = self.ids
+        return all(sid in known or self.store.exists(sid) for sid in ids)
+
+
+def _read_file(
+    stored: _StoredIds, path: Path, tool: str | None, ledger: ImportLedger, report: ImportReport
+) -> _Read | None:
+    """The sessions of a file to store, or None when there is nothing left to do (the file
+    did not change since it was imported, or a Forkwise file was adopted)."""
     try:
         st = path.stat()
     except OSError as exc:
         raise StorageError(f"cannot read {path}: {exc.strerror}", path=str(path)) from exc
     known = ledger.unchanged(path, st)
-    if known is not None and all(store.exists(sid) for sid in known):
+    if known is not None and stored.all_in(known):
         report.unchanged.extend(known)
-        return
+        return None
     tool = tool or detect(path)
     if tool is None:
         raise UnknownFormat(
             f"{path} is not a session file of Claude Code, Codex, pi or Forkwise", path=str(path)
         )
     if tool == "forkwise":
-        ids = [_import_forkwise(store, path, report)]
-    else:
-        sessions = reader(tool).read(path)
-        ids = store_sessions(store, sessions, report)
-    ledger.remember(path, st, ids)
+        ledger.remember(path, st, [_import_forkwise(stored.store, path, report)])
+        return None
+    return _Read(path, st, reader(tool).read(path))
 
 
 def _import_forkwise(store: SessionStore, path: Path, report: ImportReport) -> str:
@@ -398,9 +472,9 @@ def _write(store: SessionStore, header: SessionHeader, records: list[Record]) ->
     """imported, updated or unchanged: a new session; one that grew (only the new events
     appended; a source rewritten below them is cut back to the last turn they share and
     continued); one that did not change (nothing touched)."""
-    events = [Event.from_record(dict(r)) for r in records]
     if not store.exists(header.id):
-        store.import_session(header, events)
+        # the records are fresh copies (_numbered, to_record): the events take them over
+        store.import_session(header, [Event.from_decoded(r) for r in records])
         return "imported"
     have = store.get(header.id)
     old = [e.to_record() for e in have.events]

@@ -454,21 +454,6 @@ def test_entries_written_again_on_resume_are_replays_not_branches(tmp_path: Path
     stored(sessions, tmp_path / "store")
 
 
-def test_benchmark_transcript_reads_as_one_session(tmp_path: Path) -> None:
-    from forkwise.core.bench.claude_figures import SID as BENCH_SID
-    from forkwise.core.bench.claude_figures import synth_transcript
-
-    path = tmp_path / f"{BENCH_SID}.jsonl"
-    lines = synth_transcript(path, 0.2)
-    os.utime(path, (1_700_000_000, 1_700_000_000))
-    (main,) = READER.read(path)
-    turns = types(main).count("turn/start")
-    assert turns > 10
-    assert lines == 7 * turns  # prompt, snapshot, three blocks, result, answer
-    assert types(main).count("turn/end") == turns
-    assert sum(1 for e in main.events if e["type"] == "tool/result") == turns
-
-
 @pytest.mark.parametrize("layout", ["beside", "nested"])
 def test_subagent_parent_is_the_branch_that_called_it(tmp_path: Path, layout: str) -> None:
     t = Transcript(SID)

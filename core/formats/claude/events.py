@@ -94,7 +94,7 @@ class Builder:
             lines = self.t.lines
             record["src"] = {"id": self.source_id, "lines": [lines[i] for i in idx]}
         self._made.append(record)
-        if self._last_said and self._settled():
+        if self._last_said and self._turn is not None and not self._pending:  # _settled()
             kind = record["type"]
             held = kind == "session/title" or (kind.startswith(_HELD) and kind != _USAGE)
         else:
@@ -327,11 +327,12 @@ class Builder:
             reply["src"]["lines"].append(line)
         parts: list[dict[str, Any]] = reply["parts"]
         for block in blocks:
-            if not isinstance(block, dict):
+            if type(block) is not dict and not isinstance(block, dict):
                 continue
             btype = block.get("type")
             if btype == "text":
-                parts.append({"type": "text", "text": str(block.get("text", ""))})
+                text = block.get("text", "")
+                parts.append({"type": "text", "text": text if type(text) is str else str(text)})
                 self._last_said = True
             elif btype == "thinking":
                 part = {"type": "reasoning", "text": str(block.get("thinking", ""))}

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import orjson
 
+from ..base import jsonl_files
+
 #: how long a munged folder name may be before Claude Code cuts it and adds a hash
 _MAX_MUNGED = 200
 
@@ -56,31 +58,21 @@ def munge_cwd(cwd: str) -> str:
 
 
 def session_files(root: Path) -> Iterator[Path]:
-    """Every `.jsonl` under `root`, parents first: a session before the files forked from
-    it (`--fork-session`, `/branch`), subagent transcripts last, so that an import meets
-    each parent before its children."""
+    """Every `.jsonl` under `root`, subagent transcripts last. Nothing is read: the import
+    verb stores a file forked from another (`--fork-session`, `/branch`) after the file it
+    came from, whichever comes first here."""
     if root.is_file():
         yield root
         return
     if not root.is_dir():
         return
-    files = sorted(p for p in root.rglob("*.jsonl") if p.is_file())
-    sessions = [p for p in files if not is_subagent_file(p)]
-    by_id = {p.stem: p for p in sessions}
-    placed: set[Path] = set()
-
-    def place(path: Path, depth: int) -> Iterator[Path]:
-        if path in placed or depth > len(sessions):
-            return
-        origin = _origin_in_head(path)
-        if origin is not None and origin in by_id:
-            yield from place(by_id[origin], depth + 1)
-        placed.add(path)
-        yield path
-
-    for path in sessions:
-        yield from place(path, 0)
-    yield from (p for p in files if is_subagent_file(p))
+    agents: list[Path] = []
+    for path in jsonl_files(root):
+        if path.name.startswith("agent-"):
+            agents.append(path)
+        else:
+            yield path
+    yield from agents
 
 
 def copied_from(entry: dict[str, object], own: str) -> str | None:
@@ -95,26 +87,6 @@ def copied_from(entry: dict[str, object], own: str) -> str | None:
         sid = entry.get(key)
         if type(sid) is str and sid != own:
             return sid
-    return None
-
-
-def _origin_in_head(path: Path, size: int = 65536) -> str | None:
-    """`copied_from` for the first entries of a file (a fork's copies open it)."""
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(size)
-    except OSError:
-        return None
-    for raw in head.split(b"\n")[:-1]:
-        try:
-            entry = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(entry, dict) or "parentUuid" not in entry or entry.get("isSidechain"):
-            continue
-        origin = copied_from(entry, path.stem)
-        if origin is not None or entry.get("type") == "assistant":
-            return origin
     return None
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from threading import Lock
 
-from ..base import FormatError, ImportedSession, SourceRef, Tool, source_session_id
+from ..base import FormatError, ImportedSession, SourceRef, Tool, jsonl_files, source_session_id
 from . import entries as pi_entries
 from .convert import TURN_OPENERS, PathConverter
 from .entries import Entry, PiFile
@@ -124,7 +124,7 @@ class PiReader:
         if root.is_file():
             yield root
             return
-        yield from sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+        yield from jsonl_files(root)
 
     def sniff(self, head: bytes) -> bool:
         return pi_entries.read_header(head) is not None

@@ -1,0 +1,148 @@
+"""The import figures (DESIGN §9): importing agents' sessions costs about what parsing them
+does, and re-importing an unchanged tree about a `stat` per file.
+
+`import` and `import-codex` run `forkwise sessions import` in a fresh process into an empty
+store, against a fresh process that reads the same files and decodes every line with orjson;
+both in wall time and (`import-cpu`) in CPU seconds of the process, which the neighbours on
+a shared machine do not inflate. `reimport` runs the verb as the host does (finding the
+files, then `import_sources` with the ledger read from disk, on a freshly opened store)
+against walking the tree and stat'ing every file; `reimport-cli` is the same through the
+command line in fresh processes. Repeats alternate between ours and the baseline.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from forkwise.core.bench import process_env
+from forkwise.core.bench.synth_sources import claude_projects, codex_home
+
+IMPORT_SNIPPET = """
+import sys
+from forkwise.core.cli import main as cli
+code = cli.main(["sessions", "import", "--from", sys.argv[1], sys.argv[2], "--store", sys.argv[3],
+                 "--json"], out=open("/dev/null", "w"))
+sys.exit(code)
+"""
+PARSE_SNIPPET = """
+import os, sys
+import orjson
+loads = orjson.loads
+for folder, _, names in os.walk(sys.argv[1]):
+    for name in names:
+        if name.endswith(".jsonl"):
+            with open(os.path.join(folder, name), "rb") as fh:
+                for raw in fh.read().split(b"\\n"):
+                    if raw:
+                        loads(raw)
+"""
+STAT_SNIPPET = """
+import os, sys
+for folder, _, names in os.walk(sys.argv[1]):
+    for name in names:
+        os.stat(os.path.join(folder, name))
+"""
+
+Timed = tuple[float, float]  # wall seconds, CPU seconds
+
+
+def run_process(snippet: str, *args: str) -> Timed:
+    """Wall and CPU (user + system) seconds of a fresh Python process running `snippet`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", snippet, *args], check=True, env=process_env())
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu
+
+
+def interleaved(ours: Callable[[], Timed], base: Callable[[], Timed], repeat: int) -> list[Timed]:
+    """Medians of (ours wall, ours CPU), (baseline wall, baseline CPU), run alternately."""
+    runs: tuple[list[Timed], list[Timed]] = ([], [])
+    for _ in range(repeat):
+        runs[0].append(ours())
+        runs[1].append(base())
+    return [(statistics.median(w for w, _ in r), statistics.median(c for _, c in r)) for r in runs]
+
+
+def tree_size(files: list[Path]) -> tuple[int, int]:
+    """Bytes and lines of `files`."""
+    size = lines = 0
+    for path in files:
+        data = path.read_bytes()
+        size += len(data)
+        lines += data.count(b"\n")
+    return size, lines
+
+
+def measure_import(tmp: Path, tool: str, source: Path, repeat: int) -> list[Timed]:
+    store = tmp / f"import-{tool}-store"
+
+    def ours() -> Timed:
+        shutil.rmtree(store, ignore_errors=True)  # every run imports into an empty store
+        return run_process(IMPORT_SNIPPET, tool, str(source), str(store))
+
+    took = interleaved(ours, lambda: run_process(PARSE_SNIPPET, str(source)), repeat)
+    shutil.rmtree(store, ignore_errors=True)
+    return took
+
+
+def claude_tree(tmp: Path, megabytes: float) -> tuple[Path, list[Path]]:
+    root = tmp / "claude-home"
+    return root, claude_projects(root, megabytes=megabytes)
+
+
+def codex_tree(tmp: Path, megabytes: float) -> tuple[Path, list[Path]]:
+    root = tmp / "codex-home"
+    codex_home(root, megabytes)
+    return root, sorted((root / "sessions").rglob("*.jsonl"))
+
+
+def measure_reimport(tmp: Path, files: int, repeat: int) -> tuple[list[Timed], list[Timed]]:
+    """(in process: verb, walk + stat), (fresh processes: CLI, walk + stat)."""
+    from forkwise.core.host.importing import ImportLedger, discover, import_sources
+    from forkwise.core.store.backends.jsonl import JsonlBackend
+    from forkwise.core.store.session_store import SessionStore
+
+    source = tmp / "reimport-home"
+    claude_projects(source, sessions=files, turns=2, seed=9)
+    store_dir = tmp / "reimport-store"
+    first = run_process(IMPORT_SNIPPET, "claude", str(source), str(store_dir))
+    assert first[0] > 0
+    ledger_file = store_dir / "imports.json"
+    assert ledger_file.exists(), "the import wrote no ledger"
+
+    def verb() -> Timed:
+        store = SessionStore(JsonlBackend(store_dir))
+        start, cpu = time.perf_counter(), time.process_time()
+        found = discover("claude", [source], dict(os.environ), Path.home())
+        report = import_sources(store, found, ImportLedger(ledger_file))
+        took = time.perf_counter() - start, time.process_time() - cpu
+        store.close()
+        assert not report.failed, report.failed
+        assert report.imported == report.updated == []
+        return took
+
+    def walk() -> Timed:
+        start, cpu = time.perf_counter(), time.process_time()
+        for folder, _, names in os.walk(source):
+            for name in names:
+                os.stat(os.path.join(folder, name))
+        return time.perf_counter() - start, time.process_time() - cpu
+
+    inproc = interleaved(verb, walk, repeat)
+    cli = interleaved(
+        lambda: run_process(IMPORT_SNIPPET, "claude", str(source), str(store_dir)),
+        lambda: run_process(STAT_SNIPPET, str(source)),
+        repeat,
+    )
+    return inproc, cli
