@@ -41,12 +41,12 @@ from forkwise.core.store.session import (
     SessionTruncated,
     StoreEvent,
 )
+from forkwise.core.store.store_dir import make_private_dir, prepare_for_writing
 from forkwise.core.store.writer_lock import WriterLock
 
 #: parse_log is imported from here by the CLI and tests (it was defined here)
 __all__ = ["JsonlBackend", "parse_log"]
 
-DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
@@ -74,9 +74,7 @@ class JsonlBackend:
         self._appenders = Appenders()
         try:
             if writable:
-                for d in (self.root, self.sessions_dir):
-                    d.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-                    os.chmod(d, DIR_MODE)
+                prepare_for_writing(self.root)
                 lock = WriterLock(self.root / "writer.lock", FILE_MODE)
                 if not lock.acquire():
                     raise StoreLocked(
@@ -84,8 +82,6 @@ class JsonlBackend:
                         store=str(self.root),
                     )
                 self._lock = lock
-                with contextlib.suppress(OSError):
-                    os.chmod(self.root / "writer.lock", FILE_MODE)
         except OSError as exc:
             raise StorageError(f"cannot open the store at {self.root}: {exc}") from exc
         self.catalogue = Catalogue(self.root / "index.json", writable)
@@ -108,7 +104,7 @@ class JsonlBackend:
                         path.unlink()
                     elif name.endswith(".old"):
                         recovered = self.root / "recovered"
-                        recovered.mkdir(mode=DIR_MODE, exist_ok=True)
+                        make_private_dir(recovered)
                         os.replace(path, recovered / name.lstrip("."))
 
     def path(self, session_id: str) -> Path:
@@ -297,7 +293,7 @@ class JsonlBackend:
 
     def _keep_torn_tail(self, session_id: str, torn: bytes) -> None:
         recovered = self.root / "recovered"
-        recovered.mkdir(mode=DIR_MODE, exist_ok=True)
+        make_private_dir(recovered)
         stamp = now_ts().replace(":", "").replace(".", "")
         keep = recovered / f"{session_id}.{stamp}.torn-tail"
         write_file_atomically(keep, torn, overwrite=False)
@@ -325,7 +321,7 @@ class JsonlBackend:
         """Deleting moves the file to `<store>/trash/`: a person can still get it back."""
         self._appenders.close(session_id)  # nothing more may be written to the trashed file
         trash = self.root / "trash"
-        trash.mkdir(mode=DIR_MODE, exist_ok=True)
+        make_private_dir(trash)
         stamp = now_ts().replace(":", "").replace(".", "")
         path, trashed = self.path(session_id), trash / f"{session_id}.{stamp}.jsonl"
         os.replace(path, trashed)
