@@ -31,6 +31,7 @@ from forkwise.core.errors import (
 )
 from forkwise.core.formats.base import FormatError, ImportedSession, Reader
 from forkwise.core.log.events import HISTORY_FORK, TURN_END, Event
+from forkwise.core.safe_read import read_head, read_regular
 from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.backends.jsonl import parse_log
 from forkwise.core.store.session import SessionHeader
@@ -133,8 +134,7 @@ class ImportLedger:
 def detect(path: Path) -> str | None:
     """The format of a session file, recognised from its first bytes."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(_HEAD)
+        head = read_head(path, _HEAD, follow=True)[:_HEAD]
     except OSError:
         return None
     if head.startswith((b'{"type":"session"', b'{"type": "session"')):
@@ -239,7 +239,7 @@ def _import_file(
 def _import_forkwise(store: SessionStore, path: Path, report: ImportReport) -> str:
     """A Forkwise session file, adopted as it is (header and events unchanged)."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path, follow=True)[0]
     except OSError as exc:
         raise StorageError(f"cannot read {path}: {exc.strerror}", path=str(path)) from exc
     loaded, _, tail = parse_log(data, str(path))

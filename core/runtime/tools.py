@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from forkwise.core.safe_read import NotRegularFile, read_head
+
 MAX_READ_BYTES = 64 * 1024
 MAX_LIST_ENTRIES = 500
 
@@ -71,8 +73,10 @@ class ReadFile:
 
 def _read_text(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_READ_BYTES + 1)
+        # the path is resolved already: a link there now is a swap after the check
+        data = read_head(path, MAX_READ_BYTES)
+    except NotRegularFile as exc:
+        raise ToolFailed(f"cannot read {path.name}: it is not a regular file") from exc
     except OSError as exc:
         raise ToolFailed(f"cannot read {path.name}: {exc.strerror or exc}") from exc
     truncated = len(data) > MAX_READ_BYTES

@@ -25,6 +25,7 @@ from forkwise.core.errors import DuplicateSessionId, ReadOnlyStore, StorageError
 from forkwise.core.log.event_log import event_lines, head
 from forkwise.core.log.events import Event, now_ts
 from forkwise.core.log.ids import validate_session_id
+from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import fsync_dir, write_file_atomically
 from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
 from forkwise.core.store.backends.appenders import Appenders
@@ -131,9 +132,7 @@ class JsonlBackend:
     def load(self, session_id: str) -> LoadedLog | None:
         path = self.path(session_id)
         try:
-            with open(path, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                data = fh.read()
+            data, st = read_regular(path)  # no link, no FIFO, bounded
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -158,7 +157,7 @@ class JsonlBackend:
         return self.catalogue.summaries(entries, self._summarize, progress)
 
     def _summarize(self, path: Path) -> tuple[SessionSummary, LogFacts | None]:
-        loaded, _, tail = parse_file(path.name[: -len(".jsonl")], path, path.read_bytes())
+        loaded, _, tail = parse_file(path.name[: -len(".jsonl")], path, read_regular(path)[0])
         assert loaded.summary is not None  # the parser computes it
         return loaded.summary, LogFacts.of(loaded.state, loaded.point, tail.point_end)
 
@@ -308,7 +307,7 @@ class JsonlBackend:
             self._keep_torn_tail(session_id, tail.torn)  # the rewrite must not drop it
         header_raw = self._headers.get(session_id)
         if header_raw is None:
-            header_raw = path.read_bytes().split(b"\n", 1)[0]
+            header_raw = read_regular(path)[0].split(b"\n", 1)[0]
         if header is not None and SessionHeader.from_record(orjson.loads(header_raw)) != header:
             header_raw = orjson.dumps(header.to_record())
         body = [header_raw, *event_lines(kept)]

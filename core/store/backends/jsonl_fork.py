@@ -14,6 +14,7 @@ from pathlib import Path
 
 from forkwise.core.log.event_log import lines_length
 from forkwise.core.log.events import Event
+from forkwise.core.safe_read import open_regular
 from forkwise.core.store.atomic import write_all, write_file_atomically
 from forkwise.core.store.backend import IndexedFork
 from forkwise.core.store.backends.catalogue import Catalogue
@@ -25,7 +26,7 @@ def indexed_fork(path: Path, session_id: str, catalogue: Catalogue) -> IndexedFo
     checked cheaply against the file: the header line is read, and the line ending at
     the recorded offset must be that turn's `turn/end`. Anything else: None."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = open_regular(path)
     except OSError:
         return None
     try:
@@ -65,11 +66,15 @@ def line_end(path: Path, header_raw: bytes, events: Sequence[Event]) -> int | No
         return None
     end = len(header_raw) + 1 + lines_length(events)
     try:
-        with open(path, "rb") as fh:
-            fh.seek(end - len(last) - 2)
-            found = fh.read(len(last) + 2)
+        fd = open_regular(path)
     except OSError:
         return None
+    try:
+        found = os.pread(fd, len(last) + 2, end - len(last) - 2)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     return end if found == b"\n" + last + b"\n" else None
 
 
@@ -81,8 +86,11 @@ def write_fork(path: Path, header_raw: bytes, source: tuple[Path, int, int], res
 
     def write(fd: int) -> None:
         write_all(fd, header_raw + b"\n")
-        with open(src_path, "rb") as src:
-            copy_range(src.fileno(), fd, start, end - start)
+        src = open_regular(src_path)
+        try:
+            copy_range(src, fd, start, end - start)
+        finally:
+            os.close(src)
         write_all(fd, rest)
 
     write_file_atomically(path, write, overwrite=False)
