@@ -65,6 +65,7 @@ from forkwise.core.runtime.workspaces import (
     MemoryWorkspaces,
     ReadOnlyWorkspaces,
     Workspaces,
+    check_workspace_name,
 )
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.backends.memory import MemoryBackend
@@ -363,20 +364,38 @@ class Host:
         """A new empty session (with `session_id`, or a new id) on this host's default model;
         the title, when given, is its first `session/title` event."""
         self._check_writable()
+        if workspace is not None:
+            check_workspace_name(workspace)  # refused before anything is written
         follow: list[Json] = [model_select_draft(self._default_model)]
         if title:
             follow.append({"type": "session/title", "title": title})
+        # header, model and title are one atomic write (the store's create); the workspace
+        # comes after it, and a session that cannot join its workspace is taken back
         snap = await self.io(
             functools.partial(
                 self.store.create, session_id, cwd=cwd or self.default_cwd, follow=follow
             )
         )
         self._publish(snap.id)
-        if workspace is None:
-            await self._attach_like(None, snap.id)
-        else:
-            await self.attach(workspace, snap.id)
+        try:
+            if workspace is None:
+                await self._attach_like(None, snap.id)
+            else:
+                await self.attach(workspace, snap.id)
+        except BaseException:
+            await self._take_back(snap.id)
+            raise
         return self.row(await self.io(self.store.summary, snap.id))
+
+    async def _take_back(self, session_id: str) -> None:
+        """Undo a create that failed after its file was written: the session goes to the
+        trash (where a person could still find it), and its agent with it."""
+        self._agents.pop(session_id, None)
+        self._served.discard(session_id)
+        try:
+            await self.io(self.store.delete, session_id)
+        except ForkwiseError:
+            log.exception("could not take back the half-created session %s", session_id)
 
     async def prompt(self, session_id: str, text: str, wait: bool = False) -> Json:
         if not isinstance(text, str) or not text.strip():

@@ -29,6 +29,14 @@ class Workspaces(Protocol):
     def forget(self, session_id: str) -> None: ...
 
 
+def check_workspace_name(workspace: object, session_id: str | None = None) -> str:
+    """The name, or WorkspaceAttachFailed: checked before a session is created for it."""
+    if not isinstance(workspace, str) or not workspace.strip():
+        details = {"childId": session_id} if session_id else {}
+        raise WorkspaceAttachFailed("a workspace needs a non-empty name", **details)
+    return workspace
+
+
 class MemoryWorkspaces:
     """Workspaces that live as long as the host (used with an in-memory store)."""
 
@@ -45,8 +53,7 @@ class MemoryWorkspaces:
         return DEFAULT_WORKSPACE
 
     def attach(self, workspace: str, session_id: str) -> None:
-        if not isinstance(workspace, str) or not workspace.strip():
-            raise WorkspaceAttachFailed("a workspace needs a non-empty name", childId=session_id)
+        check_workspace_name(workspace, session_id)
         members = _without(self._members, session_id)
         members.setdefault(workspace, []).append(session_id)
         self._commit(members)
