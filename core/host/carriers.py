@@ -30,6 +30,7 @@ import orjson
 
 from forkwise.core.errors import HostUnavailable, RpcError
 from forkwise.core.host.rpc import INVALID_REQUEST, PARSE_ERROR, RpcConnection, RpcServer
+from forkwise.core.log.text import check_text, find_invalid
 
 Json = dict[str, Any]
 Receive = Callable[[Json], None]
@@ -50,6 +51,9 @@ def encode(message: Json) -> bytes:
     try:
         return orjson.dumps(message, default=str)
     except TypeError as exc:
+        found = find_invalid(message.get("params", message.get("result")))
+        if found is not None:  # a path or name that is not UTF-8: say which (log/text.py)
+            check_text(found[1], found[0])
         raise RpcError(f"cannot encode a message: {exc}") from exc
 
 

@@ -27,6 +27,7 @@ from forkwise.core.errors import (
 from forkwise.core.log.event_log import EventLog, EventView
 from forkwise.core.log.events import HISTORY_FORK, MESSAGE, Event, now_ts
 from forkwise.core.log.ids import new_session_id, random_hex, validate_session_id
+from forkwise.core.log.text import check_text
 from forkwise.core.log.turns import BracketState, check_boundary
 from forkwise.core.store.backend import Backend, IndexedFork, Progress, Remembered
 from forkwise.core.store.fork_point import ForkPoint, anchor_of, fork_point_of
@@ -200,6 +201,7 @@ class SessionStore:
     ) -> Session:
         """Create a session whose log starts with `seed` (events or records with seq 1..n);
         `follow` are drafts appended right after the seed, in the same atomic write."""
+        check_text(cwd, "cwd")
         with self._lock:
             sid = self._new_id(session_id)
             seed_events = [e if isinstance(e, Event) else Event.from_record(dict(e)) for e in seed]
