@@ -10,7 +10,6 @@ folder: a symbolic link there is refused, never followed to change its target.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 from pathlib import Path
@@ -81,14 +80,7 @@ def _make_dir(path: Path, *, parents: bool) -> bool:
         os.mkdir(path, DIR_MODE)
     except FileExistsError:
         return False
-    # made here: make sure the umask left it private (a descriptor, so no link is followed)
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        try:
-            os.fchmod(fd, DIR_MODE)
-        finally:
-            os.close(fd)
-    return True
+    return True  # a umask only takes bits away: 0700 or stricter, never wider
 
 
 def _is_dir_no_follow(path: Path) -> bool:
