@@ -244,6 +244,7 @@ class SessionStore:
         is over first (the source's facts and its file are those of one moment)."""
         source_id = source.id if isinstance(source, Session) else source
         with self._writing(source_id, must_exist=False) as _, self._lock:
+            self._recheck(source_id)
             rec = self._fresh(source)
             if child_id is not None and self.exists(validate_session_id(child_id)):
                 raise DuplicateSessionId(
@@ -376,6 +377,14 @@ class SessionStore:
             self._announce(EventsAppended(rec.header.id, events))
             self._announce(SessionFlushed(rec.header.id))
         return events
+
+    def _recheck(self, session_id: object) -> None:
+        """Forget a loaded record whose stored form changed behind the store's back, so
+        that it is read again — and refused there if it is damaged or gone — rather than
+        copied or vouched for from memory."""
+        rec = self._records.get(session_id) if isinstance(session_id, str) else None
+        if rec is not None and not self.backend.unchanged(rec.header.id):
+            self._drop(rec)
 
     def _drop(self, rec: _Record) -> None:
         """Forget a record after a failed append: the file may hold part of the batch, so

@@ -195,12 +195,18 @@ class Catalogue:
         return summary, facts
 
     def remember(
-        self, sessions_dir: Path, records: Sequence[tuple[SessionSummary, LogFacts]]
+        self,
+        sessions_dir: Path,
+        records: Sequence[tuple[SessionSummary, LogFacts]],
+        forget: Sequence[str] = (),
     ) -> None:
-        """Record summaries and log facts the store has itself (sessions it had loaded)."""
-        if not records:
+        """Record summaries and log facts the store has itself (sessions it had loaded);
+        the entries of `forget` go (their files changed behind the store's back)."""
+        if not records and not forget:
             return
         index = self._load()
+        for sid in forget:
+            index.pop(sid, None)
         for summary, facts in records:
             try:
                 st = (sessions_dir / f"{summary.id}.jsonl").stat()

@@ -21,7 +21,13 @@ from pathlib import Path
 
 import orjson
 
-from forkwise.core.errors import DuplicateSessionId, ReadOnlyStore, StorageError, StoreLocked
+from forkwise.core.errors import (
+    DuplicateSessionId,
+    ReadOnlyStore,
+    StaleSession,
+    StorageError,
+    StoreLocked,
+)
 from forkwise.core.log.event_log import event_lines, head
 from forkwise.core.log.events import Event, now_ts
 from forkwise.core.log.ids import validate_session_id
@@ -72,6 +78,8 @@ class JsonlBackend:
         #: where a line ends in a session's file, when known: (its seq, the offset past it)
         self._line_ends: dict[str, tuple[int, int]] = {}
         self._pending: dict[str, _Pending] = {}
+        #: each session file as this backend last read or wrote it (`_identity`)
+        self._seen: dict[str, tuple[int, int, int, int]] = {}
         self._appenders = Appenders()
         try:
             if writable:
@@ -133,6 +141,7 @@ class JsonlBackend:
         path = self.path(session_id)
         try:
             data, st = read_regular(path)  # no link, no FIFO, bounded
+            self._seen[session_id] = _identity(st)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -162,11 +171,25 @@ class JsonlBackend:
         return loaded.summary, LogFacts.of(loaded.state, loaded.point, tail.point_end)
 
     def save_summaries(self, records: Sequence[Remembered]) -> None:
+        """Index what the store knows of sessions whose files are as this backend left
+        them; a file changed behind its back loses its entry instead (it is checked line by
+        line on its next read), never vouched for with facts from before the change."""
+        current = [r for r in records if self.unchanged(r.summary.id)]
         facts = [
             (r.summary, LogFacts.of(r.state, r.point, self._point_end(r.summary.id, r)))
-            for r in records
+            for r in current
         ]
-        self.catalogue.remember(self.sessions_dir, facts)
+        stale = [r.summary.id for r in records if not self.unchanged(r.summary.id)]
+        self.catalogue.remember(self.sessions_dir, facts, forget=stale)
+
+    def unchanged(self, session_id: str) -> bool:
+        seen = self._seen.get(session_id)
+        if seen is None:
+            return False
+        try:
+            return _identity(os.lstat(self.path(session_id))) == seen
+        except OSError:
+            return False
 
     def _point_end(self, session_id: str, record: Remembered) -> int | None:
         """The file offset past the line of the record's fork point: known, or found from
@@ -214,13 +237,18 @@ class JsonlBackend:
         rest = b"".join(e.encode() + b"\n" for e in change.events)
         source = self._seed_range(change) if change.copied_from else None
         if source is not None:  # a fork: the seed's bytes are copied, not encoded again
-            write_fork(path, header_raw, source, rest)
+            # from the file as the store read or wrote it; changed since: refused, not copied
+            expect = self._seen.get(src) if (src := change.copied_from) else None
+            if change.seed_span is None and expect is None:
+                raise StaleSession(f"session {src!r} changed on disk", session_id=src)
+            write_fork(path, header_raw, source, rest, expect=expect, identity=_identity)
             _, start, end = source
             if change.seed:
                 self._line_ends[sid] = (len(change.seed), len(header_raw) + 1 + end - start)
         else:
             body = b"".join(line + b"\n" for line in event_lines(change.seed))
             write_file_atomically(path, header_raw + b"\n" + body + rest, overwrite=False)
+        self._seen[sid] = _identity(os.lstat(path))
         self._headers[sid] = header_raw
         self._tails[sid] = Tail(0, None, False)
 
@@ -265,6 +293,7 @@ class JsonlBackend:
             _undo_append(appender.fd, size_before)
             raise
         self._pending[sid] = _Pending(appender.fd, size_before)
+        self._seen[sid] = _identity(os.fstat(appender.fd))
         if tail is not None:
             tail.needs_newline = False
 
@@ -312,6 +341,7 @@ class JsonlBackend:
             header_raw = orjson.dumps(header.to_record())
         body = [header_raw, *event_lines(kept)]
         write_file_atomically(path, b"\n".join(body) + b"\n")
+        self._seen[session_id] = _identity(os.lstat(path))
         self._headers[session_id] = header_raw
         self._tails[session_id] = Tail(0, None, False)
         self._line_ends.pop(session_id, None)
@@ -333,6 +363,7 @@ class JsonlBackend:
         self._headers.pop(session_id, None)
         self._tails.pop(session_id, None)
         self._line_ends.pop(session_id, None)
+        self._seen.pop(session_id, None)
 
     def close(self) -> None:
         for sid in list(self._pending):
@@ -342,6 +373,12 @@ class JsonlBackend:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What tells one state of a file from another: inode (a replaced file), size, mtime
+    and ctime (which no one can set back, unlike mtime)."""
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def _undo_append(fd: int, size_before: int) -> None:

@@ -9,9 +9,10 @@ hand-written layout) gets None, and its seed is encoded event by event.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from forkwise.core.errors import StaleSession
 from forkwise.core.log.event_log import lines_length
 from forkwise.core.log.events import Event
 from forkwise.core.safe_read import open_regular
@@ -78,16 +79,30 @@ def line_end(path: Path, header_raw: bytes, events: Sequence[Event]) -> int | No
     return end if found == b"\n" + last + b"\n" else None
 
 
-def write_fork(path: Path, header_raw: bytes, source: tuple[Path, int, int], rest: bytes) -> None:
+def write_fork(
+    path: Path,
+    header_raw: bytes,
+    source: tuple[Path, int, int],
+    rest: bytes,
+    *,
+    expect: object = None,
+    identity: Callable[[os.stat_result], object] = lambda st: None,
+) -> None:
     """Create the child's file `path` (atomically, never over an existing one): its header
     line, the seed's bytes copied from `source` (path, start and end offsets), then `rest`
-    (its own events, already encoded)."""
+    (its own events, already encoded). With `expect`, the source file must still be that
+    (`identity` of its stat): a file changed since the store read it is not copied from."""
     src_path, start, end = source
 
     def write(fd: int) -> None:
         write_all(fd, header_raw + b"\n")
         src = open_regular(src_path)
         try:
+            if expect is not None and identity(os.fstat(src)) != expect:
+                raise StaleSession(
+                    f"{src_path} changed on disk since it was read; read it again",
+                    path=str(src_path),
+                )
             copy_range(src, fd, start, end - start)
         finally:
             os.close(src)
