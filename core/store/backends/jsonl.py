@@ -148,6 +148,8 @@ class JsonlBackend:
             raise StorageError(f"cannot read {path}: {exc}", path=str(path)) from exc
         parsed = None
         known = self.catalogue.checked(session_id, st) if len(data) == st.st_size else None
+        if known is not None and (known[1].open_turn is not None or known[1].pending_approvals):
+            known = None  # facts that would block a write (an open turn) come from the log
         if known is not None:
             parsed = trusted_log(data, str(path), *known)
         loaded, header_raw, tail = parsed or parse_file(session_id, path, data)
