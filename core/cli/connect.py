@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,6 +24,10 @@ from forkwise.core.errors import RpcError, StorageError, StoreLocked
 from forkwise.core.host import shared_store
 from forkwise.core.host.host import Host
 from forkwise.core.paths import resolve_store_dir
+from forkwise.core.safe_read import open_regular, read_fd
+
+#: a token file holds one line; more than this is not a token file
+MAX_TOKEN_BYTES = 4096
 
 #: the commands that only read the store
 READERS = frozenset({"list", "show", "context"})
@@ -32,10 +37,25 @@ def read_token(path: str | None) -> str | None:
     """The token in `path` (a file), else $FORKWISE_TOKEN, else None."""
     if path is None:
         return os.environ.get("FORKWISE_TOKEN") or None
+    file = Path(path).expanduser()
     try:
-        token = Path(path).expanduser().read_text().strip()
+        fd = open_regular(file, follow=True)  # never a FIFO's wait
+        try:
+            mode = os.fstat(fd).st_mode
+            raw = read_fd(fd, MAX_TOKEN_BYTES, file)
+        finally:
+            os.close(fd)
+        token = raw.decode("utf-8", "replace").strip()
     except OSError as exc:
-        raise StorageError(f"cannot read the token file {path}: {exc.strerror}") from exc
+        raise StorageError(
+            f"cannot read the token file {path}: {exc.strerror or exc}"
+        ) from exc
+    if mode & 0o077:
+        sys.stderr.write(
+            f"forkwise: warning: the token file {path} can be read by other users"
+            f" (mode {stat.S_IMODE(mode):04o}); anyone who reads it can use the host"
+            f" — chmod 600 {path}\n"
+        )
     if not token:
         raise RpcError(f"the token file {path} is empty")
     return token

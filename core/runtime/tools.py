@@ -50,6 +50,11 @@ def confined_path(cwd: str, requested: object) -> Path:
         raise ToolFailed("'path' must be a non-empty string")
     if "\x00" in requested:  # the OS would refuse it with ValueError, failing the turn
         raise ToolFailed("'path' must not contain a NUL character")
+    if "\x00" in cwd:  # a header edited or imported with one: no folder has that name
+        raise ToolFailed(
+            "this session's working directory contains a NUL character, so file tools are"
+            " disabled"
+        )
     root = Path(cwd).resolve()
     target = (root / requested).resolve()
     if target != root and not target.is_relative_to(root):
