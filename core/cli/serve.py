@@ -67,6 +67,7 @@ async def _serve(args: argparse.Namespace, out: TextIO, grace: float = STOP_GRAC
         running = shared_store.host_listening(root)
         exc.message += f" (a host answers at {running})" if running else ""
         raise
+    await host.follow_disk()
     problem = await host.apply_saved_settings()
     if problem:
         sys.stderr.write(f"forkwise host: {problem}\n")

@@ -31,6 +31,7 @@ from forkwise.core.errors import (
     SessionBusy,
     WorkspaceAttachFailed,
 )
+from forkwise.core.host.disk_follow import DiskFollower
 from forkwise.core.host.forking import ForkAt, child_model, follow_drafts
 from forkwise.core.host.importing import (
     TOOLS,
@@ -79,7 +80,8 @@ from forkwise.core.store.session import (
     SessionTruncated,
     StoreEvent,
 )
-from forkwise.core.store.session_store import SessionStore
+from forkwise.core.store.session_store import DiskChange, SessionStore
+from forkwise.core.store.watcher import POLL
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -115,6 +117,7 @@ class Host:
         #: changes the store announced per session (see version)
         self._changes: dict[str, int] = {}
         self._closed = False
+        self._follower: DiskFollower | None = None
         self._unsubscribe_store = self.store.subscribe(self._on_store)
 
     @classmethod
@@ -213,6 +216,24 @@ class Host:
         loop = self.workers.loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._deliver, notes)
+
+    async def follow_disk(self, poll: float = POLL) -> None:
+        """Follow changes other programs make to the store's files (`disk_follow`): the
+        app and `forkwise host` do; a one-shot command has no need."""
+        if self._follower is None and not self._closed:
+            self._follower = DiskFollower(self, poll=poll)
+
+    def disk_changed(self, change: DiskChange, notes: Sequence[Json]) -> None:
+        """A session's file changed behind the store's back and the store followed it:
+        agents re-read it (`version`), a deleted one's idle agent goes, clients are told."""
+        sid = change.session_id
+        self._changes[sid] = self._changes.get(sid, 0) + 1
+        if change.kind == "removed":
+            agent = self._agents.get(sid)
+            if agent is None or not agent.busy:
+                self._agents.pop(sid, None)
+                self._served.discard(sid)
+        self._deliver(notes)
 
     def _deliver(self, notes: Sequence[Json]) -> None:
         for note in notes:
@@ -645,6 +666,8 @@ class Host:
         if self._closed:
             return
         self._closed = True
+        if self._follower is not None:
+            await self._follower.close()
         for agent in list(self._agents.values()):
             try:
                 await agent.shutdown()

@@ -19,6 +19,7 @@ from typing import Any, overload
 
 from forkwise.core.errors import (
     DuplicateSessionId,
+    ForkwiseError,
     InvalidEvent,
     SourceNotFound,
     StaleSession,
@@ -66,6 +67,18 @@ class _Record:
 
     def snapshot(self) -> Session:
         return Session(self.header, self.events.view(), self.generation)
+
+
+@dataclass(frozen=True)
+class DiskChange:
+    """What a session's file changed into behind the store's back (`follow_disk`):
+    `removed`; `appended` (the log was extended: `events` are the new ones); `replaced`
+    (anything else: read again whole); `summary` (not loaded: only its row changed)."""
+
+    session_id: str
+    kind: str
+    events: tuple[Event, ...] = ()
+    summary: SessionSummary | None = None
 
 
 class SessionStore:
@@ -377,6 +390,47 @@ class SessionStore:
             self._announce(EventsAppended(rec.header.id, events))
             self._announce(SessionFlushed(rec.header.id))
         return events
+
+    def follow_disk(self, session_id: str, present: bool) -> DiskChange | None:
+        """Bring the store in line with a session file another program created, changed
+        or removed (a watcher saw it); None when the change was this store's own write.
+        Runs after any write to the session in flight (its write lock is taken)."""
+        sid = validate_session_id(session_id)
+        with self._lock:
+            if sid not in self._records:  # not loaded: only its row can have changed
+                if not present or not self.backend.exists(sid):
+                    self.backend.forget(sid)
+                    return DiskChange(sid, "removed")
+                return DiskChange(sid, "summary", summary=self._row_from_disk(sid))
+        with self._writing(sid, must_exist=False), self._lock:
+            rec = self._records.get(sid)
+            if not present or not self.backend.exists(sid):
+                if rec is not None:
+                    del self._records[sid]
+                self.backend.forget(sid)
+                return DiskChange(sid, "removed")
+            if rec is not None and self.backend.unchanged(sid):
+                return None
+            if rec is None:
+                return DiskChange(sid, "summary", summary=self._row_from_disk(sid))
+            old = rec.events
+            del self._records[sid]
+            try:
+                new = self._record(sid)
+            except ForkwiseError:  # damaged now: its row says so
+                return DiskChange(sid, "summary", summary=self._row_from_disk(sid))
+            n = len(old)
+            grown = len(new.events) >= n
+            if grown and (n == 0 or new.events[n - 1].encode() == old[n - 1].encode()):
+                new.generation = rec.generation  # only extended: what callers hold still holds
+                return DiskChange(sid, "appended", tuple(new.events[n:]), new.summary)
+            return DiskChange(sid, "replaced", summary=new.summary)
+
+    def _row_from_disk(self, sid: str) -> SessionSummary | None:
+        """The session's row as the backend finds it in its file (and indexes it)."""
+        others = set(self.backend.session_ids()) - {sid}
+        rows = self.backend.summaries(others)
+        return rows[0] if rows else None
 
     def _recheck(self, session_id: object) -> None:
         """Forget a loaded record whose stored form changed behind the store's back, so

@@ -184,6 +184,10 @@ class JsonlBackend:
         stale = [r.summary.id for r in records if not self.unchanged(r.summary.id)]
         self.catalogue.remember(self.sessions_dir, facts, forget=stale)
 
+    def forget(self, session_id: str) -> None:
+        self._seen.pop(session_id, None)
+        self.catalogue.remember(self.sessions_dir, [], forget=[session_id])
+
     def unchanged(self, session_id: str) -> bool:
         seen = self._seen.get(session_id)
         if seen is None:
