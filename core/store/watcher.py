@@ -84,6 +84,7 @@ class StoreWatcher:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._seen = scan(sessions_dir)
+        self._looking = threading.Lock()  # one look at a time, reports in order
         self._threads: list[threading.Thread] = []
         self.kind = "poll"
         if use_inotify:
@@ -110,12 +111,10 @@ class StoreWatcher:
         for thread in self._threads:
             thread.join(timeout=5.0)
 
-    def _look(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(self.poll)
-            self._wake.clear()
-            if self._stop.is_set():
-                return
+    def look_now(self) -> Changes:
+        """Compare the folder with the last look now and report the differences (the
+        watcher thread does this on each wake; a caller may too, e.g. to settle)."""
+        with self._looking:
             now = scan(self.sessions_dir)
             changes = diff(self._seen, now)
             self._seen = now
@@ -124,6 +123,15 @@ class StoreWatcher:
                     self.on_change(changes)
                 except Exception:
                     log.exception("a store watcher's receiver failed")
+            return changes
+
+    def _look(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self.poll)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            self.look_now()
 
     def _notify(self) -> None:
         """Wake the looker on each batch of kernel notifications (watchfiles, inotify)."""
