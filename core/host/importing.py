@@ -242,7 +242,7 @@ def _import_forkwise(store: SessionStore, path: Path, report: ImportReport) -> s
         data = read_regular(path, follow=True)[0]
     except OSError as exc:
         raise StorageError(f"cannot read {path}: {exc.strerror}", path=str(path)) from exc
-    loaded, _, tail = parse_log(data, str(path))
+    loaded, header_raw, tail = parse_log(data, str(path))
     if tail.torn is not None:
         raise CorruptLog(f"{path}: the last line is incomplete", path=str(path))
     sid = loaded.header.id
@@ -257,7 +257,7 @@ def _import_forkwise(store: SessionStore, path: Path, report: ImportReport) -> s
             )
         report.unchanged.append(sid)
         return sid
-    store.import_session(loaded.header, tuple(loaded.events))
+    store.import_session(loaded.header, tuple(loaded.events), header_raw)
     report.imported.append(sid)
     return sid
 

@@ -229,8 +229,11 @@ class SessionStore:
             )
             return self._commit_create(header, seed_events, state, follow)
 
-    def import_session(self, header: SessionHeader, events: Sequence[Event]) -> Session:
-        """Adopt a complete log as it is (header and events unchanged), e.g. from a file."""
+    def import_session(
+        self, header: SessionHeader, events: Sequence[Event], header_raw: bytes | None = None
+    ) -> Session:
+        """Adopt a complete log as it is (header and events unchanged), e.g. from a file;
+        `header_raw`, the header line as read, is kept as it is."""
         with self._lock:
             validate_session_id(header.id)
             if self.exists(header.id):
@@ -239,7 +242,7 @@ class SessionStore:
                 )
             state = BracketState().feed_all(events)
             seed, rest = tuple(events[: header.seed_length]), tuple(events[header.seed_length :])
-            return self._commit_create(header, seed, state, (), built=rest)
+            return self._commit_create(header, seed, state, (), built=rest, header_raw=header_raw)
 
     def fork(
         self,
@@ -548,6 +551,7 @@ class SessionStore:
         seed_summary: SessionSummary | None = None,
         seed_point: ForkPoint | None = None,
         copied_from: str | None = None,
+        header_raw: bytes | None = None,
     ) -> Session:
         follow_events = built + _build(follow, len(seed) + len(built))
         _feed_atomically(state, follow_events[len(built) :])
@@ -556,7 +560,7 @@ class SessionStore:
         else:
             seed = tuple(seed)
             events = EventLog([*seed, *follow_events])
-        change = SessionCreated(header, seed, follow_events, copied_from)
+        change = SessionCreated(header, seed, follow_events, copied_from, header_raw=header_raw)
         self.backend.persist(change)
         source_title = (
             SessionSummary.start(self._records[copied_from].header).title

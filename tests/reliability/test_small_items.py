@@ -50,3 +50,16 @@ def test_a_token_file_others_can_read_is_named(tmp_path: Path) -> None:
                 str(token)])  # fmt: skip
     assert "other users" not in done.stderr
     assert "secret-token-value" not in done.stderr + done.stdout
+
+
+def test_an_imported_header_is_kept_byte_for_byte(tmp_path: Path) -> None:
+    line = (b'{"type":"session","version":1,"id":"big-meta","created":"2026-01-01T00:00:00Z",'
+            b'"cwd":"/tmp","parentSession":null,"seedLength":0,'
+            b'"meta":{"n":1000000000000000000000000000000,"s":"\\u00e9"}}')  # fmt: skip
+    event = b'{"seq":1,"type":"session/title","ts":"2026-01-01T00:00:01Z","title":"t"}'
+    source = tmp_path / "big.jsonl"
+    source.write_bytes(line + b"\n" + event + b"\n")
+    store = tmp_path / "store"
+    done = run([FORKWISE, "sessions", "import", str(source), "--store", str(store), "--json"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (store / "sessions" / "big-meta.jsonl").read_bytes() == source.read_bytes()

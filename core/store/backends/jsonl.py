@@ -239,7 +239,7 @@ class JsonlBackend:
         path = self.path(sid)
         if path.exists():
             raise DuplicateSessionId(f"a session {sid!r} exists already", session_id=sid)
-        header_raw = orjson.dumps(change.header.to_record())
+        header_raw = change.header_raw or orjson.dumps(change.header.to_record())
         rest = b"".join(e.encode() + b"\n" for e in change.events)
         source = self._seed_range(change) if change.copied_from else None
         if source is not None:  # a fork: the seed's bytes are copied, not encoded again
