@@ -106,11 +106,14 @@ async def _in_process(host: Host) -> AsyncIterator[Client]:
 def _own_host(root: Path, write: bool) -> Host | str:
     """A host in this process on `root`, or the address of a process that serves it."""
     if not write:
-        if shared_store.lock_holder(root) is not None:
+        held = shared_store.lock_holder(root) is not None
+        if held:
             sys.stderr.write(
                 f"forkwise: {shared_store.locked_message(root)}; reading the store read-only\n"
             )
-        return Host.open(root, read_only=True)
+        host = Host.open(root, read_only=True)
+        host.orphaned = not held  # nobody writes: an open turn there was left by a crash
+        return host
     wait = shared_store.lock_wait(shared_store.WRITE_WAIT)
     claimed = shared_store.claim(root, lambda: Host.open(root), wait)
     if claimed is None:

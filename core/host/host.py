@@ -118,6 +118,9 @@ class Host:
         self._changes: dict[str, int] = {}
         self._closed = False
         self._follower: DiskFollower | None = None
+        #: a read-only host on a store nobody writes to (no writer lock held): a turn
+        #: open in it that waits for no approval was left by a crash, and shows as ended
+        self.orphaned = False
         self._unsubscribe_store = self.store.subscribe(self._on_store)
 
     @classmethod
@@ -317,7 +320,14 @@ class Host:
                 await self._serve(sid)
             fresh = {sid: await self.io(self.store.summary, sid) for sid in dangling}
             summaries = [fresh.get(s.id, s) for s in summaries]
-        return [self.row(s) for s in summaries]
+        rows = [self.row(s) for s in summaries]
+        if self.read_only and self.orphaned:
+            for row in rows:
+                if row.get("running") and row.get("error") is None:
+                    turn = OpenTurn.of(await self.io(self.store.get, row["id"]))
+                    if turn is not None and not turn.pending:
+                        row.update(running=False, interrupted=True)
+        return rows
 
     def _indexing_progress(self) -> Callable[[int, int], None] | None:
         """Progress of a listing that reads logs (no index yet), as `store/indexing`
@@ -345,6 +355,8 @@ class Host:
             if agent is not None
             else {"running": turn is not None, "queued": 0, "waiting": bool(turn and turn.pending)}
         )
+        if self.read_only and self.orphaned and turn is not None and not turn.pending:
+            state = {**state, "running": False, "interrupted": True}  # no writer: a crash's
         choice = latest_choice(snap) or self._default_model
         return {
             "header": snap.header.to_record(),

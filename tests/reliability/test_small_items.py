@@ -63,3 +63,53 @@ def test_an_imported_header_is_kept_byte_for_byte(tmp_path: Path) -> None:
     done = run([FORKWISE, "sessions", "import", str(source), "--store", str(store), "--json"])
     assert done.returncode == 0, done.stdout + done.stderr
     assert (store / "sessions" / "big-meta.jsonl").read_bytes() == source.read_bytes()
+
+
+@pytest.mark.asyncio
+async def test_a_turn_left_by_a_killed_host_does_not_list_as_running(tmp_path: Path) -> None:
+    import asyncio
+    import select
+    import subprocess
+    import tempfile
+
+    from tests.reliability.conftest import TIMEOUT, child_env
+
+    sock_dir = Path(tempfile.mkdtemp(prefix="fwkh-", dir="/tmp"))
+    store = tmp_path / "store"
+    proc = subprocess.Popen(
+        [FORKWISE, "host", "--store", str(store), "--listen", f"unix:{sock_dir}/h.sock"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(),
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], TIMEOUT)
+        assert ready, "the host did not start"
+        proc.stdout.readline()
+        client = await Client.connect(f"unix:{sock_dir}/h.sock", None, follow=False)
+        try:
+            sid = (await client.create_session("crashed", cwd="/tmp"))["id"]
+            await client.prompt(sid, "/slow " + "word " * 400)
+            log = store / "sessions" / f"{sid}.jsonl"
+            for _ in range(400):
+                if b'"turn/start"' in log.read_bytes():
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            await client.close()
+        proc.kill()  # SIGKILL mid-turn: the turn stays open in the log
+        proc.wait(TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=TIMEOUT)
+        for child in sock_dir.iterdir():
+            child.unlink()
+        sock_dir.rmdir()
+    assert b'"turn/start"' in log.read_bytes()
+    assert b'"turn/end"' not in log.read_bytes()
+    done = run([FORKWISE, "sessions", "list", "--store", str(store), "--json"])
+    assert done.returncode == 0, done.stderr
+    (row,) = orjson.loads(done.stdout)
+    assert row["running"] is False, row
+    assert row["interrupted"] is True
+    assert b'"turn/end"' not in log.read_bytes()  # reading changed nothing
