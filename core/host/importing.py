@@ -100,7 +100,7 @@ class ImportLedger:
         self._dirty = False
         if path is not None:
             try:
-                data = orjson.loads(path.read_bytes())
+                data = orjson.loads(read_regular(path)[0])  # no link, no FIFO's wait
                 if isinstance(data, dict) and isinstance(data.get("files"), dict):
                     self._files = data["files"]
             except (OSError, orjson.JSONDecodeError):

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import orjson
 
 from forkwise.core.errors import ReadOnlyStore, StorageError, WorkspaceAttachFailed
+from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import write_file_atomically
 
 DEFAULT_WORKSPACE = "default"
@@ -74,7 +75,7 @@ class FileWorkspaces(MemoryWorkspaces):
         super().__init__()
         self.path = path
         try:
-            data = orjson.loads(path.read_bytes())
+            data = orjson.loads(read_regular(path, follow=True)[0])  # never a FIFO's wait
         except FileNotFoundError:
             return
         except (OSError, orjson.JSONDecodeError) as exc:

@@ -149,3 +149,19 @@ def test_a_host_with_a_stuck_thread_still_exits_after_sigterm(
     assert code == 3, err
     assert "exiting without that work" in err
     assert "stuck-in-open" in err
+
+
+@pytest.mark.parametrize("name", ["index.json", "workspaces.json", "imports.json"])
+def test_a_fifo_in_place_of_a_store_file_does_not_hang(tmp_path: Path, name: str) -> None:
+    """Beyond the issue's list: the same rule for the store's own JSON files."""
+    store = tmp_path / "store"
+    (store / "sessions").mkdir(parents=True)
+    os.mkfifo(store / name)
+    for argv in (["sessions", "list"], ["sessions", "new", "--id", "s1"]):
+        done = subprocess.run(
+            [FORKWISE, *argv, "--store", str(store), "--json"], capture_output=True, text=True,
+            timeout=QUICK, env=child_env(), check=False,
+        )  # fmt: skip
+        if done.returncode != 0:  # refused by name, never a hang or a traceback
+            assert orjson.loads(done.stdout)["error"]["code"] == "storage-error", done.stdout
+            assert name in done.stdout

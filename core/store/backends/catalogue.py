@@ -30,6 +30,7 @@ import orjson
 
 from forkwise.core.errors import ForkwiseError
 from forkwise.core.log.turns import BracketState
+from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.fork_point import ForkPoint
 from forkwise.core.store.session import SessionSummary
@@ -125,7 +126,7 @@ class Catalogue:
         if self._entries is None:
             self._entries = {}
             try:
-                data = orjson.loads(self.path.read_bytes())
+                data = orjson.loads(read_regular(self.path)[0])  # no link, no FIFO's wait
                 sessions = data.get("sessions") if isinstance(data, dict) else None
                 if isinstance(sessions, dict) and data.get("version") == INDEX_VERSION:
                     self._entries = {k: v for k, v in sessions.items() if isinstance(v, dict)}
