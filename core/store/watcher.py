@@ -2,7 +2,8 @@
 sync tool, an agent writing its own logs).
 
 One thread per watched store. It wakes when the kernel reports a change (inotify, through
-the `watchfiles` package) or, where that is not to be had, every `POLL` seconds, and then
+the `watchfiles` package; then every `SAFETY_NET` seconds as well) or, where that is not
+to be had or stops, every `POLL` seconds, and then
 compares the folder with what it saw last: which `<id>.jsonl` files appeared, went, or
 changed (inode, size, mtime, ctime). The differences go to `on_change` on that thread;
 whoever receives them decides which were its own writes. Waking is the only thing
@@ -14,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,9 @@ log = logging.getLogger(__name__)
 
 #: seconds between looks when the kernel does not wake the watcher (and its upper bound)
 POLL = 1.0
+#: seconds between looks while the kernel does wake it: only a safety net (a look at
+#: 10,000 session files costs ~30 ms, measured; every second would be 3% of a core)
+SAFETY_NET = 30.0
 SUFFIX = ".jsonl"
 
 
@@ -86,6 +91,7 @@ class StoreWatcher:
         self._seen = scan(sessions_dir)
         self._looking = threading.Lock()  # one look at a time, reports in order
         self._threads: list[threading.Thread] = []
+        self._settle_until = 0.0
         self.kind = "poll"
         if use_inotify:
             try:
@@ -96,6 +102,7 @@ class StoreWatcher:
                 self.kind = "inotify"
 
     def start(self) -> StoreWatcher:
+        self._settle_until = time.monotonic() + 3.0
         looker = threading.Thread(target=self._look, name="forkwise-watch", daemon=True)
         self._threads.append(looker)
         if self.kind == "inotify":
@@ -127,7 +134,11 @@ class StoreWatcher:
 
     def _look(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(self.poll)
+            # polling until the kernel's watch is surely set up (a change made before it
+            # would otherwise wait for the safety net), then only the safety net
+            settling = time.monotonic() < self._settle_until
+            timeout = self.poll if self.kind == "poll" or settling else max(self.poll, SAFETY_NET)
+            self._wake.wait(timeout)
             self._wake.clear()
             if self._stop.is_set():
                 return
@@ -151,3 +162,6 @@ class StoreWatcher:
                 self._wake.set()
         except Exception:  # a folder that went, a watch limit: polling carries on
             log.info("kernel notifications for %s stopped; polling", self.sessions_dir)
+        if not self._stop.is_set():
+            self.kind = "poll"
+            self._wake.set()
