@@ -66,6 +66,14 @@ class UnsupportedVersion(ForkwiseError):
     code = "unsupported-version"
 
 
+class InvalidText(ForkwiseError):
+    """Text that is not valid UTF-8 (e.g. a path with bytes that are not UTF-8, decoded
+    with surrogate escapes): the JSON logs and the wire cannot carry it, so it is refused
+    by name rather than stored altered."""
+
+    code = "invalid-text"
+
+
 class StorageError(ForkwiseError):
     """The operating system refused a read or write (disk full, permissions, …)."""
 

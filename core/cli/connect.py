@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,6 +26,10 @@ from forkwise.core.errors import RpcError, StorageError, StoreLocked
 from forkwise.core.host import shared_store
 from forkwise.core.host.host import Host
 from forkwise.core.paths import resolve_store
+from forkwise.core.safe_read import open_regular, read_fd
+
+#: a token file holds one line; more than this is not a token file
+MAX_TOKEN_BYTES = 4096
 
 #: the commands that only read the store
 READERS = frozenset({"list", "show", "context"})
@@ -34,10 +39,25 @@ def read_token(path: str | None) -> str | None:
     """The token in `path` (a file), else $FORKWISE_TOKEN, else None."""
     if path is None:
         return os.environ.get("FORKWISE_TOKEN") or None
+    file = Path(path).expanduser()
     try:
-        token = Path(path).expanduser().read_text().strip()
+        fd = open_regular(file, follow=True)  # never a FIFO's wait
+        try:
+            mode = os.fstat(fd).st_mode
+            raw = read_fd(fd, MAX_TOKEN_BYTES, file)
+        finally:
+            os.close(fd)
+        token = raw.decode("utf-8", "replace").strip()
     except OSError as exc:
-        raise StorageError(f"cannot read the token file {path}: {exc.strerror}") from exc
+        raise StorageError(
+            f"cannot read the token file {path}: {exc.strerror or exc}"
+        ) from exc
+    if mode & 0o077:
+        sys.stderr.write(
+            f"forkwise: warning: the token file {path} can be read by other users"
+            f" (mode {stat.S_IMODE(mode):04o}); anyone who reads it can use the host"
+            f" — chmod 600 {path}\n"
+        )
     if not token:
         raise RpcError(f"the token file {path} is empty")
     return token
@@ -97,11 +117,14 @@ async def _in_process(host: Host) -> AsyncIterator[Client]:
 def _own_host(root: Path, write: bool) -> Host | str:
     """A host in this process on `root`, or the address of a process that serves it."""
     if not write:
-        if shared_store.lock_holder(root) is not None:
+        held = shared_store.lock_holder(root) is not None
+        if held:
             sys.stderr.write(
                 f"forkwise: {shared_store.locked_message(root)}; reading the store read-only\n"
             )
-        return Host.open(root, read_only=True)
+        host = Host.open(root, read_only=True)
+        host.orphaned = not held  # nobody writes: an open turn there was left by a crash
+        return host
     wait = shared_store.lock_wait(shared_store.WRITE_WAIT)
     claimed = shared_store.claim(root, lambda: Host.open(root), wait)
     if claimed is None:

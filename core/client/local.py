@@ -76,6 +76,7 @@ async def open_store(
     )
     if isinstance(claimed, Host):
         endpoint = await shared_store.StoreEndpoint.start(claimed, store_dir) if serve else None
+        await claimed.follow_disk()  # other programs' changes to the files show up
         problem = await claimed.apply_saved_settings()
         warning = problem[0].upper() + problem[1:] + "." if problem else ""
         client = await Client.in_process(claimed, follow=False)
@@ -88,7 +89,8 @@ async def open_store(
     host = await asyncio.to_thread(Host.open, store_dir, read_only=True)
     warning = (
         f"Read-only: {shared_store.locked_message(store_dir)}. Nothing can be changed "
-        "here, and changes made there show after reopening the store."
+        "here; changes made there show up here as they reach the disk."
     )
+    await host.follow_disk()
     client = await Client.in_process(host, follow=False)
     return OpenedStore(client, host, None, warning, read_only=True)

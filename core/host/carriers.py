@@ -6,6 +6,12 @@
   0600 before it listens) or `tcp:HOST:PORT` (a token is required, compared in constant
   time; non-loopback addresses are refused unless explicitly allowed). Messages have a size
   limit; the server has a connection limit and drops clients that stop reading.
+
+A connection that has not said `host.hello` with the token does not count toward the
+connection limit: such connections have a small pool of their own (`MAX_UNAUTHENTICATED`;
+when it is full, a newcomer pushes out the one that has waited longest) and
+`LOGIN_TIMEOUT` seconds to log in before the host closes them, so idle sockets opened by
+anyone on the machine cannot lock the real clients out: a client says hello at once.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import orjson
 from forkwise.core.errors import HostUnavailable, RpcError
 from forkwise.core.host.rpc import INVALID_REQUEST, PARSE_ERROR, RpcConnection, RpcServer
 from forkwise.core.log.event_log import gc_paused
+from forkwise.core.log.text import check_text, find_invalid
 
 Json = dict[str, Any]
 Receive = Callable[[Json], None]
@@ -32,6 +39,10 @@ Closed = Callable[[BaseException | None], None]
 
 MAX_MESSAGE: Final = 16 * 1024 * 1024
 MAX_CONNECTIONS: Final = 64
+#: connections still to say host.hello with the token, at once
+MAX_UNAUTHENTICATED: Final = 16
+#: seconds a connection has to log in
+LOGIN_TIMEOUT: Final = 10.0
 #: requests one connection may have running; past that the host stops reading from it
 MAX_IN_FLIGHT: Final = 64
 MAX_WRITE_BUFFER: Final = 64 * 1024 * 1024
@@ -41,6 +52,9 @@ def encode(message: Json) -> bytes:
     try:
         return orjson.dumps(message, default=str)
     except TypeError as exc:
+        found = find_invalid(message.get("params", message.get("result")))
+        if found is not None:  # a path or name that is not UTF-8: say which (log/text.py)
+            check_text(found[1], found[0])
         raise RpcError(f"cannot encode a message: {exc}") from exc
 
 
@@ -210,12 +224,18 @@ class SocketServer:
         limit: int,
         max_connections: int,
         max_in_flight: int = MAX_IN_FLIGHT,
+        max_unauthenticated: int = MAX_UNAUTHENTICATED,
+        login_timeout: float = LOGIN_TIMEOUT,
     ) -> None:
         self.rpc = rpc
         self.address = address
         self.limit = limit
         self.max_connections = max_connections
         self.max_in_flight = max_in_flight
+        self.max_unauthenticated = max_unauthenticated
+        self.login_timeout = login_timeout
+        #: connections yet to log in, oldest first
+        self._waiting: dict[RpcConnection, asyncio.StreamWriter] = {}
         self._server: asyncio.Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self._inode: int | None = None
@@ -230,6 +250,8 @@ class SocketServer:
         limit: int = MAX_MESSAGE,
         max_connections: int = MAX_CONNECTIONS,
         max_in_flight: int = MAX_IN_FLIGHT,
+        max_unauthenticated: int = MAX_UNAUTHENTICATED,
+        login_timeout: float = LOGIN_TIMEOUT,
     ) -> SocketServer:
         a = parse_address(address) if isinstance(address, str) else address
         if a.kind == "tcp":
@@ -241,7 +263,13 @@ class SocketServer:
                     address=str(a),
                 )
         self = cls(
-            rpc, a, limit=limit, max_connections=max_connections, max_in_flight=max_in_flight
+            rpc,
+            a,
+            limit=limit,
+            max_connections=max_connections,
+            max_in_flight=max_in_flight,
+            max_unauthenticated=max_unauthenticated,
+            login_timeout=login_timeout,
         )
         if a.kind == "unix":
             sock = _bind_unix(a.path)
@@ -270,16 +298,43 @@ class SocketServer:
         # no socket client is trusted: without a configured token (a 0600 unix socket) the
         # server treats every connection as authenticated; with one, host.hello must match
         conn = self.rpc.connect(send, trusted=False, hangup=writer.close)
+        deadline: asyncio.TimerHandle | None = None
         try:
-            if len(self.rpc.connections) > self.max_connections:
+            logged_in = sum(1 for c in self.rpc.connections if c.authenticated and c is not conn)
+            if logged_in >= self.max_connections:
                 conn.reject(INVALID_REQUEST, "the host has too many connections")
                 return
+            if not conn.authenticated:
+                self._make_room()
+                self._waiting[conn] = writer
+                deadline = asyncio.get_running_loop().call_later(
+                    self.login_timeout, self._login_expired, conn, writer
+                )
             await self._read(reader, conn)
         finally:
+            self._waiting.pop(conn, None)
+            if deadline is not None:
+                deadline.cancel()
             await conn.close()
             writer.close()
             with contextlib.suppress(OSError):
                 await writer.wait_closed()
+
+    def _make_room(self) -> None:
+        """Push out the longest-waiting connections that have not logged in yet, until a
+        newcomer fits in their pool."""
+        for conn in [c for c in self._waiting if c.authenticated or c.closed]:
+            del self._waiting[conn]
+        while len(self._waiting) >= self.max_unauthenticated:
+            oldest = next(iter(self._waiting))
+            writer = self._waiting.pop(oldest)
+            oldest.reject(INVALID_REQUEST, "too many connections are waiting to log in")
+            writer.close()
+
+    def _login_expired(self, conn: RpcConnection, writer: asyncio.StreamWriter) -> None:
+        if not conn.authenticated and not conn.closed:
+            conn.reject(INVALID_REQUEST, f"no host.hello within {self.login_timeout:g} s")
+            writer.close()
 
     async def _read(self, reader: asyncio.StreamReader, conn: RpcConnection) -> None:
         while not conn.closed:

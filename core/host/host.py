@@ -33,6 +33,7 @@ from forkwise.core.errors import (
     SessionBusy,
     WorkspaceAttachFailed,
 )
+from forkwise.core.host.disk_follow import DiskFollower
 from forkwise.core.host.exporting import export_session
 from forkwise.core.host.forking import ForkAt, child_model, follow_drafts
 from forkwise.core.host.importing import (
@@ -62,6 +63,7 @@ from forkwise.core.runtime.workspaces import (
     MemoryWorkspaces,
     ReadOnlyWorkspaces,
     Workspaces,
+    check_workspace_name,
 )
 from forkwise.core.store.backends.memory import MemoryBackend
 from forkwise.core.store.opening import open_backend
@@ -76,7 +78,8 @@ from forkwise.core.store.session import (
     SessionTruncated,
     StoreEvent,
 )
-from forkwise.core.store.session_store import SessionStore
+from forkwise.core.store.session_store import DiskChange, SessionStore
+from forkwise.core.store.watcher import POLL
 
 if TYPE_CHECKING:  # imported where used: a one-shot command that runs no turn and reads
     # no settings does not load them (python -X importtime)
@@ -131,6 +134,10 @@ class Host:
         #: changes the store announced per session (see version)
         self._changes: dict[str, int] = {}
         self._closed = False
+        self._follower: DiskFollower | None = None
+        #: a read-only host on a store nobody writes to (no writer lock held): a turn
+        #: open in it that waits for no approval was left by a crash, and shows as ended
+        self.orphaned = False
         self._unsubscribe_store = self.store.subscribe(self._on_store)
         self._unsubscribe_search = self.search_index.attach(self.store)
         # a shared store (PostgreSQL) tells what other hosts change; a folder has no `watch`
@@ -267,6 +274,24 @@ class Host:
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._deliver, notes)
 
+    async def follow_disk(self, poll: float = POLL) -> None:
+        """Follow changes other programs make to the store's files (`disk_follow`): the
+        app and `forkwise host` do; a one-shot command has no need."""
+        if self._follower is None and not self._closed:
+            self._follower = DiskFollower(self, poll=poll)
+
+    def disk_changed(self, change: DiskChange, notes: Sequence[Json]) -> None:
+        """A session's file changed behind the store's back and the store followed it:
+        agents re-read it (`version`), a deleted one's idle agent goes, clients are told."""
+        sid = change.session_id
+        self._changes[sid] = self._changes.get(sid, 0) + 1
+        if change.kind == "removed":
+            agent = self._agents.get(sid)
+            if agent is None or not agent.busy:
+                self._agents.pop(sid, None)
+                self._served.discard(sid)
+        self._deliver(notes)
+
     def _deliver(self, notes: Sequence[Json]) -> None:
         for note in notes:
             self.notify(note)
@@ -353,7 +378,14 @@ class Host:
                 await self._serve(sid)
             fresh = {sid: await self.io(self.store.summary, sid) for sid in dangling}
             summaries = [fresh.get(s.id, s) for s in summaries]
-        return [self.row(s) for s in summaries]
+        rows = [self.row(s) for s in summaries]
+        if self.read_only and self.orphaned:
+            for row in rows:
+                if row.get("running") and row.get("error") is None:
+                    turn = OpenTurn.of(await self.io(self.store.get, row["id"]))
+                    if turn is not None and not turn.pending:
+                        row.update(running=False, interrupted=True)
+        return rows
 
     def _indexing_progress(self) -> Callable[[int, int], None] | None:
         """Progress of a listing that reads logs (no index yet), as `store/indexing`
@@ -381,6 +413,8 @@ class Host:
             if agent is not None
             else {"running": turn is not None, "queued": 0, "waiting": bool(turn and turn.pending)}
         )
+        if self.read_only and self.orphaned and turn is not None and not turn.pending:
+            state = {**state, "running": False, "interrupted": True}  # no writer: a crash's
         choice = latest_choice(snap) or self._default_model
         source = await self.io(source_state, self.store, snap)
         return {
@@ -458,20 +492,38 @@ class Host:
         """A new empty session (with `session_id`, or a new id) on this host's default model;
         the title, when given, is its first `session/title` event."""
         self._check_writable()
+        if workspace is not None:
+            check_workspace_name(workspace)  # refused before anything is written
         follow: list[Json] = [model_select_draft(self._default_model)]
         if title:
             follow.append({"type": "session/title", "title": title})
+        # header, model and title are one atomic write (the store's create); the workspace
+        # comes after it, and a session that cannot join its workspace is taken back
         snap = await self.io(
             functools.partial(
                 self.store.create, session_id, cwd=cwd or self.default_cwd, follow=follow
             )
         )
         self._publish(snap.id)
-        if workspace is None:
-            await self._attach_like(None, snap.id)
-        else:
-            await self.attach(workspace, snap.id)
+        try:
+            if workspace is None:
+                await self._attach_like(None, snap.id)
+            else:
+                await self.attach(workspace, snap.id)
+        except BaseException:
+            await self._take_back(snap.id)
+            raise
         return self.row(await self.io(self.store.summary, snap.id))
+
+    async def _take_back(self, session_id: str) -> None:
+        """Undo a create that failed after its file was written: the session goes to the
+        trash (where a person could still find it), and its agent with it."""
+        self._agents.pop(session_id, None)
+        self._served.discard(session_id)
+        try:
+            await self.io(self.store.delete, session_id)
+        except ForkwiseError:
+            log.exception("could not take back the half-created session %s", session_id)
 
     async def prompt(self, session_id: str, text: str, wait: bool = False) -> Json:
         if not isinstance(text, str) or not text.strip():
@@ -835,6 +887,8 @@ class Host:
             return
         self._closed = True
         await self.sources.close()
+        if self._follower is not None:
+            await self._follower.close()
         for agent in list(self._agents.values()):
             try:
                 await agent.shutdown()

@@ -31,6 +31,7 @@ from forkwise.core.errors import (
 )
 from forkwise.core.formats.base import FormatError, ImportedSession, Reader, collector_paused
 from forkwise.core.log.events import HISTORY_FORK, TURN_END, Event
+from forkwise.core.safe_read import read_head, read_regular
 from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.backends.jsonl import parse_log
 from forkwise.core.store.session import SessionHeader
@@ -99,7 +100,7 @@ class ImportLedger:
         self._dirty = False
         if path is not None:
             try:
-                data = orjson.loads(path.read_bytes())
+                data = orjson.loads(read_regular(path)[0])  # no link, no FIFO's wait
                 if isinstance(data, dict) and isinstance(data.get("files"), dict):
                     self._files = data["files"]
             except (OSError, orjson.JSONDecodeError):
@@ -133,8 +134,7 @@ class ImportLedger:
 def detect(path: Path) -> str | None:
     """The format of a session file, recognised from its first bytes."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(_HEAD)
+        head = read_head(path, _HEAD, follow=True)[:_HEAD]
     except OSError:
         return None
     if head.startswith((b'{"type":"session"', b'{"type": "session"')):
@@ -313,10 +313,10 @@ def _read_file(
 def _import_forkwise(store: SessionStore, path: Path, report: ImportReport) -> str:
     """A Forkwise session file, adopted as it is (header and events unchanged)."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path, follow=True)[0]
     except OSError as exc:
         raise StorageError(f"cannot read {path}: {exc.strerror}", path=str(path)) from exc
-    loaded, _, tail = parse_log(data, str(path))
+    loaded, header_raw, tail = parse_log(data, str(path))
     if tail.torn is not None:
         raise CorruptLog(f"{path}: the last line is incomplete", path=str(path))
     sid = loaded.header.id
@@ -331,7 +331,7 @@ def _import_forkwise(store: SessionStore, path: Path, report: ImportReport) -> s
             )
         report.unchanged.append(sid)
         return sid
-    store.import_session(loaded.header, tuple(loaded.events))
+    store.import_session(loaded.header, tuple(loaded.events), header_raw)
     report.imported.append(sid)
     return sid
 

@@ -23,6 +23,7 @@ import platformdirs
 
 from forkwise.core.errors import ForkwiseError
 from forkwise.core.runtime.providers.base import ModelChoice, Provider
+from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import write_file_atomically
 
 CONFIG_ENV: Final = "FORKWISE_CONFIG_DIR"
@@ -140,7 +141,7 @@ def save_settings(settings: ProviderSettings, path: str | os.PathLike[str] | Non
 
 def _read_document(target: Path) -> dict[str, Any] | None:
     try:
-        raw = target.read_bytes()
+        raw = read_regular(target, 1 << 20, follow=True)[0]  # never a FIFO's wait
     except FileNotFoundError:
         return None
     except OSError as exc:

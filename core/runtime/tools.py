@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from forkwise.core.safe_read import NotRegularFile, read_head
+
 MAX_READ_BYTES = 64 * 1024
 MAX_LIST_ENTRIES = 500
 
@@ -48,6 +50,11 @@ def confined_path(cwd: str, requested: object) -> Path:
         raise ToolFailed("'path' must be a non-empty string")
     if "\x00" in requested:  # the OS would refuse it with ValueError, failing the turn
         raise ToolFailed("'path' must not contain a NUL character")
+    if "\x00" in cwd:  # a header edited or imported with one: no folder has that name
+        raise ToolFailed(
+            "this session's working directory contains a NUL character, so file tools are"
+            " disabled"
+        )
     root = Path(cwd).resolve()
     target = (root / requested).resolve()
     if target != root and not target.is_relative_to(root):
@@ -71,8 +78,10 @@ class ReadFile:
 
 def _read_text(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_READ_BYTES + 1)
+        # the path is resolved already: a link there now is a swap after the check
+        data = read_head(path, MAX_READ_BYTES)
+    except NotRegularFile as exc:
+        raise ToolFailed(f"cannot read {path.name}: it is not a regular file") from exc
     except OSError as exc:
         raise ToolFailed(f"cannot read {path.name}: {exc.strerror or exc}") from exc
     truncated = len(data) > MAX_READ_BYTES

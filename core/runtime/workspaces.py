@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import orjson
 
 from forkwise.core.errors import ReadOnlyStore, StorageError, WorkspaceAttachFailed
+from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import write_file_atomically
 
 DEFAULT_WORKSPACE = "default"
@@ -27,6 +28,14 @@ class Workspaces(Protocol):
     def workspace_of(self, session_id: str) -> str: ...
     def attach(self, workspace: str, session_id: str) -> None: ...
     def forget(self, session_id: str) -> None: ...
+
+
+def check_workspace_name(workspace: object, session_id: str | None = None) -> str:
+    """The name, or WorkspaceAttachFailed: checked before a session is created for it."""
+    if not isinstance(workspace, str) or not workspace.strip():
+        details = {"childId": session_id} if session_id else {}
+        raise WorkspaceAttachFailed("a workspace needs a non-empty name", **details)
+    return workspace
 
 
 class MemoryWorkspaces:
@@ -45,8 +54,7 @@ class MemoryWorkspaces:
         return DEFAULT_WORKSPACE
 
     def attach(self, workspace: str, session_id: str) -> None:
-        if not isinstance(workspace, str) or not workspace.strip():
-            raise WorkspaceAttachFailed("a workspace needs a non-empty name", childId=session_id)
+        check_workspace_name(workspace, session_id)
         members = _without(self._members, session_id)
         members.setdefault(workspace, []).append(session_id)
         self._commit(members)
@@ -67,7 +75,7 @@ class FileWorkspaces(MemoryWorkspaces):
         super().__init__()
         self.path = path
         try:
-            data = orjson.loads(path.read_bytes())
+            data = orjson.loads(read_regular(path, follow=True)[0])  # never a FIFO's wait
         except FileNotFoundError:
             return
         except (OSError, orjson.JSONDecodeError) as exc:

@@ -86,6 +86,16 @@ class Backend(Protocol):
         self, skip: set[str], progress: Progress | None = None
     ) -> list[SessionSummary]: ...
     def save_summaries(self, records: Sequence[Remembered]) -> None: ...
+    def forget(self, session_id: str) -> None:
+        """Drop what an index knows of a session whose stored form went (not by this
+        backend: its own deletes do this themselves)."""
+        ...
+
+    def unchanged(self, session_id: str) -> bool:
+        """Whether the session's stored form is still as this backend last read or wrote
+        it (False: something else changed it, and what the store holds may be stale)."""
+        ...
+
     def indexed_fork(self, session_id: str) -> IndexedFork | None:
         """The facts for a fork at the last completed turn of a session that is not
         loaded, when an index the backend trusts has them; None sends the store to the

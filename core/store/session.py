@@ -353,6 +353,9 @@ class SessionCreated:
     #: for a fork made from the backend's index (the seed not read): where the seed's
     #: lines stand in the source's file, as the backend said (start and end offsets)
     seed_span: tuple[int, int] | None = None
+    #: for an import: the header line as it was read, kept byte for byte (encoding the
+    #: parsed header again would change what JSON numbers and escapes it holds)
+    header_raw: bytes | None = None
 
     @property
     def session_id(self) -> str:

@@ -19,6 +19,7 @@ from typing import Any, overload
 
 from forkwise.core.errors import (
     DuplicateSessionId,
+    ForkwiseError,
     InvalidEvent,
     SourceNotFound,
     StaleSession,
@@ -28,6 +29,7 @@ from forkwise.core.log.digest import DIGEST_FIELD, prefix_digest
 from forkwise.core.log.event_log import EventLog, EventView
 from forkwise.core.log.events import HISTORY_FORK, MESSAGE, Event, now_ts
 from forkwise.core.log.ids import new_session_id, random_hex, validate_session_id
+from forkwise.core.log.text import check_text
 from forkwise.core.log.turns import BracketState, check_boundary
 from forkwise.core.store.backend import Backend, IndexedFork, Progress, Remembered, Restorable
 from forkwise.core.store.fork_point import ForkPoint, anchor_of, fork_point_of
@@ -66,6 +68,18 @@ class _Record:
 
     def snapshot(self) -> Session:
         return Session(self.header, self.events.view(), self.generation)
+
+
+@dataclass(frozen=True)
+class DiskChange:
+    """What a session's file changed into behind the store's back (`follow_disk`):
+    `removed`; `appended` (the log was extended: `events` are the new ones); `replaced`
+    (anything else: read again whole); `summary` (not loaded: only its row changed)."""
+
+    session_id: str
+    kind: str
+    events: tuple[Event, ...] = ()
+    summary: SessionSummary | None = None
 
 
 class SessionStore:
@@ -210,6 +224,7 @@ class SessionStore:
     ) -> Session:
         """Create a session whose log starts with `seed` (events or records with seq 1..n);
         `follow` are drafts appended right after the seed, in the same atomic write."""
+        check_text(cwd, "cwd")
         with self._lock:
             sid = self._new_id(session_id)
             seed_events = [e if isinstance(e, Event) else Event.from_record(dict(e)) for e in seed]
@@ -224,8 +239,11 @@ class SessionStore:
             )
             return self._commit_create(header, seed_events, state, follow)
 
-    def import_session(self, header: SessionHeader, events: Sequence[Event]) -> Session:
-        """Adopt a complete log as it is (header and events unchanged), e.g. from a file."""
+    def import_session(
+        self, header: SessionHeader, events: Sequence[Event], header_raw: bytes | None = None
+    ) -> Session:
+        """Adopt a complete log as it is (header and events unchanged), e.g. from a file;
+        `header_raw`, the header line as read, is kept as it is."""
         with self._lock:
             validate_session_id(header.id)
             if self.exists(header.id):
@@ -234,7 +252,7 @@ class SessionStore:
                 )
             state = BracketState().feed_all(events)
             seed, rest = tuple(events[: header.seed_length]), tuple(events[header.seed_length :])
-            return self._commit_create(header, seed, state, (), built=rest)
+            return self._commit_create(header, seed, state, (), built=rest, header_raw=header_raw)
 
     def fork(
         self,
@@ -252,6 +270,7 @@ class SessionStore:
         is over first (the source's facts and its file are those of one moment)."""
         source_id = source.id if isinstance(source, Session) else source
         with self._writing(source_id, must_exist=False) as _, self._lock:
+            self._recheck(source_id)
             rec = self._fresh(source)
             if child_id is not None and self.exists(validate_session_id(child_id)):
                 raise DuplicateSessionId(
@@ -389,6 +408,55 @@ class SessionStore:
             self._announce(SessionFlushed(rec.header.id))
         return events
 
+    def follow_disk(self, session_id: str, present: bool) -> DiskChange | None:
+        """Bring the store in line with a session file another program created, changed
+        or removed (a watcher saw it); None when the change was this store's own write.
+        Runs after any write to the session in flight (its write lock is taken)."""
+        sid = validate_session_id(session_id)
+        with self._lock:
+            if sid not in self._records:  # not loaded: only its row can have changed
+                if not present or not self.backend.exists(sid):
+                    self.backend.forget(sid)
+                    return DiskChange(sid, "removed")
+                return DiskChange(sid, "summary", summary=self._row_from_disk(sid))
+        with self._writing(sid, must_exist=False), self._lock:
+            rec = self._records.get(sid)
+            if not present or not self.backend.exists(sid):
+                if rec is not None:
+                    del self._records[sid]
+                self.backend.forget(sid)
+                return DiskChange(sid, "removed")
+            if rec is not None and self.backend.unchanged(sid):
+                return None
+            if rec is None:
+                return DiskChange(sid, "summary", summary=self._row_from_disk(sid))
+            old = rec.events
+            del self._records[sid]
+            try:
+                new = self._record(sid)
+            except ForkwiseError:  # damaged now: its row says so
+                return DiskChange(sid, "summary", summary=self._row_from_disk(sid))
+            n = len(old)
+            grown = len(new.events) >= n
+            if grown and (n == 0 or new.events[n - 1].encode() == old[n - 1].encode()):
+                new.generation = rec.generation  # only extended: what callers hold still holds
+                return DiskChange(sid, "appended", tuple(new.events[n:]), new.summary)
+            return DiskChange(sid, "replaced", summary=new.summary)
+
+    def _row_from_disk(self, sid: str) -> SessionSummary | None:
+        """The session's row as the backend finds it in its file (and indexes it)."""
+        others = set(self.backend.session_ids()) - {sid}
+        rows = self.backend.summaries(others)
+        return rows[0] if rows else None
+
+    def _recheck(self, session_id: object) -> None:
+        """Forget a loaded record whose stored form changed behind the store's back, so
+        that it is read again — and refused there if it is damaged or gone — rather than
+        copied or vouched for from memory."""
+        rec = self._records.get(session_id) if isinstance(session_id, str) else None
+        if rec is not None and not self.backend.unchanged(rec.header.id):
+            self._drop(rec)
+
     def _drop(self, rec: _Record) -> None:
         """Forget a record after a failed append: the file may hold part of the batch, so
         it is read from disk on next use; what callers hold of it is not stale (the log was
@@ -514,6 +582,7 @@ class SessionStore:
         seed_summary: SessionSummary | None = None,
         seed_point: ForkPoint | None = None,
         copied_from: str | None = None,
+        header_raw: bytes | None = None,
     ) -> Session:
         follow_events = built + _build(follow, len(seed) + len(built))
         _feed_atomically(state, follow_events[len(built) :])
@@ -522,7 +591,7 @@ class SessionStore:
         else:
             seed = tuple(seed)
             events = EventLog([*seed, *follow_events])
-        change = SessionCreated(header, seed, follow_events, copied_from)
+        change = SessionCreated(header, seed, follow_events, copied_from, header_raw=header_raw)
         self.backend.persist(change)
         source_title = (
             SessionSummary.start(self._records[copied_from].header).title

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -58,15 +59,22 @@ class WriterLock:
 
     def _open(self) -> tuple[int, bool]:
         """A descriptor of the lock file, and whether this call created it."""
+        flags = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK  # never a link, never a FIFO's wait
         while True:
             try:
-                return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, self.mode), True
+                return os.open(self.path, flags | os.O_CREAT | os.O_EXCL, self.mode), True
             except FileExistsError:
                 pass
             try:
-                return os.open(self.path, os.O_RDWR), False
+                fd = os.open(self.path, flags)
             except FileNotFoundError:
                 continue  # removed meanwhile: create it again
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise OSError(errno.EINVAL, f"{self.path} is not a regular file")
+            with contextlib.suppress(OSError):
+                os.fchmod(fd, self.mode)  # the descriptor's file: no link is followed
+            return fd, False
 
     def _acquire_with_filelock(self) -> bool:
         from filelock import FileLock, Timeout

@@ -25,6 +25,8 @@ import orjson
 import pytest
 from store_harness import LONG
 
+from forkwise.core.errors import ForkwiseError
+from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.opening import open_backend
 from forkwise.core.store.session import SessionSummary
 from forkwise.core.store.session_store import SessionStore
@@ -183,3 +185,70 @@ def test_sigkill_at_random_moments_loses_nothing(
         f"\ncrash harness: {stats}, sessions {len(model)}, "
         f"events {sum(map(len, model.values()))}, temp files left {len(leftovers(root))}"
     )
+
+
+FOLLOW_KILLS = int(os.environ.get("FORKWISE_FOLLOW_KILLS", "300" if LONG else "40"))
+
+
+def test_a_store_following_the_disk_agrees_with_it_after_every_kill(tmp_path: Path) -> None:
+    """Issue 18, item 10: a read-only store fed by the store watcher while a real writer
+    process is SIGKILLed at random moments (so it follows half-written appends, forks,
+    rewrites and deletes as they happen) shows, once it has looked again, exactly what a
+    fresh read of the disk shows: the same sessions, rows and events."""
+    from forkwise.core.store.watcher import Changes, StoreWatcher
+
+    rng = random.Random(int(os.environ.get("FORKWISE_CRASH_SEED", "20260101")))
+    root = tmp_path / "store"
+    JsonlBackend(root).close()  # the folders exist before the follower opens
+    follower = SessionStore(JsonlBackend(root, writable=False))
+    failures: list[BaseException] = []
+    kinds: dict[str, int] = {}
+
+    def follow(changes: Changes) -> None:
+        for sid in sorted(changes.added | changes.changed | changes.removed):
+            try:
+                change = follower.follow_disk(sid, sid not in changes.removed)
+            except ForkwiseError:
+                kinds["unreadable"] = kinds.get("unreadable", 0) + 1
+                continue  # caught mid-write (a line half there): read again on the next look
+            except BaseException as exc:  # anything else is a bug
+                failures.append(exc)
+                continue
+            kind = change.kind if change is not None else "own"
+            kinds[kind] = kinds.get(kind, 0) + 1
+
+    watcher = StoreWatcher(root / "sessions", follow, poll=0.01, use_inotify=False).start()
+    try:
+        for round_no in range(FOLLOW_KILLS):
+            proc = subprocess.Popen(
+                [sys.executable, str(WRITER), str(root), str(round_no)],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            assert proc.stdout is not None
+            for _ in range(rng.choice([1, 2, 4, 8, 16])):
+                if not proc.stdout.readline():
+                    break
+            time.sleep(rng.random() * rng.choice([0.0005, 0.003, 0.02]))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            proc.stdout.close()
+            watcher.look_now()  # settle: whatever the thread has not seen yet
+            fresh = SessionStore(JsonlBackend(root, writable=False))
+            try:
+                want = {row.id: row for row in fresh.list()}
+                got = {row.id: row for row in follower.list()}
+                assert set(got) == set(want), round_no
+                for sid, row in want.items():
+                    mine = follower.get(sid)  # loaded now: the next round follows it live
+                    assert [e.encode() for e in mine.events] == [
+                        e.encode() for e in fresh.get(sid).events
+                    ], (round_no, sid)
+                    assert got[sid].events == row.events, (round_no, sid)
+            finally:
+                fresh.close()
+        assert failures == []
+        print(f"\nfollowing the disk through {FOLLOW_KILLS} kills: {kinds}")
+        assert kinds.get("appended", 0) > 0  # it followed live logs, not only rows
+    finally:
+        watcher.stop()
+        follower.close()

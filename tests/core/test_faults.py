@@ -173,6 +173,14 @@ def test_every_failing_call_leaves_the_disk_as_it_was(
             assert not isinstance(result, ForkwiseError), (arm, result)
             store.close()
             continue
+        if arm[0] == "open" and not isinstance(result, ForkwiseError):
+            # a read that failed and was done another way: a fork whose source cannot be
+            # opened for a byte copy encodes its seed instead; the result must be whole
+            store.close()
+            again = SessionStore(JsonlBackend(root))
+            assert all(row.error is None for row in again.list()), arm
+            again.close()
+            continue
         assert isinstance(result, ForkwiseError), (arm, result)
         assert result.code == "storage-error", (arm, result)
         assert tree(root) == before, arm

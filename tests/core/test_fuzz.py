@@ -22,7 +22,7 @@ from strategies import examples, logs
 
 from forkwise.core.errors import ForkwiseError
 from forkwise.core.store.backends.jsonl import JsonlBackend, parse_log
-from forkwise.core.store.session_store import SessionStore
+from forkwise.core.store.session_store import DiskChange, SessionStore
 
 SID = "fuzz"
 
@@ -234,3 +234,44 @@ def test_the_nesting_limit_is_the_same_for_the_writer_and_the_reader(
     if loads:
         assert got.last_seq == 1
     store.close()
+
+
+def follow_mangled(root: Path, data: bytes) -> None:
+    """Another program replaces a session the store has loaded with `data`; following the
+    disk (what the store watcher makes the host do) gives only typed errors, never changes
+    the file, and leaves a store that reads it exactly as a fresh one would."""
+    sessions = root / "sessions"
+    sessions.mkdir(parents=True, exist_ok=True)
+    for old in sessions.iterdir():
+        old.unlink()
+    (root / "index.json").unlink(missing_ok=True)
+    store = SessionStore(JsonlBackend(root))
+    try:
+        store.create(SID)
+        store.append(SID, [{"type": "session/title", "title": "before"}])
+        path = sessions / f"{SID}.jsonl"
+        path.write_bytes(data)
+        change = outcome(store.follow_disk, SID, True)
+        assert isinstance(change, DiskChange | Refused), change  # seen as changed: ctime moved
+        assert path.read_bytes() == data
+        fresh = SessionStore(JsonlBackend(root, writable=False))
+        try:
+            want, got = outcome(fresh.get, SID), outcome(store.get, SID)
+            if isinstance(want, Refused):
+                assert got == want
+                (row,) = store.list()
+                assert row.error is not None
+            else:
+                assert [e.encode() for e in got.events] == [e.encode() for e in want.events]
+        finally:
+            fresh.close()
+    finally:
+        store.close()
+    assert path.read_bytes() == data
+
+
+@examples(100, 10_000)
+@given(mangled())
+def test_following_a_mangled_file_on_disk_refuses_or_reads_it(scratch: Path, data: bytes) -> None:
+    CASES["follow"] = CASES.get("follow", 0) + 1
+    follow_mangled(scratch / "follow", data)

@@ -65,7 +65,9 @@ class Provider(Protocol):
         choice: ModelChoice,
         tools: Sequence[Mapping[str, Any]],
     ) -> AsyncGenerator[StepItem, None]:
-        """Yield TextDelta items, then exactly one StepResult. Raises ProviderError.
+        """Yield TextDelta items, then exactly one StepResult. Raises ProviderError, and
+        only ones passed through `redact.scrubbed` with the provider's secret (the one
+        choke point: whole text redacted first, clipped after).
 
         An async generator: the agent closes it (`aclose`) once the result is in."""
         ...

@@ -25,6 +25,7 @@ from forkwise.core.runtime.providers.base import (
     TextDelta,
     ToolCall,
 )
+from forkwise.core.runtime.providers.redact import scrubbed
 
 NAME: Final = "openai"
 DEFAULT_TIMEOUT: Final = 60.0
@@ -121,6 +122,19 @@ class OpenAICompatibleProvider:
         tools: Sequence[Mapping[str, Any]],
     ) -> AsyncGenerator[StepItem, None]:
         """Yield TextDelta items as content arrives, then exactly one StepResult."""
+        try:
+            async for item in self._stream(transcript, choice, tools):
+                yield item
+        except Exception as exc:
+            # the one way out for every error of this provider: redacted whole, then clipped
+            raise scrubbed(exc, self._api_key) from None
+
+    async def _stream(
+        self,
+        transcript: Sequence[Mapping[str, Any]],
+        choice: ModelChoice,
+        tools: Sequence[Mapping[str, Any]],
+    ) -> AsyncIterator[StepItem]:
         content = orjson.dumps(self.request_body(transcript, choice, tools))
         timeout = httpx.Timeout(self.timeout, connect=self.connect_timeout)
         if self._client is not None:
@@ -193,13 +207,13 @@ class OpenAICompatibleProvider:
         except orjson.JSONDecodeError as exc:
             raise self._error(
                 f"The model endpoint {self.base_url} sent a chunk that is not JSON "
-                f"({exc}): {_clip(raw.decode('utf-8', 'replace'))}",
+                f"({exc}): {_bounded(raw.decode('utf-8', 'replace'))}",
                 "malformed",
             ) from exc
         if not isinstance(chunk, dict):
             raise self._error(
                 f"The model endpoint {self.base_url} sent a chunk that is not a JSON object: "
-                f"{_clip(raw.decode('utf-8', 'replace'))}",
+                f"{_bounded(raw.decode('utf-8', 'replace'))}",
                 "malformed",
             )
         if chunk.get("error"):
@@ -221,7 +235,7 @@ class OpenAICompatibleProvider:
         except orjson.JSONDecodeError:
             parsed = None
         said = _error_text(parsed) if isinstance(parsed, dict) else None
-        said = said or _clip(text.strip()) or response.reason_phrase or "no details"
+        said = said or _bounded(text.strip()) or response.reason_phrase or "no details"
         hint = ""
         if response.status_code in (401, 403):
             if self._api_key:
@@ -235,15 +249,14 @@ class OpenAICompatibleProvider:
         elif response.status_code == 404:
             hint = f" Check the base URL ({self.base_url}) and the model name."
         return self._error(
-            f"The model endpoint answered HTTP {response.status_code}: {said}.{hint}",
+            f"The model endpoint answered HTTP {response.status_code}.{hint} It said: {said}",
             "http-status",
             status=response.status_code,
         )
 
     def _error(self, message: str, reason: str, **details: Any) -> ProviderError:
-        """A ProviderError with the API key scrubbed from anything the server echoed."""
-        if self._api_key:
-            message = message.replace(self._api_key, "***")
+        """A ProviderError naming the endpoint; quoted server text stays whole here (it is
+        redacted, then clipped, where every error leaves: `stream_step`)."""
         return ProviderError(message, reason=reason, url=self.url, **details)
 
 
@@ -369,14 +382,14 @@ class _StepBuilder:
         except orjson.JSONDecodeError as exc:
             raise ProviderError(
                 f"The model called {parts.name} with arguments that are not valid JSON "
-                f"({exc}): {_clip(raw)}",
+                f"({exc}): {_bounded(raw)}",
                 reason="bad-tool-call",
                 tool=parts.name,
             ) from exc
         if not isinstance(args, dict):
             raise ProviderError(
                 f"The model called {parts.name} with arguments that are not a JSON object: "
-                f"{_clip(raw)}",
+                f"{_bounded(raw)}",
                 reason="bad-tool-call",
                 tool=parts.name,
             )
@@ -422,11 +435,12 @@ def _error_text(body: Mapping[str, Any]) -> str:
         if isinstance(value, Mapping):
             inner = value.get("message")
             if isinstance(inner, str) and inner:
-                return _clip(inner)
+                return _bounded(inner)
         elif isinstance(value, str) and value:
-            return _clip(value)
-    return _clip(orjson.dumps(body).decode())
+            return _bounded(value)
+    return _bounded(orjson.dumps(body).decode())
 
 
-def _clip(text: str, limit: int = 500) -> str:
+def _bounded(text: str, limit: int = ERROR_BODY_LIMIT) -> str:
+    """Server text as quoted in an error before redaction: bounded only in memory."""
     return text if len(text) <= limit else text[:limit] + " …"

@@ -31,6 +31,7 @@ import orjson
 from forkwise.core.errors import ForkwiseError
 from forkwise.core.log.event_log import gc_paused
 from forkwise.core.log.turns import BracketState
+from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.fork_point import ForkPoint
 from forkwise.core.store.session import SessionSummary
@@ -126,7 +127,7 @@ class Catalogue:
         if self._entries is None:
             self._entries = {}
             try:
-                raw = self.path.read_bytes()
+                raw = read_regular(self.path)[0]  # no link, no FIFO's wait
                 with gc_paused():  # ~1 KB a session, all of it kept
                     data = orjson.loads(raw)
                 sessions = data.get("sessions") if isinstance(data, dict) else None
@@ -207,12 +208,18 @@ class Catalogue:
         return summary, facts
 
     def remember(
-        self, sessions_dir: Path, records: Sequence[tuple[SessionSummary, LogFacts]]
+        self,
+        sessions_dir: Path,
+        records: Sequence[tuple[SessionSummary, LogFacts]],
+        forget: Sequence[str] = (),
     ) -> None:
-        """Record summaries and log facts the store has itself (sessions it had loaded)."""
-        if not records:
+        """Record summaries and log facts the store has itself (sessions it had loaded);
+        the entries of `forget` go (their files changed behind the store's back)."""
+        if not records and not forget:
             return
         index = self._load()
+        for sid in forget:
+            index.pop(sid, None)
         for summary, facts in records:
             try:
                 st = (sessions_dir / f"{summary.id}.jsonl").stat()

@@ -23,10 +23,17 @@ from pathlib import Path
 
 import orjson
 
-from forkwise.core.errors import DuplicateSessionId, ReadOnlyStore, StorageError, StoreLocked
+from forkwise.core.errors import (
+    DuplicateSessionId,
+    ReadOnlyStore,
+    StaleSession,
+    StorageError,
+    StoreLocked,
+)
 from forkwise.core.log.event_log import event_lines, head
 from forkwise.core.log.events import Event, now_ts
 from forkwise.core.log.ids import validate_session_id
+from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import fsync_dir, write_file_atomically
 from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
 from forkwise.core.store.backends.appenders import Appenders
@@ -43,12 +50,12 @@ from forkwise.core.store.session import (
     SessionTruncated,
     StoreEvent,
 )
+from forkwise.core.store.store_dir import make_private_dir, prepare_for_writing
 from forkwise.core.store.writer_lock import WriterLock
 
 #: parse_log is imported from here by the CLI and tests (it was defined here)
 __all__ = ["JsonlBackend", "parse_log"]
 
-DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
@@ -73,12 +80,12 @@ class JsonlBackend:
         #: where a line ends in a session's file, when known: (its seq, the offset past it)
         self._line_ends: dict[str, tuple[int, int]] = {}
         self._pending: dict[str, _Pending] = {}
+        #: each session file as this backend last read or wrote it (`_identity`)
+        self._seen: dict[str, tuple[int, int, int, int]] = {}
         self._appenders = Appenders()
         try:
             if writable:
-                for d in (self.root, self.sessions_dir):
-                    d.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-                    os.chmod(d, DIR_MODE)
+                prepare_for_writing(self.root)
                 lock = WriterLock(self.root / "writer.lock", FILE_MODE)
                 if not lock.acquire():
                     raise StoreLocked(
@@ -86,8 +93,6 @@ class JsonlBackend:
                         store=str(self.root),
                     )
                 self._lock = lock
-                with contextlib.suppress(OSError):
-                    os.chmod(self.root / "writer.lock", FILE_MODE)
         except OSError as exc:
             raise StorageError(f"cannot open the store at {self.root}: {exc}") from exc
         self.catalogue = Catalogue(self.root / "index.json", writable)
@@ -110,7 +115,7 @@ class JsonlBackend:
                         path.unlink()
                     elif name.endswith(".old"):
                         recovered = self.root / "recovered"
-                        recovered.mkdir(mode=DIR_MODE, exist_ok=True)
+                        make_private_dir(recovered)
                         os.replace(path, recovered / name.lstrip("."))
 
     def path(self, session_id: str) -> Path:
@@ -137,15 +142,16 @@ class JsonlBackend:
     def load(self, session_id: str) -> LoadedLog | None:
         path = self.path(session_id)
         try:
-            with open(path, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                data = fh.read()
+            data, st = read_regular(path)  # no link, no FIFO, bounded
+            self._seen[session_id] = _identity(st)
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise StorageError(f"cannot read {path}: {exc}", path=str(path)) from exc
         parsed = None
         known = self.catalogue.checked(session_id, st) if len(data) == st.st_size else None
+        if known is not None and (known[1].open_turn is not None or known[1].pending_approvals):
+            known = None  # facts that would block a write (an open turn) come from the log
         if known is not None:
             parsed = trusted_log(data, str(path), *known)
         loaded, header_raw, tail = parsed or parse_file(session_id, path, data)
@@ -164,16 +170,34 @@ class JsonlBackend:
         return self.catalogue.summaries(entries, self._summarize, progress)
 
     def _summarize(self, path: Path) -> tuple[SessionSummary, LogFacts | None]:
-        loaded, _, tail = parse_file(path.name[: -len(".jsonl")], path, path.read_bytes())
+        loaded, _, tail = parse_file(path.name[: -len(".jsonl")], path, read_regular(path)[0])
         assert loaded.summary is not None  # the parser computes it
         return loaded.summary, LogFacts.of(loaded.state, loaded.point, tail.point_end)
 
     def save_summaries(self, records: Sequence[Remembered]) -> None:
+        """Index what the store knows of sessions whose files are as this backend left
+        them; a file changed behind its back loses its entry instead (it is checked line by
+        line on its next read), never vouched for with facts from before the change."""
+        current = [r for r in records if self.unchanged(r.summary.id)]
         facts = [
             (r.summary, LogFacts.of(r.state, r.point, self._point_end(r.summary.id, r)))
-            for r in records
+            for r in current
         ]
-        self.catalogue.remember(self.sessions_dir, facts)
+        stale = [r.summary.id for r in records if not self.unchanged(r.summary.id)]
+        self.catalogue.remember(self.sessions_dir, facts, forget=stale)
+
+    def forget(self, session_id: str) -> None:
+        self._seen.pop(session_id, None)
+        self.catalogue.remember(self.sessions_dir, [], forget=[session_id])
+
+    def unchanged(self, session_id: str) -> bool:
+        seen = self._seen.get(session_id)
+        if seen is None:
+            return False
+        try:
+            return _identity(os.lstat(self.path(session_id))) == seen
+        except OSError:
+            return False
 
     def _point_end(self, session_id: str, record: Remembered) -> int | None:
         """The file offset past the line of the record's fork point: known, or found from
@@ -217,11 +241,15 @@ class JsonlBackend:
         path = self.path(sid)
         if path.exists():
             raise DuplicateSessionId(f"a session {sid!r} exists already", session_id=sid)
-        header_raw = orjson.dumps(change.header.to_record())
+        header_raw = change.header_raw or orjson.dumps(change.header.to_record())
         source = self._seed_range(change) if change.copied_from else None
         if source is not None:  # a fork: the seed's bytes are copied, not encoded again
             rest = b"".join(e.encode() + b"\n" for e in change.events)
-            write_fork(path, header_raw, source, rest)
+            # from the file as the store read or wrote it; changed since: refused, not copied
+            expect = self._seen.get(src) if (src := change.copied_from) else None
+            if change.seed_span is None and expect is None:
+                raise StaleSession(f"session {src!r} changed on disk", session_id=src)
+            write_fork(path, header_raw, source, rest, expect=expect, identity=_identity)
             _, start, end = source
             if change.seed:
                 self._line_ends[sid] = (len(change.seed), len(header_raw) + 1 + end - start)
@@ -234,6 +262,7 @@ class JsonlBackend:
                 (e.encode() + b"\n" for e in change.events),
             )
             write_file_atomically(path, b"".join(lines), overwrite=False)
+        self._seen[sid] = _identity(os.lstat(path))
         self._headers[sid] = header_raw
         self._tails[sid] = Tail(0, None, False)
 
@@ -278,6 +307,7 @@ class JsonlBackend:
             _undo_append(appender.fd, size_before)
             raise
         self._pending[sid] = _Pending(appender.fd, size_before)
+        self._seen[sid] = _identity(os.fstat(appender.fd))
         if tail is not None:
             tail.needs_newline = False
 
@@ -305,7 +335,7 @@ class JsonlBackend:
 
     def _keep_torn_tail(self, session_id: str, torn: bytes) -> None:
         recovered = self.root / "recovered"
-        recovered.mkdir(mode=DIR_MODE, exist_ok=True)
+        make_private_dir(recovered)
         stamp = now_ts().replace(":", "").replace(".", "")
         keep = recovered / f"{session_id}.{stamp}.torn-tail"
         write_file_atomically(keep, torn, overwrite=False)
@@ -320,11 +350,12 @@ class JsonlBackend:
             self._keep_torn_tail(session_id, tail.torn)  # the rewrite must not drop it
         header_raw = self._headers.get(session_id)
         if header_raw is None:
-            header_raw = path.read_bytes().split(b"\n", 1)[0]
+            header_raw = read_regular(path)[0].split(b"\n", 1)[0]
         if header is not None and SessionHeader.from_record(orjson.loads(header_raw)) != header:
             header_raw = orjson.dumps(header.to_record())
         body = [header_raw, *event_lines(kept)]
         write_file_atomically(path, b"\n".join(body) + b"\n")
+        self._seen[session_id] = _identity(os.lstat(path))
         self._headers[session_id] = header_raw
         self._tails[session_id] = Tail(0, None, False)
         self._line_ends.pop(session_id, None)
@@ -333,7 +364,7 @@ class JsonlBackend:
         """Deleting moves the file to `<store>/trash/`: a person can still get it back."""
         self._appenders.close(session_id)  # nothing more may be written to the trashed file
         trash = self.root / "trash"
-        trash.mkdir(mode=DIR_MODE, exist_ok=True)
+        make_private_dir(trash)
         stamp = now_ts().replace(":", "").replace(".", "")
         path, trashed = self.path(session_id), trash / f"{session_id}.{stamp}.jsonl"
         os.replace(path, trashed)
@@ -346,6 +377,7 @@ class JsonlBackend:
         self._headers.pop(session_id, None)
         self._tails.pop(session_id, None)
         self._line_ends.pop(session_id, None)
+        self._seen.pop(session_id, None)
 
     def restore(self, session_id: str) -> bool:
         """Move the latest trashed copy of a session (`_dispose`) back into place."""
@@ -376,6 +408,12 @@ class JsonlBackend:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What tells one state of a file from another: inode (a replaced file), size, mtime
+    and ctime (which no one can set back, unlike mtime)."""
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def _undo_append(fd: int, size_before: int) -> None:

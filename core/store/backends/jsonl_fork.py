@@ -9,12 +9,14 @@ hand-written layout) gets None, and its seed is encoded event by event.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from forkwise.core.errors import StaleSession
 from forkwise.core.log.digest import span_digest
 from forkwise.core.log.event_log import lines_length
 from forkwise.core.log.events import Event
+from forkwise.core.safe_read import open_regular
 from forkwise.core.store.atomic import write_all, write_file_atomically
 from forkwise.core.store.backend import IndexedFork
 from forkwise.core.store.backends.catalogue import Catalogue
@@ -26,7 +28,7 @@ def indexed_fork(path: Path, session_id: str, catalogue: Catalogue) -> IndexedFo
     checked cheaply against the file: the header line is read, and the line ending at
     the recorded offset must be that turn's `turn/end`. Anything else: None."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = open_regular(path)
     except OSError:
         return None
     try:
@@ -74,24 +76,45 @@ def line_end(path: Path, header_raw: bytes, events: Sequence[Event]) -> int | No
         return None
     end = len(header_raw) + 1 + lines_length(events)
     try:
-        with open(path, "rb") as fh:
-            fh.seek(end - len(last) - 2)
-            found = fh.read(len(last) + 2)
+        fd = open_regular(path)
     except OSError:
         return None
+    try:
+        found = os.pread(fd, len(last) + 2, end - len(last) - 2)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     return end if found == b"\n" + last + b"\n" else None
 
 
-def write_fork(path: Path, header_raw: bytes, source: tuple[Path, int, int], rest: bytes) -> None:
+def write_fork(
+    path: Path,
+    header_raw: bytes,
+    source: tuple[Path, int, int],
+    rest: bytes,
+    *,
+    expect: object = None,
+    identity: Callable[[os.stat_result], object] = lambda st: None,
+) -> None:
     """Create the child's file `path` (atomically, never over an existing one): its header
     line, the seed's bytes copied from `source` (path, start and end offsets), then `rest`
-    (its own events, already encoded)."""
+    (its own events, already encoded). With `expect`, the source file must still be that
+    (`identity` of its stat): a file changed since the store read it is not copied from."""
     src_path, start, end = source
 
     def write(fd: int) -> None:
         write_all(fd, header_raw + b"\n")
-        with open(src_path, "rb") as src:
-            copy_range(src.fileno(), fd, start, end - start)
+        src = open_regular(src_path)
+        try:
+            if expect is not None and identity(os.fstat(src)) != expect:
+                raise StaleSession(
+                    f"{src_path} changed on disk since it was read; read it again",
+                    path=str(src_path),
+                )
+            copy_range(src, fd, start, end - start)
+        finally:
+            os.close(src)
         write_all(fd, rest)
 
     write_file_atomically(path, write, overwrite=False)

@@ -78,5 +78,11 @@ class MemoryBackend:
     def indexed_fork(self, session_id: str) -> IndexedFork | None:
         return None  # no index: a fork reads the log, which costs nothing here
 
+    def forget(self, session_id: str) -> None:
+        pass  # no index
+
+    def unchanged(self, session_id: str) -> bool:
+        return True  # nothing but this backend reaches its memory
+
     def close(self) -> None:
         pass

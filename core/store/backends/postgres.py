@@ -417,6 +417,14 @@ class PostgresBackend:
 
         self._run(save)
 
+    def forget(self, session_id: str) -> None:
+        pass  # the summary table is written with the events: nothing to drop beside them
+
+    def unchanged(self, session_id: str) -> bool:
+        """Other hosts' changes arrive as notifications (`watch`), which make the store
+        forget its copy; a write on a copy another host grew is refused (stale-session)."""
+        return True
+
     def indexed_fork(self, session_id: str) -> IndexedFork | None:
         """The facts for a fork at the last completed turn, when the kept ones still hold
         (the seed is then copied inside the server without being read here)."""

@@ -1,0 +1,102 @@
+"""Opening files that something else may have put there: session files, tool targets,
+foreign logs, the token file.
+
+One rule for every such read: the file is opened without following a symbolic link and
+without blocking (a FIFO named `x.jsonl` would otherwise hang `open()` until a writer
+comes, and a worker thread stuck there cannot be stopped), it must be a regular file
+(not a FIFO, socket or device such as /dev/zero, which never ends), and no more than a
+stated number of bytes is read. Every refusal is an OSError, which callers already turn
+into their own errors.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+#: what a session file may hold at most before a reader refuses it (a bound on memory)
+MAX_SESSION_BYTES = 1 << 30
+_CHUNK = 1 << 20
+
+
+class NotRegularFile(OSError):
+    """The path names a FIFO, socket, device or folder: nothing that is read here."""
+
+
+class FileTooLarge(OSError):
+    """The file holds more than the reader is willing to take into memory."""
+
+
+def open_regular(path: str | os.PathLike[str], *, follow: bool = False) -> int:
+    """A read-only descriptor of the regular file at `path`. Raises OSError (ELOOP for a
+    link when not `follow`, NotRegularFile for anything but a regular file)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(errno.EINVAL, f"{path} is not a regular file", str(path))
+        os.set_blocking(fd, True)  # a regular file: reads never wait on a writer
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_fd(fd: int, limit: int, path: str | os.PathLike[str] = "") -> bytes:
+    """Everything from the descriptor's offset on; FileTooLarge past `limit` bytes."""
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise FileTooLarge(
+                errno.EFBIG, f"{path or 'the file'} holds more than {limit} bytes", str(path)
+            )
+
+
+def read_regular(
+    path: str | os.PathLike[str], limit: int = MAX_SESSION_BYTES, *, follow: bool = False
+) -> tuple[bytes, os.stat_result]:
+    """The whole content of the regular file at `path` (at most `limit` bytes) and its
+    stat as it was opened."""
+    fd = open_regular(path, follow=follow)
+    try:
+        st = os.fstat(fd)
+        if st.st_size > limit:
+            raise FileTooLarge(errno.EFBIG, f"{path} holds more than {limit} bytes", str(path))
+        return read_fd(fd, limit, path), st
+    finally:
+        os.close(fd)
+
+
+def read_head(path: str | os.PathLike[str], limit: int, *, follow: bool = False) -> bytes:
+    """At most `limit` + 1 bytes from the start of the regular file at `path` (one more
+    than asked, so the caller can tell that there was more)."""
+    fd = open_regular(path, follow=follow)
+    try:
+        parts: list[bytes] = []
+        total = 0
+        while total <= limit:
+            chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+            if not chunk:
+                break
+            parts.append(chunk)
+            total += len(chunk)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def is_regular_no_follow(path: Path) -> bool:
+    """Whether `path` itself (not what a link there points to) is a regular file."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
