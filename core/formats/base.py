@@ -41,6 +41,7 @@ from typing import Any, Literal, Protocol
 
 from forkwise.core.errors import ForkwiseError
 from forkwise.core.log.ids import slugify
+from forkwise.core.safe_read import read_regular
 
 Tool = Literal["claude", "codex", "pi"]
 Relation = Literal["fork", "subagent"]
@@ -222,3 +223,10 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def read_source(path: Path) -> bytes:
+    """A tool's session file, read the one safe way (`forkwise.core.safe_read`): a regular
+    file only (a FIFO or device named *.jsonl in an agent's folder must not hang an import
+    or the folder watcher), whole, within the size a session file may have."""
+    return read_regular(path, follow=True)[0]

@@ -191,3 +191,24 @@ async def test_a_watched_codex_folder_brings_new_and_grown_sessions_in(tmp_path:
     finally:
         await client.close()
         await host.close()
+
+
+def test_a_fifo_among_an_agents_session_files_fails_alone_and_never_hangs(
+    tmp_path: Path,
+) -> None:
+    """A FIFO named like a session file is never opened for reading (that would wait for a
+    writer for ever): a folder import passes over it, and named as a file it fails at once
+    as not a regular file while the real files import."""
+    home, store = tmp_path / "codex", tmp_path / "store"
+    good = basic(8).write(home)
+    fifo = good.with_name("rollout-2025-09-01T10-00-00-" + thread_id(9) + ".jsonl")
+    os.mkfifo(fifo)
+    code, report = run_json("sessions", "import", "--from", "codex", str(home),
+                            "--store", str(store))
+    assert (code, report["imported"], report["failed"]) == (0, [f"codex-{thread_id(8)}"], [])
+    code, report = run_json("sessions", "import", "--from", "codex", str(good), str(fifo),
+                            "--store", str(store))
+    assert code == 1
+    assert report["unchanged"] == [f"codex-{thread_id(8)}"]
+    (failed,) = report["failed"]
+    assert failed["path"] == str(fifo)

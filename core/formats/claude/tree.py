@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from ..base import FormatError
+from ..base import FormatError, read_source
 
 Entry = dict[str, Any]
 INTERRUPT_PREFIX = "[Request interrupted by user"
@@ -41,7 +41,7 @@ def load(path: Path) -> Transcript:
     """Decode every line once; a bad line is a FormatError naming it, except a torn last
     line of a file still being written."""
     try:
-        data = path.read_bytes()
+        data = read_source(path)
     except OSError as exc:
         raise FormatError(f"cannot read {path}: {exc.strerror}", path=str(path)) from exc
     raws = data.split(b"\n")

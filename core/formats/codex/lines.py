@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from ..base import FormatError
+from ..base import FormatError, read_source
 
 SESSIONS = "sessions"
 ARCHIVED = "archived_sessions"
@@ -69,7 +69,7 @@ def parse_name(name: str) -> RolloutName | None:
 def read_bytes(path: Path) -> bytes:
     """The file's text, decompressed when it is a zstd frame (a `.jsonl.zst` rollout)."""
     try:
-        data = path.read_bytes()
+        data = read_source(path)
     except OSError as exc:
         raise FormatError(f"cannot read {path}: {exc.strerror or exc}", path=str(path)) from exc
     if data.startswith(_ZSTD_MAGIC):

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from ..base import FormatError
+from ..base import FormatError, read_source
 
 CURRENT_VERSION = 3
 
@@ -78,7 +78,7 @@ def read_header(head: bytes) -> dict[str, Any] | None:
 def load(path: Path) -> PiFile:
     """Read and check a pi session file; raises FormatError naming the 1-based line."""
     try:
-        data = path.read_bytes()
+        data = read_source(path)
     except OSError as exc:
         raise FormatError(f"cannot read {path}: {exc.strerror or exc}", path=str(path)) from exc
     return parse(path, data)
