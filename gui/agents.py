@@ -79,7 +79,50 @@ def install(window: MainWindow) -> None:
         session_menu.addSeparator()
         session_menu.addMenu(continue_menu)
     continue_menu.aboutToShow.connect(lambda: _enable_continue(window, continue_menu))
+    window.transcript.menu_extensions.append(
+        lambda menu, row, enabled: _message_continue_menu(window, menu, row, enabled)
+    )
     c.treeLoaded.connect(lambda _n: _start_watching(window))
+
+
+def _message_continue_menu(window: MainWindow, menu: QMenu, row: int, enabled: bool) -> None:
+    """Continue in ▸ on a message: fork through that message's turn, then write the fork
+    for the agent (offered where Fork from here is)."""
+    sub = menu.addMenu("Continue &in")
+    sub.setObjectName("messageContinueIn")
+    sub.setEnabled(enabled)
+    sub.setToolTipsVisible(True)
+    origin = source_of(window, window.controller.current)
+    for tool in FOREIGN:
+        label = TOOL_NAMES[tool] + ("  (where it came from)" if tool == origin else "")
+        act = sub.addAction(source_icon(tool), label)
+        act.setObjectName(f"messageContinue{tool.capitalize()}")
+        act.setToolTip(f"Fork through this message's turn and resume the fork in {label}")
+        act.triggered.connect(lambda _=False, t=tool: continue_from_message(window, row, t))
+
+
+def continue_from_message(window: MainWindow, row: int, tool: str) -> None:
+    """Fork through the message at `row` (as Fork from here), open the child, write it
+    for `tool` and show how to resume it there."""
+    c = window.controller
+    entry = c.transcript.entry(row)
+    source = c.current
+    if source is None or entry is None or entry.message_seq is None:
+        return
+    seq = entry.message_seq
+
+    async def fork_and_export() -> tuple[Json, Json]:
+        child = await c.client.fork(source, at_seq=seq)
+        made = await c.client.export_session(child["id"], tool)
+        return child, made
+
+    def done(result: tuple[Json, Json]) -> None:
+        child, made = result
+        c.tree.upsert(child)
+        window.select_session(child["id"])
+        ContinueDialog(window, made, child).open()
+
+    c.ops.run(fork_and_export(), done, what=f"Forking for {TOOL_NAMES[tool]}")
 
 
 def source_of(window: MainWindow, session_id: str | None) -> str | None:

@@ -293,6 +293,8 @@ class TranscriptView(ContextMenuMixin, QListView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        #: called as (menu, row, fork_enabled) right after "Fork from here" is added
+        self.menu_extensions: list[Callable[[QMenu, int, bool], None]] = []
         self.setObjectName("transcript")
         self.setAccessibleName("Transcript")
         self.setAccessibleDescription("Messages of the opened session; right-click one to fork")
@@ -594,6 +596,9 @@ class TranscriptView(ContextMenuMixin, QListView):
             if state.name in (EDIT_RESEND, EDIT_REPLACE, COPY):
                 menu.addSeparator()
             menu.addAction(_action(menu, state, handlers[state.name]))
+            if state.name == FORK_FROM:
+                for extend in self.menu_extensions:  # e.g. Continue in ▸ (gui/agents)
+                    extend(menu, row, state.enabled)
         return menu
 
     def _copy(self, row: int) -> None:

@@ -154,3 +154,35 @@ def test_the_app_on_a_home_with_all_three_agents_shows_their_lineage_and_follows
             assert any("asked in Claude Code just now" in e.text for e in app.entries)
 
     aloop(scenario())
+
+
+def test_continue_in_from_a_message_forks_there_and_writes_the_fork(
+    aloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = codex_home(tmp_path)
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    parent = f"codex-{thread_id(1)}"
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await until(lambda: parent in app.controller.tree.session_ids(), what="watched")
+            await app.open(parent)
+            before = set(app.controller.tree.session_ids())
+            (row, *_rest) = app.rows("user", "list the files")
+            menu = app.message_menu(row)
+            sub = next(a.menu() for a in menu.actions()
+                       if a.menu() is not None and a.menu().objectName() == "messageContinueIn")
+            assert sub.isEnabled()
+            codex = next(a for a in sub.actions() if a.objectName() == "messageContinueCodex")
+            assert "where it came from" in codex.text()
+            codex.trigger()
+            dialog = await until(lambda: dialog_of(ContinueDialog), what="continue dialog")
+            (child,) = set(app.controller.tree.session_ids()) - before
+            summary = app.controller.tree.summary(child) or {}
+            assert summary["parentSession"] == parent
+            assert summary["seedLength"] < (app.controller.tree.summary(parent) or {})["events"]
+            command = dialog.findChild(QLineEdit, "resumeCommand").text()
+            assert list((home / "sessions").rglob(f"*{command.split()[-1]}.jsonl"))
+            dialog.close()
+
+    aloop(scenario())
