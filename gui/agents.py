@@ -83,6 +83,17 @@ def install(window: MainWindow) -> None:
         lambda menu, row, enabled: _message_continue_menu(window, menu, row, enabled)
     )
     c.treeLoaded.connect(lambda _n: _start_watching(window))
+    detail = window.header_label.parentWidget()
+    origin = QLabel(detail)
+    origin.setObjectName("originLabel")
+    origin.setAccessibleName("Where this session came from")
+    origin.setContentsMargins(8, 0, 8, 0)
+    origin.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    origin.setVisible(False)
+    pane = detail.layout() if detail is not None else None
+    if isinstance(pane, QVBoxLayout):  # just under the session's title
+        pane.insertWidget(pane.indexOf(window.header_label) + 1, origin)
+    c.sessionOpened.connect(lambda sid: _show_origin(window, origin, sid))
 
 
 def _message_continue_menu(window: MainWindow, menu: QMenu, row: int, enabled: bool) -> None:
@@ -123,6 +134,32 @@ def continue_from_message(window: MainWindow, row: int, tool: str) -> None:
         ContinueDialog(window, made, child).open()
 
     c.ops.run(fork_and_export(), done, what=f"Forking for {TOOL_NAMES[tool]}")
+
+
+def _show_origin(window: MainWindow, label: QLabel, session_id: str) -> None:
+    """Under the session's title: the agent and file an imported session came from, or
+    that a fork descends from one (so Continue in knows where it goes back to)."""
+    c = window.controller
+    row = c.client.catalogue.get(session_id) or {}
+    tool = source_of(window, session_id)
+    label.setVisible(False)
+    if tool is None:
+        return
+    if not row.get("source"):
+        label.setText(f"A fork of a {tool_name(tool)} session — Session → Continue in "
+                      f"{tool_name(tool)} resumes it there")
+        label.setVisible(True)
+        return
+
+    def shown(info: Json) -> None:
+        if c.current != session_id:
+            return  # another session was opened meanwhile
+        source = (info.get("header", {}).get("meta") or {}).get("source") or {}
+        label.setText(f"Imported from {tool_name(tool)}: {source.get('path', '')}")
+        label.setToolTip(f"{tool_name(tool)} session {source.get('id', '')}")
+        label.setVisible(True)
+
+    c.ops.run(c.client.get_session(session_id), shown, what="Reading the session's source")
 
 
 def source_of(window: MainWindow, session_id: str | None) -> str | None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from gui_harness import open_app, until
-from PySide6.QtWidgets import QApplication, QLineEdit
+from PySide6.QtWidgets import QApplication, QLabel, QLineEdit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 from codex_fixtures import basic, fork_of, name_thread, thread_id
@@ -167,6 +167,11 @@ def test_continue_in_from_a_message_forks_there_and_writes_the_fork(
         async with open_app(tmp_path, demo=False) as app:
             await until(lambda: parent in app.controller.tree.session_ids(), what="watched")
             await app.open(parent)
+            origin = app.window.findChild(QLabel, "originLabel")
+            await until(lambda: origin.isVisible(), what="origin shown")
+            assert origin.text().startswith("Imported from Codex: ")
+            assert origin.text().endswith(".jsonl")
+            assert str(home) in origin.text()
             before = set(app.controller.tree.session_ids())
             (row, *_rest) = app.rows("user", "list the files")
             menu = app.message_menu(row)
@@ -178,6 +183,9 @@ def test_continue_in_from_a_message_forks_there_and_writes_the_fork(
             codex.trigger()
             dialog = await until(lambda: dialog_of(ContinueDialog), what="continue dialog")
             (child,) = set(app.controller.tree.session_ids()) - before
+            await until(lambda: app.controller.current == child, what="the fork open")
+            await until(lambda: origin.text().startswith("A fork of a Codex session"),
+                        what="the fork's origin")
             summary = app.controller.tree.summary(child) or {}
             assert summary["parentSession"] == parent
             assert summary["seedLength"] < (app.controller.tree.summary(parent) or {})["events"]
