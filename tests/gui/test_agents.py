@@ -168,7 +168,7 @@ def test_continue_in_from_a_message_forks_there_and_writes_the_fork(
             await until(lambda: parent in app.controller.tree.session_ids(), what="watched")
             await app.open(parent)
             origin = app.window.findChild(QLabel, "originLabel")
-            await until(lambda: origin.isVisible(), what="origin shown")
+            await until(origin.isVisible, what="origin shown")
             assert origin.text().startswith("Imported from Codex: ")
             assert origin.text().endswith(".jsonl")
             assert str(home) in origin.text()
