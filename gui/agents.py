@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QMenu,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -90,6 +91,8 @@ def install(window: MainWindow) -> None:
     origin.setContentsMargins(8, 0, 8, 0)
     origin.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     origin.setVisible(False)
+    # a long path must not widen the pane (and squeeze the session list): it is cut
+    origin.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
     pane = detail.layout() if detail is not None else None
     if isinstance(pane, QVBoxLayout):  # just under the session's title
         pane.insertWidget(pane.indexOf(window.header_label) + 1, origin)
