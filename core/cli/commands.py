@@ -149,6 +149,12 @@ async def import_files(client: Client, args: argparse.Namespace) -> Outcome:
     if report.get("unmapped"):
         kept = ", ".join(f"{k} {n}" for k, n in sorted(report["unmapped"].items()))
         lines.append(f"kept as plugin events (no Forkwise equivalent): {kept}")
+    if not lines:
+        where = "there" if args.paths else (
+            "in the tools' folders (~/.claude/projects, ~/.codex/sessions, "
+            "~/.pi/agent/sessions, or $CLAUDE_CONFIG_DIR, $CODEX_HOME, $PI_CODING_AGENT_DIR)"
+        )
+        lines.append(f"nothing to import: no session files found {where}")
     return report, "\n".join(lines)
 
 
