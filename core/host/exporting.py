@@ -10,14 +10,13 @@ in an imported session, whose log must keep following its source.
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from forkwise.core.formats.base import ExportInput, SourceRef, Writer
-from forkwise.core.host.importing import FORMATS, UnknownFormat
+from forkwise.core.host.importing import format_module
 from forkwise.core.log.events import MODEL_SELECT
 from forkwise.core.store.session_store import SessionStore
 
@@ -26,13 +25,7 @@ EXPORT_EVENT = "plugin/forkwise/export"
 
 
 def writer(tool: str) -> Writer:
-    if tool not in FORMATS:
-        raise UnknownFormat(f"cannot export to {tool!r} (known: {', '.join(FORMATS)})", tool=tool)
-    try:
-        module = importlib.import_module(f"forkwise.core.formats.{tool}")
-    except ImportError as exc:
-        raise UnknownFormat(f"the {tool} format is not available here: {exc}", tool=tool) from exc
-    found: Writer = module.WRITER
+    found: Writer = format_module(tool, "write").WRITER
     return found
 
 

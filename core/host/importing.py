@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 from typing import Any
 
 import orjson
@@ -52,15 +52,20 @@ class UnknownFormat(ForkwiseError):
     code = "unknown-format"
 
 
-def reader(tool: str) -> Reader:
-    """The reader of a foreign format (its module is imported on first use)."""
+def format_module(tool: str, doing: str = "read") -> ModuleType:
+    """The package of a foreign format (imported on first use): its READER and WRITER."""
     if tool not in FORMATS:
-        raise UnknownFormat(f"no reader for {tool!r} (known: {', '.join(TOOLS)})", tool=tool)
+        raise UnknownFormat(
+            f"cannot {doing} {tool!r} sessions (known: {', '.join(FORMATS)})", tool=tool
+        )
     try:
-        module = importlib.import_module(f"forkwise.core.formats.{tool}")
+        return importlib.import_module(f"forkwise.core.formats.{tool}")
     except ImportError as exc:
         raise UnknownFormat(f"the {tool} format is not available here: {exc}", tool=tool) from exc
-    found: Reader = module.READER
+
+
+def reader(tool: str) -> Reader:
+    found: Reader = format_module(tool).READER
     return found
 
 

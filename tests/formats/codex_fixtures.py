@@ -317,3 +317,15 @@ def write_bare(home: Path, tid: str) -> Path:
     path.write_bytes(b"".join(json.dumps(x).encode() + b"\n" for x in lines))
     os.utime(path, (OLD, OLD))
     return path
+
+
+def home_with_fork(home: Path) -> Path:
+    """A Codex home holding a named thread (basic(1)) and a fork of it with one more turn."""
+    parent = basic(1)
+    parent.write(home)
+    child = fork_of(parent, thread_id(2))
+    child.prompt("and one more thing")
+    child.answer("Done.", item_id="msg_more")
+    child.write(home)
+    name_thread(home, parent.tid, "Fix the parser bug")
+    return home

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
-from codex_fixtures import basic, fork_of, name_thread, thread_id
+from codex_fixtures import basic, home_with_fork, thread_id
 
 from forkwise.core.cli import main as cli
 
@@ -30,15 +30,7 @@ def snapshot(store: Path) -> dict[str, tuple[int, bytes]]:
 
 @pytest.fixture
 def codex_home(tmp_path: Path) -> Path:
-    home = tmp_path / "codex"
-    parent = basic(1)
-    parent.write(home)
-    child = fork_of(parent, thread_id(2))
-    child.prompt("and one more thing")
-    child.answer("Done.", item_id="msg_more")
-    child.write(home)
-    name_thread(home, parent.tid, "Fix the parser bug")
-    return home
+    return home_with_fork(tmp_path / "codex")
 
 
 def test_a_codex_home_imports_with_its_fork_and_imports_again_unchanged(

@@ -13,7 +13,7 @@ from gui_harness import open_app, until
 from PySide6.QtWidgets import QApplication, QLabel, QLineEdit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
-from codex_fixtures import basic, fork_of, name_thread, thread_id
+from codex_fixtures import home_with_fork, thread_id
 
 from forkwise.gui.agents import ContinueDialog, ImportDialog
 from forkwise.gui.session_rows import ID_ROLE
@@ -22,15 +22,7 @@ pytestmark = pytest.mark.gui
 
 
 def codex_home(root: Path) -> Path:
-    home = root / "codex-home"
-    parent = basic(1)
-    parent.write(home)
-    child = fork_of(parent, thread_id(2))
-    child.prompt("and one more thing")
-    child.answer("Done.", item_id="msg_more")
-    child.write(home)
-    name_thread(home, parent.tid, "Fix the parser bug")
-    return home
+    return home_with_fork(root / "codex-home")
 
 
 def dialog_of(kind: type) -> Any:
