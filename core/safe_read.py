@@ -45,12 +45,17 @@ def open_regular(path: str | os.PathLike[str], *, follow: bool = False) -> int:
     return fd
 
 
-def read_fd(fd: int, limit: int, path: str | os.PathLike[str] = "") -> bytes:
-    """Everything from the descriptor's offset on; FileTooLarge past `limit` bytes."""
+def read_fd(fd: int, limit: int, path: str | os.PathLike[str] = "", size: int = 0) -> bytes:
+    """Everything from the descriptor's offset on; FileTooLarge past `limit` bytes.
+    `size`: the bytes expected (a regular file's stat size), read in one call, so that a
+    large file is not gathered from chunks and joined (a copy of all of it; joining one
+    part returns it as it is)."""
     parts: list[bytes] = []
     total = 0
+    want = min(size, limit) + 1 if size > 0 else _CHUNK  # one more: a grown file reads on
     while True:
-        chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+        chunk = os.read(fd, min(want, limit + 1 - total))
+        want = _CHUNK
         if not chunk:
             return b"".join(parts)
         parts.append(chunk)
@@ -71,7 +76,7 @@ def read_regular(
         st = os.fstat(fd)
         if st.st_size > limit:
             raise FileTooLarge(errno.EFBIG, f"{path} holds more than {limit} bytes", str(path))
-        return read_fd(fd, limit, path), st
+        return read_fd(fd, limit, path, st.st_size), st
     finally:
         os.close(fd)
 

@@ -82,6 +82,17 @@ store = SessionStore(JsonlBackend(sys.argv[1]))
 assert store.get("big").replay().transcript
 store.close()
 """
+CHECKPOINT_SNIPPET = """
+import asyncio, sys
+from forkwise.core.host.host import Host
+async def main():
+    host = Host.open(sys.argv[1])
+    try:
+        await host.context("big")
+    finally:
+        await host.close()
+asyncio.run(main())
+"""
 CONTEXT_SNIPPET = """
 import sys
 from forkwise.core.cli import main as cli
@@ -254,38 +265,72 @@ def bench_fork(tmp: Path, events: int, repeat: int) -> list[Figure]:
 
 def bench_context(tmp: Path, events: int, repeat: int) -> list[Figure]:
     """Open a long session and build what the model gets next, in a fresh process: through
-    the library (`store.get(id).replay()`) and through the CLI (`sessions context`, a host
-    in the process), against decoding every line of the file. Interleaved repeats: each
-    round runs every side once, so a burst of load on the shared machine hits them alike."""
+    the library (`store.get(id).replay()`, every event folded) and through the CLI
+    (`sessions context`, a host in the process), against decoding every line of the file.
+    The CLI runs on the store as a writer leaves it (index and replay checkpoint made:
+    the app or `forkwise host` replayed the session once), without the checkpoint, and
+    with neither. Interleaved repeats: each round runs every side once, so a burst of
+    load on the shared machine hits them alike."""
     root = tmp / "context-store"
     (root / "sessions").mkdir(parents=True)
     rng = random.Random(11)
     data = b"\n".join(session_lines(rng, "big", events)) + b"\n"
     path = root / "sessions" / "big.jsonl"
     path.write_bytes(data)
-    _process(LIST_SNIPPET, str(root), "1")  # the index a store has once it was listed
+    _process(CHECKPOINT_SNIPPET, str(root))  # a writer replays it: index and checkpoint
     index = (root / "index.json").read_bytes()
-    runs: dict[str, list[float]] = {"parse": [], "lib": [], "cli": [], "cold": []}
+    checkpoint = root / "replay" / "big.json"
+    # none for a session shorter than replay_cache.MIN_EVENTS (--quick)
+    kept = checkpoint.read_bytes() if checkpoint.exists() else None
+    runs: dict[str, list[float]] = {k: [] for k in ("parse", "lib", "cli", "bare", "cold")}
     for _ in range(repeat):
         runs["parse"].append(_process(PARSE_SNIPPET, str(path)))
         runs["lib"].append(_process(REPLAY_SNIPPET, str(root)))
         runs["cli"].append(_process(CONTEXT_SNIPPET, str(root)))
+        checkpoint.unlink(missing_ok=True)
+        runs["bare"].append(_process(CONTEXT_SNIPPET, str(root)))
         (root / "index.json").unlink()
         runs["cold"].append(_process(CONTEXT_SNIPPET, str(root)))
         (root / "index.json").write_bytes(index)
+        if kept is not None:
+            checkpoint.write_bytes(kept)
     med = {k: statistics.median(v) for k, v in runs.items()}
     load = f"{events:,}-event session ({len(data) / 1e6:.0f} MB), fresh process"
     base = "orjson-decode every line (fresh process)"
+    cli = load + ": sessions context --json"
     return [
         Figure(
-            "replay", load + ": store.get(id).replay()", med["lib"], med["parse"], base, "<= 2x"
+            "replay",
+            load + ": store.get(id).replay(), every event folded",
+            med["lib"],
+            med["parse"],
+            base,
+            "<= 2x",
         ),
         Figure(
-            "context", load + ": sessions context --json", med["cli"], med["parse"], base, "<= 2x"
+            "context",
+            cli
+            + (
+                f" (index and replay checkpoint warm, {len(kept) / 1e6:.0f} MB)"
+                if kept is not None
+                else " (index warm; too short for a replay checkpoint)"
+            ),
+            med["cli"],
+            med["parse"],
+            base,
+            "<= 2x",
+        ),
+        Figure(
+            "context-fold",
+            cli + " (index warm, no checkpoint: every event folded)",
+            med["bare"],
+            med["parse"],
+            base,
+            "-",
         ),
         Figure(
             "context-cold",
-            load + ": sessions context --json, no index (every line checked)",
+            cli + " (no index, no checkpoint: every line checked)",
             med["cold"],
             med["parse"],
             base,

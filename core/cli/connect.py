@@ -107,7 +107,7 @@ async def _in_process(host: Host) -> AsyncIterator[Client]:
         problem = await host.apply_saved_settings()
         if problem:
             sys.stderr.write(f"forkwise: {problem}\n")
-    client = await Client.in_process(host, follow=False)
+    client = await Client.in_process(host, follow=False, shared=True)  # written out, dropped
     try:
         yield client
     finally:

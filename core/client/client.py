@@ -49,8 +49,11 @@ class Client:
         self._lost: BaseException | None = None
 
     @classmethod
-    async def in_process(cls, host: Host, *, follow: bool = True) -> Client:
-        return await cls(InProcessCarrier(RpcServer(host))).start(follow=follow)
+    async def in_process(cls, host: Host, *, follow: bool = True, shared: bool = False) -> Client:
+        """A client of a host in this process; `shared`: results are not copied (see
+        InProcessCarrier), for a one-shot caller that writes them out and drops them."""
+        carrier = InProcessCarrier(RpcServer(host), shared=shared)
+        return await cls(carrier).start(follow=follow)
 
     @classmethod
     async def connect(

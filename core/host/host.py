@@ -23,8 +23,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import orjson
-
 from forkwise.core.errors import (
     ForkwiseError,
     InvalidBoundary,
@@ -44,6 +42,7 @@ from forkwise.core.host.importing import (
     import_sources,
 )
 from forkwise.core.host.lineage import source_state
+from forkwise.core.host.paging import page_end
 from forkwise.core.host.source_watch import SourceWatcher, available_sources
 from forkwise.core.host.store_workers import StoreWorkers
 from forkwise.core.log.events import Event
@@ -67,6 +66,7 @@ from forkwise.core.runtime.workspaces import (
 )
 from forkwise.core.store.backends.memory import MemoryBackend
 from forkwise.core.store.opening import open_backend
+from forkwise.core.store.replay_cache import ReplayCache
 from forkwise.core.store.search_index import SearchIndex
 from forkwise.core.store.session import (
     EventsAppended,
@@ -110,12 +110,15 @@ class Host:
         default_model: ModelChoice | None = None,
         imports: ImportLedger | None = None,
         search: SearchIndex | None = None,
+        replays: ReplayCache | None = None,
     ) -> None:
         self.store = store if store is not None else SessionStore(MemoryBackend())
         #: the full-text index (`store/search_index.py`), in memory unless one is given
         self.search_index = search if search is not None else SearchIndex(None)
         #: what earlier imports read (`importing.ImportLedger`)
         self.imports = imports if imports is not None else ImportLedger(None)
+        #: replay checkpoints of long sessions (`store/replay_cache.py`), none unless given
+        self.replays = replays if replays is not None else ReplayCache(None, writable=False)
         #: the agents' session folders this host keeps up with (off until asked)
         self.sources = SourceWatcher(
             self._import_changed, self._source_changed, progress=self._watch_progress
@@ -163,6 +166,7 @@ class Host:
         options.setdefault("imports", ImportLedger(None if read_only else root / "imports.json"))
         # a read-only host writes nothing beside the store: its index lives in memory
         options.setdefault("search", SearchIndex(None if read_only else root / "search.sqlite"))
+        options.setdefault("replays", ReplayCache(root / "replay", writable=not read_only))
         return cls(store, **options)
 
     @property
@@ -448,14 +452,10 @@ class Host:
         if kept is not None and kept[0] == key:
             replayed = kept[1]
         else:
-            replayed = await self.io(snap.replay)
+            replayed = (await self.io(self.replays.replayer, snap)).result()
             self._context_kept = (key, replayed)
         transcript = replayed.transcript
-        budget = min(max_bytes, MAX_CONTEXT_PAGE)
-        end, size = after, 0
-        while end < len(transcript) and (end == after or size < budget):
-            size += len(orjson.dumps(transcript[end]))
-            end += 1
+        end = page_end(transcript, after, min(max_bytes, MAX_CONTEXT_PAGE))
         choice = choice_of(replayed.model) or self._default_model
         return {
             "sessionId": session_id,
@@ -760,6 +760,7 @@ class Host:
         if agent is not None and agent.busy:
             raise SessionBusy("this session is running a turn", session_id=session_id)
         await self.io(self.store.delete, session_id)
+        await self.io(self.replays.forget, session_id)
         self._agents.pop(session_id, None)
         self._served.discard(session_id)
         return {"id": session_id, "deleted": True}

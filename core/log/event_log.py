@@ -193,7 +193,12 @@ class EventLog(Sequence[Event]):
             raw = lines[i]
             assert raw is not None  # a line without an event is never stored
             if etype is None:
-                if maybe(raw) is None:
+                lead = lead_type(raw)
+                if lead is None:
+                    if maybe(raw) is None:
+                        continue
+                elif lead not in wanted and raw.count(b'"type"') == 1:
+                    types[i] = lead  # no second "type" key could win over it
                     continue
             elif etype not in wanted:
                 continue
@@ -313,6 +318,25 @@ def _type_pattern(wanted: frozenset[str]) -> re.Pattern[bytes]:
     cannot be of a wanted type (without escapes, every string in it is there as it is)."""
     names = sorted(wanted, key=len, reverse=True)
     return re.compile(rb"\\|\"(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\"")
+
+
+def lead_type(raw: bytes) -> str | None:
+    """The first type key of a line that starts as the store writes one,
+    `{"seq":N,"type":"T",`, read off those bytes without decoding the line; None when it
+    starts otherwise or T holds an escape. (A duplicate "type" key later in the line would
+    win when decoded: the caller checks there is none before trusting T.)"""
+    if not raw.startswith(b'{"seq":'):
+        return None
+    at = raw.find(b',"type":"', 8, 40)
+    if at < 0 or not raw[7:at].isdigit():
+        return None
+    end = raw.find(b'"', at + 9)
+    if end < 0:
+        return None
+    name = raw[at + 9 : end]
+    if b"\\" in name:
+        return None
+    return name.decode()
 
 
 def _position(index: int, n: int) -> int:

@@ -6,10 +6,10 @@ A forked child is replayed by the same function; its seeded messages carry `orig
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, overload
 
 import orjson
 
@@ -66,7 +66,8 @@ class MessageView:
 
 @dataclass(frozen=True, slots=True)
 class Replay:
-    messages: tuple[MessageView, ...]
+    #: the UI's message list, each view built when first read (`MessageList`)
+    messages: Sequence[MessageView]
     transcript: tuple[dict[str, Any], ...]
     title: str | None = None
     model: Mapping[str, Any] | None = None
@@ -111,7 +112,12 @@ class Replayer:
         self.parent_session = parent_session
         self.seed_length = seed_length
         self.last_seq = 0
-        self.messages: list[MessageView] = []
+        #: each message's seq and fields; its MessageView is built when read. A replay
+        #: restored from a checkpoint has None for the fields of the messages it covers:
+        #: they are decoded from `_source`, the log, when their view is read
+        self._message_seqs: list[int] = []
+        self._message_fields: list[Mapping[str, Any] | None] = []
+        self._source: Sequence[Event] = ()
         self.message_ids: set[str] = set()
         self._transcript: list[dict[str, Any]] = []
         self._transcript_seqs: list[int] = []
@@ -156,34 +162,16 @@ class Replayer:
         """One event into the replay; `fields` is its payload or its whole decoded line
         (the fold reads no reserved key), `event` the event when one is at hand."""
         if etype == MESSAGE:
-            origin: dict[str, str] | None = None
-            if self.parent_session is not None and seq <= self.seed_length:
-                origin = {
-                    "session_id": self.parent_session,
-                    "message_id": fields["id"],
-                    "turn_id": fields["turn"],
-                }
-            listed = fields["parts"]
-            parts = tuple(listed)
-            for p in parts:
-                if type(p) is not dict:
-                    parts = tuple(p for p in listed if isinstance(p, Mapping))
-                    break
-            view = MessageView(
-                id=fields["id"],
-                role=fields["role"],
-                seq=seq,
-                turn=fields["turn"],
-                text=_parts_text(parts),
-                parts=parts,
-                origin=origin,
-            )
-            self.messages.append(view)
-            self.message_ids.add(view.id)
-            calls = [p for p in parts if p.get("type") == "tool_call"]
-            self._say(_provider_message(view.role, view.text, calls), seq)
+            self._message_seqs.append(seq)
+            self._message_fields.append(fields)
+            self.message_ids.add(fields["id"])
+            text, calls = _text_and_calls(fields["parts"])
+            entry: dict[str, Any] = {"role": fields["role"], "content": text}
             if calls:
+                entry["tool_calls"] = [_provider_call(c) for c in calls]
                 self._turn_calls.extend((str(c.get("id")), seq) for c in calls)
+            self._transcript.append(entry)
+            self._transcript_seqs.append(seq)
         elif etype == TOOL_RESULT:
             self._answered_calls.add(fields["call"])
             self._say(
@@ -238,9 +226,72 @@ class Replayer:
                 self._transcript = [summary, *(m for m, _ in kept)]
                 self._transcript_seqs = [0, *(q for _, q in kept)]
 
+    @property
+    def messages(self) -> MessageList:
+        """The messages folded so far, as the UI lists them."""
+        return MessageList(self, len(self._message_seqs))
+
+    def checkpoint(self) -> dict[str, Any] | None:
+        """The fold's state as JSON, to `restore` it later without folding the log again;
+        None while a turn is open (a checkpoint stands between turns)."""
+        if self._open_turn is not None or self._pending or self._turn_calls:
+            return None
+        return {
+            "lastSeq": self.last_seq,
+            "parentSession": self.parent_session,
+            "seedLength": self.seed_length,
+            "messageSeqs": self._message_seqs,
+            "messageIds": list(self.message_ids),
+            "transcript": self._transcript,
+            "transcriptSeqs": self._transcript_seqs,
+            "title": self._title,
+            "model": None if self._model is None else dict(self._model),
+            "forkedFrom": None if self._forked_from is None else dict(self._forked_from),
+            "turnStatus": self._turn_status,
+            "answeredCalls": list(self._answered_calls),
+        }
+
+    @classmethod
+    def restore(cls, state: Mapping[str, Any], events: Sequence[Event]) -> Replayer:
+        """The fold as `checkpoint` left it, over `events`, a log whose first
+        `state["lastSeq"]` events are those the checkpoint was made of (the caller checks
+        that: see store/replay_cache.py); feed it what follows with `catch_up`."""
+        out = cls(state["parentSession"], state["seedLength"])
+        out.last_seq = state["lastSeq"]
+        out._message_seqs = state["messageSeqs"]
+        out._message_fields = [None] * len(out._message_seqs)
+        out._source = events
+        out.message_ids = set(state["messageIds"])
+        out._transcript = state["transcript"]
+        out._transcript_seqs = state["transcriptSeqs"]
+        out._title = state["title"]
+        out._model = None if state["model"] is None else MappingProxyType(state["model"])
+        forked = state["forkedFrom"]
+        out._forked_from = None if forked is None else MappingProxyType(forked)
+        out._turn_status = state["turnStatus"]
+        out._answered_calls = set(state["answeredCalls"])
+        return out
+
+    def _message_row(self, i: int) -> tuple[int, Mapping[str, Any]]:
+        seq, fields = self._message_seqs[i], self._message_fields[i]
+        if fields is None:  # restored from a checkpoint: read it from the log
+            fields = self._message_fields[i] = self._source[seq - 1].fields
+        return seq, fields
+
+    def _origin(self, seq: int, fields: Mapping[str, Any]) -> dict[str, str] | None:
+        """A seeded message's origin: the source session, message and turn it was copied
+        from (a fork's first seedLength events)."""
+        if self.parent_session is None or seq > self.seed_length:
+            return None
+        return {
+            "session_id": self.parent_session,
+            "message_id": fields["id"],
+            "turn_id": fields["turn"],
+        }
+
     def result(self) -> Replay:
         return Replay(
-            messages=tuple(self.messages),
+            messages=self.messages,
             transcript=tuple(self._transcript),
             title=self._title,
             model=self._model,
@@ -251,28 +302,95 @@ class Replayer:
         )
 
 
-def _provider_message(role: str, text: str, calls: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": role, "content": text}
-    if calls:
-        out["tool_calls"] = [
-            {
-                "id": c.get("id"),
-                "type": "function",
-                "function": {"name": c.get("name"), "arguments": _as_text(c.get("args", {}))},
-            }
-            for c in calls
-        ]
-    return out
+def _provider_call(call: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool_call part as a chat message's tool call."""
+    return {
+        "id": call.get("id"),
+        "type": "function",
+        "function": {"name": call.get("name"), "arguments": _as_text(call.get("args", {}))},
+    }
 
 
-def _parts_text(parts: Sequence[Mapping[str, Any]]) -> str:
-    """A message's visible text (its text parts joined), as `message_text` reads it."""
-    if len(parts) == 1:
+def _text_and_calls(parts: Sequence[Any]) -> tuple[str, Sequence[Mapping[str, Any]]]:
+    """A message's visible text (its text parts joined, as `message_text` reads them) and
+    its tool_call parts; what is not an object among `parts` is passed over."""
+    if len(parts) == 1:  # most messages: one text part
         p = parts[0]
-        if p.get("type") == "text":
-            return str(p.get("text", ""))
-        return ""
-    return "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
+        if type(p) is dict:
+            kind = p.get("type")
+            if kind == "text":
+                return str(p.get("text", "")), ()
+            return "", (p,) if kind == "tool_call" else ()
+    texts: list[str] = []
+    calls: list[Mapping[str, Any]] = []
+    for p in parts:
+        if isinstance(p, Mapping):
+            kind = p.get("type")
+            if kind == "text":
+                texts.append(str(p.get("text", "")))
+            elif kind == "tool_call":
+                calls.append(p)
+    return "".join(texts), calls
+
+
+class MessageList(Sequence[MessageView]):
+    """The first n folded messages, each MessageView built the first time it is read: a
+    caller that wants the model's transcript of a long session (the agent, `context`)
+    never pays for the views."""
+
+    __slots__ = ("_made", "_n", "_replayer")
+
+    def __init__(self, replayer: Replayer, n: int) -> None:
+        self._replayer = replayer  # its messages are only appended to: the first n stay
+        self._n = n
+        self._made: dict[int, MessageView] = {}
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> MessageView: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[MessageView, ...]: ...
+    def __getitem__(self, index: int | slice) -> MessageView | tuple[MessageView, ...]:
+        if isinstance(index, slice):
+            return tuple(self._view(i) for i in range(*index.indices(self._n)))
+        position = index + self._n if index < 0 else index
+        if not 0 <= position < self._n:
+            raise IndexError("message index out of range")
+        return self._view(position)
+
+    def __iter__(self) -> Iterator[MessageView]:
+        for i in range(self._n):
+            yield self._view(i)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(other) == self._n and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"MessageList({self._n} messages)"
+
+    def _view(self, i: int) -> MessageView:
+        view = self._made.get(i)
+        if view is None:
+            seq, fields = self._replayer._message_row(i)
+            listed = fields["parts"]
+            parts = tuple(p for p in listed if isinstance(p, Mapping))
+            view = MessageView(
+                id=fields["id"],
+                role=fields["role"],
+                seq=seq,
+                turn=fields["turn"],
+                text=_text_and_calls(parts)[0],
+                parts=parts,
+                origin=self._replayer._origin(seq, fields),
+            )
+            self._made[i] = view
+        return view
 
 
 def _payload(record: Mapping[str, Any]) -> Mapping[str, Any]:

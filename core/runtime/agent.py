@@ -46,6 +46,7 @@ from forkwise.core.runtime.step_drafts import (
 )
 from forkwise.core.runtime.tools import Delegate, Tool, ToolContext, ToolFailed, tool_specs
 from forkwise.core.runtime.turn_state import OpenTurn, PendingCall, choice_of, outcome_of
+from forkwise.core.store.replay_cache import ReplayCache
 from forkwise.core.store.session import Session
 from forkwise.core.store.session_store import SessionStore
 
@@ -68,6 +69,7 @@ class Runtime(Protocol):
 
     store: SessionStore
     tools: Mapping[str, Tool]
+    replays: ReplayCache
 
     async def session_io(self, session_id: str, fn: Callable[..., T], *args: Any) -> T: ...
     def version(self, session_id: str) -> object | None: ...
@@ -245,7 +247,7 @@ class Agent:
     async def _begin(self, snap: Session, text: str) -> None:
         """Open a turn with the prompt and its first step in one write, then run the step."""
         turn = new_token("turn")
-        replayer = self._replay(snap)
+        replayer = await self._replay(snap)
         choice = choice_of(replayer.result().model) or self.rt.default_choice()
         step, start = step_start(turn, choice)
         opening: list[Json] = [
@@ -265,13 +267,13 @@ class Agent:
         await self._run_step(snap, turn, step, choice)
 
     async def _step(self, snap: Session, turn: OpenTurn) -> None:
-        choice = choice_of(self._replay(snap).result().model) or self.rt.default_choice()
+        choice = choice_of((await self._replay(snap)).result().model) or self.rt.default_choice()
         step, start = step_start(turn.id, choice)
         await self._run_step(await self._append([start]), turn.id, step, choice)
 
     async def _run_step(self, snap: Session, turn: str, step: str, choice: ModelChoice) -> None:
         """Stream step `step` (its step/start is in `snap`) and write what it produced."""
-        replayer = self._replay(snap)
+        replayer = await self._replay(snap)
         replayed: Replay = replayer.result()
         streamed: list[str] = []
         try:
@@ -380,16 +382,18 @@ class Agent:
 
     # --- outcomes ------------------------------------------------------------------
 
-    def _replay(self, snap: Session) -> Replayer:
-        """The session's replay, brought up to `snap` by folding only what is new (a
-        truncation starts it over), so a step does not replay the whole history."""
+    async def _replay(self, snap: Session) -> Replayer:
+        """The session's replay, brought up to `snap` by folding only what is new. A new
+        one (the first step, or after a truncation) is made on the store worker, from the
+        session's replay checkpoint when it has one (store/replay_cache.py), so a step
+        does not replay the whole history on the event loop."""
         replayer = self._replayer
         if (
             replayer is None
             or self._replayed_generation != snap.generation
             or replayer.last_seq > snap.last_seq
         ):
-            replayer = Replayer(snap.header.parent_session, snap.header.seed_length)
+            replayer = await self.rt.session_io(self.id, self.rt.replays.replayer, snap)
             self._replayer, self._replayed_generation = replayer, snap.generation
         replayer.catch_up(snap.events)
         return replayer

@@ -30,6 +30,8 @@ STORE_NAMES = frozenset(
         "trash",
         "recovered",
         "demo-workspace",
+        "search.sqlite",
+        "replay",
     }
 )
 

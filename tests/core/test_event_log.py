@@ -162,3 +162,32 @@ def test_the_last_event_of_a_type_stays_right_as_the_log_grows_and_for_any_prefi
     assert last_index_of(log.view(len(first)), "model/select") == 0  # an earlier prefix
     assert last_index_of(log, "model/select") == newest
     assert last_index_of(log.view(newest), "model/select") == 0
+
+
+def test_a_fold_reads_the_type_a_decoder_would_see_whatever_the_line_looks_like() -> None:
+    """records() skips a line by the type it starts with only when no other top-level
+    "type" key could win when the line is decoded; an escaped or duplicated type is
+    decoded and read as the decoder reads it."""
+    plain = events_of([*turn("T1")])
+    n = len(plain)
+    odd = [
+        # a title whose type is written with an escape
+        b'{"seq":%d,"type":"session\\/title","ts":"2026-01-01T00:00:00Z","title":"escaped"}'
+        % (n + 1),
+        # starts as a step but a later duplicate key makes it a title when decoded
+        b'{"seq":%d,"type":"step/start","ts":"2026-01-01T00:00:00Z","turn":"T1","step":"s",'
+        b'"type":"session/title","title":"duplicate"}' % (n + 2),
+        # a skipped type whose payload holds "type" keys of its own
+        b'{"seq":%d,"type":"plugin/x/y","ts":"2026-01-01T00:00:00Z","data":{"type":"message"}}'
+        % (n + 3),
+    ]
+    log = EventLog.lazy([*(e.encode() for e in plain), *odd])
+    wanted = frozenset({"session/title", "message"})
+    got = [(seq, etype, fields.get("title")) for seq, etype, fields, _ in log.records(0, len(log), wanted)]
+    messages = [e.seq for e in plain if e.type == "message"]
+    assert got == [
+        *((seq, "message", None) for seq in messages),
+        (n + 1, "session/title", "escaped"),
+        (n + 2, "session/title", "duplicate"),
+    ]
+    assert [log.type_at(i) for i in range(n, n + 3)] == ["session/title"] * 2 + ["plugin/x/y"]

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 from logdata import Refused, events_of, outcome
@@ -239,3 +240,29 @@ def test_replay_of_undecoded_lines_equals_replay_of_events(
         assert replayer.last_seq == cut
         assert replayer.catch_up(log.view()).result() == want
         assert replay(log) == want
+
+
+@examples(150, 2000)
+@given(logs(), st.data())
+def test_a_replay_restored_from_a_checkpoint_goes_on_like_one_that_folded_everything(
+    drafts: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """A checkpoint taken between turns, through JSON and back, then fed the rest of the
+    log, replays exactly like the fold of the whole log, a fork's origins included; none
+    is taken while a turn is open."""
+    _, events = source_store(drafts)
+    lines = [e.encode() for e in events]
+    seed = data.draw(st.integers(0, len(events)))
+    want = replay(tuple(events), "parent", seed)
+    cut = data.draw(st.integers(0, len(events)))
+    log = EventLog.lazy(lines)
+    state = Replayer("parent", seed).catch_up(log.view(cut)).checkpoint()
+    if open_after(events, cut):
+        assert state is None
+        return
+    assert state is not None
+    restored = Replayer.restore(orjson.loads(orjson.dumps(state)), log)
+    assert restored.last_seq == cut
+    got = restored.catch_up(log.view()).result()
+    assert got == want
+    assert [m.origin for m in got.messages] == [m.origin for m in want.messages]

@@ -1,0 +1,184 @@
+"""Replay checkpoints of long sessions, kept beside the store.
+
+Opening a long session for its next prompt (or `sessions context`) needs the replay fold
+of its whole log: for 100,000 events that is decoding some 60,000 lines and building the
+transcript, about twice the time of merely decoding the file. A checkpoint is where the
+fold stood when a writer last replayed the session (`Replayer.checkpoint`), so the next
+reader loads one JSON document and folds only what was appended since.
+
+It is a cache, never the record: `<folder>/<session id>.json`, written whole (a temporary
+file renamed over the old one, not fsynced: one lost in a crash is made again). It names
+how many events it covers and the digest of their lines (log/digest.py), and is used only
+while the log still starts with exactly those lines; a truncated, replaced or rewritten
+log, a damaged or foreign file are passed over and the log is folded from its start.
+Only writers make checkpoints, for logs of at least MIN_EVENTS events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from forkwise.core.errors import ForkwiseError
+from forkwise.core.log.digest import prefix_digest
+from forkwise.core.log.event_log import gc_paused, head
+from forkwise.core.log.ids import random_hex, validate_session_id
+from forkwise.core.log.replay import Replayer
+from forkwise.core.safe_read import read_regular
+from forkwise.core.store.atomic import PRIVATE_FILE, write_all
+from forkwise.core.store.session import Session
+from forkwise.core.store.store_dir import make_private_dir
+
+log = logging.getLogger(__name__)
+
+VERSION = 1
+#: a shorter log folds in about the time its checkpoint would take to read and check
+MIN_EVENTS = 10_000
+#: a checkpoint is made again once this many events were appended after it
+REFRESH_EVENTS = 5_000
+#: the keys a checkpoint's state has, each with the JSON type it must be
+_STATE_TYPES: dict[str, type | tuple[type, ...]] = {
+    "lastSeq": int,
+    "parentSession": (str, type(None)),
+    "seedLength": int,
+    "messageSeqs": list,
+    "messageIds": list,
+    "transcript": list,
+    "transcriptSeqs": list,
+    "title": (str, type(None)),
+    "model": (dict, type(None)),
+    "forkedFrom": (dict, type(None)),
+    "turnStatus": dict,
+    "answeredCalls": list,
+}
+
+
+class ReplayCache:
+    """Checkpoints in `folder` (None: none are kept or read); `writable`: this process may
+    make them (a read-only host only reads what a writer left)."""
+
+    def __init__(
+        self,
+        folder: Path | None,
+        *,
+        writable: bool,
+        min_events: int = MIN_EVENTS,
+        refresh_events: int = REFRESH_EVENTS,
+    ) -> None:
+        self.folder = folder
+        self.writable = writable and folder is not None
+        self.min_events = min_events
+        self.refresh_events = refresh_events
+
+    def replayer(self, snap: Session) -> Replayer:
+        """The replay fold of `snap`, caught up to its last event: from a checkpoint that
+        covers a prefix of its log when there is one, else from the start. A writer then
+        checkpoints a long log (`min_events`) when none covers all but `refresh_events`
+        of it."""
+        events = snap.events
+        replayer = self._load(snap)
+        covered = 0 if replayer is None else replayer.last_seq
+        if replayer is None:
+            replayer = Replayer(snap.header.parent_session, snap.header.seed_length)
+        replayer.catch_up(events)
+        if (
+            self.writable
+            and len(events) >= self.min_events
+            and len(events) - covered >= self.refresh_events
+        ):
+            self._save(snap, replayer)
+        return replayer
+
+    def forget(self, session_id: str) -> None:
+        """Drop the session's checkpoint (the session was deleted)."""
+        if self.writable and self.folder is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.folder / f"{session_id}.json")
+
+    def _path(self, session_id: str) -> Path | None:
+        return None if self.folder is None else self.folder / f"{session_id}.json"
+
+    def _load(self, snap: Session) -> Replayer | None:
+        path = self._path(snap.id)
+        if path is None:
+            return None
+        try:
+            data, _ = read_regular(path)
+        except OSError:
+            return None  # none yet, or not a file this reads
+        try:
+            with gc_paused():
+                doc = orjson.loads(data)
+            state = _checked(doc, snap)
+        except (orjson.JSONDecodeError, ForkwiseError, ValueError, TypeError, KeyError) as exc:
+            log.info("replay checkpoint %s passed over: %s", path, exc)
+            return None
+        if state is None:
+            return None
+        return Replayer.restore(state, snap.events)
+
+    def _save(self, snap: Session, replayer: Replayer) -> None:
+        state = replayer.checkpoint()
+        path = self._path(snap.id)
+        if state is None or path is None or self.folder is None:
+            return  # a turn is open: the next replay between turns makes it
+        covered = replayer.last_seq
+        doc = {
+            "version": VERSION,
+            "session": snap.id,
+            "events": covered,
+            "digest": prefix_digest(head(snap.events, covered)),
+            "state": state,
+        }
+        try:
+            make_private_dir(self.folder)
+            _write_replacing(path, orjson.dumps(doc))
+        except (OSError, TypeError) as exc:  # a cache: the session is unaffected
+            log.warning("could not write the replay checkpoint %s: %s", path, exc)
+
+
+def _checked(doc: Any, snap: Session) -> dict[str, Any] | None:
+    """The state of a checkpoint document when it is one of this session's log as it is
+    now; None when it is of another session or log. Raises ValueError for a damaged one."""
+    if not isinstance(doc, dict) or doc.get("version") != VERSION:
+        raise ValueError("not a replay checkpoint of this version")
+    state = doc["state"]
+    if not isinstance(state, dict):
+        raise ValueError("no state")
+    for key, kind in _STATE_TYPES.items():
+        if not isinstance(state[key], kind):
+            raise ValueError(f"{key} is not a {kind}")
+    covered = doc["events"]
+    header = snap.header
+    if (
+        validate_session_id(doc["session"]) != snap.id
+        or state["lastSeq"] != covered
+        or state["parentSession"] != header.parent_session
+        or state["seedLength"] != header.seed_length
+        or not 0 < covered <= len(snap.events)
+    ):
+        return None
+    if doc["digest"] != prefix_digest(head(snap.events, covered)):
+        return None  # the log was rewritten below what the checkpoint covers
+    return state
+
+
+def _write_replacing(path: Path, data: bytes) -> None:
+    """`data` as the whole of `path`, never seen half written (no fsync: a cache)."""
+    tmp = path.with_name(f".{path.name}.{random_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
+    try:
+        try:
+            write_all(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

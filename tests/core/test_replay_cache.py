@@ -1,0 +1,99 @@
+"""Replay checkpoints on disk: used while the log starts with what they cover, passed over
+otherwise, made only by writers, for long logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+from logdata import turn
+
+from forkwise.core.log.replay import replay
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.replay_cache import ReplayCache
+from forkwise.core.store.session_store import SessionStore
+
+
+def long_store(root: Path, turns: int = 30) -> SessionStore:
+    store = SessionStore(JsonlBackend(root))
+    store.create("long", cwd="/w")
+    for t in range(turns):
+        store.append("long", turn(f"T{t}", question=f"question {t}", tool=t % 3 == 0))
+    return store
+
+
+def replay_of_checkpoint(root: Path) -> list[int]:
+    """The seqs of the messages the checkpoint in `root` covers."""
+    doc = orjson.loads((root / "replay" / "long.json").read_bytes())
+    return list(range(doc["events"]))
+
+
+def writer(root: Path) -> ReplayCache:
+    return ReplayCache(root / "replay", writable=True, min_events=50, refresh_events=20)
+
+
+def test_a_writer_checkpoints_a_long_log_and_a_reader_goes_on_from_it(tmp_path: Path) -> None:
+    store = long_store(tmp_path)
+    snap = store.get("long")
+    want = replay(snap.events)
+    assert writer(tmp_path).replayer(snap).result() == want
+    assert (tmp_path / "replay" / "long.json").is_file()
+    reader = ReplayCache(tmp_path / "replay", writable=False)
+    assert reader._load(snap) is not None  # the checkpoint is taken, not the log folded
+    assert reader.replayer(snap).result() == want
+    # the log grew: the checkpoint still covers its start, the rest is folded on top
+    store.append("long", turn("more", question="one more"))
+    grown = store.get("long")
+    restored = reader._load(grown)
+    assert restored is not None
+    assert restored.last_seq == len(snap.events)
+    assert reader.replayer(grown).result() == replay(grown.events)
+
+
+def test_a_reader_and_a_short_log_make_no_checkpoint(tmp_path: Path) -> None:
+    store = long_store(tmp_path)
+    snap = store.get("long")
+    ReplayCache(tmp_path / "replay", writable=False).replayer(snap)
+    short = ReplayCache(tmp_path / "replay", writable=True, min_events=len(snap.events) + 1)
+    short.replayer(snap)
+    assert not (tmp_path / "replay").exists()
+
+
+def test_a_checkpoint_of_a_rewritten_log_is_passed_over(tmp_path: Path) -> None:
+    store = long_store(tmp_path)
+    writer(tmp_path).replayer(store.get("long"))
+    first_turn = len(turn("T0", tool=True))
+    store.truncate("long", first_turn)  # replace in place below what the checkpoint covers
+    for t in range(40):  # longer than before: only the digest tells it from growth
+        store.append("long", turn(f"new{t}", question=f"a different question {t}"))
+    snap = store.get("long")
+    assert len(snap.events) > len(replay_of_checkpoint(tmp_path))
+    cache = ReplayCache(tmp_path / "replay", writable=False)
+    assert cache._load(snap) is None
+    assert cache.replayer(snap).result() == replay(snap.events)
+
+
+def test_a_damaged_or_foreign_checkpoint_is_passed_over(tmp_path: Path) -> None:
+    store = long_store(tmp_path)
+    store.create("other", cwd="/w")
+    for t in range(30):
+        store.append("other", turn(f"T{t}", question=f"question {t}", tool=t % 3 == 0))
+    writer(tmp_path).replayer(store.get("other"))
+    folder = tmp_path / "replay"
+    snap = store.get("long")
+    cache = ReplayCache(folder, writable=False)
+    # another session's checkpoint under this session's name (same events, other id)
+    (folder / "other.json").rename(folder / "long.json")
+    assert cache._load(snap) is None
+    for damaged in (b"", b"\x00" * 64, b'{"version": 1, "state": []}', b"[1, 2"):
+        (folder / "long.json").write_bytes(damaged)
+        assert cache._load(snap) is None
+        assert cache.replayer(snap).result() == replay(snap.events)
+
+
+def test_a_deleted_session_loses_its_checkpoint(tmp_path: Path) -> None:
+    store = long_store(tmp_path)
+    cache = writer(tmp_path)
+    cache.replayer(store.get("long"))
+    cache.forget("long")
+    assert not (tmp_path / "replay" / "long.json").exists()
