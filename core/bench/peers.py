@@ -2,11 +2,11 @@
 
 pi (`@mariozechner/pi-coding-agent`, pinned) and Codex (`@openai/codex`, pinned; its side
 is in codex_peer.py) are installed from the npm registry into a cache folder outside the
-checkout the first time they are asked for. The same conversations
-the Forkwise figures use (`synth.session_lines`, same seeds) are written in pi's session
-format (a tree of entries: `message` with user / assistant / toolResult messages,
-`model_change`, `session_info`; Forkwise's turn and step brackets have no pi equivalent),
-and pi's own library does what the Forkwise figure does, each in a fresh `node` process:
+checkout the first time they are asked for. The same conversations the Forkwise figures
+use (`synth.session_lines`, same seeds) are written in pi's session format (a tree of
+entries: `message` with user / assistant / toolResult messages, `model_change`,
+`session_info`; Forkwise's turn and step brackets have no pi equivalent), and pi's own
+library does what the Forkwise figure does, each in a fresh `node` process:
 
 - list: `SessionManager.list(cwd, dir)` (pi reads every line of every file, each time);
 - fork: `SessionManager.forkFrom(file, cwd, dir)` (one appendFileSync per entry, no fsync);
