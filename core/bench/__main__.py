@@ -588,8 +588,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--peers",
         action="store_true",
-        help="also run list, fork and open/context through pi's library, side by side "
-        "(installs pi from the npm registry into a cache folder on first use)",
+        help="also run list, fork and open/context through pi's library and codex app-server, "
+        "side by side (installs both from the npm registry into a cache folder on first use)",
     )
     args = parser.parse_args(argv)
     repeat = args.repeat or (2 if args.quick else 5)
@@ -667,7 +667,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             orjson.dumps(
                 [asdict(f) | {"ratio": f.ratio} for f in figures]
-                + [asdict(p) | {"peer": "pi", "ahead": p.ahead} for p in peers],
+                + [asdict(p) | {"ahead": p.ahead()} for p in peers],
                 option=orjson.OPT_INDENT_2,
             ).decode()
         )
@@ -679,10 +679,17 @@ def main(argv: list[str] | None = None) -> int:
             row = f"{f.name:<13} {cells} {f.ratio:>6.2f}x  "
             print(f"{row}{f.target:<13} {f.workload}\n{'':<56}vs {f.baseline_name}")
         if peers:
-            print(f"\n{'peers':<13} {'forkwise':>9} {'pi':>9} {'pi/fw':>7}  workload")
+            heads = f"{'forkwise':>9} {'pi':>9} {'codex':>9} {'pi/fw':>7} {'cx/fw':>7}"
+            print(f"\n{'peers':<13} {heads}")
             for p in peers:
-                cells = f"{_cell(p.ours, 's')} {_cell(p.pi, 's')} {p.ahead:>6.2f}x"
-                print(f"{p.name:<13} {cells}  {p.workload}")
+                ahead = p.ahead()
+                cells = " ".join(
+                    _cell(t, "s") if t is not None else f"{'-':>9}" for t in (p.ours, p.pi, p.codex)
+                )
+                ratios = " ".join(
+                    f"{ahead[k]:>6.2f}x" if k in ahead else f"{'-':>7}" for k in ("pi", "codex")
+                )
+                print(f"{p.name:<13} {cells} {ratios}\n{'':<14}{p.workload}")
     return 0
 
 

@@ -1,16 +1,20 @@
-"""Side by side with a peer, in one run: `python -m forkwise.core.bench --peers`.
+"""Side by side with the peers, in one run: `python -m forkwise.core.bench --peers`.
 
-pi (`@mariozechner/pi-coding-agent`, pinned) is installed from the npm registry into a
-cache folder outside the checkout the first time it is asked for. The same conversations
-the Forkwise figures use (`synth.session_lines`, same seeds) are written in pi's session
-format (a tree of entries: `message` with user / assistant / toolResult messages,
-`model_change`, `session_info`; Forkwise's turn and step brackets have no pi equivalent),
-and pi's own library does what the Forkwise figure does, each in a fresh `node` process:
+pi (`@mariozechner/pi-coding-agent`, pinned) and Codex (`@openai/codex`, pinned; its side
+is in codex_peer.py) are installed from the npm registry into a cache folder outside the
+checkout the first time they are asked for. The same conversations the Forkwise figures
+use (`synth.session_lines`, same seeds) are written in pi's session format (a tree of
+entries: `message` with user / assistant / toolResult messages, `model_change`,
+`session_info`; Forkwise's turn and step brackets have no pi equivalent), and pi's own
+library does what the Forkwise figure does, each in a fresh `node` process:
 
 - list: `SessionManager.list(cwd, dir)` (pi reads every line of every file, each time);
 - fork: `SessionManager.forkFrom(file, cwd, dir)` (one appendFileSync per entry, no fsync);
 - open/context: `SessionManager.open(file).buildSessionContext()` (the messages its next
   prompt would send, before pi's conversion to a provider's wire format).
+
+Each round runs every side once, interleaved, so that a burst of load on the shared
+machine hits them alike; a figure is the median of the rounds.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from typing import Any
 
 import orjson
 
+from forkwise.core.bench.app_server import npm_install
+from forkwise.core.bench.codex_peer import drop_state, prepare_codex
 from forkwise.core.bench.synth import session_lines
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent"
@@ -58,12 +64,7 @@ def install_pi() -> Path:
     folder = cache_dir() / f"pi-{PI_VERSION}"
     entry = folder / "node_modules" / PI_PACKAGE / "dist" / "core" / "session-manager.js"
     if not entry.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder), PI_SPEC],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+        npm_install(folder, PI_SPEC)
     return entry
 
 
@@ -211,16 +212,18 @@ def _ours(snippet: str, *args: str) -> float:
 
 
 def run_peers(tmp: Path, sessions: int, per: int, events: int, repeat: int) -> list[PeerFigure]:
-    """list, fork and open/context by Forkwise's CLI and by pi's library, interleaved:
-    each round runs both sides once."""
+    """list, fork and open/context by Forkwise's CLI, pi's library and `codex app-server`,
+    interleaved: each round runs every side once."""
     from forkwise.core.bench.synth import write_store
 
     entry = install_pi()
     ours_root = write_store(tmp / "peers-ours", sessions, per)
     pi_root = write_pi_store(tmp / "peers-pi", sessions, per)
+    codex = prepare_codex(tmp, cache_dir(), sessions, per, events)
     # the index the app (or any writer) leaves behind; `sessions list` opens a store
-    # read-only and writes none
+    # read-only and writes none, so the run without it puts the same bytes back after
     _ours(INDEX, str(ours_root))
+    index = (ours_root / "index.json").read_bytes()
     big = tmp / "peers-big"
     (big / "sessions").mkdir(parents=True)
     ours_bytes = b"\n".join(session_lines(random.Random(11), "big", events)) + b"\n"
@@ -237,6 +240,13 @@ def run_peers(tmp: Path, sessions: int, per: int, events: int, repeat: int) -> l
     for _ in range(repeat):
         timed("list-ours", _ours(OURS_LIST, str(ours_root)))
         timed("list-pi", pi_process(entry, "list", str(pi_root), str(sessions)))
+        timed("list-codex", codex.runner.list(codex.list_home, sessions))
+        timed("list-db-codex", codex.runner.list(codex.list_home, sessions, db_only=True))
+        (ours_root / "index.json").unlink()
+        timed("list-cold-ours", _ours(OURS_LIST, str(ours_root)))
+        (ours_root / "index.json").write_bytes(index)
+        drop_state(codex.list_home)
+        timed("list-cold-codex", codex.runner.list(codex.list_home, sessions))
         timed("fork-ours", _ours(OURS_FORK, str(big)))
         for child in (big / "sessions").glob("*.jsonl"):
             if child.name != "big.jsonl":
@@ -244,25 +254,61 @@ def run_peers(tmp: Path, sessions: int, per: int, events: int, repeat: int) -> l
         timed("fork-pi", pi_process(entry, "fork", str(pi_big), str(pi_forks)))
         for child in pi_forks.glob("*.jsonl"):
             child.unlink()
+        timed("fork-codex", codex.runner.fork(codex.big_home, codex.big_id))
+        codex.drop_forks()
         timed("context-ours", _ours(OURS_CONTEXT, str(big)))
         timed("context-pi", pi_process(entry, "context", str(pi_big)))
+        timed("context-codex", codex.runner.resume(codex.big_home, codex.big_id))
+        timed("read-codex", codex.runner.read(codex.big_home, codex.big_id, codex.turns))
     med = {k: sorted(v)[len(v) // 2] for k, v in runs.items()}
     big_load = (
-        f"{events:,}-event session (ours {len(ours_bytes) / 1e6:.0f} MB, pi {pi_size / 1e6:.0f} MB)"
+        f"{events:,}-event session (ours {len(ours_bytes) / 1e6:.0f} MB, "
+        f"pi {pi_size / 1e6:.0f} MB, codex {codex.big.stat().st_size / 1e6:.0f} MB)"
     )
+    listing = f"{sessions:,} sessions / {sessions * per:,} events, fresh process"
     return [
         PeerFigure(
             "list",
-            f"{sessions:,} sessions / {sessions * per:,} events, fresh process",
+            listing + " (ours: index warm; codex: SQLite state built, rollouts scanned)",
             med["list-ours"],
             med["list-pi"],
+            med["list-codex"],
         ),
-        PeerFigure("fork", big_load + ", fresh process", med["fork-ours"], med["fork-pi"]),
+        PeerFigure(
+            "list-db",
+            listing + " (codex: useStateDbOnly, no scan of the rollouts)",
+            med["list-ours"],
+            None,
+            med["list-db-codex"],
+        ),
+        PeerFigure(
+            "list-cold",
+            listing + " (ours: no index; codex: no SQLite state; pi never has one)",
+            med["list-cold-ours"],
+            med["list-pi"],
+            med["list-cold-codex"],
+        ),
+        PeerFigure(
+            "fork",
+            big_load + ", fresh process",
+            med["fork-ours"],
+            med["fork-pi"],
+            med["fork-codex"],
+        ),
         PeerFigure(
             "context",
-            big_load + ", fresh process: open it and build the next prompt's messages",
+            big_load + ", fresh process: open it and build the next prompt's messages "
+            "(codex: thread/resume)",
             med["context-ours"],
             med["context-pi"],
+            med["context-codex"],
+        ),
+        PeerFigure(
+            "context-read",
+            big_load + ", fresh process (codex: thread/read with every turn sent back)",
+            med["context-ours"],
+            None,
+            med["read-codex"],
         ),
     ]
 
@@ -272,9 +318,14 @@ class PeerFigure:
     name: str
     workload: str
     ours: float
-    pi: float
+    pi: float | None
+    codex: float | None
 
-    @property
-    def ahead(self) -> float:
-        """How many times longer pi took (> 1: Forkwise is ahead)."""
-        return self.pi / self.ours if self.ours else float("inf")
+    def ahead(self) -> dict[str, float]:
+        """How many times longer each peer took (> 1: Forkwise is ahead)."""
+        peers = {"pi": self.pi, "codex": self.codex}
+        return {
+            name: (took / self.ours if self.ours else float("inf"))
+            for name, took in peers.items()
+            if took is not None
+        }

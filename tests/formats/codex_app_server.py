@@ -1,8 +1,8 @@
 """The real Codex (npm `@openai/codex`, pinned) driven offline for the format tests.
 
-`codex app-server` speaks JSON-RPC over stdio (one JSON object a line, no "jsonrpc" key).
-Codex needs a model to run a turn: `FakeResponses` is an OpenAI Responses endpoint on
-127.0.0.1 that streams canned answers (a reasoning summary and a text, or an
+The installer and the `codex app-server` client are the benchmark's
+(forkwise.core.bench.app_server). Codex needs a model to run a turn: `FakeResponses` is an
+OpenAI Responses endpoint on 127.0.0.1 that streams canned answers (a reasoning summary and a text, or an
 `exec_command` call when the prompt asks for a tool), and remembers every request, so a
 test can see what history Codex sent to the model.
 """
@@ -12,39 +12,20 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import queue
-import subprocess
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-CODEX_VERSION = "0.171.0"
+from forkwise.core.bench.app_server import CODEX_VERSION, AppServer, install_codex
+
+__all__ = ["CODEX_VERSION", "AppServer", "FakeResponses", "codex_binary", "write_config"]
 
 
 def codex_binary() -> Path:
-    """The pinned codex CLI, installed once into a cache folder outside the checkout."""
+    """The pinned codex CLI, installed once into the tests' cache folder outside the checkout."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = cache / "forkwise-tests" / "npm" / f"codex-{CODEX_VERSION}"
-    binary = folder / "node_modules" / ".bin" / "codex"
-    if not binary.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [
-                "npm",
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--prefix",
-                str(folder),
-                f"@openai/codex@{CODEX_VERSION}",
-            ],
-            check=True,
-            timeout=300,
-            capture_output=True,
-        )
-    return binary
+    return install_codex(cache / "forkwise-tests" / "npm")
 
 
 class FakeResponses:
@@ -146,85 +127,3 @@ def write_config(home: Path, port: int) -> None:
         'sandbox_mode = "danger-full-access"\n\n[model_providers.fake]\nname = "fake"\n'
         f'base_url = "http://127.0.0.1:{port}/v1"\nwire_api = "responses"\n'
     )
-
-
-class AppServer:
-    """`codex app-server` on stdio with CODEX_HOME = `home`."""
-
-    def __init__(self, binary: Path, home: Path, log: Path) -> None:
-        env = dict(os.environ, CODEX_HOME=str(home), RUST_LOG="warn")
-        self._log = open(log, "ab")  # noqa: SIM115 - closed in close()
-        self.proc = subprocess.Popen(
-            [str(binary), "app-server"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            env=env,
-        )
-        self._inbox: queue.Queue[dict[str, Any]] = queue.Queue()
-        self._ids = itertools.count(1)
-        self.notes: list[dict[str, Any]] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        self.request(
-            "initialize",
-            {
-                "clientInfo": {"name": "forkwise-tests", "version": "0"},
-                "capabilities": {"experimentalApi": True},
-            },
-        )
-        self._send({"method": "initialized"})
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
-            self._inbox.put(json.loads(raw))
-
-    def _send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def _next(self, deadline: float) -> dict[str, Any]:
-        message = self._inbox.get(timeout=max(0.05, deadline - time.monotonic()))
-        if "method" in message and "id" in message:  # a request to us: decline politely
-            self._send({"id": message["id"], "result": {"decision": "decline"}})
-        return message
-
-    def request(self, method: str, params: dict[str, Any], timeout: float = 30) -> Any:
-        """The result of one call; an error answer raises RuntimeError with its message."""
-        rid = next(self._ids)
-        self._send({"id": rid, "method": method, "params": params})
-        deadline = time.monotonic() + timeout
-        while True:
-            message = self._next(deadline)
-            if message.get("id") == rid and ("result" in message or "error" in message):
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                return message["result"]
-            self.notes.append(message)
-
-    def turn(self, thread: str, text: str, timeout: float = 60) -> dict[str, Any]:
-        """Run one turn to its end; returns the `turn/completed` params."""
-        self.request("turn/start", {"threadId": thread, "input": [{"type": "text", "text": text}]})
-        deadline = time.monotonic() + timeout
-        while True:
-            message = self._next(deadline)
-            self.notes.append(message)
-            params = message.get("params") or {}
-            if message.get("method") == "turn/completed" and params.get("threadId") == thread:
-                return params
-
-    def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-        self._reader.join(10)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-        self._log.close()
