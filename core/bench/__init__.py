@@ -22,3 +22,18 @@ def process_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ, PYTHONPYCACHEPREFIX=str(PYCACHE), **extra)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
+
+#: a writer host replays session "big" of the store in argv[1], as the app does when the
+#: session is opened and continued: it leaves the store's index and the session's replay
+#: checkpoint (store/replay_cache.py) behind
+CHECKPOINT_SNIPPET = """
+import asyncio, sys
+from forkwise.core.host.host import Host
+async def main():
+    host = Host.open(sys.argv[1])
+    try:
+        await host.context("big")
+    finally:
+        await host.close()
+asyncio.run(main())
+"""

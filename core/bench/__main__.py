@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from forkwise.core.bench import process_env
+from forkwise.core.bench import CHECKPOINT_SNIPPET, process_env
 from forkwise.core.bench.synth import session_lines, write_store
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session_store import SessionStore
@@ -81,17 +81,6 @@ from forkwise.core.store.session_store import SessionStore
 store = SessionStore(JsonlBackend(sys.argv[1]))
 assert store.get("big").replay().transcript
 store.close()
-"""
-CHECKPOINT_SNIPPET = """
-import asyncio, sys
-from forkwise.core.host.host import Host
-async def main():
-    host = Host.open(sys.argv[1])
-    try:
-        await host.context("big")
-    finally:
-        await host.close()
-asyncio.run(main())
 """
 CONTEXT_SNIPPET = """
 import sys

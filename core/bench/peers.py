@@ -214,6 +214,7 @@ def _ours(snippet: str, *args: str) -> float:
 def run_peers(tmp: Path, sessions: int, per: int, events: int, repeat: int) -> list[PeerFigure]:
     """list, fork and open/context by Forkwise's CLI, pi's library and `codex app-server`,
     interleaved: each round runs every side once."""
+    from forkwise.core.bench import CHECKPOINT_SNIPPET
     from forkwise.core.bench.synth import write_store
 
     entry = install_pi()
@@ -228,7 +229,7 @@ def run_peers(tmp: Path, sessions: int, per: int, events: int, repeat: int) -> l
     (big / "sessions").mkdir(parents=True)
     ours_bytes = b"\n".join(session_lines(random.Random(11), "big", events)) + b"\n"
     (big / "sessions" / "big.jsonl").write_bytes(ours_bytes)
-    _ours(INDEX, str(big))
+    _ours(CHECKPOINT_SNIPPET, str(big))  # as the app leaves it: index and replay checkpoint
     pi_big = tmp / "peers-pi-big.jsonl"
     pi_size = write_pi_session(pi_big, session_lines(random.Random(11), "big", events))
     pi_forks = tmp / "peers-pi-forks"
