@@ -1,4 +1,5 @@
-"""Host figure: sustained offline turns through the real host and client, durable.
+"""Host figures: sustained offline turns through the real host and client, durable; and
+the first prompt on a long session.
 
 Several sessions run turns at once, as a busy person's workspace would; every append the
 agents make is fsynced before it returns. Baseline: raw `write` + `fsync` of the same
@@ -57,3 +58,47 @@ def run_host_turns(tmp: Path, sessions: int, turns: int) -> tuple[float, float, 
     raw = time.perf_counter() - start
     os.close(fd)
     return took, raw, events
+
+
+FIRST_DELTA_SNIPPET = """
+import asyncio, sys, time
+from forkwise.core.client.client import Client
+from forkwise.core.host.host import Host
+async def main():
+    host = Host.open(sys.argv[1])
+    client = await Client.in_process(host)
+    first = asyncio.get_running_loop().create_future()
+    def on_note(note):
+        if note.get("kind") == "session/delta" and not first.done():
+            first.set_result(time.monotonic())
+    await client.subscribe(on_note)
+    try:
+        turn = asyncio.ensure_future(client.prompt_and_wait("big", "and one more question"))
+        seen = await asyncio.wait_for(first, 300)
+        outcome = await asyncio.wait_for(turn, 300)
+        assert outcome["status"] == "completed", outcome
+    finally:
+        await client.close()
+        await host.close()
+    print(seen)
+asyncio.run(main())
+"""
+
+
+def first_delta(root: Path) -> float:
+    """Seconds from starting a fresh process (an app's host and client on the store) to
+    the first streamed text of a prompt on session "big"."""
+    import subprocess
+    import sys
+
+    from forkwise.core.bench import process_env
+
+    start = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-c", FIRST_DELTA_SNIPPET, str(root)],
+        check=True,
+        env=process_env(),
+        capture_output=True,
+        text=True,
+    ).stdout
+    return float(out.strip().splitlines()[-1]) - start

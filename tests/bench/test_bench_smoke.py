@@ -34,7 +34,8 @@ def test_synthetic_store_is_valid_and_forkable(tmp_path: Path) -> None:
 
 HAVE_QT = all(importlib.util.find_spec(m) for m in ("PySide6", "qasync"))
 CORE_FIGURES = {"list", "list-cli", "list-rebuild", "fork", "fork-no-index", "fork-open", "replay",
-                "context", "context-fold", "context-cold", "append", "append-host", "search", "search-build",
+                "context", "first-delta", "first-delta-fold", "context-fold", "context-cold",
+                "append", "append-host", "search", "search-build",
                 "import", "import-cpu", "import-codex", "reimport", "reimport-cli"}
 GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "tree", "tree-rest",
                "tree-scroll"}
