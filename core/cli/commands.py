@@ -24,8 +24,31 @@ Command = Callable[[Client, argparse.Namespace], Awaitable[Outcome]]
 
 
 async def list_sessions(client: Client, args: argparse.Namespace) -> Outcome:
-    rows = sorted(await client.list_sessions(), key=lambda r: r["updated"], reverse=True)
+    """A store without an index has every file read: progress goes to stderr then."""
+    unsubscribe = await client.subscribe(_indexing_progress)
+    await client.follow(catalogue=False)
+    try:
+        rows = await client.list_sessions()
+    finally:
+        await unsubscribe()
+    rows.sort(key=lambda r: r["updated"], reverse=True)
     return rows, lambda: table(rows)
+
+
+def _indexing_progress(note: Json) -> None:
+    if note.get("kind") != "store/indexing":
+        return
+    done, total = note["done"], note["total"]
+    if sys.stderr.isatty():
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\rforkwise: reading {done:,}/{total:,} session files{end}")
+    if done >= total:
+        sys.stderr.write(
+            f"forkwise: read {total:,} session files the store's index did not cover; a"
+            " listing opens the store read-only and writes none (the app, or a `forkwise"
+            " host` serving the store, writes it when it lists)\n"
+        )
+    sys.stderr.flush()
 
 
 def table(rows: Sequence[Json]) -> str:
