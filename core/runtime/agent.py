@@ -393,7 +393,7 @@ class Agent:
             or self._replayed_generation != snap.generation
             or replayer.last_seq > snap.last_seq
         ):
-            replayer = await self.rt.session_io(self.id, self.rt.replays.replayer, snap)
+            replayer = await self.rt.session_io(self.id, _fresh_replay, self.rt, snap)
             self._replayer, self._replayed_generation = replayer, snap.generation
         replayer.catch_up(snap.events)
         return replayer
@@ -446,6 +446,14 @@ class Agent:
             elif not future.done():
                 keep.append((future, wanted))
         self._waiters = keep
+
+
+def _fresh_replay(rt: Runtime, snap: Session) -> Replayer:
+    """The session's replay, from its checkpoint where it has one; the store takes the
+    message ids it found, so the turn's first write does not gather them again."""
+    replayer = rt.replays.replayer(snap)
+    rt.store.adopt_message_ids(snap, replayer.message_ids)
+    return replayer
 
 
 def _snapshot(rt: Runtime, session_id: str) -> tuple[Session, object]:

@@ -165,6 +165,19 @@ class SessionStore:
             if rec is not None and not replaced:
                 self._kept_generations[session_id] = rec.generation
 
+    def adopt_message_ids(self, snap: Session, ids: set[str]) -> None:
+        """`ids`: the message ids of `snap`'s log, as a replay of it found them. A long log
+        opened from the index has its ids gathered on the first write (the duplicate-id
+        rule), decoding every message line; a replay has them already."""
+        with self._lock:
+            rec = self._records.get(snap.id)
+            if (
+                rec is not None
+                and rec.generation == snap.generation
+                and rec.state.last_seq == snap.last_seq
+            ):
+                rec.state.adopt_message_ids(ids)
+
     def torn_tail(self, session_id: str) -> bytes | None:
         with self._lock:
             return self._record(session_id).torn_tail

@@ -97,3 +97,29 @@ def test_a_deleted_session_loses_its_checkpoint(tmp_path: Path) -> None:
     cache.replayer(store.get("long"))
     cache.forget("long")
     assert not (tmp_path / "replay" / "long.json").exists()
+
+
+def test_message_ids_a_replay_hands_the_store_keep_the_duplicate_id_rule(tmp_path: Path) -> None:
+    """A log opened from the index gathers its message ids on its first write; a replay
+    of the same log can hand them over instead, and a duplicate id is refused either way.
+    Ids of another state of the log (it grew since) are not taken."""
+    from logdata import Refused, message, outcome
+
+    long_store(tmp_path).close()
+    store = SessionStore(JsonlBackend(tmp_path))  # reopened: the log comes from the index
+    snap = store.get("long")
+    replayer = writer(tmp_path).replayer(snap)
+    taken = next(iter(replayer.message_ids))
+    store.adopt_message_ids(snap, replayer.message_ids)
+    duplicate = [{"type": "turn/start", "turn": "D"}, message("D", "user", taken, "again")]
+    assert outcome(store.append, "long", duplicate) == Refused("invalid-event")
+    store.append("long", turn("new", question="a new one"))
+    store.close()
+    # ids of an older state of the log are not taken: they are gathered from the log
+    again = SessionStore(JsonlBackend(tmp_path))
+    grown = again.get("long")
+    again.adopt_message_ids(snap, set())  # `snap` is of the log before it grew
+    newest = replay(grown.events).messages[-1].id
+    duplicate = [{"type": "turn/start", "turn": "E"}, message("E", "user", newest, "again")]
+    assert outcome(again.append, "long", duplicate) == Refused("invalid-event")
+    again.close()
