@@ -39,16 +39,24 @@ def _indexing_progress(note: Json) -> None:
     if note.get("kind") != "store/indexing":
         return
     done, total = note["done"], note["total"]
-    if sys.stderr.isatty():
-        end = "\n" if done >= total else ""
-        sys.stderr.write(f"\rforkwise: reading {done:,}/{total:,} session files{end}")
+    _progress_bar("reading", done, total, "session files")
     if done >= total:
         sys.stderr.write(
             f"forkwise: read {total:,} session files the store's index did not cover; a"
             " listing opens the store read-only and writes none (the app, or a `forkwise"
             " host` serving the store, writes it when it lists)\n"
         )
+
+
+def _progress_bar(doing: str, done: int, total: int, what: str) -> bool:
+    """A progress line on stderr, rewritten in place, when stderr is a terminal; False
+    when it is not (the caller may log a line now and then instead)."""
+    if not sys.stderr.isatty():
+        return False
+    end = "\n" if done >= total else ""
+    sys.stderr.write(f"\rforkwise: {doing} {done:,}/{total:,} {what}{end}")
     sys.stderr.flush()
+    return True
 
 
 def table(rows: Sequence[Json]) -> str:
@@ -191,11 +199,9 @@ def _import_progress(note: Json) -> None:
     if note.get("kind") != "import/progress":
         return
     done, total = note["done"], note["total"]
-    if sys.stderr.isatty():
-        end = "\n" if done >= total else ""
-        sys.stderr.write(f"\rforkwise: importing {done:,}/{total:,} files{end}")
-        sys.stderr.flush()
-    elif done % 100 == 0 or (done >= total >= 100):
+    if not _progress_bar("importing", done, total, "files") and (
+        done % 100 == 0 or (done >= total >= 100)
+    ):
         sys.stderr.write(f"forkwise: imported {done:,} of {total:,} files\n")
 
 

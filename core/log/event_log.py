@@ -24,6 +24,7 @@ import orjson
 
 from forkwise.core.errors import CorruptLog, InvalidEvent
 from forkwise.core.log.events import Event
+from forkwise.core.log.views import PrefixView, position
 
 
 class EventLog(Sequence[Event]):
@@ -125,7 +126,7 @@ class EventLog(Sequence[Event]):
     def __getitem__(self, index: int | slice) -> Event | tuple[Event, ...]:
         if isinstance(index, slice):
             return tuple(self._at(i) for i in range(*index.indices(len(self._types))))
-        return self._at(_position(index, len(self._types)))
+        return self._at(position(index, len(self._types)))
 
     def __iter__(self) -> Iterator[Event]:
         for i in range(len(self._types)):
@@ -218,43 +219,22 @@ class EventLog(Sequence[Event]):
         return EventView(self, len(self._types) if n is None else n)
 
 
-class EventView(Sequence[Event]):
+class EventView(PrefixView[Event]):
     """The first `n` events of a log, read-only; equal to any sequence of equal events."""
 
-    __slots__ = ("_log", "_n")
+    __slots__ = ("_log",)
 
     def __init__(self, log: EventLog, n: int) -> None:
+        super().__init__(n)
         self._log = log
-        self._n = n
 
-    def __len__(self) -> int:
-        return self._n
-
-    @overload
-    def __getitem__(self, index: int) -> Event: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Event, ...]: ...
-    def __getitem__(self, index: int | slice) -> Event | tuple[Event, ...]:
-        if isinstance(index, slice):
-            return tuple(self._log._at(i) for i in range(*index.indices(self._n)))
-        return self._log._at(_position(index, self._n))
+    def _item(self, i: int) -> Event:
+        return self._log._at(i)
 
     def __iter__(self) -> Iterator[Event]:
-        at = self._log._at
+        at = self._log._at  # the hot path of folds over a view: no call in between
         for i in range(self._n):
             yield at(i)
-
-    def __reversed__(self) -> Iterator[Event]:
-        at = self._log._at
-        for i in range(self._n - 1, -1, -1):
-            yield at(i)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
-            return NotImplemented
-        return len(other) == self._n and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"EventView({self._n} events)"
@@ -268,7 +248,7 @@ class EventView(Sequence[Event]):
         return self._log.types_of(self._n)
 
     def line(self, i: int) -> bytes:
-        return self._log.line(_position(i, self._n))
+        return self._log.line(position(i, self._n))
 
     def lines(self) -> list[bytes]:
         return self._log.lines(self._n)
@@ -296,7 +276,7 @@ class _Types(Sequence[str]):
     def __getitem__(self, index: int | slice) -> str | list[str]:
         if isinstance(index, slice):
             return [self._log.type_at(i) for i in range(*index.indices(self._n))]
-        return self._log.type_at(_position(index, self._n))
+        return self._log.type_at(position(index, self._n))
 
 
 @contextlib.contextmanager
@@ -337,14 +317,6 @@ def lead_type(raw: bytes) -> str | None:
     if b"\\" in name:
         return None
     return name.decode()
-
-
-def _position(index: int, n: int) -> int:
-    """`index` into a sequence of n items as a position 0..n-1 (negative counts back)."""
-    position = index + n if index < 0 else index
-    if not 0 <= position < n:
-        raise IndexError("event index out of range")
-    return position
 
 
 def event_types(events: Sequence[Event]) -> Sequence[str]:

@@ -6,10 +6,10 @@ A forked child is replayed by the same function; its seeded messages carry `orig
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, overload
+from typing import Any
 
 import orjson
 
@@ -28,6 +28,7 @@ from forkwise.core.log.events import (
     TURN_START,
     Event,
 )
+from forkwise.core.log.views import PrefixView
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,48 +334,22 @@ def _text_and_calls(parts: Sequence[Any]) -> tuple[str, Sequence[Mapping[str, An
     return "".join(texts), calls
 
 
-class MessageList(Sequence[MessageView]):
+class MessageList(PrefixView[MessageView]):
     """The first n folded messages, each MessageView built the first time it is read: a
     caller that wants the model's transcript of a long session (the agent, `context`)
     never pays for the views."""
 
-    __slots__ = ("_made", "_n", "_replayer")
+    __slots__ = ("_made", "_replayer")
 
     def __init__(self, replayer: Replayer, n: int) -> None:
+        super().__init__(n)
         self._replayer = replayer  # its messages are only appended to: the first n stay
-        self._n = n
         self._made: dict[int, MessageView] = {}
-
-    def __len__(self) -> int:
-        return self._n
-
-    @overload
-    def __getitem__(self, index: int) -> MessageView: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[MessageView, ...]: ...
-    def __getitem__(self, index: int | slice) -> MessageView | tuple[MessageView, ...]:
-        if isinstance(index, slice):
-            return tuple(self._view(i) for i in range(*index.indices(self._n)))
-        position = index + self._n if index < 0 else index
-        if not 0 <= position < self._n:
-            raise IndexError("message index out of range")
-        return self._view(position)
-
-    def __iter__(self) -> Iterator[MessageView]:
-        for i in range(self._n):
-            yield self._view(i)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
-            return NotImplemented
-        return len(other) == self._n and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"MessageList({self._n} messages)"
 
-    def _view(self, i: int) -> MessageView:
+    def _item(self, i: int) -> MessageView:
         view = self._made.get(i)
         if view is None:
             seq, fields = self._replayer._message_row(i)

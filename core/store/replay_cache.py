@@ -27,10 +27,10 @@ import orjson
 from forkwise.core.errors import ForkwiseError
 from forkwise.core.log.digest import prefix_digest
 from forkwise.core.log.event_log import gc_paused, head
-from forkwise.core.log.ids import random_hex, validate_session_id
+from forkwise.core.log.ids import validate_session_id
 from forkwise.core.log.replay import Replayer
 from forkwise.core.safe_read import read_regular
-from forkwise.core.store.atomic import PRIVATE_FILE, write_all
+from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.session import Session
 from forkwise.core.store.store_dir import make_private_dir
 
@@ -137,7 +137,7 @@ class ReplayCache:
         }
         try:
             make_private_dir(self.folder)
-            _write_replacing(path, orjson.dumps(doc))
+            replace_file(path, orjson.dumps(doc))
         except (OSError, TypeError) as exc:  # a cache: the session is unaffected
             log.warning("could not write the replay checkpoint %s: %s", path, exc)
 
@@ -167,18 +167,3 @@ def _checked(doc: Any, snap: Session) -> dict[str, Any] | None:
         return None  # the log was rewritten below what the checkpoint covers
     return state
 
-
-def _write_replacing(path: Path, data: bytes) -> None:
-    """`data` as the whole of `path`, never seen half written (no fsync: a cache)."""
-    tmp = path.with_name(f".{path.name}.{random_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
-    try:
-        try:
-            write_all(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
