@@ -182,6 +182,8 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
     app.lastWindowClosed.connect(window_closed)
     controller.treeLoaded.connect(tree_loaded)
     await _shown(window)
+    if not connect:
+        await _preview(controller, store_dir)
     try:
         opened = await open_client(store_dir, connect, token)
     except Exception as exc:
@@ -214,6 +216,20 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
         await opened.close()
         window.deleteLater()
     return status
+
+
+async def _preview(controller: Any, store_dir: Path | str | None) -> None:
+    """The tree's rows from the store's index while the host stack is imported and opened
+    (`indexed_rows`: the client's read of the index, no host), painted before that starts."""
+    from forkwise.core.client.local import indexed_rows
+
+    try:
+        rows = indexed_rows(store_dir)
+    except Exception:  # a preview only: the listing that follows says what is wrong
+        log.exception("the index could not be previewed")
+        return
+    controller.preview(rows)
+    await asyncio.sleep(0)  # the rows paint before the host's imports take the thread
 
 
 async def _start_failed(window: Any, exc: BaseException, label: str, *, remote: bool,

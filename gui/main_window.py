@@ -348,6 +348,7 @@ class MainWindow(QMainWindow):
         c.ops.busyChanged.connect(self._busy)
         c.tree.dataChanged.connect(self._tree_changed)
         c.treeLoaded.connect(self._tree_loaded)
+        c.treePreviewed.connect(self._tree_previewed)
         c.tree.rowsFetched.connect(self._expand_lineage)
         c.proxy.layoutChanged.connect(self._expand_reordered_lineage)
         c.tree.modelReset.connect(self._collapsed.clear)  # a load expands every lineage
@@ -404,7 +405,7 @@ class MainWindow(QMainWindow):
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         sid = current.siblingAtColumn(0).data(ID_ROLE) if current.isValid() else None
-        if sid:
+        if sid and self.controller.loaded:  # a row of the preview opens once loaded
             self.controller.open_session(str(sid))
         self._update_fork_action()
 
@@ -414,12 +415,22 @@ class MainWindow(QMainWindow):
     def _fork_shown(self, _sid: str, _seconds: float) -> None:
         self.transcript.follow_to_end()
 
+    def _tree_previewed(self, _count: int) -> None:
+        """Rows from the store's index, shown while the store opens: to look at and
+        select; opening a session and the actions wait for `_tree_loaded`."""
+        self.tree.placeholder.hide()
+        self.tree.rest_pending = True
+        self._expand_lineage()
+
     def _tree_loaded(self, count: int) -> None:
         self.tree.placeholder.hide()
         self.tree.rest_pending = True
         self.action_new.setEnabled(True)
         self._expand_lineage()
-        if count and not self.tree.currentIndex().isValid():
+        current = self.tree.currentIndex()
+        if current.isValid():  # chosen in the preview: opened now
+            self._current_changed(current, QModelIndex())
+        elif count:
             first = self.controller.proxy.index(0, 0)
             if first.isValid():
                 self.tree.setCurrentIndex(first)
@@ -457,7 +468,7 @@ class MainWindow(QMainWindow):
         self.action_deny.setEnabled(waiting)
 
     def _update_fork_action(self) -> None:
-        has = self.selected_session() is not None
+        has = self.selected_session() is not None and self.controller.loaded
         self.action_fork.setEnabled(has)
         self.action_use_model.setEnabled(has)
         self.action_delete.setEnabled(has)

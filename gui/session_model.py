@@ -66,6 +66,8 @@ class _Node:
 
 
 PAGE_ROWS = 200  # top-level rows per fetch: a few screens
+#: more changed rows than this in `merge`: one reset is cheaper than that many upserts
+MERGE_ROWS = 200
 
 
 class SessionTreeModel(QAbstractItemModel):
@@ -112,6 +114,21 @@ class SessionTreeModel(QAbstractItemModel):
         self._sort_children(self._root)
         self._shown = min(self.page_rows, len(self._root.children))
         self.endResetModel()
+
+    def merge(self, summaries: Iterable[Json]) -> None:
+        """The full listing over rows already loaded (a preview from the store's index):
+        rows that differ are updated, new ones inserted, missing ones removed — row by
+        row, so that selection, expansion and scrolling stay; with many changes, a load."""
+        wanted = {s["id"]: s for s in summaries}
+        changed = [s for sid, s in wanted.items() if self._summaries.get(sid) != s]
+        gone = [sid for sid in self._summaries if sid not in wanted]
+        if len(changed) + len(gone) > MERGE_ROWS:
+            self.load(wanted.values())
+            return
+        for sid in gone:
+            self.remove(sid)
+        for summary in changed:
+            self.upsert(summary)
 
     # --- paging of the top-level rows ------------------------------------------------
 

@@ -17,6 +17,7 @@ from gui_harness import until
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from forkwise.core.bench.gui_figures import warm_index
 from forkwise.core.bench.synth import write_store
 from forkwise.core.demo import build_demo_store
 from forkwise.gui import app as app_module
@@ -52,6 +53,7 @@ def test_window_paints_loading_before_the_store_then_shows_rows(
         aloop: Any, qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = tmp_path / "store"
     build_demo_store(store)
+    (store / "index.json").unlink()  # no index: nothing to show before the store is open
     asked, release = hold_store_open(monkeypatch)
     settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
 
@@ -84,6 +86,62 @@ def test_window_paints_loading_before_the_store_then_shows_rows(
 
     assert aloop(scenario()) == 0
     assert not (store / "host.sock").exists()  # the host was closed
+
+
+def test_rows_from_the_index_show_before_the_store_opens_then_the_listing_takes_over(
+        aloop: Any, qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With an index, the tree shows the rows it vouches for while the host opens; nothing
+    opens and no action that needs the client is enabled until the listing is in, which
+    adds what the index did not vouch for and opens the row chosen meanwhile."""
+    store = tmp_path / "store"
+    build_demo_store(store)
+    warm_index(store)
+    logs = sorted((store / "sessions").glob("*.jsonl"))
+    changed = logs[0]  # changed behind the index: not in the preview
+    st = changed.stat()
+    os.utime(changed, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    everyone = {p.stem for p in logs}
+    asked, release = hold_store_open(monkeypatch)
+    settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+
+    async def scenario() -> tuple[int, str]:
+        session = asyncio.ensure_future(
+            app_module._session(qapp, store, None, None, settings=settings))
+        await asyncio.wait_for(asked.wait(), 15)
+        window = shown_window()
+        assert window is not None
+        c, tree = window.controller, window.tree
+        assert set(c.tree.session_ids()) == everyone - {changed.stem}
+        assert tree.model().rowCount() > 0
+        assert not tree.placeholder.isVisible()
+        assert c.previewed
+        assert not c.loaded
+        assert c.tree.lineage_parents(), "forks are beneath their source"
+        assert not tree.currentIndex().isValid()  # nothing opened on its own
+        image = window.grab().toImage()
+        assert not image.isNull()
+        last = tree.model().index(tree.model().rowCount() - 1, 0)
+        tree.setCurrentIndex(last)  # chosen while the store opens
+        chosen = window.selected_session()
+        assert chosen is not None
+        assert c.current is None  # not opened yet: that needs the client
+        for action in (window.action_new, window.action_fork, window.action_delete,
+                       window.action_duplicate, window.branches.rename):
+            assert not action.isEnabled(), action.objectName()
+
+        release.set()
+        await until(lambda: c.loaded, what="the listing")
+        assert set(c.tree.session_ids()) == everyone
+        await until(lambda: c.current == chosen, what="the chosen session opened")
+        assert window.selected_session() == chosen
+        assert window.action_fork.isEnabled()
+        assert window.action_new.isEnabled()
+        await c.ops.wait_idle()
+        window.close()
+        return await asyncio.wait_for(session, 15), chosen
+
+    status, _chosen = aloop(scenario())
+    assert status == 0
 
 
 def test_a_store_that_cannot_be_opened_says_so_in_a_dialog_then_returns_1(

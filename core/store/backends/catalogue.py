@@ -164,19 +164,7 @@ class Catalogue:
                 st = entry.stat()
             except OSError:
                 continue
-            cached = index.get(sid)
-            summary: SessionSummary | None = None
-            if (
-                cached
-                and cached.get("size") == st.st_size
-                and cached.get("mtime") == st.st_mtime_ns
-            ):
-                try:
-                    summary = _summary_of(cached["summary"])
-                except (KeyError, TypeError):
-                    summary = None
-                if summary is not None and summary.id != sid:
-                    summary = None
+            summary = _matching(index.get(sid), sid, st)
             if summary is None:
                 summary, facts = _summarize_or_error(sid, Path(entry.path), summarize)
                 index[sid] = _entry(st, summary, facts)
@@ -190,6 +178,24 @@ class Catalogue:
         if progress is not None and rebuilt >= 250:
             progress(len(entries), len(entries))
         return out
+
+    def vouched(self, entries: Sequence[os.DirEntry[str]]) -> list[SessionSummary]:
+        """The summaries the index holds for the logs it still matches (size and mtime),
+        reading no log and saving nothing: what a listing will say about them (a log the
+        index does not match, or does not know, is left out)."""
+        with gc_paused():
+            index = self._load()
+            out: list[SessionSummary] = []
+            for entry in entries:
+                sid = entry.name[: -len(".jsonl")]
+                try:
+                    st = entry.stat()
+                except OSError:
+                    continue
+                summary = _matching(index.get(sid), sid, st)
+                if summary is not None:
+                    out.append(summary)
+            return out
 
     def checked(self, sid: str, st: os.stat_result) -> tuple[SessionSummary, LogFacts] | None:
         """The summary and log facts of an entry that still matches its file, if any."""
@@ -248,6 +254,18 @@ def _entry(st: os.stat_result, summary: SessionSummary, facts: LogFacts | None) 
         # listing decodes the whole index (as dicts, the facts cost a third of its decoding)
         entry["log"] = orjson.dumps(facts.to_index()).decode()
     return entry
+
+
+def _matching(cached: dict[str, Any] | None, sid: str, st: os.stat_result) -> SessionSummary | None:
+    """The summary of index entry `cached` if it still describes log `sid` (same size and
+    mtime) and holds together; None otherwise."""
+    if not cached or cached.get("size") != st.st_size or cached.get("mtime") != st.st_mtime_ns:
+        return None
+    try:
+        summary = _summary_of(cached["summary"])
+    except (KeyError, TypeError):
+        return None
+    return summary if summary.id == sid else None
 
 
 def _summary_of(data: Any) -> SessionSummary:

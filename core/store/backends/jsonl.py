@@ -136,6 +136,11 @@ class JsonlBackend:
         except FileNotFoundError:
             return
 
+    def indexed_summaries(self) -> list[SessionSummary]:
+        """The summaries the index vouches for (`Catalogue.vouched`): no log is read, no
+        lock is needed; a front end shows them while the store opens."""
+        return self.catalogue.vouched(list(self._scan()))
+
     def session_ids(self) -> list[str]:
         return [e.name[: -len(".jsonl")] for e in self._scan()]
 
