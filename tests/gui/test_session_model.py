@@ -417,3 +417,21 @@ def test_merge_with_many_changes_loads_once(qtmodeltester: Any) -> None:
     qtmodeltester.check(model)
     assert resets == [1]
     assert {model.summary(f"p{i:04d}")["messages"] for i in range(300)} == {7}  # type: ignore[index]
+
+
+def test_cells_asked_again_after_a_change_elsewhere(qtmodeltester: Any) -> None:
+    """`data` keeps its answers for scrolling, but a change to one row can rename another
+    (a fork not renamed yet is called after its source): every answer is dropped."""
+    model = SessionTreeModel()
+    model.load([summary("a", title="Lemurs", firstQuestion="q", titleSet=True),
+                summary("b", "a", title="Lemurs", firstQuestion="q", titleSet=True)])
+    qtmodeltester.check(model)
+    fork = model.index_for("b", TITLE)
+    assert model.data(fork) == "Lemurs — fork 1"
+    assert model.data(fork) == "Lemurs — fork 1"  # from what it kept
+    model.upsert(summary("a", title="Pangolins", firstQuestion="q", titleSet=True))
+    assert model.data(model.index_for("b", TITLE)) == "Lemurs"  # its own title now
+    assert model.data(model.index_for("a", TITLE)) == "Pangolins"
+    model.remove("a")
+    assert model.data(model.index_for("b", TITLE)) == "Lemurs"
+    assert model.data(model.index_for("b", TITLE), Qt.ItemDataRole.FontRole) is None
