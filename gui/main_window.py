@@ -417,9 +417,9 @@ class MainWindow(QMainWindow):
 
     def _tree_previewed(self, _count: int) -> None:
         """Rows from the store's index, shown while the store opens: to look at and
-        select; opening a session and the actions wait for `_tree_loaded`."""
+        select; opening a session and the actions wait for `_tree_loaded`. The rows after
+        the first page wait too: laying them out would hold the host's start back."""
         self.tree.placeholder.hide()
-        self.tree.rest_pending = True
         self._expand_lineage()
 
     def _tree_loaded(self, count: int) -> None:
