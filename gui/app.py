@@ -220,11 +220,19 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
 
 async def _preview(controller: Any, store_dir: Path | str | None) -> None:
     """The tree's rows from the store's index while the host stack is imported and opened
-    (`indexed_rows`: the client's read of the index, no host), painted before that starts."""
+    (`indexed_rows`: the client's read of the index, no host), painted before that starts.
+    Sorted by last activity (as it opens unless the person chose another column), only
+    its first page is read: the host's listing brings the rest a moment later."""
+    from PySide6.QtCore import Qt
+
     from forkwise.core.client.local import indexed_rows
 
+    from .session_rows import ACTIVITY
+
+    tree = controller.tree
+    by_activity = tree.sort_order == (ACTIVITY, Qt.SortOrder.DescendingOrder)
     try:
-        rows = indexed_rows(store_dir)
+        rows = indexed_rows(store_dir, tree.page_rows if by_activity else None)
     except Exception:  # a preview only: the listing that follows says what is wrong
         log.exception("the index could not be previewed")
         return

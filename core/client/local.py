@@ -29,10 +29,12 @@ if TYPE_CHECKING:  # imported when a store is opened: `indexed_rows` runs before
 log = logging.getLogger(__name__)
 
 
-def indexed_rows(store_dir: Path | str | None) -> list[dict[str, Any]]:
+def indexed_rows(store_dir: Path | str | None, newest: int | None = None) -> list[dict[str, Any]]:
     """The catalogue rows of a folder store's summary index, for the logs it still matches:
     what a window shows while the host opens, without importing or starting it (no lock,
-    no log read). The host's listing follows and is the truth: it adds what the index
+    no log read). `newest`: only the rows a list sorted by last activity starts with (the
+    `newest` most recently active sessions at the top of their lineage, and every session
+    beneath them). The host's listing follows and is the truth: it adds what the index
     does not know and may differ where only a host can tell — the model a session without
     one will use (left None here) and whether a turn runs (False here). [] for a
     database, a remote host, or a store that cannot be read."""
@@ -42,7 +44,7 @@ def indexed_rows(store_dir: Path | str | None) -> list[dict[str, Any]]:
     from forkwise.core.store.backends.jsonl import JsonlBackend
 
     try:
-        summaries = JsonlBackend(store_dir, writable=False).indexed_summaries()
+        summaries = JsonlBackend(store_dir, writable=False).indexed_summaries(newest)
     except (OSError, ForkwiseError) as exc:
         log.info("no rows from the index of %s: %s", store_dir, exc)
         return []

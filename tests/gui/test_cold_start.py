@@ -17,9 +17,11 @@ from gui_harness import until
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from forkwise.core.bench.gui_figures import warm_index
 from forkwise.core.bench.synth import write_store
 from forkwise.core.demo import build_demo_store
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session import SessionSummary
+from forkwise.core.store.session_store import SessionStore
 from forkwise.gui import app as app_module
 from forkwise.gui.main_window import MainWindow
 from forkwise.gui.session_rows import TITLE
@@ -95,9 +97,9 @@ def test_rows_from_the_index_show_before_the_store_opens_then_the_listing_takes_
     adds what the index did not vouch for and opens the row chosen meanwhile."""
     store = tmp_path / "store"
     build_demo_store(store)
-    warm_index(store)
+    sources = {s.parent_session for s in listed(store)}
     logs = sorted((store / "sessions").glob("*.jsonl"))
-    changed = logs[0]  # changed behind the index: not in the preview
+    changed = next(p for p in logs if p.stem not in sources)  # changed behind the index
     st = changed.stat()
     os.utime(changed, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
     everyone = {p.stem for p in logs}
@@ -136,6 +138,53 @@ def test_rows_from_the_index_show_before_the_store_opens_then_the_listing_takes_
         assert window.selected_session() == chosen
         assert window.action_fork.isEnabled()
         assert window.action_new.isEnabled()
+        await c.ops.wait_idle()
+        window.close()
+        return await asyncio.wait_for(session, 15), chosen
+
+    status, _chosen = aloop(scenario())
+    assert status == 0
+
+
+def listed(store: Path) -> list[SessionSummary]:
+    """The store's summaries, its index written on the way."""
+    opened = SessionStore(JsonlBackend(store))
+    try:
+        return opened.list()
+    finally:
+        opened.close()
+
+
+def test_a_row_chosen_in_the_first_page_stays_chosen_when_the_rest_arrives(
+        aloop: Any, qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sorted by activity, the preview is the first page of rows; the listing brings the
+    rest (a reload of the tree), and the row chosen meanwhile is still the chosen one."""
+    store = write_store(tmp_path / "store", 450, 6)
+    assert len(listed(store)) == 450
+    asked, release = hold_store_open(monkeypatch)
+    settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+
+    async def scenario() -> tuple[int, str]:
+        session = asyncio.ensure_future(
+            app_module._session(qapp, store, None, None, settings=settings))
+        await asyncio.wait_for(asked.wait(), 15)
+        window = shown_window()
+        assert window is not None
+        c, tree = window.controller, window.tree
+        page = c.tree.page_rows
+        assert len(c.tree.session_ids()) == page
+        shown = set(c.tree.session_ids())
+        updated = {s.id: s.updated for s in listed(store)}
+        assert min(updated[sid] for sid in shown) >= max(
+            u for sid, u in updated.items() if sid not in shown)  # the most recent ones
+        tree.setCurrentIndex(tree.model().index(5, 0))
+        chosen = window.selected_session()
+        assert chosen is not None
+        release.set()
+        await until(lambda: c.loaded, what="the listing")
+        assert len(c.tree.session_ids()) == 450
+        await until(lambda: c.current == chosen, what="the chosen session opened")
+        assert window.selected_session() == chosen
         await c.ops.wait_idle()
         window.close()
         return await asyncio.wait_for(session, 15), chosen

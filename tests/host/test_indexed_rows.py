@@ -4,6 +4,7 @@ log it does not (changed behind it, or new); no lock is taken and nothing is wri
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -56,3 +57,44 @@ def test_no_rows_without_an_index_or_a_folder(tmp_path: Path) -> None:
     assert not (tmp_path / "missing").exists()
     assert indexed_rows("postgresql://localhost/forkwise") == []
     assert indexed_rows(None) == []
+
+
+@pytest.mark.asyncio
+async def test_newest_reads_the_first_page_of_a_list_by_activity(tmp_path: Path) -> None:
+    """`newest=N`: the N most recently active sessions at the top of their lineage and
+    everything beneath them, however old; a session beneath one the index does not vouch
+    for is left out with it."""
+    store = tmp_path / "store"
+    opened = await open_store(store, serve=False)
+    try:
+        client = opened.client
+        ids = []
+        for title in ("oldest", "older", "newest"):
+            s = await client.create_session(title)
+            await client.prompt_and_wait(s["id"], f"about {title}")
+            ids.append(s["id"])
+            await asyncio.sleep(0.01)  # distinct activity times
+        oldest, older, newest = ids
+        fork = (await client.fork(older))["id"]  # the newest row, beneath "older"
+        fork_of_fork = (await client.fork(fork))["id"]
+        listed = {row["id"]: row for row in await client.list_sessions()}
+    finally:
+        await opened.close()
+
+    def ids_of(n: int) -> set[str]:
+        return {row["id"] for row in indexed_rows(store, n)}
+
+    assert ids_of(1) == {newest}
+    assert ids_of(2) == {newest, older, fork, fork_of_fork}
+    assert oldest not in ids_of(2)
+    assert ids_of(3) == set(listed)
+    assert ids_of(0) == set()
+    assert {row["id"]: row for row in indexed_rows(store, 3)} == {
+        sid: dict(row, running=False) for sid, row in listed.items()}
+
+    log = store / "sessions" / f"{fork}.jsonl"
+    st = log.stat()
+    os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # changed behind it
+    assert ids_of(2) == {newest, older}  # its fork too: where it goes is not known yet
+    (store / "sessions" / f"{newest}.jsonl").unlink()
+    assert ids_of(1) == {older}  # the next one takes its place

@@ -34,7 +34,7 @@ from forkwise.core.log.turns import BracketState
 from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.fork_point import ForkPoint
-from forkwise.core.store.session import SessionSummary
+from forkwise.core.store.session import INDEX_ROW_KEYS, SessionSummary
 
 log = logging.getLogger(__name__)
 INDEX_VERSION = 1
@@ -197,6 +197,26 @@ class Catalogue:
                     out.append(summary)
             return out
 
+    def lineage(self) -> tuple[list[str], dict[str, list[str]]]:
+        """The sessions the index holds at the top of their lineage (their source is not
+        in it), most recently active first, and the sessions beneath each one; read from
+        the entries as they are (`vouch` checks one against its log)."""
+        index = self._load()
+        tops: list[tuple[str, str]] = []
+        children: dict[str, list[str]] = {}
+        for sid, cached in index.items():
+            parent, updated = _lineage_of(cached.get("summary"))
+            if parent is not None and parent != sid and parent in index:
+                children.setdefault(parent, []).append(sid)
+            else:
+                tops.append((updated, sid))
+        tops.sort(reverse=True)
+        return [sid for _updated, sid in tops], children
+
+    def vouch(self, sid: str, st: os.stat_result) -> SessionSummary | None:
+        """The summary the index holds for log `sid` if it still matches (`st`)."""
+        return _matching(self._load().get(sid), sid, st)
+
     def checked(self, sid: str, st: os.stat_result) -> tuple[SessionSummary, LogFacts] | None:
         """The summary and log facts of an entry that still matches its file, if any."""
         cached = self._load().get(sid)
@@ -266,6 +286,21 @@ def _matching(cached: dict[str, Any] | None, sid: str, st: os.stat_result) -> Se
     except (KeyError, TypeError):
         return None
     return summary if summary.id == sid else None
+
+
+_PARENT, _UPDATED = INDEX_ROW_KEYS.index("parentSession"), INDEX_ROW_KEYS.index("updated")
+
+
+def _lineage_of(data: Any) -> tuple[str | None, str]:
+    """An entry's source session and last activity, as its summary (a row, or an object
+    in entries written before rows) holds them; (None, "") when they are not strings."""
+    if type(data) is list and len(data) == len(INDEX_ROW_KEYS):
+        parent, updated = data[_PARENT], data[_UPDATED]
+    elif type(data) is dict:
+        parent, updated = data.get("parentSession"), data.get("updated")
+    else:
+        return None, ""
+    return (parent if type(parent) is str else None), (updated if type(updated) is str else "")
 
 
 def _summary_of(data: Any) -> SessionSummary:
