@@ -304,7 +304,9 @@ class Controller(QObject):
         )
 
     def _landed(self, summary: Json) -> None:
-        """A new session (a fork's child): into the tree beneath its source, then shown."""
+        """A new session (a fork's child): into the tree beneath its source, then shown.
+        The host's catalogue notification brings the same row (before or after this):
+        the tree puts it in once (`upsert` of an unchanged row does nothing)."""
         self.tree.upsert(summary)
         if self._pending_fork is not None:
             self._fork_started[summary["id"]] = self._pending_fork

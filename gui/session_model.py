@@ -298,8 +298,11 @@ class SessionTreeModel(QAbstractItemModel):
     def upsert(self, summary: Json) -> QModelIndex:
         """A session appeared or changed: one row inserted, moved or updated."""
         sid = summary["id"]
-        self._forget_cells()  # a title or a fork's number elsewhere may change with it
         known = sid in self._nodes
+        if known and self._summaries[sid] == summary:
+            # told twice (a fork's answer and the host's notification of it): once is in
+            return self.index_for(sid)
+        self._forget_cells()  # a title or a fork's number elsewhere may change with it
         retitled = known and self._summaries[sid].get("title") != summary.get("title")
         self._summaries[sid] = dict(summary)
         if not known:
