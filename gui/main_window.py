@@ -447,7 +447,8 @@ class MainWindow(QMainWindow):
     def _keep_selection(self) -> None:
         """The listing replaces a preview's rows (a reset): the row chosen meanwhile is
         chosen again once it is in (`_tree_loaded`)."""
-        self._kept_selection = self.selected_session()
+        c = self.controller
+        self._kept_selection = self.selected_session() if c.previewed and not c.loaded else None
 
     _kept_selection: str | None = None
 
