@@ -253,7 +253,9 @@ async def _start_failed(window: Any, exc: BaseException, label: str, *, remote: 
     print(f"forkwise: {text}", file=sys.stderr, flush=True)
     try:
         if dialog:
+            window.controller.tree.load([])  # rows from the index: not a store to work on
             window.tree.placeholder.setText("The sessions could not be loaded.")
+            window.tree.placeholder.show()
             box = build_start_error(window, text, advice)
             previous = _quit_on_signals(box)
             try:

@@ -230,6 +230,45 @@ def test_a_store_that_cannot_be_opened_says_so_in_a_dialog_then_returns_1(
     assert text in err  # the same words on stderr
 
 
+def test_rows_from_the_index_go_when_the_store_then_cannot_be_opened(
+        aloop: Any, qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index is readable but the host cannot take the store (its lock file is a
+    folder): the rows it showed go, and the tree says the sessions could not be loaded."""
+    store = tmp_path / "store"
+    build_demo_store(store)
+    assert listed(store)
+    lock = store / "writer.lock"
+    lock.unlink(missing_ok=True)
+    lock.mkdir()
+    asked, release = hold_store_open(monkeypatch)
+    settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+
+    async def scenario() -> tuple[int, int, int, str, bool]:
+        session = asyncio.ensure_future(
+            app_module._session(qapp, store, None, None, settings=settings))
+        await asyncio.wait_for(asked.wait(), 15)
+        window = shown_window()
+        assert window is not None
+        previewed = window.controller.tree.rowCount()
+        release.set()
+        box = await until(QApplication.activeModalWidget, what="the error dialog")
+        assert isinstance(box, QMessageBox)
+        rows = window.controller.tree.rowCount()
+        placeholder = window.tree.placeholder
+        text, visible = placeholder.text(), placeholder.isVisible()
+        close = box.button(QMessageBox.StandardButton.Close)
+        assert close is not None
+        close.click()
+        return await asyncio.wait_for(session, 15), previewed, rows, text, visible
+
+    status, previewed, rows, text, visible = aloop(scenario())
+    assert status == 1
+    assert previewed > 0
+    assert rows == 0
+    assert text == "The sessions could not be loaded."
+    assert visible
+
+
 def test_the_app_on_a_store_that_cannot_be_opened_shows_the_dialog_and_exits_1(
         tmp_path: Path) -> None:
     """The real app: stderr says what happened, the dialog stays up (a person has to see
