@@ -132,19 +132,26 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._wire()
         self._restore()
-        # after the first frame: the agents' menu entries and the origin line (nothing in
-        # that frame shows them; their module is the largest of the window's)
+        # after the first frame (`paintEvent`): the agents' menu entries and the origin
+        # line (nothing in that frame shows them; their module is the window's largest)
         self._agents_installed = False
-        QTimer.singleShot(0, self.install_agents)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if not self._agents_installed:
+            QTimer.singleShot(0, self.install_agents)
 
     def install_agents(self) -> None:
-        """Import…, Agent sources… and Continue in ▸ (`agents.install`), once."""
+        """Import…, Agent sources… and Continue in ▸ (`agents.install`), once; if the
+        tree loaded first (a window never painted), the agents' folders are watched now."""
         if self._agents_installed:
             return
         self._agents_installed = True
-        from .agents import install
+        from .agents import _start_watching, install
 
         install(self)
+        if self.controller.loaded:
+            _start_watching(self)
 
     @property
     def search_dock(self) -> Any:
@@ -453,6 +460,7 @@ class MainWindow(QMainWindow):
     _kept_selection: str | None = None
 
     def _tree_loaded(self, count: int) -> None:
+        self.install_agents()
         self.tree.placeholder.hide()
         self.tree.rest_pending = True
         self.action_new.setEnabled(True)
