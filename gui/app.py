@@ -116,7 +116,6 @@ def run(store_dir: Path | str | None, connect: str | None, token: str | None,
     app.setApplicationName("forkwise")
     app.setOrganizationName("Forkwise")
     app.setDesktopFileName("forkwise")
-    app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)  # cleanup below still needs the running loop
     from .main_thread_gc import MainThreadCollector
 
@@ -182,6 +181,7 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
     app.lastWindowClosed.connect(window_closed)
     controller.treeLoaded.connect(tree_loaded)
     await _shown(window)
+    app.setWindowIcon(app_icon())  # after the first frame: its SVG loads an image plugin
     if not connect:
         await _preview(controller, store_dir)
     try:
