@@ -116,7 +116,6 @@ def run(store_dir: Path | str | None, connect: str | None, token: str | None,
     app.setApplicationName("forkwise")
     app.setOrganizationName("Forkwise")
     app.setDesktopFileName("forkwise")
-    app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)  # cleanup below still needs the running loop
     from .main_thread_gc import MainThreadCollector
 
@@ -182,6 +181,9 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
     app.lastWindowClosed.connect(window_closed)
     controller.treeLoaded.connect(tree_loaded)
     await _shown(window)
+    app.setWindowIcon(app_icon())  # after the first frame: its SVG loads an image plugin
+    if not connect:
+        await _preview(controller, store_dir)
     try:
         opened = await open_client(store_dir, connect, token)
     except Exception as exc:
@@ -216,6 +218,28 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
     return status
 
 
+async def _preview(controller: Any, store_dir: Path | str | None) -> None:
+    """The tree's rows from the store's index while the host stack is imported and opened
+    (`indexed_rows`: the client's read of the index, no host), painted before that starts.
+    Sorted by last activity (as it opens unless the person chose another column), only
+    its first page is read: the host's listing brings the rest a moment later."""
+    from PySide6.QtCore import Qt
+
+    from forkwise.core.client.local import indexed_rows
+
+    from .session_rows import ACTIVITY
+
+    tree = controller.tree
+    by_activity = tree.sort_order == (ACTIVITY, Qt.SortOrder.DescendingOrder)
+    try:
+        rows = indexed_rows(store_dir, tree.page_rows if by_activity else None)
+    except Exception:  # a preview only: the listing that follows says what is wrong
+        log.exception("the index could not be previewed")
+        return
+    controller.preview(rows)
+    await asyncio.sleep(0)  # the rows paint before the host's imports take the thread
+
+
 async def _start_failed(window: Any, exc: BaseException, label: str, *, remote: bool,
                         dialog: bool = True) -> None:
     """The store (or host) could not be opened: a line on stderr, then a modal dialog over
@@ -229,7 +253,9 @@ async def _start_failed(window: Any, exc: BaseException, label: str, *, remote: 
     print(f"forkwise: {text}", file=sys.stderr, flush=True)
     try:
         if dialog:
+            window.controller.tree.load([])  # rows from the index: not a store to work on
             window.tree.placeholder.setText("The sessions could not be loaded.")
+            window.tree.placeholder.show()
             box = build_start_error(window, text, advice)
             previous = _quit_on_signals(box)
             try:

@@ -7,7 +7,8 @@ applied to the item models row by row.
 Signals: `selectRequested(session_id)` (the window selects, expands and opens that row),
 `sessionOpened(session_id)`, `forkShown(child_id, seconds)` (a fork's child is on screen),
 `runningChanged(bool)` (the opened session's turn state), `treeLoaded(count)` (the
-catalogue is in the tree).
+catalogue is in the tree), `treePreviewed(count)` (rows from the store's index are, before
+the client is there).
 
 The window is built before the store is open (its first frame comes first): a Controller
 made without a client gets one in `start(client)`.
@@ -41,6 +42,7 @@ class Controller(QObject):
     forkShown = Signal(str, float)
     runningChanged = Signal(bool)
     treeLoaded = Signal(int)
+    treePreviewed = Signal(int)
     _notified = Signal(object)
 
     def __init__(
@@ -57,6 +59,8 @@ class Controller(QObject):
         self.transcript.pageRequested.connect(self._fetch_page)
         self.current: str | None = None
         self.loaded = False
+        #: the tree holds rows from the store's index, not yet the client's listing
+        self.previewed = False
         self._unsubscribe: Unsubscribe | None = None
         self._fork_started: dict[str, float] = {}
         self._pending_fork: float | None = None
@@ -84,8 +88,20 @@ class Controller(QObject):
         # notifications: no second listing of the whole store
         return list(self.client.catalogue.values())
 
-    def _started(self, rows: list[Json]) -> None:
+    def preview(self, rows: list[Json]) -> None:
+        """Rows from the store's index before the client is there (`indexed_rows`): into
+        the tree, to be looked at; what needs the client waits for `start`."""
+        if self.loaded or not rows:
+            return
         self.tree.load(rows)
+        self.previewed = True
+        self.treePreviewed.emit(len(rows))
+
+    def _started(self, rows: list[Json]) -> None:
+        if self.previewed:  # the listing over the preview: only the rows that differ change
+            self.tree.merge(rows)
+        else:
+            self.tree.load(rows)
         self.loaded = True
         self.treeLoaded.emit(len(rows))
 
@@ -288,7 +304,9 @@ class Controller(QObject):
         )
 
     def _landed(self, summary: Json) -> None:
-        """A new session (a fork's child): into the tree beneath its source, then shown."""
+        """A new session (a fork's child): into the tree beneath its source, then shown.
+        The host's catalogue notification brings the same row (before or after this):
+        the tree puts it in once (`upsert` of an unchanged row does nothing)."""
         self.tree.upsert(summary)
         if self._pending_fork is not None:
             self._fork_started[summary["id"]] = self._pending_fork

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .agents import install as install_agent_actions
 from .badges import badge_icon
 from .branch_actions import BranchActions
 from .composer import Composer
@@ -29,7 +28,6 @@ from .controller import Controller
 from .fork_header import CHANGED_TEXT
 from .housekeeping import Housekeeping
 from .notify import Banner
-from .search_panel import SearchPanel, search_dock
 from .session_rows import ACTIVITY, ID_ROLE
 from .sort_header import SortHeader
 from .transcript_view import TranscriptView
@@ -132,9 +130,44 @@ class MainWindow(QMainWindow):
         self.branches = BranchActions(self)
         self._build_panes()
         self._build_menus()
-        install_agent_actions(self)
         self._wire()
         self._restore()
+        # after the first frame (`paintEvent`): the agents' menu entries and the origin
+        # line (nothing in that frame shows them; their module is the window's largest)
+        self._agents_installed = False
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if not self._agents_installed:
+            QTimer.singleShot(0, self.install_agents)
+
+    def install_agents(self) -> None:
+        """Import…, Agent sources… and Continue in ▸ (`agents.install`), once; if the
+        tree loaded first (a window never painted), the agents' folders are watched now."""
+        if self._agents_installed:
+            return
+        self._agents_installed = True
+        from .agents import _start_watching, install
+
+        install(self)
+        if self.controller.loaded:
+            _start_watching(self)
+
+    @property
+    def search_dock(self) -> Any:
+        """The Search all sessions panel's dock, built when first asked for (hidden)."""
+        if self._search_dock is None:
+            from .search_panel import SearchPanel, search_dock
+
+            self.search_panel = SearchPanel(self.controller, self)
+            self._search_dock = search_dock(self.search_panel, self)
+            self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self._search_dock)
+            self.search_panel.resultActivated.connect(
+                lambda sid, seq: self.select_session(sid, at_seq=seq or None))
+        return self._search_dock
+
+    _search_dock: Any = None
+    search_panel: Any = None
 
     def set_store_label(self, store_label: str) -> None:
         """The title names the store (and says read-only or shared once that is known)."""
@@ -261,9 +294,6 @@ class MainWindow(QMainWindow):
         self.toolbar.addSeparator()
         self.toolbar.addAction(self.action_prefs)
         self.addToolBar(self.toolbar)
-        self.search_panel = SearchPanel(c, self)
-        self.search_dock = search_dock(self.search_panel, self)
-        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.search_dock)
         self.busy_label = QLabel("", self)
         self.busy_label.setObjectName("busyLabel")
         self.busy_label.setAccessibleName("Activity")
@@ -321,8 +351,6 @@ class MainWindow(QMainWindow):
         for signal in (c.transcript.rowsInserted, c.transcript.dataChanged,
                        c.transcript.modelReset, c.transcript.rowsRemoved):
             signal.connect(self._update_approval_actions)
-        self.search_panel.resultActivated.connect(
-            lambda sid, seq: self.select_session(sid, at_seq=seq or None))
         self.action_stop.triggered.connect(c.cancel)
         self.action_use_model.triggered.connect(
             lambda: c.use_configured_model(self.selected_session()))
@@ -348,9 +376,11 @@ class MainWindow(QMainWindow):
         c.ops.busyChanged.connect(self._busy)
         c.tree.dataChanged.connect(self._tree_changed)
         c.treeLoaded.connect(self._tree_loaded)
+        c.treePreviewed.connect(self._tree_previewed)
         c.tree.rowsFetched.connect(self._expand_lineage)
         c.proxy.layoutChanged.connect(self._expand_reordered_lineage)
         c.tree.modelReset.connect(self._collapsed.clear)  # a load expands every lineage
+        c.tree.modelAboutToBeReset.connect(self._keep_selection)
         self.tree.collapsed.connect(lambda index: self._expanded_changed(index, False))
         self.tree.expanded.connect(lambda index: self._expanded_changed(index, True))
         c.forkShown.connect(self._fork_shown)
@@ -404,7 +434,7 @@ class MainWindow(QMainWindow):
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         sid = current.siblingAtColumn(0).data(ID_ROLE) if current.isValid() else None
-        if sid:
+        if sid and self.controller.loaded:  # a row of the preview opens once loaded
             self.controller.open_session(str(sid))
         self._update_fork_action()
 
@@ -414,12 +444,34 @@ class MainWindow(QMainWindow):
     def _fork_shown(self, _sid: str, _seconds: float) -> None:
         self.transcript.follow_to_end()
 
+    def _tree_previewed(self, _count: int) -> None:
+        """Rows from the store's index, shown while the store opens: to look at and
+        select; opening a session and the actions wait for `_tree_loaded`. The rows after
+        the first page wait too: laying them out would hold the host's start back."""
+        self.tree.placeholder.hide()
+        self._expand_lineage()
+
+    def _keep_selection(self) -> None:
+        """The listing replaces a preview's rows (a reset): the row chosen meanwhile is
+        chosen again once it is in (`_tree_loaded`)."""
+        c = self.controller
+        self._kept_selection = self.selected_session() if c.previewed and not c.loaded else None
+
+    _kept_selection: str | None = None
+
     def _tree_loaded(self, count: int) -> None:
+        self.install_agents()
         self.tree.placeholder.hide()
         self.tree.rest_pending = True
         self.action_new.setEnabled(True)
         self._expand_lineage()
-        if count and not self.tree.currentIndex().isValid():
+        current = self.tree.currentIndex()
+        kept, self._kept_selection = self._kept_selection, None
+        if current.isValid():  # chosen in the preview: opened now
+            self._current_changed(current, QModelIndex())
+        elif kept is not None and self.controller.tree.summary(kept) is not None:
+            self.select_session(kept)
+        elif count:
             first = self.controller.proxy.index(0, 0)
             if first.isValid():
                 self.tree.setCurrentIndex(first)
@@ -457,7 +509,7 @@ class MainWindow(QMainWindow):
         self.action_deny.setEnabled(waiting)
 
     def _update_fork_action(self) -> None:
-        has = self.selected_session() is not None
+        has = self.selected_session() is not None and self.controller.loaded
         self.action_fork.setEnabled(has)
         self.action_use_model.setEnabled(has)
         self.action_delete.setEnabled(has)
@@ -525,8 +577,9 @@ class MainWindow(QMainWindow):
         self.filter_box.selectAll()
 
     def show_search(self) -> None:
-        self.search_dock.show()
-        self.search_dock.raise_()
+        dock = self.search_dock
+        dock.show()
+        dock.raise_()
         self.search_panel.focus()
 
     def copy_text(self, text: str) -> None:

@@ -15,12 +15,18 @@ qutebrowser's completion model): a QTreeView lays out every row it is given, cal
 `index()`, `flags()` and `rowCount()` in Python for each — 0.1 to 0.2 s for 10,000 sessions
 before the first frame. The rest of the catalogue is held (in order, kept current) and
 shown as the view scrolls to the end; `reveal` and `fetch_all` show it on demand.
+
+Scrolling asks `index()` and `data()` of every visible cell at each frame (~900 and ~800
+calls a page-down): the roles no row answers return first, and answers are kept per cell
+until any row changes (a change can rename another row: a fork is called after its source).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from PySide6.QtCore import (
@@ -33,6 +39,7 @@ from PySide6.QtCore import (
 )
 
 from .session_rows import (
+    ANSWERED_ROLES,
     COLUMNS,
     TITLE,
     SortKey,
@@ -48,6 +55,7 @@ Index = QModelIndex | QPersistentModelIndex
 NO_PARENT = QModelIndex()  # the default parent: the root
 
 _ROOT = 0
+_COLUMN_COUNT = len(COLUMNS)
 _ENABLED = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled
 _DISABLED = Qt.ItemFlag.ItemIsSelectable
 
@@ -66,6 +74,9 @@ class _Node:
 
 
 PAGE_ROWS = 200  # top-level rows per fetch: a few screens
+CELLS_KEPT = 20_000  # cached data() answers: a few hundred pages of scrolling
+#: more changed rows than this in `merge`: one reset is cheaper than that many upserts
+MERGE_ROWS = 200
 
 
 class SessionTreeModel(QAbstractItemModel):
@@ -87,12 +98,17 @@ class SessionTreeModel(QAbstractItemModel):
         self._next_key = 1
         #: (column, descending) rows are kept in; None: in arrival order (never sorted)
         self._order: tuple[int, bool] | None = None
+        #: what `data` answered, by (row key, column, role): a view asks each visible cell
+        #: for seven roles at every paint (~800 calls a page-down); any change clears it
+        self._cells: dict[tuple[int, int, int], Any] = {}
+        self._cells_until = 0.0
 
     # --- changes ------------------------------------------------------------------
 
     def load(self, summaries: Iterable[Json]) -> None:
         """The first full load (the only reset this model does)."""
         self.beginResetModel()
+        self._forget_cells()
         self._root.children.clear()
         self._nodes.clear()
         self._by_key = {_ROOT: self._root}
@@ -112,6 +128,21 @@ class SessionTreeModel(QAbstractItemModel):
         self._sort_children(self._root)
         self._shown = min(self.page_rows, len(self._root.children))
         self.endResetModel()
+
+    def merge(self, summaries: Iterable[Json]) -> None:
+        """The full listing over rows already loaded (a preview from the store's index):
+        rows that differ are updated, new ones inserted, missing ones removed — row by
+        row, so that selection, expansion and scrolling stay; with many changes, a load."""
+        wanted = {s["id"]: s for s in summaries}
+        changed = [s for sid, s in wanted.items() if self._summaries.get(sid) != s]
+        gone = [sid for sid in self._summaries if sid not in wanted]
+        if len(changed) + len(gone) > MERGE_ROWS:
+            self.load(wanted.values())
+            return
+        for sid in gone:
+            self.remove(sid)
+        for summary in changed:
+            self.upsert(summary)
 
     # --- paging of the top-level rows ------------------------------------------------
 
@@ -268,6 +299,10 @@ class SessionTreeModel(QAbstractItemModel):
         """A session appeared or changed: one row inserted, moved or updated."""
         sid = summary["id"]
         known = sid in self._nodes
+        if known and self._summaries[sid] == summary:
+            # told twice (a fork's answer and the host's notification of it): once is in
+            return self.index_for(sid)
+        self._forget_cells()  # a title or a fork's number elsewhere may change with it
         retitled = known and self._summaries[sid].get("title") != summary.get("title")
         self._summaries[sid] = dict(summary)
         if not known:
@@ -292,6 +327,7 @@ class SessionTreeModel(QAbstractItemModel):
         node = self._nodes.get(sid)
         if node is None:
             return
+        self._forget_cells()
         for child in list(node.children):
             self._move(child, self._root)
         self._detach(node)
@@ -449,11 +485,16 @@ class SessionTreeModel(QAbstractItemModel):
     # --- QAbstractItemModel -------------------------------------------------------
 
     def index(self, row: int, column: int, parent: Index = NO_PARENT) -> QModelIndex:
-        if column < 0 or column >= len(COLUMNS) or row < 0:
+        # a view asks this of every visible cell at each paint: the top level first
+        if not 0 <= column < _COLUMN_COUNT or row < 0:
             return QModelIndex()
-        if parent.isValid() and parent.column() != 0:
+        if not parent.isValid():
+            if row >= self._shown:
+                return QModelIndex()
+            return self.createIndex(row, column, self._root.children[row].key)
+        if parent.column() != 0:
             return QModelIndex()
-        node = self._node(parent)
+        node = self._by_key.get(parent.internalId(), self._root)
         if row >= (self._shown if node is self._root else len(node.children)):
             return QModelIndex()
         return self.createIndex(row, column, node.children[row].key)
@@ -491,8 +532,31 @@ class SessionTreeModel(QAbstractItemModel):
         return _ENABLED if summary is not None and not summary.get("error") else _DISABLED
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
+        if role not in ANSWERED_ROLES or not index.isValid():
             return None
+        cell = (index.internalId(), index.column(), role)
+        try:
+            found = self._cells[cell]
+        except KeyError:
+            pass
+        else:
+            if time.time() < self._cells_until:
+                return found
+            self._forget_cells()
+        value = self._data(index, role)
+        if len(self._cells) >= CELLS_KEPT:
+            self._cells.clear()
+        self._cells[cell] = value
+        return value
+
+    def _forget_cells(self) -> None:
+        """Rows changed (or the day did: times show as dates): every cell is asked again."""
+        self._cells.clear()
+        now = datetime.now().astimezone()
+        midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+        self._cells_until = midnight.timestamp()
+
+    def _data(self, index: Index, role: int) -> Any:
         try:
             node = self._by_key.get(index.internalId())
             if node is None or node.sid is None:

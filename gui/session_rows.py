@@ -23,6 +23,13 @@ SUMMARY_ROLE = Qt.ItemDataRole.UserRole + 2
 UPDATED_ROLE = Qt.ItemDataRole.UserRole + 3
 RELATION_ROLE = Qt.ItemDataRole.UserRole + 4
 RUNNING_ROLE = Qt.ItemDataRole.UserRole + 5
+#: every role `row_data` may answer (as ints, as views pass them): a view asks each visible
+#: cell for seven roles at each paint, four of which no row has (font, colours, check state)
+ANSWERED_ROLES = frozenset(int(role) for role in (
+    Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.ToolTipRole,
+    Qt.ItemDataRole.AccessibleTextRole, Qt.ItemDataRole.TextAlignmentRole, ID_ROLE,
+    SUMMARY_ROLE, UPDATED_ROLE, RELATION_ROLE, RUNNING_ROLE,
+))  # fmt: skip
 
 
 def row_data(sid: str, s: Json, column: int, role: int, title_of: Callable[[str], str]) -> Any:

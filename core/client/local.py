@@ -17,13 +17,45 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from forkwise.core.client.client import Client
-from forkwise.core.errors import HostUnavailable
-from forkwise.core.host import shared_store
-from forkwise.core.host.host import Host
+from forkwise.core.errors import ForkwiseError, HostUnavailable
+
+if TYPE_CHECKING:  # imported when a store is opened: `indexed_rows` runs before that
+    from forkwise.core.client.client import Client
+    from forkwise.core.host import shared_store
+    from forkwise.core.host.host import Host
 
 log = logging.getLogger(__name__)
+
+
+def indexed_rows(store_dir: Path | str | None, newest: int | None = None) -> list[dict[str, Any]]:
+    """The catalogue rows of a folder store's summary index, for the logs it still matches:
+    what a window shows while the host opens, without importing or starting it (no lock,
+    no log read). `newest`: only the rows a list sorted by last activity starts with (the
+    `newest` most recently active sessions at the top of their lineage, and every session
+    beneath them). The host's listing follows and is the truth: it adds what the index
+    does not know and may differ where only a host can tell — the model a session without
+    one will use (left None here) and whether a turn runs (False here). [] for a
+    database, a remote host, or a store that cannot be read."""
+    if not isinstance(store_dir, Path):
+        return []
+    from forkwise.core.runtime.listing import summary_row
+    from forkwise.core.store.backends.jsonl import JsonlBackend
+
+    try:
+        summaries = JsonlBackend(store_dir, writable=False).indexed_summaries(newest)
+    except (OSError, ForkwiseError) as exc:
+        log.info("no rows from the index of %s: %s", store_dir, exc)
+        return []
+    rows = []
+    for summary in summaries:
+        row = summary_row(summary)
+        if summary.model is None:
+            row["model"] = row["provider"] = None
+        row["running"] = False
+        rows.append(row)
+    return rows
 
 
 @dataclass
@@ -60,6 +92,10 @@ async def open_store(
     serve: bool = True,
 ) -> OpenedStore:
     """The store (or host) a front end works on; see the module docstring."""
+    from forkwise.core.client.client import Client
+    from forkwise.core.host import shared_store
+    from forkwise.core.host.host import Host
+
     if connect:
         token = token or os.environ.get("FORKWISE_TOKEN")
         return OpenedStore(await Client.connect(connect, token, follow=False))

@@ -37,8 +37,8 @@ CORE_FIGURES = {"list", "list-cli", "list-rebuild", "fork", "fork-no-index", "fo
                 "context", "first-delta", "first-delta-fold", "context-fold", "context-cold",
                 "append", "append-host", "search", "search-build",
                 "import", "import-cpu", "import-codex", "reimport", "reimport-cli"}
-GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "tree", "tree-rest",
-               "tree-scroll"}
+GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "cold-ready", "tree",
+               "tree-rest", "tree-scroll"}
 
 
 def quick_run(*only: str) -> tuple[dict[str, dict[str, object]], str]:

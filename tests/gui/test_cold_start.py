@@ -19,6 +19,9 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from forkwise.core.bench.synth import write_store
 from forkwise.core.demo import build_demo_store
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session import SessionSummary
+from forkwise.core.store.session_store import SessionStore
 from forkwise.gui import app as app_module
 from forkwise.gui.main_window import MainWindow
 from forkwise.gui.session_rows import TITLE
@@ -52,6 +55,7 @@ def test_window_paints_loading_before_the_store_then_shows_rows(
         aloop: Any, qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = tmp_path / "store"
     build_demo_store(store)
+    (store / "index.json").unlink()  # no index: nothing to show before the store is open
     asked, release = hold_store_open(monkeypatch)
     settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
 
@@ -84,6 +88,109 @@ def test_window_paints_loading_before_the_store_then_shows_rows(
 
     assert aloop(scenario()) == 0
     assert not (store / "host.sock").exists()  # the host was closed
+
+
+def test_rows_from_the_index_show_before_the_store_opens_then_the_listing_takes_over(
+        aloop: Any, qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With an index, the tree shows the rows it vouches for while the host opens; nothing
+    opens and no action that needs the client is enabled until the listing is in, which
+    adds what the index did not vouch for and opens the row chosen meanwhile."""
+    store = tmp_path / "store"
+    build_demo_store(store)
+    sources = {s.parent_session for s in listed(store)}
+    logs = sorted((store / "sessions").glob("*.jsonl"))
+    changed = next(p for p in logs if p.stem not in sources)  # changed behind the index
+    st = changed.stat()
+    os.utime(changed, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    everyone = {p.stem for p in logs}
+    asked, release = hold_store_open(monkeypatch)
+    settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+
+    async def scenario() -> tuple[int, str]:
+        session = asyncio.ensure_future(
+            app_module._session(qapp, store, None, None, settings=settings))
+        await asyncio.wait_for(asked.wait(), 15)
+        window = shown_window()
+        assert window is not None
+        c, tree = window.controller, window.tree
+        assert set(c.tree.session_ids()) == everyone - {changed.stem}
+        assert tree.model().rowCount() > 0
+        assert not tree.placeholder.isVisible()
+        assert c.previewed
+        assert not c.loaded
+        assert c.tree.lineage_parents(), "forks are beneath their source"
+        assert not tree.currentIndex().isValid()  # nothing opened on its own
+        image = window.grab().toImage()
+        assert not image.isNull()
+        last = tree.model().index(tree.model().rowCount() - 1, 0)
+        tree.setCurrentIndex(last)  # chosen while the store opens
+        chosen = window.selected_session()
+        assert chosen is not None
+        assert c.current is None  # not opened yet: that needs the client
+        for action in (window.action_new, window.action_fork, window.action_delete,
+                       window.action_duplicate, window.branches.rename):
+            assert not action.isEnabled(), action.objectName()
+
+        release.set()
+        await until(lambda: c.loaded, what="the listing")
+        assert set(c.tree.session_ids()) == everyone
+        await until(lambda: c.current == chosen, what="the chosen session opened")
+        assert window.selected_session() == chosen
+        assert window.action_fork.isEnabled()
+        assert window.action_new.isEnabled()
+        await c.ops.wait_idle()
+        window.close()
+        return await asyncio.wait_for(session, 15), chosen
+
+    status, _chosen = aloop(scenario())
+    assert status == 0
+
+
+def listed(store: Path) -> list[SessionSummary]:
+    """The store's summaries, its index written on the way."""
+    opened = SessionStore(JsonlBackend(store))
+    try:
+        return opened.list()
+    finally:
+        opened.close()
+
+
+def test_a_row_chosen_in_the_first_page_stays_chosen_when_the_rest_arrives(
+        aloop: Any, qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sorted by activity, the preview is the first page of rows; the listing brings the
+    rest (a reload of the tree), and the row chosen meanwhile is still the chosen one."""
+    store = write_store(tmp_path / "store", 450, 6)
+    assert len(listed(store)) == 450
+    asked, release = hold_store_open(monkeypatch)
+    settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+
+    async def scenario() -> tuple[int, str]:
+        session = asyncio.ensure_future(
+            app_module._session(qapp, store, None, None, settings=settings))
+        await asyncio.wait_for(asked.wait(), 15)
+        window = shown_window()
+        assert window is not None
+        c, tree = window.controller, window.tree
+        page = c.tree.page_rows
+        assert len(c.tree.session_ids()) == page
+        shown = set(c.tree.session_ids())
+        updated = {s.id: s.updated for s in listed(store)}
+        assert min(updated[sid] for sid in shown) >= max(
+            u for sid, u in updated.items() if sid not in shown)  # the most recent ones
+        tree.setCurrentIndex(tree.model().index(5, 0))
+        chosen = window.selected_session()
+        assert chosen is not None
+        release.set()
+        await until(lambda: c.loaded, what="the listing")
+        assert len(c.tree.session_ids()) == 450
+        await until(lambda: c.current == chosen, what="the chosen session opened")
+        assert window.selected_session() == chosen
+        await c.ops.wait_idle()
+        window.close()
+        return await asyncio.wait_for(session, 15), chosen
+
+    status, _chosen = aloop(scenario())
+    assert status == 0
 
 
 def test_a_store_that_cannot_be_opened_says_so_in_a_dialog_then_returns_1(
@@ -121,6 +228,45 @@ def test_a_store_that_cannot_be_opened_says_so_in_a_dialog_then_returns_1(
     err = capsys.readouterr().err
     assert err.startswith("forkwise: ")
     assert text in err  # the same words on stderr
+
+
+def test_rows_from_the_index_go_when_the_store_then_cannot_be_opened(
+        aloop: Any, qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index is readable but the host cannot take the store (its lock file is a
+    folder): the rows it showed go, and the tree says the sessions could not be loaded."""
+    store = tmp_path / "store"
+    build_demo_store(store)
+    assert listed(store)
+    lock = store / "writer.lock"
+    lock.unlink(missing_ok=True)
+    lock.mkdir()
+    asked, release = hold_store_open(monkeypatch)
+    settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+
+    async def scenario() -> tuple[int, int, int, str, bool]:
+        session = asyncio.ensure_future(
+            app_module._session(qapp, store, None, None, settings=settings))
+        await asyncio.wait_for(asked.wait(), 15)
+        window = shown_window()
+        assert window is not None
+        previewed = window.controller.tree.rowCount()
+        release.set()
+        box = await until(QApplication.activeModalWidget, what="the error dialog")
+        assert isinstance(box, QMessageBox)
+        rows = window.controller.tree.rowCount()
+        placeholder = window.tree.placeholder
+        text, visible = placeholder.text(), placeholder.isVisible()
+        close = box.button(QMessageBox.StandardButton.Close)
+        assert close is not None
+        close.click()
+        return await asyncio.wait_for(session, 15), previewed, rows, text, visible
+
+    status, previewed, rows, text, visible = aloop(scenario())
+    assert status == 1
+    assert previewed > 0
+    assert rows == 0
+    assert text == "The sessions could not be loaded."
+    assert visible
 
 
 def test_the_app_on_a_store_that_cannot_be_opened_shows_the_dialog_and_exits_1(

@@ -3,6 +3,7 @@ offline provider: the fork flows a person uses."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import QApplication
 from forkwise.core.errors import WorkspaceAttachFailed
 from forkwise.core.runtime.workspaces import MemoryWorkspaces
 from forkwise.gui.message_actions import MID_TURN, NOT_YOURS, RUNNING, WAITING
+from forkwise.gui.session_rows import ID_ROLE
 
 pytestmark = pytest.mark.gui
 
@@ -446,3 +448,38 @@ def test_remote_host_over_socket(aloop: Any, tmp_path: Path) -> None:
             assert app.window.composer.text() == "are you still there?"
 
     aloop(scenario())
+
+
+def test_fork_click_puts_the_child_row_in_once(aloop: Any, tmp_path: Path) -> None:
+    """The child row comes twice — the fork's answer and the host's catalogue
+    notification — and is put in the tree once: one row inserted, nothing changed after."""
+    async def scenario() -> tuple[list[str], list[str], int]:
+        async with open_app(tmp_path) as app:
+            c = app.controller
+            plan = app.sid(PLAN)
+            await app.open(plan)
+            before = set(c.tree.session_ids())
+            inserted: list[str] = []
+            changed: list[str] = []
+            moved: list[int] = []
+
+            def rows_inserted(parent: Any, first: int, last: int) -> None:
+                inserted.extend(c.tree.index(r, 0, parent).data(ID_ROLE)
+                                for r in range(first, last + 1))
+
+            c.tree.rowsInserted.connect(rows_inserted)
+            c.tree.dataChanged.connect(lambda top, _bottom: changed.append(top.data(ID_ROLE)))
+            c.tree.rowsMoved.connect(lambda *_a: moved.append(1))
+            app.window.action_fork.trigger()
+            child = await wait_child(app, plan, before)
+            await until(lambda: child in app.client.catalogue, what="the notification")
+            await app.idle()
+            await asyncio.sleep(0.05)  # anything still queued for the tree lands
+            await app.idle()
+            assert c.tree.summary(child) == app.client.catalogue[child]
+            return inserted, [s for s in changed if s == child], len(moved)
+
+    inserted, child_changed, moved = aloop(scenario())
+    assert len(inserted) == 1, inserted
+    assert child_changed == []
+    assert moved == 0

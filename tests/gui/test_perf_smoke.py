@@ -12,8 +12,8 @@ import pytest
 
 pytestmark = pytest.mark.gui
 
-GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "tree", "tree-rest",
-               "tree-scroll"}
+GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "cold-ready", "tree",
+               "tree-rest", "tree-scroll"}
 
 
 def test_quick_gui_figures_are_reported_with_baselines() -> None:
@@ -33,6 +33,7 @@ def test_quick_gui_figures_are_reported_with_baselines() -> None:
         assert f["workload"]
     assert figures["open-rss"]["unit"] == "B"
     assert figures["cold-start"]["ours"] >= figures["cold-frame"]["ours"]
+    assert figures["cold-ready"]["ours"] >= figures["cold-start"]["ours"]
 
 
 def test_perf_prints_one_json_line_per_figure(tmp_path: Path) -> None:
@@ -52,5 +53,6 @@ def test_perf_prints_one_json_line_per_figure(tmp_path: Path) -> None:
     cold = perf("cold", "--store", str(root))
     assert cold["status"] == 0
     assert cold["tree_rows"] == 2
-    assert 0 < cold["painted"] <= cold["tree_painted"]
+    assert 0 < cold["painted"] <= cold["tree_painted"] <= cold["ready"]
+    assert 0 < cold["painted_cpu"] <= cold["tree_painted_cpu"] <= cold["ready_cpu"]
     assert perf("cold-baseline")["painted"] > 0

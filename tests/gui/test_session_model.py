@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from gui_harness import expected_tree, model_tree
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
 from forkwise.gui.session_filter import SessionFilterProxy
 from forkwise.gui.session_model import SessionTreeModel
@@ -384,3 +384,54 @@ def test_every_column_sorts_its_rows_and_keeps_them_sorted(qtmodeltester: Any) -
                          updated="2025-01-01T02:30:00Z"))
     assert order() == ["b", "d", "c", "a"]
     qtmodeltester.check(proxy)
+
+
+def test_merge_over_a_preview_changes_only_the_rows_that_differ(
+        tree: SessionTreeModel, qtmodeltester: Any) -> None:
+    """The listing after the rows from the index: a changed row is updated, a new one
+    inserted beneath its source, a missing one removed; no reset, selection kept."""
+    resets: list[int] = []
+    changed: list[str] = []
+    tree.modelReset.connect(lambda: resets.append(1))
+    tree.dataChanged.connect(lambda top, _bottom: changed.append(top.data(ID_ROLE)))
+    kept = QPersistentModelIndex(tree.index_for("a"))
+    tree.merge([summary("a"), summary("b", "a", messages=9), summary("s", "a", "subagent"),
+                summary("d", "b")])
+    qtmodeltester.check(tree)
+    assert resets == []
+    assert model_tree(tree) == {"a": {"b": {"d": {}}, "s": {}}}
+    assert "b" in changed
+    assert "a" not in changed
+    assert "s" not in changed
+    assert tree.data(tree.index_for("b", MESSAGES)) == "9"
+    assert kept.isValid()
+    assert kept.data(ID_ROLE) == "a"
+
+
+def test_merge_with_many_changes_loads_once(qtmodeltester: Any) -> None:
+    model = SessionTreeModel()
+    model.load([summary(f"p{i:04d}") for i in range(300)])
+    resets: list[int] = []
+    model.modelReset.connect(lambda: resets.append(1))
+    model.merge([summary(f"p{i:04d}", messages=7) for i in range(300)])
+    qtmodeltester.check(model)
+    assert resets == [1]
+    assert {model.summary(f"p{i:04d}")["messages"] for i in range(300)} == {7}  # type: ignore[index]
+
+
+def test_cells_asked_again_after_a_change_elsewhere(qtmodeltester: Any) -> None:
+    """`data` keeps its answers for scrolling, but a change to one row can rename another
+    (a fork not renamed yet is called after its source): every answer is dropped."""
+    model = SessionTreeModel()
+    model.load([summary("a", title="Lemurs", firstQuestion="q", titleSet=True),
+                summary("b", "a", title="Lemurs", firstQuestion="q", titleSet=True)])
+    qtmodeltester.check(model)
+    fork = model.index_for("b", TITLE)
+    assert model.data(fork) == "Lemurs — fork 1"
+    assert model.data(fork) == "Lemurs — fork 1"  # from what it kept
+    model.upsert(summary("a", title="Pangolins", firstQuestion="q", titleSet=True))
+    assert model.data(model.index_for("b", TITLE)) == "Lemurs"  # its own title now
+    assert model.data(model.index_for("a", TITLE)) == "Pangolins"
+    model.remove("a")
+    assert model.data(model.index_for("b", TITLE)) == "Lemurs"
+    assert model.data(model.index_for("b", TITLE), Qt.ItemDataRole.FontRole) is None

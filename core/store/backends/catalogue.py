@@ -34,7 +34,7 @@ from forkwise.core.log.turns import BracketState
 from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.fork_point import ForkPoint
-from forkwise.core.store.session import SessionSummary
+from forkwise.core.store.session import INDEX_ROW_KEYS, SessionSummary
 
 log = logging.getLogger(__name__)
 INDEX_VERSION = 1
@@ -164,19 +164,7 @@ class Catalogue:
                 st = entry.stat()
             except OSError:
                 continue
-            cached = index.get(sid)
-            summary: SessionSummary | None = None
-            if (
-                cached
-                and cached.get("size") == st.st_size
-                and cached.get("mtime") == st.st_mtime_ns
-            ):
-                try:
-                    summary = _summary_of(cached["summary"])
-                except (KeyError, TypeError):
-                    summary = None
-                if summary is not None and summary.id != sid:
-                    summary = None
+            summary = _matching(index.get(sid), sid, st)
             if summary is None:
                 summary, facts = _summarize_or_error(sid, Path(entry.path), summarize)
                 index[sid] = _entry(st, summary, facts)
@@ -190,6 +178,44 @@ class Catalogue:
         if progress is not None and rebuilt >= 250:
             progress(len(entries), len(entries))
         return out
+
+    def vouched(self, entries: Sequence[os.DirEntry[str]]) -> list[SessionSummary]:
+        """The summaries the index holds for the logs it still matches (size and mtime),
+        reading no log and saving nothing: what a listing will say about them (a log the
+        index does not match, or does not know, is left out)."""
+        with gc_paused():
+            index = self._load()
+            out: list[SessionSummary] = []
+            for entry in entries:
+                sid = entry.name[: -len(".jsonl")]
+                try:
+                    st = entry.stat()
+                except OSError:
+                    continue
+                summary = _matching(index.get(sid), sid, st)
+                if summary is not None:
+                    out.append(summary)
+            return out
+
+    def lineage(self) -> tuple[list[str], dict[str, list[str]]]:
+        """The sessions the index holds at the top of their lineage (their source is not
+        in it), most recently active first, and the sessions beneath each one; read from
+        the entries as they are (`vouch` checks one against its log)."""
+        index = self._load()
+        tops: list[tuple[str, str]] = []
+        children: dict[str, list[str]] = {}
+        for sid, cached in index.items():
+            parent, updated = _lineage_of(cached.get("summary"))
+            if parent is not None and parent != sid and parent in index:
+                children.setdefault(parent, []).append(sid)
+            else:
+                tops.append((updated, sid))
+        tops.sort(reverse=True)
+        return [sid for _updated, sid in tops], children
+
+    def vouch(self, sid: str, st: os.stat_result) -> SessionSummary | None:
+        """The summary the index holds for log `sid` if it still matches (`st`)."""
+        return _matching(self._load().get(sid), sid, st)
 
     def checked(self, sid: str, st: os.stat_result) -> tuple[SessionSummary, LogFacts] | None:
         """The summary and log facts of an entry that still matches its file, if any."""
@@ -248,6 +274,33 @@ def _entry(st: os.stat_result, summary: SessionSummary, facts: LogFacts | None) 
         # listing decodes the whole index (as dicts, the facts cost a third of its decoding)
         entry["log"] = orjson.dumps(facts.to_index()).decode()
     return entry
+
+
+def _matching(cached: dict[str, Any] | None, sid: str, st: os.stat_result) -> SessionSummary | None:
+    """The summary of index entry `cached` if it still describes log `sid` (same size and
+    mtime) and holds together; None otherwise."""
+    if not cached or cached.get("size") != st.st_size or cached.get("mtime") != st.st_mtime_ns:
+        return None
+    try:
+        summary = _summary_of(cached["summary"])
+    except (KeyError, TypeError):
+        return None
+    return summary if summary.id == sid else None
+
+
+_PARENT, _UPDATED = INDEX_ROW_KEYS.index("parentSession"), INDEX_ROW_KEYS.index("updated")
+
+
+def _lineage_of(data: Any) -> tuple[str | None, str]:
+    """An entry's source session and last activity, as its summary (a row, or an object
+    in entries written before rows) holds them; (None, "") when they are not strings."""
+    if type(data) is list and len(data) == len(INDEX_ROW_KEYS):
+        parent, updated = data[_PARENT], data[_UPDATED]
+    elif type(data) is dict:
+        parent, updated = data.get("parentSession"), data.get("updated")
+    else:
+        return None, ""
+    return (parent if type(parent) is str else None), (updated if type(updated) is str else "")
 
 
 def _summary_of(data: Any) -> SessionSummary:

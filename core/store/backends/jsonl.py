@@ -25,12 +25,13 @@ import orjson
 
 from forkwise.core.errors import (
     DuplicateSessionId,
+    ForkwiseError,
     ReadOnlyStore,
     StaleSession,
     StorageError,
     StoreLocked,
 )
-from forkwise.core.log.event_log import event_lines, head
+from forkwise.core.log.event_log import event_lines, gc_paused, head
 from forkwise.core.log.events import Event, now_ts
 from forkwise.core.log.ids import validate_session_id
 from forkwise.core.safe_read import read_regular
@@ -135,6 +136,38 @@ class JsonlBackend:
                         yield entry
         except FileNotFoundError:
             return
+
+    def indexed_summaries(self, newest: int | None = None) -> list[SessionSummary]:
+        """The summaries the index vouches for (`Catalogue.vouched`): no log is read, no
+        lock is needed; a front end shows them while the store opens. With `newest`: only
+        the `newest` most recently active sessions at the top of their lineage and every
+        session beneath them (a list sorted by activity: its first page), and only their
+        logs are checked; a session beneath one the index does not vouch for is left out."""
+        if newest is None:
+            return self.catalogue.vouched(list(self._scan()))
+        tops, children = self.catalogue.lineage()
+        out: list[SessionSummary] = []
+        with gc_paused():
+            for top in tops:
+                if newest <= 0:
+                    break
+                stack = [top]
+                while stack:
+                    summary = self._vouched(stack.pop())
+                    if summary is None:
+                        continue
+                    if summary.id == top:
+                        newest -= 1
+                    out.append(summary)
+                    stack.extend(children.get(summary.id, ()))
+        return out
+
+    def _vouched(self, sid: str) -> SessionSummary | None:
+        try:
+            st = os.stat(self.path(sid))
+        except (OSError, ForkwiseError):
+            return None
+        return self.catalogue.vouch(sid, st)
 
     def session_ids(self) -> list[str]:
         return [e.name[: -len(".jsonl")] for e in self._scan()]
