@@ -299,7 +299,10 @@ class Host:
     # --- serving sessions ----------------------------------------------------------
 
     async def _serve(self, session_id: str) -> Session:
-        """The session's snapshot, after recovery when this host first serves it."""
+        """The session's snapshot (recovered when this host first serves it), with what its
+        running step holds back (`Agent.written`)."""
+        if (agent := self._agents.get(session_id)) is not None:
+            await agent.written()
         return await self.io(self._recover_sync, session_id)
 
     def _recover_sync(self, session_id: str) -> Session:
