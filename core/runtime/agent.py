@@ -105,6 +105,8 @@ class Agent:
         self._held: tuple[Session, object] | None = None
         #: the drafts that open the running step, until a write carries them
         self._opening = HeldDrafts()
+        #: a `session/turn` note to send on the loop's next turn
+        self._announcing: asyncio.Handle | None = None
 
     # --- state ---------------------------------------------------------------------
 
@@ -121,7 +123,21 @@ class Agent:
         """`running`: a turn is open or about to start; `waiting`: it waits on approvals."""
         return {"running": self.busy, "queued": len(self._queue), "waiting": self._waiting}
 
-    def _announce_state(self) -> None:
+    def _announce_state(self, now: bool = False) -> None:
+        """Tell subscribers the state (`session/turn`) as it is on the loop's next turn:
+        changes made meanwhile are one note (a prompt that starts at once: one, not two).
+        `now`: at once, with any note still to come (the driver stopped)."""
+        if self._announcing is not None:
+            if not now:
+                return  # one is coming, with the state as it will be then
+            self._announcing.cancel()
+        if now:
+            self._send_state()
+        else:
+            self._announcing = asyncio.get_running_loop().call_soon(self._send_state)
+
+    def _send_state(self) -> None:
+        self._announcing = None
         self.rt.notify({"kind": "session/turn", "sessionId": self.id, **self.state()})
 
     # --- commands ------------------------------------------------------------------
@@ -220,7 +236,7 @@ class Agent:
             self._settle({**self._idle(), "status": "failed", "error": text}, ended=True)
         finally:
             self._runner = None
-            self._announce_state()
+            self._announce_state(now=True)
 
     async def _pass(self) -> bool:
         """One step forward from what the log says; False when there is nothing to do."""

@@ -140,3 +140,38 @@ async def test_a_write_between_hold_and_write_makes_the_agent_replay_again(
         said = [(m["role"], m["content"]) for m in provider.transcripts[1]]
         assert said == [("user", "first"), ("assistant", "reply 1"), ("user", "second")]
         assert (await env.client.get_session(sid))["summary"]["title"] == "t2"
+
+
+@pytest.mark.asyncio
+async def test_state_notes_are_one_per_turn_of_the_loop(tmp_path: Path) -> None:
+    gate = GateProvider()
+    providers = {"offline": OfflineProvider(), "gate": gate}
+    async with open_env("inproc", tmp_path, tmp_path, providers=providers) as env:
+        sid = (await env.client.create_session("notes"))["id"]
+        seen = Recorder()
+        await env.client.subscribe(seen)
+
+        def states() -> list[tuple[bool, int]]:
+            notes = mine(seen, sid)
+            return [(n["running"], n["queued"]) for n in notes if n["kind"] == "session/turn"]
+
+        # queued and started in the same turn of the loop (the agent has read the log
+        # already): one note says it runs
+        for text in ("warm up", "plain"):
+            seen.notes.clear()
+            assert (await env.client.prompt_and_wait(sid, text))["status"] == "completed"
+            await seen.wait_for(lambda n: n["kind"] == "session/turn" and not n["running"])
+        assert states() == [(True, 0), (False, 0)]
+        # a prompt queued behind a running turn is told as queued, in its own note
+        await env.client.set_model(sid, "gate", "held")
+        seen.notes.clear()
+        first = asyncio.ensure_future(env.client.prompt_and_wait(sid, "one"))
+        await asyncio.wait_for(gate.started.wait(), TIMEOUT)
+        second = asyncio.ensure_future(env.client.prompt_and_wait(sid, "two"))
+        await seen.wait_for(lambda n: n["kind"] == "session/turn" and n["queued"] == 1)
+        gate.release.set()
+        for done in (first, second):
+            assert (await asyncio.wait_for(done, TIMEOUT))["status"] == "completed"
+        await seen.wait_for(lambda n: n["kind"] == "session/turn" and not n["running"])
+        # queued, then started when the first turn ended, then idle: a note for each
+        assert states()[-3:] == [(True, 1), (True, 0), (False, 0)]
