@@ -202,7 +202,7 @@ class Agent:
         """Once this returns, the log holds what the running step holds back (its turn's
         opening): a reader of the session sees the prompt once its step has started."""
         if self._opening.pending:
-            await self._opening.written(self._write)
+            await self._opening.written(self._write_opening)
 
     # --- the driver ----------------------------------------------------------------
 
@@ -348,10 +348,10 @@ class Agent:
     ) -> StepResult:
         """The step's result; `streamed` collects the text sent so far (kept on cancel)."""
         tools = tool_specs(self.rt.tools)
-        deltas = DeltaStream(self.rt.notify, self.id, turn)
+        deltas = DeltaStream(self._tell, self.id, turn)
         items = provider.stream_step(replayed.transcript, choice, tools)
         # the step's opening is written on its own once the step waits for anything
-        waiting = self._opening.write_when_waiting(self._write)
+        waiting = self._opening.write_when_waiting(self._write_opening)
         try:
             # closed as soon as the result is here (a network stream is let go before the
             # message is written, and the loop is spared a finalizer call per step)
@@ -450,9 +450,22 @@ class Agent:
         right after (same worker call)."""
         await self._opening.settle()
         opening, events = self._opening.take()
+        self._opening.release(self.rt.notify)  # what the step streamed, before its write
         if not opening and not drafts:
             return await self._read()
         return await self._write([*opening, *drafts], events)
+
+    async def _write_opening(self, drafts: list[Json], held: tuple[Event, ...]) -> Session:
+        """Write held drafts on their own; then what the step streamed meanwhile goes out
+        (after the opening, which the store announced before this resumes)."""
+        try:
+            return await self._write(drafts, held)
+        finally:
+            self._opening.release(self.rt.notify)
+
+    def _tell(self, note: Json) -> None:
+        """A streamed-text note: held while the step's opening is (`HeldDrafts.tell`)."""
+        self._opening.tell(note, self.rt.notify)
 
     async def _write(self, drafts: list[Json], held: tuple[Event, ...] = ()) -> Session:
         """One durable write. `held`: the events the replay folded for drafts of this write

@@ -11,8 +11,11 @@ does a read of the session through the host (`Agent.written`).
 
 Nothing about held drafts reaches a client before they are durable: the store announces
 events only after their flush, and an outcome is settled only after the write that ends
-the turn. Streamed text (`session/delta`) is not an event; it goes out as it comes, as it
-always did before the step's message is written.
+the turn. Streamed text (`session/delta`, not an event: it is never durable before the
+step's message is) is held with them (`tell`), as the DeltaStream coalesced it, so that a
+client sees the turn's prompt before its reply streams in: it goes out right after the
+opening is told when that is written on its own, or right before the write that carries
+the opening with the step's result (and the whole text).
 
 The agent's replay folds held drafts at once, as the events they will be (`hold`); the
 write that carries them says whether they got the seqs the replay gave them (`landed`),
@@ -43,6 +46,9 @@ class HeldDrafts:
         self._events: tuple[Event, ...] = ()
         #: held drafts being written on their own (the step had to wait)
         self._writing: asyncio.Task[object] | None = None
+        #: notes held until the opening is told (`tell`), and whether they are
+        self._notes: list[Json] = []
+        self._holding_notes = False
 
     @property
     def pending(self) -> bool:
@@ -61,7 +67,22 @@ class HeldDrafts:
         )
         self._drafts.extend(dict(d) for d in drafts)
         self._events += events
+        self._holding_notes = True
         return events
+
+    def tell(self, note: Json, notify: Callable[[Json], None]) -> None:
+        """`notify(note)` now, or once the held drafts are told (`release`)."""
+        if self._holding_notes:
+            self._notes.append(note)
+        else:
+            notify(note)
+
+    def release(self, notify: Callable[[Json], None]) -> None:
+        """Send the notes held by `tell`, in order; later ones go out as they come."""
+        notes, self._notes = self._notes, []
+        self._holding_notes = False
+        for note in notes:
+            notify(note)
 
     def take(self) -> tuple[list[Json], tuple[Event, ...]]:
         """The held drafts and their events, for a write that carries them (no longer held)."""

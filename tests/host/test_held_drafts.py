@@ -84,6 +84,11 @@ async def test_a_step_that_waits_writes_its_opening_on_its_own_first(tmp_path: P
         await seen.wait_for(lambda n: n["kind"] == "session/events" and n["sessionId"] == sid)
         assert appended_types(mine(seen, sid)) == [TURN[:3]]
         assert [e["type"] for e in env.events(sid)][-3:] == TURN[:3]
+        # the gate streamed a piece before it waited: it goes out after the prompt is told,
+        # so a client that drops its stream row when a message comes loses none of it
+        await seen.wait_for(lambda n: n["kind"] == "session/delta" and n["sessionId"] == sid)
+        kinds = [n["kind"] for n in mine(seen, sid)]
+        assert kinds.index("session/events") < kinds.index("session/delta")
         assert not done.done()
         gate.release.set()
         outcome = await asyncio.wait_for(done, TIMEOUT)
