@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from forkwise.core.log.events import Event, now_ts
+from forkwise.core.log.events import Event
 
 Json = dict[str, Any]
 Write = Callable[[list[Json], tuple[Event, ...]], Awaitable[object]]
@@ -60,9 +60,9 @@ class HeldDrafts:
         event is `last_seq`, for the replay (the store checks, stamps and encodes them when
         it writes them)."""
         after = self._events[-1].seq if self._events else last_seq
-        ts = now_ts()
+        # no time: the replay reads none, and the write stamps its own
         events = tuple(
-            Event(seq, d["type"], ts, MappingProxyType({k: v for k, v in d.items() if k != "type"}))
+            Event(seq, d["type"], "", MappingProxyType({k: v for k, v in d.items() if k != "type"}))
             for seq, d in enumerate(drafts, start=after + 1)
         )
         self._drafts.extend(dict(d) for d in drafts)
