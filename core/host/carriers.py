@@ -102,15 +102,30 @@ class InProcessCarrier:
         self._conn: RpcConnection | None = None
         self._receive: Receive | None = None
         self._pass: Callable[[Json], Json] = _as_is if shared else copied
+        self._inbox: list[Json] = []
 
     async def start(self, receive: Receive, closed: Closed) -> None:
         self._receive = receive
         self._conn = self.server.connect(self._deliver, trusted=True)
 
     def _deliver(self, message: Json) -> None:
-        # call_soon keeps the order a socket would have and never re-enters the host
+        # handed over on the loop's next turn, all that came meanwhile at once: the order
+        # a socket would have, and the host is never re-entered
         if self._receive is not None:
-            asyncio.get_running_loop().call_soon(self._receive, self._pass(message))
+            self._inbox.append(self._pass(message))
+            if len(self._inbox) == 1:
+                asyncio.get_running_loop().call_soon(self._hand_over)
+
+    def _hand_over(self) -> None:
+        inbox, self._inbox = self._inbox, []
+        for message in inbox:
+            if self._receive is not None:
+                try:
+                    self._receive(message)
+                except Exception as exc:  # as the loop would report a failed callback
+                    asyncio.get_running_loop().call_exception_handler(
+                        {"message": "a client failed on a message", "exception": exc}
+                    )
 
     async def send(self, message: Json) -> None:
         if self._conn is None or self._conn.closed:

@@ -249,9 +249,7 @@ class Host:
             notes.append({"kind": "catalogue/remove", "sessionId": sid})
         elif isinstance(change, EventsAppended | SessionTruncated | SessionCreated):
             notes.append({"kind": "catalogue/upsert", "summary": self.row(self.store.summary(sid))})
-        loop = self.workers.loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._deliver, notes)
+        self.workers.post(self._deliver, notes)
 
     def _on_remote(self, note: Json) -> None:
         """Another host committed a change to the shared store (on the listening thread):
@@ -274,9 +272,7 @@ class Host:
             except (ForkwiseError, KeyError, TypeError):
                 return  # gone again meanwhile: its removal follows
             notes = [{"kind": "catalogue/upsert", "summary": self.row(summary)}]
-        loop = self.workers.loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._deliver, notes)
+        self.workers.post(self._deliver, notes)
 
     async def follow_disk(self, poll: float = POLL) -> None:
         """Follow changes other programs make to the store's files (`disk_follow`): the
@@ -303,7 +299,10 @@ class Host:
     # --- serving sessions ----------------------------------------------------------
 
     async def _serve(self, session_id: str) -> Session:
-        """The session's snapshot, after recovery when this host first serves it."""
+        """The session's snapshot (recovered when this host first serves it), with what its
+        running step holds back (`Agent.written`)."""
+        if (agent := self._agents.get(session_id)) is not None:
+            await agent.written()
         return await self.io(self._recover_sync, session_id)
 
     def _recover_sync(self, session_id: str) -> Session:

@@ -7,6 +7,7 @@ import re
 import threading
 from collections.abc import Container
 from datetime import UTC, datetime
+from itertools import islice
 
 from forkwise.core.errors import InvalidSessionId
 
@@ -73,10 +74,24 @@ def new_session_id(taken: Container[str] = ()) -> str:
             return candidate
 
 
+#: characters of a text read for its slug first (a long reply is not read to its end)
+_SLUG_HEAD = 200
+
+
 def slugify(text: str, words: int = 3, limit: int = 24) -> str:
-    found = _SLUG_WORD.findall(text.lower())[:words]
-    slug = "-".join(found)[:limit].strip("-")
+    """The first `words` words of `text` (lowercase letters and digits), joined by '-'
+    and cut at `limit`. Only the start of a long text is read when it holds them."""
+    found = _first_words(text[:_SLUG_HEAD], words + 1)
+    if len(found) <= words and len(text) > _SLUG_HEAD:
+        # the last word found may go on past the head: only words followed by another
+        # one found are whole
+        found = _first_words(text, words)
+    slug = "-".join(found[:words])[:limit].strip("-")
     return slug or "message"
+
+
+def _first_words(text: str, n: int) -> list[str]:
+    return [m.group() for m in islice(_SLUG_WORD.finditer(text.lower()), n)]
 
 
 def new_message_id(role: str, text: str, taken: Container[str] = ()) -> str:

@@ -6,14 +6,17 @@ run the model, run approved tools, end the turn). That is what lets a turn that 
 an approval stay open across a restart and continue when the person answers it, in a
 later process. Reading the log is cheap: each write returns the snapshot right after it,
 and a pass reuses the latest snapshot while the host's `version` says nothing changed
-the session since (a plain turn costs two store-worker calls: its opening and its end).
+the session since.
 
 A turn writes `turn/start`, the user message, then steps (`step/start`, the assistant
 message — streamed to subscribers as `session/delta` notes, a few per step however fast
 the model is, persisted whole — tool calls with their `approval/request`,
 `approval/resolve` and `tool/result`, `step/end`) and one `turn/end` whose status is
-completed, cancelled, failed (with the error text) or interrupted. The first `step/start`
-is written together with `turn/start` and the user message.
+completed, cancelled, failed (with the error text) or interrupted. The drafts that open a
+step (`turn/start`, the user message and the first `step/start`; a later `step/start`) are
+held back (`held_drafts.py`) and written with what the step produced when the model has
+its result at once — a plain offline turn is one store-worker call and one flush — or on
+their own as soon as the step has to wait.
 """
 
 from __future__ import annotations
@@ -32,11 +35,13 @@ from forkwise.core.log.events import (
     STEP_END,
     TOOL_RESULT,
     TURN_START,
+    Event,
     text_part,
 )
 from forkwise.core.log.ids import new_message_id, new_token
 from forkwise.core.log.replay import Replay, Replayer
 from forkwise.core.runtime.deltas import DeltaStream
+from forkwise.core.runtime.held_drafts import HeldDrafts, landed
 from forkwise.core.runtime.providers.base import ModelChoice, Provider, StepResult, TextDelta
 from forkwise.core.runtime.step_drafts import (
     ending,
@@ -100,6 +105,10 @@ class Agent:
         self._replayed_generation = ""
         #: the latest snapshot the agent read or wrote, and the version it was taken at
         self._held: tuple[Session, object] | None = None
+        #: the drafts that open the running step, until a write carries them
+        self._opening = HeldDrafts()
+        #: a `session/turn` note to send on the loop's next turn
+        self._announcing: asyncio.Handle | None = None
 
     # --- state ---------------------------------------------------------------------
 
@@ -116,7 +125,21 @@ class Agent:
         """`running`: a turn is open or about to start; `waiting`: it waits on approvals."""
         return {"running": self.busy, "queued": len(self._queue), "waiting": self._waiting}
 
-    def _announce_state(self) -> None:
+    def _announce_state(self, now: bool = False) -> None:
+        """Tell subscribers the state (`session/turn`) as it is on the loop's next turn:
+        changes made meanwhile are one note (a prompt that starts at once: one, not two).
+        `now`: at once, with any note still to come (the driver stopped)."""
+        if self._announcing is not None:
+            if not now:
+                return  # one is coming, with the state as it will be then
+            self._announcing.cancel()
+        if now:
+            self._send_state()
+        else:
+            self._announcing = asyncio.get_running_loop().call_soon(self._send_state)
+
+    def _send_state(self) -> None:
+        self._announcing = None
         self.rt.notify({"kind": "session/turn", "sessionId": self.id, **self.state()})
 
     # --- commands ------------------------------------------------------------------
@@ -177,6 +200,12 @@ class Agent:
         self._queue.clear()
         self._settle(outcome, ended=True)
 
+    async def written(self) -> None:
+        """Once this returns, the log holds what the running step holds back (its turn's
+        opening): a reader of the session sees the prompt once its step has started."""
+        if self._opening.pending:
+            await self._opening.written(self._write_opening)
+
     # --- the driver ----------------------------------------------------------------
 
     def _kick(self) -> None:
@@ -209,7 +238,7 @@ class Agent:
             self._settle({**self._idle(), "status": "failed", "error": text}, ended=True)
         finally:
             self._runner = None
-            self._announce_state()
+            self._announce_state(now=True)
 
     async def _pass(self) -> bool:
         """One step forward from what the log says; False when there is nothing to do."""
@@ -245,7 +274,8 @@ class Agent:
         return True
 
     async def _begin(self, snap: Session, text: str) -> None:
-        """Open a turn with the prompt and its first step in one write, then run the step."""
+        """Open a turn with the prompt and its first step (held back for the step's own
+        write, or written as soon as the step waits), then run the step."""
         turn = new_token("turn")
         replayer = await self._replay(snap)
         choice = choice_of(replayer.result().model) or self.rt.default_choice()
@@ -261,19 +291,23 @@ class Agent:
             },
             start,
         ]
-        snap = await self._append(opening)
+        replayer.feed(self._opening.hold(opening, snap.last_seq))
         self._turn_open = True
         self._announce_state()
-        await self._run_step(snap, turn, step, choice)
+        await self._run_step(replayer, turn, step, choice)
 
     async def _step(self, snap: Session, turn: OpenTurn) -> None:
-        choice = choice_of((await self._replay(snap)).result().model) or self.rt.default_choice()
-        step, start = step_start(turn.id, choice)
-        await self._run_step(await self._append([start]), turn.id, step, choice)
-
-    async def _run_step(self, snap: Session, turn: str, step: str, choice: ModelChoice) -> None:
-        """Stream step `step` (its step/start is in `snap`) and write what it produced."""
         replayer = await self._replay(snap)
+        choice = choice_of(replayer.result().model) or self.rt.default_choice()
+        step, start = step_start(turn.id, choice)
+        replayer.feed(self._opening.hold([start], snap.last_seq))
+        await self._run_step(replayer, turn.id, step, choice)
+
+    async def _run_step(
+        self, replayer: Replayer, turn: str, step: str, choice: ModelChoice
+    ) -> None:
+        """Stream step `step` (its step/start is folded into `replayer`, and held or
+        written) and write what it produced."""
         replayed: Replay = replayer.result()
         streamed: list[str] = []
         try:
@@ -316,8 +350,10 @@ class Agent:
     ) -> StepResult:
         """The step's result; `streamed` collects the text sent so far (kept on cancel)."""
         tools = tool_specs(self.rt.tools)
-        deltas = DeltaStream(self.rt.notify, self.id, turn)
+        deltas = DeltaStream(self._tell, self.id, turn)
         items = provider.stream_step(replayed.transcript, choice, tools)
+        # the step's opening is written on its own once the step waits for anything
+        waiting = self._opening.write_when_waiting(self._write_opening)
         try:
             # closed as soon as the result is here (a network stream is let go before the
             # message is written, and the loop is spared a finalizer call per step)
@@ -330,6 +366,8 @@ class Agent:
                     else:
                         return item
         finally:
+            if waiting is not None:
+                waiting.cancel()  # the result is at hand: the opening goes with it
             deltas.flush()  # all streamed text is out before the message is appended
         raise ProviderError(f"provider {provider.name!r} ended the step without a result")
 
@@ -400,7 +438,10 @@ class Agent:
 
     async def _read(self) -> Session:
         """The session as its log is now: the snapshot held from the agent's last store
-        call while nothing changed the session since, else one read on the store worker."""
+        call while nothing changed the session since, else one read on the store worker.
+        Drafts held back are written first."""
+        if self._opening.pending:
+            return await self._append([])
         held = self._held
         if held is not None and held[1] is not None and held[1] == self.rt.version(self.id):
             return held[0]
@@ -409,10 +450,43 @@ class Agent:
         return self._held[0]
 
     async def _append(self, drafts: list[Json]) -> Session:
-        """Append drafts; returns the session as it is right after (same worker call)."""
+        """Append drafts after those held back, in one write; returns the session as it is
+        right after (same worker call)."""
+        await self._opening.settle()
+        opening, events = self._opening.take()
+        self._opening.release(self.rt.notify)  # what the step streamed, before its write
+        if not opening and not drafts:
+            return await self._read()
+        return await self._write([*opening, *drafts], events)
+
+    async def _write_opening(self, drafts: list[Json], held: tuple[Event, ...]) -> Session:
+        """Write held drafts on their own; then what the step streamed meanwhile goes out
+        (after the opening, which the store announced before this resumes)."""
+        try:
+            return await self._write(drafts, held)
+        finally:
+            self._opening.release(self.rt.notify)
+
+    def _tell(self, note: Json) -> None:
+        """A streamed-text note: held while the step's opening is (`HeldDrafts.tell`)."""
+        self._opening.tell(note, self.rt.notify)
+
+    async def _write(self, drafts: list[Json], held: tuple[Event, ...] = ()) -> Session:
+        """One durable write. `held`: the events the replay folded for drafts of this write
+        before it; when they did not land at those seqs, the log is replayed again."""
         self._held = None
-        self._held = await self.rt.session_io(self.id, _append_and_read, self.rt, self.id, drafts)
-        return self._held[0]
+        try:
+            self._held = await self.rt.session_io(
+                self.id, _append_and_read, self.rt, self.id, drafts
+            )
+        except BaseException:
+            if held:
+                self._replayer = None
+            raise
+        snap = self._held[0]
+        if held and not landed(snap.events, held):
+            self._replayer = None
+        return snap
 
     async def _outcome(self, turn: str) -> Json:
         return outcome_of(await self._read(), turn)

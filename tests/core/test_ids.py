@@ -35,3 +35,25 @@ def test_a_forked_child_draws_bytes_of_its_own() -> None:
     os.waitpid(pid, 0)
     assert len(child) == 32
     assert ids.random_hex(16) != child
+
+
+def test_a_slug_reads_only_the_start_of_a_long_text_and_is_the_same() -> None:
+    from forkwise.core.log.ids import slugify
+
+    def whole(text: str) -> str:  # the slug as reading all of the text gives it
+        import re
+
+        found = re.findall(r"[a-z0-9]+", text.lower())[:3]
+        return "-".join(found)[:24].strip("-") or "message"
+
+    cases = [
+        "Hello there, how are you " * 100,
+        " " * 199 + "abc def ghi",  # the words start at the head's end
+        "x" * 198 + " ab" + "cdef" * 50,  # the second word is cut by the head
+        "one " + "-" * 300 + " two three four",
+        "ONE TWO " + "İ" * 300,  # a capital whose lowercase is ASCII plus a mark
+        "" ,
+        "!!!" * 100,
+    ]
+    for text in cases:
+        assert slugify(text) == whole(text), text[:40]

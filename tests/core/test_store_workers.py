@@ -63,3 +63,43 @@ async def test_failures_are_counted_on_both_kinds_of_worker() -> None:
         assert workers.sessions_in_flight == 0
     finally:
         workers.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_what_work_posts_comes_back_in_order_before_its_result() -> None:
+    workers = StoreWorkers(session_workers=2)
+    seen: list[object] = []
+
+    def work(n: int) -> int:
+        for i in range(3):  # as the host posts a change's notifications from the worker
+            workers.post(seen.append, (n, i))
+        return n
+
+    try:
+        async def one(n: int) -> None:
+            result = await workers.session_io(f"s{n}", work, n)
+            seen.append(("result", result))
+
+        await asyncio.wait_for(asyncio.gather(*(one(n) for n in range(8))), TIMEOUT)
+        for n in range(8):
+            mine = [x for x in seen if x in ((n, 0), (n, 1), (n, 2), ("result", n))]
+            assert mine == [(n, 0), (n, 1), (n, 2), ("result", n)]
+        assert len(seen) == 8 * 4
+    finally:
+        workers.shutdown()
+
+
+def test_workers_serve_one_loop_after_another() -> None:
+    workers = StoreWorkers(session_workers=2)
+    try:
+        for n in range(3):
+            loop = asyncio.new_event_loop()
+            run = workers.session_io("a", lambda n=n: n)
+            assert loop.run_until_complete(asyncio.wait_for(run, TIMEOUT)) == n
+            # a delivery scheduled on a loop that closes before it runs it does not hold
+            # up what is posted on the next loop
+            workers.post(print, "never delivered: its loop closes first")
+            loop.close()
+        assert asyncio.run(asyncio.wait_for(workers.io(lambda: "io"), TIMEOUT)) == "io"
+    finally:
+        workers.shutdown()
