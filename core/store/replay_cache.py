@@ -4,7 +4,7 @@ Opening a long session for its next prompt (or `sessions context`) needs the rep
 of its whole log: for 100,000 events that is decoding some 60,000 lines and building the
 transcript, about twice the time of merely decoding the file. A checkpoint is where the
 fold stood when a writer last replayed the session (`Replayer.checkpoint`), so the next
-reader loads one JSON document and folds only what was appended since.
+reader loads that and folds only what was appended since.
 
 It is a cache, never the record: `<folder>/<session id>.json`, written whole (a temporary
 file renamed over the old one, not fsynced: one lost in a crash is made again). It names
@@ -29,7 +29,7 @@ from forkwise.core.log.digest import prefix_digest
 from forkwise.core.log.event_log import gc_paused, head
 from forkwise.core.log.ids import validate_session_id
 from forkwise.core.log.replay import Replayer
-from forkwise.core.safe_read import read_regular
+from forkwise.core.safe_read import read_regular, split_lines
 from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.session import Session
 from forkwise.core.store.store_dir import make_private_dir
@@ -41,6 +41,8 @@ VERSION = 1
 MIN_EVENTS = 10_000
 #: a checkpoint is made again once this many events were appended after it
 REFRESH_EVENTS = 5_000
+#: transcript messages a line of the checkpoint file (see `_encoded`)
+CHUNK = 1_000
 #: the keys a checkpoint's state has, each with the JSON type it must be
 _STATE_TYPES: dict[str, type | tuple[type, ...]] = {
     "lastSeq": int,
@@ -113,7 +115,7 @@ class ReplayCache:
             return None  # none yet, or not a file this reads
         try:
             with gc_paused():
-                doc = orjson.loads(data)
+                doc = _decoded(data)
             state = _checked(doc, snap)
         except (orjson.JSONDecodeError, ForkwiseError, ValueError, TypeError, KeyError) as exc:
             log.info("replay checkpoint %s passed over: %s", path, exc)
@@ -137,9 +139,44 @@ class ReplayCache:
         }
         try:
             make_private_dir(self.folder)
-            replace_file(path, orjson.dumps(doc))
+            replace_file(path, _encoded(doc))
         except (OSError, TypeError) as exc:  # a cache: the session is unaffected
             log.warning("could not write the replay checkpoint %s: %s", path, exc)
+
+
+def _encoded(doc: dict[str, Any]) -> bytes:
+    """The checkpoint as lines: the document without its transcript, then the transcript
+    CHUNK messages a line. Encoding or decoding one large document holds the interpreter
+    for ~0.1 s, during which no other thread runs (the app's event loop among them); a
+    line at a time it is let go between lines."""
+    state = doc["state"]
+    transcript = state["transcript"]
+    head_doc = {**doc, "state": {**state, "transcript": len(transcript)}}
+    lines = [orjson.dumps(head_doc)]
+    lines += [orjson.dumps(transcript[i : i + CHUNK]) for i in range(0, len(transcript), CHUNK)]
+    return b"\n".join(lines) + b"\n"
+
+
+def _decoded(data: bytes) -> dict[str, Any]:
+    """The document `_encoded` wrote. Raises ValueError (or a JSON error) for another."""
+    lines = split_lines(data)
+    doc = orjson.loads(lines[0])
+    if not isinstance(doc, dict) or not isinstance(doc.get("state"), dict):
+        raise ValueError("not a replay checkpoint")
+    count = doc["state"].get("transcript")
+    if not isinstance(count, int):
+        raise ValueError("no transcript count")
+    transcript: list[Any] = []
+    for line in lines[1:]:
+        if line:
+            chunk = orjson.loads(line)
+            if not isinstance(chunk, list):
+                raise ValueError("a transcript line is not a list")
+            transcript += chunk
+    if len(transcript) != count:
+        raise ValueError(f"{len(transcript)} transcript messages, the checkpoint says {count}")
+    doc["state"]["transcript"] = transcript
+    return doc
 
 
 def _checked(doc: Any, snap: Session) -> dict[str, Any] | None:

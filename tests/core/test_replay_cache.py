@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 from logdata import turn
 
 from forkwise.core.log.replay import replay
+from forkwise.core.store import replay_cache
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.replay_cache import ReplayCache
 from forkwise.core.store.session_store import SessionStore
@@ -24,7 +26,7 @@ def long_store(root: Path, turns: int = 30) -> SessionStore:
 
 def replay_of_checkpoint(root: Path) -> list[int]:
     """The seqs of the messages the checkpoint in `root` covers."""
-    doc = orjson.loads((root / "replay" / "long.json").read_bytes())
+    doc = orjson.loads((root / "replay" / "long.json").read_bytes().split(b"\n")[0])
     return list(range(doc["events"]))
 
 
@@ -32,12 +34,16 @@ def writer(root: Path) -> ReplayCache:
     return ReplayCache(root / "replay", writable=True, min_events=50, refresh_events=20)
 
 
-def test_a_writer_checkpoints_a_long_log_and_a_reader_goes_on_from_it(tmp_path: Path) -> None:
+def test_a_writer_checkpoints_a_long_log_and_a_reader_goes_on_from_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(replay_cache, "CHUNK", 7)  # the transcript over many lines
     store = long_store(tmp_path)
     snap = store.get("long")
     want = replay(snap.events)
     assert writer(tmp_path).replayer(snap).result() == want
-    assert (tmp_path / "replay" / "long.json").is_file()
+    lines = (tmp_path / "replay" / "long.json").read_bytes().splitlines()
+    assert len(lines) == 1 + -(-len(want.transcript) // 7)
     reader = ReplayCache(tmp_path / "replay", writable=False)
     assert reader._load(snap) is not None  # the checkpoint is taken, not the log folded
     assert reader.replayer(snap).result() == want
@@ -85,7 +91,9 @@ def test_a_damaged_or_foreign_checkpoint_is_passed_over(tmp_path: Path) -> None:
     # another session's checkpoint under this session's name (same events, other id)
     (folder / "other.json").rename(folder / "long.json")
     assert cache._load(snap) is None
-    for damaged in (b"", b"\x00" * 64, b'{"version": 1, "state": []}', b"[1, 2"):
+    whole = (folder / "long.json").read_bytes()
+    short = whole[: whole.rindex(b"\n", 0, len(whole) - 1) + 1]  # its last line lost
+    for damaged in (b"", b"\x00" * 64, b'{"version": 1, "state": []}', b"[1, 2", short):
         (folder / "long.json").write_bytes(damaged)
         assert cache._load(snap) is None
         assert cache.replayer(snap).result() == replay(snap.events)

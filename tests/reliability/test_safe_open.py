@@ -165,3 +165,20 @@ def test_a_fifo_in_place_of_a_store_file_does_not_hang(tmp_path: Path, name: str
         if done.returncode != 0:  # refused by name, never a hang or a traceback
             assert orjson.loads(done.stdout)["error"]["code"] == "storage-error", done.stdout
             assert name in done.stdout
+
+
+def test_lines_split_a_span_at_a_time_are_the_lines_of_the_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """split_lines cuts long data at newlines a span at a time; the lines are those one
+    split of the whole gives, whatever falls on a span's edge."""
+    import random
+
+    from forkwise.core import safe_read
+
+    monkeypatch.setattr(safe_read, "_SPLIT_SPAN", 7)
+    rng = random.Random(3)
+    samples = [b"", b"\n", b"\n\n", b"a" * 20, b"a" * 7 + b"\n" + b"b" * 7 + b"\n"]
+    samples += [bytes(rng.choice(b"ab\n") for _ in range(rng.randint(0, 60))) for _ in range(500)]
+    for data in samples:
+        assert safe_read.split_lines(data) == data.split(b"\n"), data

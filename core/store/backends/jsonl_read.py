@@ -16,6 +16,7 @@ from forkwise.core.errors import CorruptLog, ForkwiseError, InvalidEvent
 from forkwise.core.log.event_log import EventLog, gc_paused
 from forkwise.core.log.events import MAX_NESTING, TURN_END, check_record, too_deep
 from forkwise.core.log.turns import BracketState
+from forkwise.core.safe_read import split_lines
 from forkwise.core.store.backend import LoadedLog
 from forkwise.core.store.backends.catalogue import LogFacts
 from forkwise.core.store.fork_point import ForkPoint, fork_point_of
@@ -85,7 +86,7 @@ def _parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, Tail]:
 
 def _split_log(data: bytes, path: str) -> tuple[list[bytes], SessionHeader, Tail]:
     """The file's lines (header first; a torn last line left out) and its parsed header."""
-    lines = data.split(b"\n")
+    lines = split_lines(data)
     last = lines.pop()  # b"" when the file ends with a newline
     torn: bytes | None = None
     needs_newline = False
