@@ -34,5 +34,15 @@ def median(fn: Callable[[], float], repeat: int) -> float:
 
 def process(snippet: str, *args: str) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", snippet, *args], check=True, env=process_env())
+    run_quietly(snippet, *args)
     return time.perf_counter() - start
+
+
+def run_quietly(snippet: str, *args: str) -> None:
+    """Run `snippet` in a fresh Python process; what it says on stderr (progress, notes)
+    is shown only when it fails."""
+    argv = [sys.executable, "-c", snippet, *args]
+    done = subprocess.run(argv, check=False, env=process_env(), stderr=subprocess.PIPE)
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace")[-4000:]
+        raise RuntimeError(f"a measured process failed ({done.returncode}):\n{said}")

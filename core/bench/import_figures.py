@@ -16,13 +16,11 @@ import os
 import resource
 import shutil
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from forkwise.core.bench import process_env
+from forkwise.core.bench.figures import run_quietly
 from forkwise.core.bench.synth_sources import claude_projects, codex_home
 
 IMPORT_SNIPPET = """
@@ -58,7 +56,7 @@ def run_process(snippet: str, *args: str) -> Timed:
     """Wall and CPU (user + system) seconds of a fresh Python process running `snippet`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", snippet, *args], check=True, env=process_env())
+    run_quietly(snippet, *args)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
