@@ -32,6 +32,7 @@ import orjson
 
 from forkwise.core.bench.app_server import npm_install
 from forkwise.core.bench.codex_peer import drop_state, prepare_codex
+from forkwise.core.bench.figures import process
 from forkwise.core.bench.synth import session_lines
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent"
@@ -201,16 +202,6 @@ sys.exit(cli.main(["sessions", "context", "big", "--store", sys.argv[1], "--json
 """
 
 
-def _ours(snippet: str, *args: str) -> float:
-    import sys
-
-    from forkwise.core.bench import process_env
-
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", snippet, *args], check=True, env=process_env())
-    return time.perf_counter() - start
-
-
 def run_peers(tmp: Path, sessions: int, per: int, events: int, repeat: int) -> list[PeerFigure]:
     """list, fork and open/context by Forkwise's CLI, pi's library and `codex app-server`,
     interleaved: each round runs every side once."""
@@ -223,13 +214,13 @@ def run_peers(tmp: Path, sessions: int, per: int, events: int, repeat: int) -> l
     codex = prepare_codex(tmp, cache_dir(), sessions, per, events)
     # the index the app (or any writer) leaves behind; `sessions list` opens a store
     # read-only and writes none, so the run without it puts the same bytes back after
-    _ours(INDEX, str(ours_root))
+    process(INDEX, str(ours_root))
     index = (ours_root / "index.json").read_bytes()
     big = tmp / "peers-big"
     (big / "sessions").mkdir(parents=True)
     ours_bytes = b"\n".join(session_lines(random.Random(11), "big", events)) + b"\n"
     (big / "sessions" / "big.jsonl").write_bytes(ours_bytes)
-    _ours(CHECKPOINT_SNIPPET, str(big))  # as the app leaves it: index and replay checkpoint
+    process(CHECKPOINT_SNIPPET, str(big))  # as the app leaves it: index and replay checkpoint
     pi_big = tmp / "peers-pi-big.jsonl"
     pi_size = write_pi_session(pi_big, session_lines(random.Random(11), "big", events))
     pi_forks = tmp / "peers-pi-forks"
@@ -239,16 +230,16 @@ def run_peers(tmp: Path, sessions: int, per: int, events: int, repeat: int) -> l
         runs.setdefault(name, []).append(took)
 
     for _ in range(repeat):
-        timed("list-ours", _ours(OURS_LIST, str(ours_root)))
+        timed("list-ours", process(OURS_LIST, str(ours_root)))
         timed("list-pi", pi_process(entry, "list", str(pi_root), str(sessions)))
         timed("list-codex", codex.runner.list(codex.list_home, sessions))
         timed("list-db-codex", codex.runner.list(codex.list_home, sessions, db_only=True))
         (ours_root / "index.json").unlink()
-        timed("list-cold-ours", _ours(OURS_LIST, str(ours_root)))
+        timed("list-cold-ours", process(OURS_LIST, str(ours_root)))
         (ours_root / "index.json").write_bytes(index)
         drop_state(codex.list_home)
         timed("list-cold-codex", codex.runner.list(codex.list_home, sessions))
-        timed("fork-ours", _ours(OURS_FORK, str(big)))
+        timed("fork-ours", process(OURS_FORK, str(big)))
         for child in (big / "sessions").glob("*.jsonl"):
             if child.name != "big.jsonl":
                 child.unlink()
@@ -257,7 +248,7 @@ def run_peers(tmp: Path, sessions: int, per: int, events: int, repeat: int) -> l
             child.unlink()
         timed("fork-codex", codex.runner.fork(codex.big_home, codex.big_id))
         codex.drop_forks()
-        timed("context-ours", _ours(OURS_CONTEXT, str(big)))
+        timed("context-ours", process(OURS_CONTEXT, str(big)))
         timed("context-pi", pi_process(entry, "context", str(pi_big)))
         timed("context-codex", codex.runner.resume(codex.big_home, codex.big_id))
         timed("read-codex", codex.runner.read(codex.big_home, codex.big_id, codex.turns))
