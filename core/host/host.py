@@ -432,7 +432,8 @@ class Host:
 
     async def messages(self, session_id: str) -> list[Json]:
         snap = await self._serve(session_id)
-        return [m.to_dict() for m in snap.replay().messages]
+        replayer = await self.io(self.replays.replayer, snap)
+        return [m.to_dict() for m in replayer.messages]
 
     async def context(
         self, session_id: str, after: int = 0, max_bytes: int = MAX_CONTEXT_PAGE
