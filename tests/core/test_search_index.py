@@ -117,7 +117,7 @@ def test_a_sync_never_holds_up_the_stores_writers(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from forkwise.core.store import search_index
+    from forkwise.core.store import search_build
 
     store = open_store(tmp_path)
     a = store.create("a").id
@@ -125,14 +125,15 @@ def test_a_sync_never_holds_up_the_stores_writers(tmp_path: Path,
     turn(store, a, 1, "old gecko", "ok")
     turn(store, b, 1, "old gecko", "ok")
     reading, go = threading.Event(), threading.Event()
-    real = search_index._index_log
+    real = search_build.log_rows
 
-    def slow(db: object, st: SessionStore, sid: str, done: int | None) -> None:
-        real(db, st, sid, done)  # type: ignore[arg-type]
+    def slow(st: SessionStore, sid: str, done: int | None) -> object:
+        got = real(st, sid, done)
         reading.set()
         assert go.wait(10)
+        return got
 
-    monkeypatch.setattr(search_index, "_index_log", slow)
+    monkeypatch.setattr(search_build, "log_rows", slow)
     index = SearchIndex(tmp_path / "search.sqlite")
     index.attach(store)
     syncing = threading.Thread(target=index.sync, args=(store,))

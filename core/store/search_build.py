@@ -1,0 +1,195 @@
+"""Rows of the search index read off the logs, and how they are written into it.
+
+Making the index from the logs has two halves of about equal cost: reading and decoding
+the message lines (Python, holding the interpreter), and storing the rows and
+tokenizing their text (SQLite, which lets go of the interpreter while a statement runs).
+`build` runs the first half on a reader thread and the second on the caller's, so that
+the two overlap. Each batch of rows goes to SQLite as one statement (the rows as one JSON
+array, unpacked by `json_each`): a statement per row would take the interpreter back
+once a row and wait for the reader to give it up each time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from forkwise.core.log.events import MESSAGE, SESSION_TITLE, Event
+from forkwise.core.store.session import SessionHeader
+from forkwise.core.store.session_store import SessionStore
+
+#: one row: session, seq, message id, time, kind, text
+Row = tuple[str, int, str | None, str, str, str]
+#: rows a batch gathers before it is written (about a megabyte of text each)
+BATCH_ROWS = 2_000
+#: batches read ahead of the writer
+READ_AHEAD = 4
+
+
+@dataclass(slots=True)
+class Batch:
+    """Rows of whole sessions, and how many events of each session they cover."""
+
+    rows: list[Row] = field(default_factory=list)
+    indexed: list[tuple[str, int]] = field(default_factory=list)
+
+
+def write_batch(db: sqlite3.Connection, batch: Batch) -> None:
+    """Store a batch's rows after the last row stored, index their text, and record the
+    sessions' indexed counts (inside the caller's transaction)."""
+    if batch.rows:
+        first = db.execute("SELECT coalesce(max(rowid), 0) FROM msgs").fetchone()[0] + 1
+        try:
+            packed = orjson.dumps(batch.rows)
+        except TypeError:
+            packed = None  # a text orjson refuses (a lone surrogate)
+        if packed is None or b"\\u0000" in packed:  # NUL: kept whole only when bound
+            db.executemany(
+                "INSERT INTO msgs(rowid, session, seq, message, ts, kind, text)"
+                " VALUES (?,?,?,?,?,?,?)",
+                [(first + i, *row) for i, row in enumerate(batch.rows)],
+            )
+        else:
+            db.execute(
+                "INSERT INTO msgs(rowid, session, seq, message, ts, kind, text)"
+                " SELECT ? + key, json_extract(value, '$[0]'), json_extract(value, '$[1]'),"
+                " json_extract(value, '$[2]'), json_extract(value, '$[3]'),"
+                " json_extract(value, '$[4]'), json_extract(value, '$[5]')"
+                " FROM json_each(?)",
+                (first, packed),
+            )
+        db.execute(
+            "INSERT INTO docs(rowid, text) SELECT rowid, text FROM msgs WHERE rowid >= ?",
+            (first,),
+        )
+    db.executemany("INSERT OR REPLACE INTO sessions(id, indexed) VALUES (?, ?)", batch.indexed)
+
+
+def build(db: sqlite3.Connection, store: SessionStore,
+          plan: Sequence[tuple[str, int | None]]) -> None:
+    """Index each planned session's log after its indexed count (None: the whole log),
+    reading the logs on a thread while the caller writes what was read."""
+    ready: queue.Queue[Batch | BaseException | None] = queue.Queue(READ_AHEAD)
+    stop = threading.Event()
+
+    def read() -> None:
+        try:
+            for batch in batches(store, plan):
+                if stop.is_set():
+                    return
+                ready.put(batch)
+            ready.put(None)
+        except BaseException as exc:  # handed to the writer, raised there
+            ready.put(exc)
+
+    reader = threading.Thread(target=read, name="search-index-reader", daemon=True)
+    reader.start()
+    try:
+        while (item := ready.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            write_batch(db, item)
+    finally:
+        stop.set()
+        while reader.is_alive():  # let a reader blocked on a full queue see `stop`
+            with contextlib.suppress(queue.Empty):
+                ready.get(timeout=0.05)
+        reader.join()
+
+
+def batches(store: SessionStore, plan: Iterable[tuple[str, int | None]]) -> Iterator[Batch]:
+    batch = Batch()
+    for sid, done in plan:
+        got = log_rows(store, sid, done)
+        if got is None:
+            continue
+        rows, indexed = got
+        batch.rows.extend(rows)
+        batch.indexed.append((sid, indexed))
+        if len(batch.rows) >= BATCH_ROWS:
+            yield batch
+            batch = Batch()
+    if batch.indexed:
+        yield batch
+
+
+def log_rows(store: SessionStore, sid: str, done: int | None) -> tuple[list[Row], int] | None:
+    """The rows of one log's events after `done` (None: the whole log, its header too)
+    and how many events the log has; None when it is gone."""
+    loaded = store.backend.load(sid)
+    if loaded is None:
+        return None
+    header, events = loaded.header, loaded.events
+    start = header.seed_length if done is None else max(done, header.seed_length)
+    rows = list(header_rows(header)) if done is None else []
+    rows.extend(line_rows(sid, events, start))
+    return rows, len(events)
+
+
+def header_rows(header: SessionHeader) -> Iterator[Row]:
+    title = header.meta.get("title")
+    if isinstance(title, str) and title:
+        yield (header.id, 0, None, header.created, "title", title)
+
+
+def event_rows(sid: str, events: Sequence[Event]) -> Iterator[Row]:
+    for event in events:
+        row = _row(sid, event.seq, event.type, event.ts, event.fields)
+        if row is not None:
+            yield row
+
+
+def line_rows(sid: str, events: Sequence[Event], start: int) -> Iterator[Row]:
+    """Rows of events[start:], read off their lines where the log keeps them (only lines
+    that can hold a message or a title are decoded)."""
+    line_of = getattr(events, "line", None)
+    loads = orjson.loads
+    for i in range(start, len(events)):
+        if line_of is None:
+            event = events[i]
+            row = _row(sid, event.seq, event.type, event.ts, event.fields)
+        else:
+            raw: bytes = line_of(i)
+            if b"message" not in raw and b"session/title" not in raw:
+                continue
+            record = loads(raw)
+            row = _row(sid, i + 1, str(record.get("type")), str(record.get("ts", "")), record)
+        if row is not None:
+            yield row
+
+
+def _row(sid: str, seq: int, etype: str, ts: str, fields: Any) -> Row | None:
+    if etype == MESSAGE:
+        text = _message_words(fields.get("parts") or ())
+        if not text:
+            return None
+        role = fields.get("role")
+        message = fields.get("id")
+        return (sid, seq, message if isinstance(message, str) else None, ts,
+                role if isinstance(role, str) else "message", text)
+    if etype == SESSION_TITLE:
+        title = fields.get("title")
+        return (sid, seq, None, ts, "title", title) if isinstance(title, str) and title else None
+    return None
+
+
+def _message_words(parts: Iterable[Any]) -> str:
+    """What a message shows and calls: its text, and each tool call's name and arguments."""
+    out: list[str] = []
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "text":
+            out.append(str(part.get("text", "")))
+        elif kind == "tool_call":
+            args = part.get("args")
+            out.append(f"{part.get('name', '')} {orjson.dumps(args).decode() if args else ''}")
+    return "\n".join(s for s in out if s)
