@@ -46,27 +46,35 @@ def write_batch(db: sqlite3.Connection, batch: Batch) -> None:
     sessions' indexed counts (inside the caller's transaction)."""
     if batch.rows:
         first = db.execute("SELECT coalesce(max(rowid), 0) FROM msgs").fetchone()[0] + 1
-        try:
-            packed = orjson.dumps(batch.rows)
+        rows = batch.rows
+        try:  # the small fields and the texts apart: a text is then decoded once, as is
+            meta = orjson.dumps([row[:5] for row in rows])
+            texts = orjson.dumps([row[5] for row in rows])
         except TypeError:
-            packed = None  # a text orjson refuses (a lone surrogate)
-        if packed is None or b"\\u0000" in packed:  # NUL: kept whole only when bound
+            texts = None  # a text orjson refuses (a lone surrogate)
+        if texts is None or b"\\u0000" in texts:  # NUL: kept whole only when bound
             db.executemany(
-                "INSERT INTO msgs(rowid, session, seq, message, ts, kind, text)"
-                " VALUES (?,?,?,?,?,?,?)",
-                [(first + i, *row) for i, row in enumerate(batch.rows)],
+                "INSERT INTO msgs(rowid, session, seq, message, ts, kind) VALUES (?,?,?,?,?,?)",
+                [(first + i, *row[:5]) for i, row in enumerate(rows)],
+            )
+            db.executemany(
+                "INSERT INTO texts(rowid, text) VALUES (?,?)",
+                [(first + i, row[5]) for i, row in enumerate(rows)],
             )
         else:
             db.execute(
-                "INSERT INTO msgs(rowid, session, seq, message, ts, kind, text)"
+                "INSERT INTO msgs(rowid, session, seq, message, ts, kind)"
                 " SELECT ? + key, json_extract(value, '$[0]'), json_extract(value, '$[1]'),"
                 " json_extract(value, '$[2]'), json_extract(value, '$[3]'),"
-                " json_extract(value, '$[4]'), json_extract(value, '$[5]')"
-                " FROM json_each(?)",
-                (first, packed),
+                " json_extract(value, '$[4]') FROM json_each(?)",
+                (first, meta),
+            )
+            db.execute(
+                "INSERT INTO texts(rowid, text) SELECT ? + key, value FROM json_each(?)",
+                (first, texts),
             )
         db.execute(
-            "INSERT INTO docs(rowid, text) SELECT rowid, text FROM msgs WHERE rowid >= ?",
+            "INSERT INTO docs(rowid, text) SELECT rowid, text FROM texts WHERE rowid >= ?",
             (first,),
         )
     db.executemany("INSERT OR REPLACE INTO sessions(id, indexed) VALUES (?, ?)", batch.indexed)

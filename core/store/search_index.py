@@ -1,8 +1,10 @@
 """A full-text index of every session's messages, tool calls and titles, beside the store.
 
 SQLite FTS5 (Python's sqlite3) in `<store>/search.sqlite`: a plain table `msgs` holds one
-row per indexed event (session, seq, message id, time, kind, text) and the FTS5 table
-`docs` indexes its text (external content: the text is stored once). Queries are words
+row per indexed event (session, seq, message id, time, kind), `texts` its text under the
+same rowid, and the FTS5 table `docs` indexes that text (external content: the text is
+stored once). The text has a table of its own so that a build hands SQLite each text as
+it is, apart from the small fields (`search_build.py`). Queries are words
 and a prefix, never phrases, so the index keeps no positions (`detail=none`: the build
 tokenizes each text and writes one entry per word and row, nothing more); snippets are cut
 from the stored text for the few rows a search returns. A table `sessions`
@@ -11,8 +13,10 @@ from the logs (`sync`) after it was missing, deleted or left behind, and kept cu
 from the store's change events (append, import, fork, truncate, delete) once it is.
 
 A session's copied prefix (a fork's seed) is not indexed again: its words are found in
-the session they were written in. The index is derived data: losing it loses nothing,
-and `rebuild` makes it anew from the logs.
+the session they were written in. The index is a cache of derived data: losing it loses nothing,
+and `rebuild` makes it anew from the logs. So it is written without waiting for the disk
+(`synchronous=OFF`) and, while it is made from nothing, without a journal: a crash then
+leaves at worst a file that is rebuilt.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from forkwise.core.store.session_store import SessionStore
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: what marks the matched words in a snippet
 MARK_OPEN, MARK_CLOSE = "«", "»"
 MAX_LIMIT = 500
@@ -56,10 +60,11 @@ CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS sessions(id TEXT PRIMARY KEY, indexed INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS msgs(
     rowid INTEGER PRIMARY KEY, session TEXT NOT NULL, seq INTEGER NOT NULL,
-    message TEXT, ts TEXT NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL);
+    message TEXT, ts TEXT NOT NULL, kind TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS texts(rowid INTEGER PRIMARY KEY, text TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS msgs_session ON msgs(session, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
-    text, content='msgs', content_rowid='rowid', detail='none',
+    text, content='texts', content_rowid='rowid', detail='none',
     tokenize="unicode61 remove_diacritics 2 tokenchars '_'");
 """
 #: words of a query as the tokenizer sees them (letters, digits, underscore)
@@ -256,8 +261,9 @@ class SearchIndex:
         with self._lock:
             db = self._open()
             rows = db.execute(
-                "SELECT m.session, m.seq, m.message, m.ts, m.kind, m.text"
+                "SELECT m.session, m.seq, m.message, m.ts, m.kind, t.text"
                 " FROM docs JOIN msgs m ON m.rowid = docs.rowid"
+                " JOIN texts t ON t.rowid = docs.rowid"
                 " WHERE docs MATCH ? ORDER BY docs.rowid DESC LIMIT ?",
                 (match, limit),
             ).fetchall()
@@ -311,7 +317,12 @@ def _forget(db: sqlite3.Connection, sid: str, after: int | None = None) -> None:
     cut = -1 if after is None else after
     db.execute(
         "INSERT INTO docs(docs, rowid, text)"
-        " SELECT 'delete', rowid, text FROM msgs WHERE session=? AND seq>?",
+        " SELECT 'delete', t.rowid, t.text FROM msgs m JOIN texts t ON t.rowid = m.rowid"
+        " WHERE m.session=? AND m.seq>?",
+        (sid, cut),
+    )
+    db.execute(
+        "DELETE FROM texts WHERE rowid IN (SELECT rowid FROM msgs WHERE session=? AND seq>?)",
         (sid, cut),
     )
     db.execute("DELETE FROM msgs WHERE session=? AND seq>?", (sid, cut))
