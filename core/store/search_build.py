@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from forkwise.core.log.event_log import EventLog
 from forkwise.core.log.events import MESSAGE, SESSION_TITLE, Event
 from forkwise.core.store.session import SessionHeader
 from forkwise.core.store.session_store import SessionStore
@@ -157,18 +158,15 @@ def event_rows(sid: str, events: Sequence[Event]) -> Iterator[Row]:
 def line_rows(sid: str, events: Sequence[Event], start: int) -> Iterator[Row]:
     """Rows of events[start:], read off their lines where the log keeps them (only lines
     that can hold a message or a title are decoded)."""
-    line_of = getattr(events, "line", None)
+    if not isinstance(events, EventLog):
+        yield from event_rows(sid, events[start:])
+        return
     loads = orjson.loads
-    for i in range(start, len(events)):
-        if line_of is None:
-            event = events[i]
-            row = _row(sid, event.seq, event.type, event.ts, event.fields)
-        else:
-            raw: bytes = line_of(i)
-            if b"message" not in raw and b"session/title" not in raw:
-                continue
-            record = loads(raw)
-            row = _row(sid, i + 1, str(record.get("type")), str(record.get("ts", "")), record)
+    for seq, raw in enumerate(events.lines(len(events))[start:], start + 1):
+        if b"message" not in raw and b"session/title" not in raw:
+            continue
+        record = loads(raw)
+        row = _row(sid, seq, str(record.get("type")), str(record.get("ts", "")), record)
         if row is not None:
             yield row
 
@@ -196,8 +194,12 @@ def _message_words(parts: Iterable[Any]) -> str:
             continue
         kind = part.get("type")
         if kind == "text":
-            out.append(str(part.get("text", "")))
+            text = part.get("text", "")
+            if type(text) is not str:
+                text = str(text)
+            if text:
+                out.append(text)
         elif kind == "tool_call":
             args = part.get("args")
             out.append(f"{part.get('name', '')} {orjson.dumps(args).decode() if args else ''}")
-    return "\n".join(s for s in out if s)
+    return out[0] if len(out) == 1 else "\n".join(out)
