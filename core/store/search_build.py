@@ -40,20 +40,34 @@ class Batch:
 
     rows: list[Row] = field(default_factory=list)
     indexed: list[tuple[str, int]] = field(default_factory=list)
+    #: the rows' small fields and their texts as JSON arrays (`pack`), or None
+    meta: bytes | None = None
+    texts: bytes | None = None
 
-
-def write_batch(db: sqlite3.Connection, batch: Batch) -> None:
-    """Store a batch's rows after the last row stored, index their text, and record the
-    sessions' indexed counts (inside the caller's transaction)."""
-    if batch.rows:
-        first = db.execute("SELECT coalesce(max(rowid), 0) FROM msgs").fetchone()[0] + 1
-        rows = batch.rows
-        try:  # the small fields and the texts apart: a text is then decoded once, as is
-            meta = orjson.dumps([row[:5] for row in rows])
-            texts = orjson.dumps([row[5] for row in rows])
+    def pack(self) -> Batch:
+        """Serialize the rows for `write_batch` (left None when they cannot be: a text
+        orjson refuses, such as a lone surrogate, or a NUL, kept whole only when bound)."""
+        try:
+            meta = orjson.dumps([row[:5] for row in self.rows])
+            texts = orjson.dumps([row[5] for row in self.rows])
         except TypeError:
-            texts = None  # a text orjson refuses (a lone surrogate)
-        if texts is None or b"\\u0000" in texts:  # NUL: kept whole only when bound
+            return self
+        if b"\\u0000" not in texts:
+            self.meta, self.texts = meta, texts
+        return self
+
+
+def write_batch(db: sqlite3.Connection, batch: Batch, first: int | None = None) -> int:
+    """Store a batch's rows from rowid `first` on (None: after the last row stored), index
+    their text, and record the sessions' indexed counts (inside the caller's transaction).
+    Returns the rowid after the batch's."""
+    if first is None:
+        first = int(db.execute("SELECT coalesce(max(rowid), 0) FROM msgs").fetchone()[0]) + 1
+    rows = batch.rows
+    if rows:
+        if batch.texts is None:
+            batch.pack()
+        if batch.meta is None or batch.texts is None:  # bound one row at a time
             db.executemany(
                 "INSERT INTO msgs(rowid, session, seq, message, ts, kind) VALUES (?,?,?,?,?,?)",
                 [(first + i, *row[:5]) for i, row in enumerate(rows)],
@@ -62,23 +76,24 @@ def write_batch(db: sqlite3.Connection, batch: Batch) -> None:
                 "INSERT INTO texts(rowid, text) VALUES (?,?)",
                 [(first + i, row[5]) for i, row in enumerate(rows)],
             )
-        else:
+        else:  # one statement each: SQLite runs it without the interpreter
             db.execute(
                 "INSERT INTO msgs(rowid, session, seq, message, ts, kind)"
                 " SELECT ? + key, json_extract(value, '$[0]'), json_extract(value, '$[1]'),"
                 " json_extract(value, '$[2]'), json_extract(value, '$[3]'),"
                 " json_extract(value, '$[4]') FROM json_each(?)",
-                (first, meta),
+                (first, batch.meta),
             )
             db.execute(
                 "INSERT INTO texts(rowid, text) SELECT ? + key, value FROM json_each(?)",
-                (first, texts),
+                (first, batch.texts),
             )
         db.execute(
             "INSERT INTO docs(rowid, text) SELECT rowid, text FROM texts WHERE rowid >= ?",
             (first,),
         )
     db.executemany("INSERT OR REPLACE INTO sessions(id, indexed) VALUES (?, ?)", batch.indexed)
+    return first + len(rows)
 
 
 def build(db: sqlite3.Connection, store: SessionStore,
@@ -93,7 +108,7 @@ def build(db: sqlite3.Connection, store: SessionStore,
             for batch in batches(store, plan):
                 if stop.is_set():
                     return
-                ready.put(batch)
+                ready.put(batch.pack())
             ready.put(None)
         except BaseException as exc:  # handed to the writer, raised there
             ready.put(exc)
@@ -101,10 +116,11 @@ def build(db: sqlite3.Connection, store: SessionStore,
     reader = threading.Thread(target=read, name="search-index-reader", daemon=True)
     reader.start()
     try:
+        first = None
         while (item := ready.get()) is not None:
             if isinstance(item, BaseException):
                 raise item
-            write_batch(db, item)
+            first = write_batch(db, item, first)
     finally:
         stop.set()
         while reader.is_alive():  # let a reader blocked on a full queue see `stop`
