@@ -215,3 +215,29 @@ def test_an_index_file_of_the_older_schema_is_made_anew(tmp_path: Path) -> None:
     assert index.sync(store) == 1  # the old file's counts were not trusted
     assert found(index, "tapir") == {(a, 2)}
     index.close()
+
+
+def test_a_log_that_fails_to_read_fails_the_sync_and_leaves_no_reader(tmp_path: Path) -> None:
+    import threading
+
+    from forkwise.core.errors import CorruptLog
+
+    store = open_store(tmp_path)
+    a = store.create("a").id
+    turn(store, a, 1, "the ibis", "ok")
+    path = store.backend.path(a)  # type: ignore[attr-defined]
+    store.close()
+    store = open_store(tmp_path)
+    store.list()
+    good = path.read_bytes()
+    header, rest = good.split(b"\n", 1)
+    path.write_bytes(header + b"\n{not json\n" + rest)  # a line that does not decode
+    index = SearchIndex(tmp_path / "search.sqlite")
+    with pytest.raises(CorruptLog):
+        index.sync(store)  # raised on the reader thread, handed to the caller
+    assert not index.ready
+    assert [t for t in threading.enumerate() if t.name == "search-index-reader"] == []
+    path.write_bytes(good)
+    assert index.sync(store) == 1  # nothing half-made was kept
+    assert found(index, "ibis") == {(a, 2)}
+    index.close()
