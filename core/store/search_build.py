@@ -4,9 +4,11 @@ Making the index from the logs has two halves of about equal cost: reading and d
 the message lines (Python, holding the interpreter), and storing the rows and
 tokenizing their text (SQLite, which lets go of the interpreter while a statement runs).
 `build` runs the first half on a reader thread and the second on the caller's, so that
-the two overlap. Each batch of rows goes to SQLite as one statement (the rows as one JSON
-array, unpacked by `json_each`): a statement per row would take the interpreter back
-once a row and wait for the reader to give it up each time.
+the two overlap. Each batch of rows goes to SQLite in one statement per table (the small
+fields and the texts as two JSON arrays, unpacked by `json_each`): a statement per row
+would take the interpreter back once a row and wait for the reader to give it up each
+time (on the bench's 10,000 sessions, the small fields took 2.0-2.8 s bound row by row
+beside the reader, 0.7-0.9 s as one statement a batch).
 """
 
 from __future__ import annotations

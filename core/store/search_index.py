@@ -15,8 +15,9 @@ from the store's change events (append, import, fork, truncate, delete) once it 
 A session's copied prefix (a fork's seed) is not indexed again: its words are found in
 the session they were written in. The index is a cache of derived data: losing it loses nothing,
 and `rebuild` makes it anew from the logs. So it is written without waiting for the disk
-(`synchronous=OFF`) and, while it is made from nothing, without a journal: a crash then
-leaves at worst a file that is rebuilt.
+(`synchronous=OFF`) and, while it is made from nothing, without a journal: a crash during
+that build can leave a damaged file, which a file that fails to open, `rebuild`, or
+deleting it replaces with one made from the logs.
 """
 
 from __future__ import annotations
