@@ -1,8 +1,10 @@
 """A full-text index of every session's messages, tool calls and titles, beside the store.
 
 SQLite FTS5 (Python's sqlite3) in `<store>/search.sqlite`: a plain table `msgs` holds one
-row per indexed event (session, seq, message id, time, kind, text) and the FTS5 table
-`docs` indexes its text (external content: the text is stored once). Queries are words
+row per indexed event (session, seq, message id, time, kind), `texts` its text under the
+same rowid, and the FTS5 table `docs` indexes that text (external content: the text is
+stored once). The text has a table of its own so that a build hands SQLite each text as
+it is, apart from the small fields (`search_build.py`). Queries are words
 and a prefix, never phrases, so the index keeps no positions (`detail=none`: the build
 tokenizes each text and writes one entry per word and row, nothing more); snippets are cut
 from the stored text for the few rows a search returns. A table `sessions`
@@ -11,8 +13,11 @@ from the logs (`sync`) after it was missing, deleted or left behind, and kept cu
 from the store's change events (append, import, fork, truncate, delete) once it is.
 
 A session's copied prefix (a fork's seed) is not indexed again: its words are found in
-the session they were written in. The index is derived data: losing it loses nothing,
-and `rebuild` makes it anew from the logs.
+the session they were written in. The index is a cache of derived data: losing it loses nothing,
+and `rebuild` makes it anew from the logs. So it is written without waiting for the disk
+(`synchronous=OFF`) and, while it is made from nothing, without a journal: a crash during
+that build can leave a damaged file, which a file that fails to open, `rebuild`, or
+deleting it replaces with one made from the logs.
 """
 
 from __future__ import annotations
@@ -25,16 +30,19 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import orjson
-
-from forkwise.core.log.events import MESSAGE, SESSION_TITLE, Event
+from forkwise.core.store.search_build import (
+    Batch,
+    Row,
+    build,
+    event_rows,
+    header_rows,
+    write_batch,
+)
 from forkwise.core.store.session import (
     EventsAppended,
     SessionCreated,
     SessionDisposed,
-    SessionHeader,
     SessionSummary,
     SessionTruncated,
     StoreEvent,
@@ -43,22 +51,21 @@ from forkwise.core.store.session_store import SessionStore
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: what marks the matched words in a snippet
 MARK_OPEN, MARK_CLOSE = "«", "»"
 MAX_LIMIT = 500
-#: one row: session, seq, message id, time, kind, text
-Row = tuple[str, int, str | None, str, str, str]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS sessions(id TEXT PRIMARY KEY, indexed INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS msgs(
     rowid INTEGER PRIMARY KEY, session TEXT NOT NULL, seq INTEGER NOT NULL,
-    message TEXT, ts TEXT NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL);
+    message TEXT, ts TEXT NOT NULL, kind TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS texts(rowid INTEGER PRIMARY KEY, text TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS msgs_session ON msgs(session, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
-    text, content='msgs', content_rowid='rowid', detail='none',
+    text, content='texts', content_rowid='rowid', detail='none',
     tokenize="unicode61 remove_diacritics 2 tokenchars '_'");
 """
 #: words of a query as the tokenizer sees them (letters, digits, underscore)
@@ -170,7 +177,7 @@ class SearchIndex:
         if isinstance(change, SessionCreated):
             with self._write() as db:
                 _forget(db, sid)
-                rows = [*_header_rows(change.header), *_rows(sid, change.events)]
+                rows = [*header_rows(change.header), *event_rows(sid, change.events)]
                 last = change.header.seed_length + len(change.events)
                 _insert(db, sid, rows, last)
         elif isinstance(change, EventsAppended) and change.events:
@@ -179,7 +186,7 @@ class SearchIndex:
                 done = int(found[0]) if found is not None else 0
                 fresh = [e for e in change.events if e.seq > done]  # `sync` read the rest
                 if fresh:
-                    _insert(db, sid, _rows(sid, fresh), fresh[-1].seq)
+                    _insert(db, sid, event_rows(sid, fresh), fresh[-1].seq)
         elif isinstance(change, SessionTruncated):
             with self._write() as db:
                 _forget(db, sid, after=change.through)
@@ -221,7 +228,7 @@ class SearchIndex:
     def _catch_up(self, store: SessionStore, known: dict[str, int],
                   summaries: dict[str, SessionSummary]) -> int:
         """Index what the logs have beyond `known` (counts per session); one transaction."""
-        work = 0
+        plan: list[tuple[str, int | None]] = []
         with self._write() as db:
             for gone in set(known) - set(summaries):
                 _forget(db, gone)
@@ -232,9 +239,9 @@ class SearchIndex:
                 if done is not None and done > summary.events:  # cut back: read anew
                     _forget(db, sid)
                     done = None
-                _index_log(db, store, sid, done)
-                work += 1
-        return work
+                plan.append((sid, done))
+            build(db, store, plan)
+        return len(plan)
 
     def rebuild(self, store: SessionStore) -> int:
         """Make the index anew from the logs (the file is replaced)."""
@@ -255,8 +262,9 @@ class SearchIndex:
         with self._lock:
             db = self._open()
             rows = db.execute(
-                "SELECT m.session, m.seq, m.message, m.ts, m.kind, m.text"
+                "SELECT m.session, m.seq, m.message, m.ts, m.kind, t.text"
                 " FROM docs JOIN msgs m ON m.rowid = docs.rowid"
+                " JOIN texts t ON t.rowid = docs.rowid"
                 " WHERE docs MATCH ? ORDER BY docs.rowid DESC LIMIT ?",
                 (match, limit),
             ).fetchall()
@@ -310,7 +318,12 @@ def _forget(db: sqlite3.Connection, sid: str, after: int | None = None) -> None:
     cut = -1 if after is None else after
     db.execute(
         "INSERT INTO docs(docs, rowid, text)"
-        " SELECT 'delete', rowid, text FROM msgs WHERE session=? AND seq>?",
+        " SELECT 'delete', t.rowid, t.text FROM msgs m JOIN texts t ON t.rowid = m.rowid"
+        " WHERE m.session=? AND m.seq>?",
+        (sid, cut),
+    )
+    db.execute(
+        "DELETE FROM texts WHERE rowid IN (SELECT rowid FROM msgs WHERE session=? AND seq>?)",
         (sid, cut),
     )
     db.execute("DELETE FROM msgs WHERE session=? AND seq>?", (sid, cut))
@@ -319,86 +332,4 @@ def _forget(db: sqlite3.Connection, sid: str, after: int | None = None) -> None:
 
 
 def _insert(db: sqlite3.Connection, sid: str, rows: Iterable[Row], indexed: int) -> None:
-    cur = db.cursor()
-    first = db.execute("SELECT coalesce(max(rowid), 0) FROM msgs").fetchone()[0] + 1
-    cur.executemany(
-        "INSERT INTO msgs(session, seq, message, ts, kind, text) VALUES (?,?,?,?,?,?)", rows
-    )
-    db.execute(
-        "INSERT INTO docs(rowid, text) SELECT rowid, text FROM msgs WHERE rowid >= ?", (first,)
-    )
-    db.execute("INSERT OR REPLACE INTO sessions(id, indexed) VALUES (?, ?)", (sid, indexed))
-
-
-def _index_log(db: sqlite3.Connection, store: SessionStore, sid: str, done: int | None) -> None:
-    """Index the events of one log after `done` (None: the whole log, its header too)."""
-    loaded = store.backend.load(sid)
-    if loaded is None:
-        return
-    header, events = loaded.header, loaded.events
-    start = header.seed_length if done is None else max(done, header.seed_length)
-    rows = list(_header_rows(header)) if done is None else []
-    rows.extend(_line_rows(sid, events, start))
-    _insert(db, sid, rows, len(events))
-
-
-def _header_rows(header: SessionHeader) -> Iterator[Row]:
-    title = header.meta.get("title")
-    if isinstance(title, str) and title:
-        yield (header.id, 0, None, header.created, "title", title)
-
-
-def _rows(sid: str, events: Sequence[Event]) -> Iterator[Row]:
-    for event in events:
-        row = _row(sid, event.seq, event.type, event.ts, event.fields)
-        if row is not None:
-            yield row
-
-
-def _line_rows(sid: str, events: Sequence[Event], start: int) -> Iterator[Row]:
-    """Rows of events[start:], read off their lines where the log keeps them (only lines
-    that can hold a message or a title are decoded)."""
-    line_of = getattr(events, "line", None)
-    loads = orjson.loads
-    for i in range(start, len(events)):
-        if line_of is None:
-            event = events[i]
-            row = _row(sid, event.seq, event.type, event.ts, event.fields)
-        else:
-            raw: bytes = line_of(i)
-            if b"message" not in raw and b"session/title" not in raw:
-                continue
-            record = loads(raw)
-            row = _row(sid, i + 1, str(record.get("type")), str(record.get("ts", "")), record)
-        if row is not None:
-            yield row
-
-
-def _row(sid: str, seq: int, etype: str, ts: str, fields: Any) -> Row | None:
-    if etype == MESSAGE:
-        text = _message_words(fields.get("parts") or ())
-        if not text:
-            return None
-        role = fields.get("role")
-        message = fields.get("id")
-        return (sid, seq, message if isinstance(message, str) else None, ts,
-                role if isinstance(role, str) else "message", text)
-    if etype == SESSION_TITLE:
-        title = fields.get("title")
-        return (sid, seq, None, ts, "title", title) if isinstance(title, str) and title else None
-    return None
-
-
-def _message_words(parts: Iterable[Any]) -> str:
-    """What a message shows and calls: its text, and each tool call's name and arguments."""
-    out: list[str] = []
-    for part in parts:
-        if not isinstance(part, dict):
-            continue
-        kind = part.get("type")
-        if kind == "text":
-            out.append(str(part.get("text", "")))
-        elif kind == "tool_call":
-            args = part.get("args")
-            out.append(f"{part.get('name', '')} {orjson.dumps(args).decode() if args else ''}")
-    return "\n".join(s for s in out if s)
+    write_batch(db, Batch(list(rows), [(sid, indexed)]))

@@ -117,7 +117,7 @@ def test_a_sync_never_holds_up_the_stores_writers(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from forkwise.core.store import search_index
+    from forkwise.core.store import search_build
 
     store = open_store(tmp_path)
     a = store.create("a").id
@@ -125,14 +125,15 @@ def test_a_sync_never_holds_up_the_stores_writers(tmp_path: Path,
     turn(store, a, 1, "old gecko", "ok")
     turn(store, b, 1, "old gecko", "ok")
     reading, go = threading.Event(), threading.Event()
-    real = search_index._index_log
+    real = search_build.log_rows
 
-    def slow(db: object, st: SessionStore, sid: str, done: int | None) -> None:
-        real(db, st, sid, done)  # type: ignore[arg-type]
+    def slow(st: SessionStore, sid: str, done: int | None) -> object:
+        got = real(st, sid, done)
         reading.set()
         assert go.wait(10)
+        return got
 
-    monkeypatch.setattr(search_index, "_index_log", slow)
+    monkeypatch.setattr(search_build, "log_rows", slow)
     index = SearchIndex(tmp_path / "search.sqlite")
     index.attach(store)
     syncing = threading.Thread(target=index.sync, args=(store,))
@@ -149,4 +150,94 @@ def test_a_sync_never_holds_up_the_stores_writers(tmp_path: Path,
     assert index.ready
     assert found(index, "gecko") == {(a, 2), (a, 6), (c, 2)}
     assert found(index, "third") == {(c, 2)}
+    index.close()
+
+
+def test_a_build_in_many_batches_finds_what_incremental_indexing_found(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from forkwise.core.store import search_build
+
+    store = open_store(tmp_path)
+    live = SearchIndex(tmp_path / "live.sqlite")
+    live.attach(store)
+    live.sync(store)  # from now on every change is applied as it is committed
+    # JSON's escapes, and a NUL (a batch holding one is bound row by row)
+    odd = 'quote " back \\ slash, tab\t, é, 😀, <b>tag</b> {"json": 1}'
+    ids = []
+    for i in range(12):
+        sid = store.create(f"s{i}", meta={"title": f"title {i} pelican"}).id
+        ids.append(sid)
+        for n in range(1, 4):
+            nul = " nul \x00 inside" if i == 5 else ""
+            turn(store, sid, n, f"pelican question {i} {n}", f"answer {n} heron {odd}{nul}")
+    child = store.fork(ids[0], 4).id
+    turn(store, child, 9, "pelican in the child", "heron too")
+    store.truncate(ids[1], 4)
+
+    monkeypatch.setattr(search_build, "BATCH_ROWS", 5)  # many batches, sessions across them
+    rebuilt = SearchIndex(tmp_path / "rebuilt.sqlite")
+    assert rebuilt.sync(store) == 13
+    for word in ("pelican", "heron", "slash", "é", "nul", "inside", "json", "title", "child"):
+        # the same hits, snippets and all (in the order each index read them)
+        assert set(rebuilt.search(word, 500)) == set(live.search(word, 500)), word
+    assert len(found(rebuilt, "heron")) == 12 * 3 - 2 + 1  # 2 truncated, 1 in the child
+    assert len(found(rebuilt, "inside")) == 3
+    assert any('quote " back \\ «slash», tab , é, 😀' in h.snippet for h in rebuilt.search("slash"))
+
+    def counts(index: SearchIndex) -> list[tuple[str, int]]:
+        assert index._db is not None
+        return sorted(index._db.execute("SELECT id, indexed FROM sessions").fetchall())
+
+    assert counts(rebuilt) == counts(live)
+    live.close()
+    rebuilt.close()
+
+
+def test_an_index_file_of_the_older_schema_is_made_anew(tmp_path: Path) -> None:
+    import sqlite3
+
+    store = open_store(tmp_path)
+    a = store.create("a").id
+    turn(store, a, 1, "the tapir", "ok")
+    old = sqlite3.connect(tmp_path / "search.sqlite")
+    old.executescript(
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+        "INSERT INTO meta VALUES('schema', '1');"
+        "CREATE TABLE sessions(id TEXT PRIMARY KEY, indexed INTEGER NOT NULL);"
+        f"INSERT INTO sessions VALUES('{a}', 6);"
+        "CREATE TABLE msgs(rowid INTEGER PRIMARY KEY, session TEXT NOT NULL, seq INTEGER NOT"
+        " NULL, message TEXT, ts TEXT NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL);"
+        "CREATE VIRTUAL TABLE docs USING fts5(text, content='msgs', content_rowid='rowid');"
+    )
+    old.commit()
+    old.close()
+    index = SearchIndex(tmp_path / "search.sqlite")
+    assert index.sync(store) == 1  # the old file's counts were not trusted
+    assert found(index, "tapir") == {(a, 2)}
+    index.close()
+
+
+def test_a_log_that_fails_to_read_fails_the_sync_and_leaves_no_reader(tmp_path: Path) -> None:
+    import threading
+
+    from forkwise.core.errors import CorruptLog
+
+    store = open_store(tmp_path)
+    a = store.create("a").id
+    turn(store, a, 1, "the ibis", "ok")
+    path = store.backend.path(a)  # type: ignore[attr-defined]
+    store.close()
+    store = open_store(tmp_path)
+    store.list()
+    good = path.read_bytes()
+    header, rest = good.split(b"\n", 1)
+    path.write_bytes(header + b"\n{not json\n" + rest)  # a line that does not decode
+    index = SearchIndex(tmp_path / "search.sqlite")
+    with pytest.raises(CorruptLog):
+        index.sync(store)  # raised on the reader thread, handed to the caller
+    assert not index.ready
+    assert [t for t in threading.enumerate() if t.name == "search-index-reader"] == []
+    path.write_bytes(good)
+    assert index.sync(store) == 1  # nothing half-made was kept
+    assert found(index, "ibis") == {(a, 2)}
     index.close()
