@@ -362,20 +362,23 @@ def store_sessions(
 
 
 def _parents_first(sessions: Sequence[ImportedSession]) -> list[ImportedSession]:
+    """The sessions, each after the parent it has among them. A loop, not a recursive
+    closure: a closure that calls itself is a reference cycle, and the cycle would keep
+    every record of the file alive until the collector (paused by an import) ran."""
     by_id = {s.id: s for s in sessions}
     out: list[ImportedSession] = []
     placed: set[str] = set()
-
-    def place(s: ImportedSession, depth: int = 0) -> None:
-        if s.id in placed or depth > len(sessions):
-            return
-        if s.parent in by_id:
-            place(by_id[s.parent], depth + 1)
-        placed.add(s.id)
-        out.append(s)
-
     for s in sessions:
-        place(s)
+        chain: list[ImportedSession] = []
+        seen: set[str] = set()
+        at: ImportedSession | None = s
+        while at is not None and at.id not in placed and at.id not in seen:
+            chain.append(at)
+            seen.add(at.id)
+            at = by_id.get(at.parent) if at.parent is not None else None
+        for found in reversed(chain):
+            placed.add(found.id)
+            out.append(found)
     return out
 
 
@@ -470,7 +473,10 @@ def _renumber_through(record: Record, stored_seq: Callable[[int], int]) -> Recor
 
 
 def _numbered(records: Iterable[Record], start: int = 1) -> list[Record]:
-    return [{**r, "seq": seq} for seq, r in enumerate(records, start)]
+    """Fresh records with their seq, keys in the order a log line has them."""
+    return [
+        {"seq": seq, "type": r["type"], "ts": r["ts"], **r} for seq, r in enumerate(records, start)
+    ]
 
 
 def _write(store: SessionStore, header: SessionHeader, records: list[Record]) -> str:
@@ -478,8 +484,8 @@ def _write(store: SessionStore, header: SessionHeader, records: list[Record]) ->
     appended; a source rewritten below them is cut back to the last turn they share and
     continued); one that did not change (nothing touched)."""
     if not store.exists(header.id):
-        # the records are fresh copies (_numbered, to_record): the events take them over
-        store.import_session(header, [Event.from_decoded(r) for r in records])
+        # the records are fresh copies (_numbered, to_record): the store takes them over
+        store.import_records(header, records)
         return "imported"
     have = store.get(header.id)
     old = [e.to_record() for e in have.events]

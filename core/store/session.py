@@ -346,7 +346,8 @@ class SessionCreated:
     kind: ClassVar[str] = "session/created"
     header: SessionHeader
     seed: Sequence[Event]
-    events: tuple[Event, ...] = ()
+    #: a tuple of events, or a view of a checked log's lines (an import: not decoded)
+    events: Sequence[Event] = ()
     #: for a fork: the session whose first len(seed) events the seed is, line for line, so
     #: a backend may copy those bytes instead of writing each event again
     copied_from: str | None = None

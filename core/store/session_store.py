@@ -32,6 +32,7 @@ from forkwise.core.log.ids import new_session_id, random_hex, validate_session_i
 from forkwise.core.log.text import check_text
 from forkwise.core.log.turns import BracketState, check_boundary
 from forkwise.core.store.backend import Backend, IndexedFork, Progress, Remembered, Restorable
+from forkwise.core.store.checked_log import check_records
 from forkwise.core.store.fork_point import ForkPoint, anchor_of, fork_point_of
 from forkwise.core.store.session import (
     EventsAppended,
@@ -266,6 +267,33 @@ class SessionStore:
             state = BracketState().feed_all(events)
             seed, rest = tuple(events[: header.seed_length]), tuple(events[header.seed_length :])
             return self._commit_create(header, seed, state, (), built=rest, header_raw=header_raw)
+
+    def import_records(self, header: SessionHeader, records: Iterable[dict[str, Any]]) -> Session:
+        """Adopt a session an import made: `records` (`seq` 1, 2, …, `type`, `ts`, fields;
+        the store takes them over) are checked as the loader checks a file's lines
+        (`check_records`), encoded once and written in one atomic write; what stays in
+        memory is their lines, decoded when read."""
+        with self._lock:
+            validate_session_id(header.id)
+            if self.exists(header.id):
+                raise DuplicateSessionId(
+                    f"a session {header.id!r} exists already", session_id=header.id
+                )
+            checked = check_records(header, records)
+            log = checked.events
+            assert isinstance(log, EventLog)  # check_records keeps lines, not events
+            n = header.seed_length
+            # the seed's lines and the rest as they are; of a fork, its own part decoded
+            seed, rest = (log.view(n), tuple(log[n:])) if n else ((), log.view())
+            change = SessionCreated(header, seed, rest)
+            self.backend.persist(change)
+            assert checked.summary is not None
+            rec = _Record(header, log, checked.state, checked.summary, point=checked.point)
+            self._records[header.id] = rec
+            self._kept_generations.pop(header.id, None)
+            snapshot = rec.snapshot()
+            self._announce(change)
+            return snapshot
 
     def fork(
         self,

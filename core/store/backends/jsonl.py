@@ -277,7 +277,7 @@ class JsonlBackend:
         header_raw = change.header_raw or orjson.dumps(change.header.to_record())
         source = self._seed_range(change) if change.copied_from else None
         if source is not None:  # a fork: the seed's bytes are copied, not encoded again
-            rest = b"".join(e.encode() + b"\n" for e in change.events)
+            rest = b"".join(line + b"\n" for line in event_lines(change.events))
             # from the file as the store read or wrote it; changed since: refused, not copied
             expect = self._seen.get(src) if (src := change.copied_from) else None
             if change.seed_span is None and expect is None:
@@ -292,7 +292,7 @@ class JsonlBackend:
             lines = chain(
                 (header_raw + b"\n",),
                 (line + b"\n" for line in event_lines(change.seed)),
-                (e.encode() + b"\n" for e in change.events),
+                (line + b"\n" for line in event_lines(change.events)),
             )
             write_file_atomically(path, b"".join(lines), overwrite=False)
         self._seen[sid] = _identity(os.lstat(path))

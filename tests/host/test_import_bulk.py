@@ -1,0 +1,94 @@
+"""The import's write path (`SessionStore.import_records`): the records a reader made are
+checked as the loader checks a file, written as the loader reads them back, and nothing of
+a file stays alive after it is stored."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forkwise.core.errors import InvalidEvent
+from forkwise.core.host.importing import ImportReport, store_sessions
+from forkwise.core.log.events import MAX_NESTING, Event
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.checked_log import check_records
+from forkwise.core.store.session import SessionHeader
+from forkwise.core.store.session_store import SessionStore
+
+from .test_importing import TS, lines, session, turn
+
+
+def nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def numbered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"seq": i, **e} for i, e in enumerate(events, 1)]
+
+
+def test_an_imported_log_reads_back_line_for_line(tmp_path: Path) -> None:
+    events = [*turn("t1", "plan it", "ok", 1), *turn("t2", "and then", "done", 2)]
+    store = SessionStore(JsonlBackend(tmp_path))
+    store_sessions(store, [session("c-one", [dict(e) for e in events])], ImportReport())
+    written = (tmp_path / "sessions" / "c-one.jsonl").read_bytes().splitlines()[1:]
+    # the bytes an event built by the store would have: seq, type, ts first
+    assert written == [Event.from_record(r).encode() for r in numbered(events)]
+    summary = store.summary("c-one")
+    store.close()
+    again = SessionStore(JsonlBackend(tmp_path))  # read back by the loader, every line checked
+    assert [e.to_record() for e in again.get("c-one").events] == lines(again, "c-one")[1:]
+    assert again.summary("c-one").messages == summary.messages == 4
+    assert again.summary("c-one").turns == 2
+    again.close()
+
+
+def test_a_record_nested_deeper_than_a_log_may_be_is_refused(tmp_path: Path) -> None:
+    header = SessionHeader("c-deep", TS, "/w")
+    ok = numbered([{"type": "plugin/x/deep", "ts": TS, "payload": nested(MAX_NESTING - 5)}])
+    assert len(check_records(header, ok).events) == 1
+    deep = numbered([{"type": "plugin/x/deep", "ts": TS, "payload": nested(MAX_NESTING + 5)}])
+    with pytest.raises(InvalidEvent, match="nests deeper"):
+        check_records(header, deep)
+    # through the verb: the session fails and nothing is written that the loader would refuse
+    store = SessionStore(JsonlBackend(tmp_path))
+    bad = [{"type": "plugin/x/deep", "ts": TS, "payload": nested(MAX_NESTING + 5)}]
+    with pytest.raises(InvalidEvent):
+        store_sessions(store, [session("c-deep", bad)], ImportReport())
+    assert not store.exists("c-deep")
+    store.close()
+
+
+def test_a_record_that_breaks_the_brackets_is_refused(tmp_path: Path) -> None:
+    events = turn("t1", "plan it", "ok", 1)
+    del events[0]  # a message outside any turn
+    store = SessionStore(JsonlBackend(tmp_path))
+    with pytest.raises(InvalidEvent, match="outside a turn"):
+        store_sessions(store, [session("c-bad", events)], ImportReport())
+    assert not store.exists("c-bad")
+    assert not list((tmp_path / "sessions").glob("*c-bad*"))
+    store.close()
+
+
+def test_a_stored_file_leaves_no_cycle_holding_its_records(tmp_path: Path) -> None:
+    """The import pauses the cyclic collector: a cycle would keep every record of every
+    file alive to the end of the import (and make the collector walk them all then)."""
+    main = [*turn("t1", "plan it", "ok", 1), *turn("t2", "and then", "done", 2)]
+    branch = [*turn("t1", "plan it", "ok", 1), *turn("t2", "and then", "other", 3)]
+    store = SessionStore(JsonlBackend(tmp_path))
+    gc.collect()
+    gc.disable()
+    try:
+        report = ImportReport()
+        store_sessions(store, [session("c-b", branch, "c-main"), session("c-main", main)], report)
+        assert sorted(report.imported) == ["c-b", "c-main"]
+        del main, branch
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+        store.close()
