@@ -30,6 +30,7 @@ from forkwise.core.errors import (
     StorageError,
 )
 from forkwise.core.formats.base import FormatError, ImportedSession, Reader, collector_paused
+from forkwise.core.log.event_log import event_lines, head
 from forkwise.core.log.events import HISTORY_FORK, TURN_END, Event
 from forkwise.core.safe_read import read_head, read_regular
 from forkwise.core.store.atomic import replace_file
@@ -386,7 +387,9 @@ def _full_of_stored(store: SessionStore, sid: str) -> list[Record]:
     """An imported session's conversation as its reader gave it: the stored events less
     the `history/fork` this module put after its seed."""
     snap = store.get(sid)
-    records = [_unseq(e) for e in snap.events]
+    records = _records_of(snap.events)
+    for record in records:
+        del record["seq"]
     seed = snap.header.seed_length
     forked = snap.header.parent_session is not None and seed < len(records)
     if forked and records[seed].get("type") == HISTORY_FORK:
@@ -394,10 +397,12 @@ def _full_of_stored(store: SessionStore, sid: str) -> list[Record]:
     return records
 
 
-def _unseq(event: Event) -> Record:
-    record = event.to_record()
-    del record["seq"]
-    return record
+def _records_of(events: Sequence[Event], n: int | None = None) -> list[Record]:
+    """The first `n` (all) stored events as fresh records, as `to_record` gives them: each
+    line decoded once, no `Event` built (nor kept in the stored log, for a parent whose
+    children are imported after it)."""
+    loads = orjson.loads
+    return [loads(line) for line in event_lines(head(events, len(events) if n is None else n))]
 
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -440,7 +445,7 @@ def _layout(
     p_seed = parent.header.seed_length
     if parent.header.parent_session is not None and shared > p_seed:
         seed = shared + 1  # the parent's own history/fork sits inside the shared part
-    prefix = [e.to_record() for e in parent.events[:seed]]
+    prefix = _records_of(parent.events, seed)
     fork_event: Record = {
         "type": HISTORY_FORK,
         "ts": s.events[shared]["ts"] if shared < len(s.events) else s.created,
@@ -488,7 +493,7 @@ def _write(store: SessionStore, header: SessionHeader, records: list[Record]) ->
         store.import_records(header, records)
         return "imported"
     have = store.get(header.id)
-    old = [e.to_record() for e in have.events]
+    old = _records_of(have.events)
     if old == records:
         return "unchanged"
     keep = len(old)
