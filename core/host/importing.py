@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,8 +206,21 @@ def import_sources(
     """Import `files` (each with its format, or None to recognise it). A file whose
     sessions branch from a session not stored yet waits until the other files are in, so
     that a parent is stored before its children in whatever order the files come."""
-    with collector_paused():  # what is imported stays in the store's memory: no cycles
-        return _import_all(store, files, ledger, progress)
+    try:
+        with collector_paused():  # what is imported stays in the store's memory: no cycles
+            return _import_all(store, files, ledger, progress)
+    finally:
+        _release_readers()
+
+
+def _release_readers() -> None:
+    """Let the readers an import used drop what they kept to read files together (a
+    reader has `release` when it keeps anything)."""
+    for tool in FORMATS:
+        module = sys.modules.get(f"forkwise.core.formats.{tool}")
+        release = getattr(getattr(module, "READER", None), "release", None)
+        if release is not None:
+            release()
 
 
 def _import_all(

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, overload
 
+import orjson
+
 from forkwise.core.errors import (
     DuplicateSessionId,
     ForkwiseError,
@@ -283,8 +285,9 @@ class SessionStore:
             log = checked.events
             assert isinstance(log, EventLog)  # check_records keeps lines, not events
             n = header.seed_length
-            # the seed's lines and the rest as they are; of a fork, its own part decoded
-            seed, rest = (log.view(n), tuple(log[n:])) if n else ((), log.view())
+            # the seed's lines and the rest as they are; of a fork, its own part decoded for
+            # the change (subscribers index it) but not kept: the log keeps lines
+            seed, rest = (log.view(n), _decoded(log.lines(len(log))[n:])) if n else ((), log.view())
             change = SessionCreated(header, seed, rest)
             self.backend.persist(change)
             assert checked.summary is not None
@@ -649,6 +652,12 @@ class SessionStore:
         snapshot = rec.snapshot()
         self._announce(change)
         return snapshot
+
+
+def _decoded(lines: Sequence[bytes]) -> tuple[Event, ...]:
+    """Events of checked lines, built without being kept by the log they come from."""
+    loads = orjson.loads
+    return tuple(Event.from_decoded(loads(line), line) for line in lines)
 
 
 class _Taken:
