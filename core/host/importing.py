@@ -46,6 +46,8 @@ Progress = Callable[[int, int, str], None]
 FORMATS = ("claude", "codex", "pi")
 TOOLS = (*FORMATS, "forkwise")
 _HEAD = 8192
+#: sessions stored between two syncs of the store's folder (each file is synced itself)
+_SYNC_EVERY = 64
 
 
 class UnknownFormat(ForkwiseError):
@@ -234,30 +236,42 @@ def _import_all(
     done = 0
     waiting: list[_Read] = []
     stored = _StoredIds(store)
-    for path, tool in files:
-        try:
-            read = _read_file(stored, path, tool, ledger, report)
-            if read is not None and read.orphans(store):
-                waiting.append(read)
-                continue
-            if read is not None:
-                read.store(store, ledger, report)
-        except ForkwiseError as exc:
-            report.fail(path, exc, _line_of(exc))
-        done += 1
-        if progress is not None:
-            progress(done, total, str(path))
-    while waiting:
-        # a file whose parents are in now, else the first one: its parent is in no file
-        read = next((r for r in waiting if not r.orphans(store)), waiting[0])
-        waiting.remove(read)
-        try:
-            read.store(store, ledger, report)
-        except ForkwiseError as exc:
-            report.fail(read.path, exc, _line_of(exc))
-        done += 1
-        if progress is not None:
-            progress(done, total, str(read.path))
+    unsynced: list[str] = []  # stored, their names made durable with the next batch
+
+    def store_read(read: _Read) -> None:
+        unsynced.extend(read.store(store, ledger, report))
+        if len(unsynced) >= _SYNC_EVERY:
+            store.flush(unsynced)
+            unsynced.clear()
+
+    try:
+        for path, tool in files:
+            try:
+                read = _read_file(stored, path, tool, ledger, report)
+                if read is not None and read.orphans(store):
+                    waiting.append(read)
+                    continue
+                if read is not None:
+                    store_read(read)
+            except ForkwiseError as exc:
+                report.fail(path, exc, _line_of(exc))
+            done += 1
+            if progress is not None:
+                progress(done, total, str(path))
+        while waiting:
+            # a file whose parents are in now, else the first one: its parent is in no file
+            read = next((r for r in waiting if not r.orphans(store)), waiting[0])
+            waiting.remove(read)
+            try:
+                store_read(read)
+            except ForkwiseError as exc:
+                report.fail(read.path, exc, _line_of(exc))
+            done += 1
+            if progress is not None:
+                progress(done, total, str(read.path))
+    finally:
+        # what is reported (and remembered in the ledger) as imported is durable
+        store.flush(unsynced)
     ledger.save()
     return report
 
@@ -286,9 +300,11 @@ class _Read:
             for s in self.sessions
         )
 
-    def store(self, store: SessionStore, ledger: ImportLedger, report: ImportReport) -> None:
-        ids = store_sessions(store, self.sessions, report)
+    def store(self, store: SessionStore, ledger: ImportLedger, report: ImportReport) -> list[str]:
+        """Store the sessions (whole, not yet durable: see `store_sessions`); their ids."""
+        ids = store_sessions(store, self.sessions, report, name_later=True)
         ledger.remember(self.path, self.st, ids)
+        return ids
 
 
 class _StoredIds:
@@ -357,10 +373,16 @@ def _import_forkwise(store: SessionStore, path: Path, report: ImportReport) -> s
 
 
 def store_sessions(
-    store: SessionStore, sessions: Sequence[ImportedSession], report: ImportReport
+    store: SessionStore,
+    sessions: Sequence[ImportedSession],
+    report: ImportReport,
+    *,
+    name_later: bool = False,
 ) -> list[str]:
     """Store what a reader read from one file: parents before their children, each
-    session whole or not at all. Returns the ids."""
+    session whole or not at all. Returns the ids. `name_later`: a new session is whole on
+    disk when this returns and durable after `store.flush` of it (one folder sync for a
+    batch of files, instead of one a file)."""
     full: dict[str, list[Record]] = {s.id: s.events for s in sessions}
     done: list[str] = []
     for s in _parents_first(sessions):
@@ -370,7 +392,7 @@ def store_sessions(
         if s.parent is not None and parent_full is None and store.exists(s.parent):
             parent_full = _full_of_stored(store, s.parent)
         header, records = _layout(store, s, parent_full)
-        status = _write(store, header, records)
+        status = _write(store, header, records, name_later)
         getattr(report, status).append(s.id)
         done.append(s.id)
     return done
@@ -498,13 +520,15 @@ def _numbered(records: Iterable[Record], start: int = 1) -> list[Record]:
     ]
 
 
-def _write(store: SessionStore, header: SessionHeader, records: list[Record]) -> str:
+def _write(
+    store: SessionStore, header: SessionHeader, records: list[Record], name_later: bool
+) -> str:
     """imported, updated or unchanged: a new session; one that grew (only the new events
     appended; a source rewritten below them is cut back to the last turn they share and
     continued); one that did not change (nothing touched)."""
     if not store.exists(header.id):
         # the records are fresh copies (_numbered, to_record): the store takes them over
-        store.import_records(header, records)
+        store.import_records(header, records, name_later=name_later)
         return "imported"
     have = store.get(header.id)
     old = _records_of(have.events)

@@ -270,11 +270,19 @@ class SessionStore:
             seed, rest = tuple(events[: header.seed_length]), tuple(events[header.seed_length :])
             return self._commit_create(header, seed, state, (), built=rest, header_raw=header_raw)
 
-    def import_records(self, header: SessionHeader, records: Iterable[dict[str, Any]]) -> Session:
+    def import_records(
+        self,
+        header: SessionHeader,
+        records: Iterable[dict[str, Any]],
+        *,
+        name_later: bool = False,
+    ) -> Session:
         """Adopt a session an import made: `records` (`seq` 1, 2, …, `type`, `ts`, fields;
         the store takes them over) are checked as the loader checks a file's lines
         (`check_records`), encoded once and written in one atomic write; what stays in
-        memory is their lines, decoded when read."""
+        memory is their lines, decoded when read. `name_later`: the session is whole on
+        disk when this returns, and durable once `flush` is called for it (an import of
+        many files syncs the folder once for a batch of them)."""
         with self._lock:
             validate_session_id(header.id)
             if self.exists(header.id):
@@ -288,7 +296,7 @@ class SessionStore:
             # the seed's lines and the rest as they are; of a fork, its own part decoded for
             # the change (subscribers index it) but not kept: the log keeps lines
             seed, rest = (log.view(n), _decoded(log.lines(len(log))[n:])) if n else ((), log.view())
-            change = SessionCreated(header, seed, rest)
+            change = SessionCreated(header, seed, rest, name_later=name_later)
             self.backend.persist(change)
             assert checked.summary is not None
             rec = _Record(header, log, checked.state, checked.summary, point=checked.point)
@@ -297,6 +305,13 @@ class SessionStore:
             snapshot = rec.snapshot()
             self._announce(change)
             return snapshot
+
+    def flush(self, session_ids: Iterable[str]) -> None:
+        """Make everything written to these sessions durable (an import's sessions created
+        with `name_later`); raises StorageError when the backend cannot."""
+        with self._lock:
+            for sid in session_ids:
+                self.backend.persist(SessionFlushed(sid))
 
     def fork(
         self,

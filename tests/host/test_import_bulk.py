@@ -92,3 +92,31 @@ def test_a_stored_file_leaves_no_cycle_holding_its_records(tmp_path: Path) -> No
     finally:
         gc.enable()
         store.close()
+
+
+def test_an_import_makes_every_name_it_stored_durable_before_it_reports(tmp_path: Path) -> None:
+    """Each imported file is fsynced before it gets its name (whole or absent after a
+    crash); the folder is synced once for a batch of names, and always before the verb
+    returns (and saves its ledger)."""
+    backend = JsonlBackend(tmp_path)
+    store = SessionStore(backend)
+    events = turn("t1", "plan it", "ok", 1)
+    store_sessions(store, [session("c-later", events)], ImportReport(), name_later=True)
+    assert backend._unsynced_names == {"c-later"}
+    assert (tmp_path / "sessions" / "c-later.jsonl").exists()  # whole already
+    store.flush(["c-later"])
+    assert backend._unsynced_names == set()
+
+    # through the verb, on a Claude Code tree: nothing left to sync when it returns
+    from forkwise.core.bench.synth_sources import claude_projects
+    from forkwise.core.host.importing import ImportLedger, discover, import_sources
+
+    home = tmp_path / "claude-home"
+    claude_projects(home, sessions=3, turns=2, seed=9)
+    found = discover("claude", [home], {}, tmp_path)
+    report = import_sources(store, found, ImportLedger(tmp_path / "imports.json"))
+    assert not report.failed
+    assert len(report.imported) >= 3
+    assert backend._unsynced_names == set()
+    assert all(store.exists(sid) for sid in report.imported)
+    store.close()
