@@ -242,6 +242,7 @@ def _import_all(
         unsynced.extend(read.store(store, ledger, report))
         if len(unsynced) >= _SYNC_EVERY:
             store.flush(unsynced)
+            store.release(unsynced)  # indexed: the batch's lines need not stay in memory
             unsynced.clear()
 
     try:
@@ -272,6 +273,7 @@ def _import_all(
     finally:
         # what is reported (and remembered in the ledger) as imported is durable
         store.flush(unsynced)
+        store.release(unsynced)
     ledger.save()
     return report
 

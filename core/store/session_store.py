@@ -306,6 +306,20 @@ class SessionStore:
             self._announce(change)
             return snapshot
 
+    def release(self, session_ids: Iterable[str]) -> None:
+        """Let go of what is loaded of these sessions once the backend has indexed it (as
+        `close` does for every session): an import of many files keeps a batch in memory,
+        not all it read, and a session is read again from its file when it is used."""
+        with self._lock:
+            recs = [rec for sid in session_ids if (rec := self._records.get(sid)) is not None]
+            if not recs:
+                return
+            if self.backend.writable:
+                known = [Remembered(r.summary, r.state, self._point(r), r.events) for r in recs]
+                self.backend.save_summaries(known)
+            for rec in recs:
+                self.forget(rec.header.id)  # only let go of: what callers hold still holds
+
     def flush(self, session_ids: Iterable[str]) -> None:
         """Make everything written to these sessions durable (an import's sessions created
         with `name_later`); raises StorageError when the backend cannot."""

@@ -119,4 +119,9 @@ def test_an_import_makes_every_name_it_stored_durable_before_it_reports(tmp_path
     assert len(report.imported) >= 3
     assert backend._unsynced_names == set()
     assert all(store.exists(sid) for sid in report.imported)
+    # indexed and let go of: nothing of the batch stays loaded, each reads back from its file
+    assert not set(report.imported) & set(store._records)
+    rows = {row.id: row for row in store.list()}
+    for sid in report.imported:
+        assert rows[sid].events == len(store.get(sid).events) > 0
     store.close()
