@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ from forkwise.core.errors import (
     StorageError,
 )
 from forkwise.core.formats.base import FormatError, ImportedSession, Reader, collector_paused
+from forkwise.core.log.event_log import event_lines, head
 from forkwise.core.log.events import HISTORY_FORK, TURN_END, Event
 from forkwise.core.safe_read import read_head, read_regular
 from forkwise.core.store.atomic import replace_file
@@ -44,6 +46,8 @@ Progress = Callable[[int, int, str], None]
 FORMATS = ("claude", "codex", "pi")
 TOOLS = (*FORMATS, "forkwise")
 _HEAD = 8192
+#: sessions stored between two syncs of the store's folder (each file is synced itself)
+_SYNC_EVERY = 64
 
 
 class UnknownFormat(ForkwiseError):
@@ -204,8 +208,21 @@ def import_sources(
     """Import `files` (each with its format, or None to recognise it). A file whose
     sessions branch from a session not stored yet waits until the other files are in, so
     that a parent is stored before its children in whatever order the files come."""
-    with collector_paused():  # what is imported stays in the store's memory: no cycles
-        return _import_all(store, files, ledger, progress)
+    try:
+        with collector_paused():  # what is imported stays in the store's memory: no cycles
+            return _import_all(store, files, ledger, progress)
+    finally:
+        _release_readers()
+
+
+def _release_readers() -> None:
+    """Let the readers an import used drop what they kept to read files together (a
+    reader has `release` when it keeps anything)."""
+    for tool in FORMATS:
+        module = sys.modules.get(f"forkwise.core.formats.{tool}")
+        release = getattr(getattr(module, "READER", None), "release", None)
+        if release is not None:
+            release()
 
 
 def _import_all(
@@ -219,30 +236,44 @@ def _import_all(
     done = 0
     waiting: list[_Read] = []
     stored = _StoredIds(store)
-    for path, tool in files:
-        try:
-            read = _read_file(stored, path, tool, ledger, report)
-            if read is not None and read.orphans(store):
-                waiting.append(read)
-                continue
-            if read is not None:
-                read.store(store, ledger, report)
-        except ForkwiseError as exc:
-            report.fail(path, exc, _line_of(exc))
-        done += 1
-        if progress is not None:
-            progress(done, total, str(path))
-    while waiting:
-        # a file whose parents are in now, else the first one: its parent is in no file
-        read = next((r for r in waiting if not r.orphans(store)), waiting[0])
-        waiting.remove(read)
-        try:
-            read.store(store, ledger, report)
-        except ForkwiseError as exc:
-            report.fail(read.path, exc, _line_of(exc))
-        done += 1
-        if progress is not None:
-            progress(done, total, str(read.path))
+    unsynced: list[str] = []  # stored, their names made durable with the next batch
+
+    def store_read(read: _Read) -> None:
+        unsynced.extend(read.store(store, ledger, report))
+        if len(unsynced) >= _SYNC_EVERY:
+            store.flush(unsynced)
+            store.release(unsynced)  # indexed: the batch's lines need not stay in memory
+            unsynced.clear()
+
+    try:
+        for path, tool in files:
+            try:
+                read = _read_file(stored, path, tool, ledger, report)
+                if read is not None and read.orphans(store):
+                    waiting.append(read)
+                    continue
+                if read is not None:
+                    store_read(read)
+            except ForkwiseError as exc:
+                report.fail(path, exc, _line_of(exc))
+            done += 1
+            if progress is not None:
+                progress(done, total, str(path))
+        while waiting:
+            # a file whose parents are in now, else the first one: its parent is in no file
+            read = next((r for r in waiting if not r.orphans(store)), waiting[0])
+            waiting.remove(read)
+            try:
+                store_read(read)
+            except ForkwiseError as exc:
+                report.fail(read.path, exc, _line_of(exc))
+            done += 1
+            if progress is not None:
+                progress(done, total, str(read.path))
+    finally:
+        # what is reported (and remembered in the ledger) as imported is durable
+        store.flush(unsynced)
+        store.release(unsynced)
     ledger.save()
     return report
 
@@ -271,9 +302,11 @@ class _Read:
             for s in self.sessions
         )
 
-    def store(self, store: SessionStore, ledger: ImportLedger, report: ImportReport) -> None:
-        ids = store_sessions(store, self.sessions, report)
+    def store(self, store: SessionStore, ledger: ImportLedger, report: ImportReport) -> list[str]:
+        """Store the sessions (whole, not yet durable: see `store_sessions`); their ids."""
+        ids = store_sessions(store, self.sessions, report, name_later=True)
         ledger.remember(self.path, self.st, ids)
+        return ids
 
 
 class _StoredIds:
@@ -342,10 +375,16 @@ def _import_forkwise(store: SessionStore, path: Path, report: ImportReport) -> s
 
 
 def store_sessions(
-    store: SessionStore, sessions: Sequence[ImportedSession], report: ImportReport
+    store: SessionStore,
+    sessions: Sequence[ImportedSession],
+    report: ImportReport,
+    *,
+    name_later: bool = False,
 ) -> list[str]:
     """Store what a reader read from one file: parents before their children, each
-    session whole or not at all. Returns the ids."""
+    session whole or not at all. Returns the ids. `name_later`: a new session is whole on
+    disk when this returns and durable after `store.flush` of it (one folder sync for a
+    batch of files, instead of one a file)."""
     full: dict[str, list[Record]] = {s.id: s.events for s in sessions}
     done: list[str] = []
     for s in _parents_first(sessions):
@@ -355,27 +394,30 @@ def store_sessions(
         if s.parent is not None and parent_full is None and store.exists(s.parent):
             parent_full = _full_of_stored(store, s.parent)
         header, records = _layout(store, s, parent_full)
-        status = _write(store, header, records)
+        status = _write(store, header, records, name_later)
         getattr(report, status).append(s.id)
         done.append(s.id)
     return done
 
 
 def _parents_first(sessions: Sequence[ImportedSession]) -> list[ImportedSession]:
+    """The sessions, each after the parent it has among them. A loop, not a recursive
+    closure: a closure that calls itself is a reference cycle, and the cycle would keep
+    every record of the file alive until the collector (paused by an import) ran."""
     by_id = {s.id: s for s in sessions}
     out: list[ImportedSession] = []
     placed: set[str] = set()
-
-    def place(s: ImportedSession, depth: int = 0) -> None:
-        if s.id in placed or depth > len(sessions):
-            return
-        if s.parent in by_id:
-            place(by_id[s.parent], depth + 1)
-        placed.add(s.id)
-        out.append(s)
-
     for s in sessions:
-        place(s)
+        chain: list[ImportedSession] = []
+        seen: set[str] = set()
+        at: ImportedSession | None = s
+        while at is not None and at.id not in placed and at.id not in seen:
+            chain.append(at)
+            seen.add(at.id)
+            at = by_id.get(at.parent) if at.parent is not None else None
+        for found in reversed(chain):
+            placed.add(found.id)
+            out.append(found)
     return out
 
 
@@ -383,7 +425,9 @@ def _full_of_stored(store: SessionStore, sid: str) -> list[Record]:
     """An imported session's conversation as its reader gave it: the stored events less
     the `history/fork` this module put after its seed."""
     snap = store.get(sid)
-    records = [_unseq(e) for e in snap.events]
+    records = _records_of(snap.events)
+    for record in records:
+        del record["seq"]
     seed = snap.header.seed_length
     forked = snap.header.parent_session is not None and seed < len(records)
     if forked and records[seed].get("type") == HISTORY_FORK:
@@ -391,10 +435,12 @@ def _full_of_stored(store: SessionStore, sid: str) -> list[Record]:
     return records
 
 
-def _unseq(event: Event) -> Record:
-    record = event.to_record()
-    del record["seq"]
-    return record
+def _records_of(events: Sequence[Event], n: int | None = None) -> list[Record]:
+    """The first `n` (all) stored events as fresh records, as `to_record` gives them: each
+    line decoded once, no `Event` built (nor kept in the stored log, for a parent whose
+    children are imported after it)."""
+    loads = orjson.loads
+    return [loads(line) for line in event_lines(head(events, len(events) if n is None else n))]
 
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -437,7 +483,7 @@ def _layout(
     p_seed = parent.header.seed_length
     if parent.header.parent_session is not None and shared > p_seed:
         seed = shared + 1  # the parent's own history/fork sits inside the shared part
-    prefix = [e.to_record() for e in parent.events[:seed]]
+    prefix = _records_of(parent.events, seed)
     fork_event: Record = {
         "type": HISTORY_FORK,
         "ts": s.events[shared]["ts"] if shared < len(s.events) else s.created,
@@ -470,19 +516,24 @@ def _renumber_through(record: Record, stored_seq: Callable[[int], int]) -> Recor
 
 
 def _numbered(records: Iterable[Record], start: int = 1) -> list[Record]:
-    return [{**r, "seq": seq} for seq, r in enumerate(records, start)]
+    """Fresh records with their seq, keys in the order a log line has them."""
+    return [
+        {"seq": seq, "type": r["type"], "ts": r["ts"], **r} for seq, r in enumerate(records, start)
+    ]
 
 
-def _write(store: SessionStore, header: SessionHeader, records: list[Record]) -> str:
+def _write(
+    store: SessionStore, header: SessionHeader, records: list[Record], name_later: bool
+) -> str:
     """imported, updated or unchanged: a new session; one that grew (only the new events
     appended; a source rewritten below them is cut back to the last turn they share and
     continued); one that did not change (nothing touched)."""
     if not store.exists(header.id):
-        # the records are fresh copies (_numbered, to_record): the events take them over
-        store.import_session(header, [Event.from_decoded(r) for r in records])
+        # the records are fresh copies (_numbered, to_record): the store takes them over
+        store.import_records(header, records, name_later=name_later)
         return "imported"
     have = store.get(header.id)
-    old = [e.to_record() for e in have.events]
+    old = _records_of(have.events)
     if old == records:
         return "unchanged"
     keep = len(old)

@@ -142,16 +142,31 @@ def check_record(record: dict[str, Any], raw: bytes | None = None) -> tuple[int,
 def too_deep(raw: bytes, value: object) -> bool:
     """Whether `value` (decoded from `raw`) nests deeper than MAX_NESTING. The byte counts
     make this free for ordinary lines; only a line with that many brackets is walked."""
-    if len(raw) <= 2 * MAX_NESTING or raw.count(b"[") + raw.count(b"{") <= MAX_NESTING:
+    return _many_brackets(raw) and _deeper(value)
+
+
+def line_too_deep(raw: bytes) -> bool:
+    """`too_deep` for a line that was encoded, not decoded: decoded only when it holds
+    that many brackets (the line, not what it was encoded from, is what a reader gets)."""
+    return _many_brackets(raw) and _deeper(orjson.loads(raw))
+
+
+def _many_brackets(raw: bytes) -> bool:
+    return len(raw) > 2 * MAX_NESTING and raw.count(b"[") + raw.count(b"{") > MAX_NESTING
+
+
+def _deeper(value: object) -> bool:
+    if not isinstance(value, dict | list):
         return False
-    stack: list[tuple[object, int]] = [(value, 1)]
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    pop, push = stack.pop, stack.append
     while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth > MAX_NESTING:
-                return True
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
+        item, depth = pop()
+        if depth > MAX_NESTING:
+            return True
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, dict | list):  # only containers are walked
+                push((child, depth + 1))
     return False
 
 

@@ -30,9 +30,12 @@ def write_file_atomically(
     *,
     mode: int = PRIVATE_FILE,
     overwrite: bool = True,
+    sync_dir: bool = True,
 ) -> None:
     """`data` is the content, or a function that writes it to the file descriptor it is
-    given (e.g. copying a byte range from another file)."""
+    given (e.g. copying a byte range from another file). `sync_dir` False: the caller
+    fsyncs the directory later, once for many new files (the file itself is durable before
+    it gets its name, so a crash leaves it whole or absent, never in part)."""
     tmp = path.with_name(f".{path.name}.{random_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     backup: Path | None = None
@@ -65,7 +68,8 @@ def write_file_atomically(
                 os.unlink(backup)
         raise
     try:
-        fsync_dir(path.parent)
+        if sync_dir:
+            fsync_dir(path.parent)
     except BaseException:
         with contextlib.suppress(OSError):
             if backup is not None:

@@ -346,7 +346,8 @@ class SessionCreated:
     kind: ClassVar[str] = "session/created"
     header: SessionHeader
     seed: Sequence[Event]
-    events: tuple[Event, ...] = ()
+    #: a tuple of events, or a view of a checked log's lines (an import: not decoded)
+    events: Sequence[Event] = ()
     #: for a fork: the session whose first len(seed) events the seed is, line for line, so
     #: a backend may copy those bytes instead of writing each event again
     copied_from: str | None = None
@@ -356,6 +357,10 @@ class SessionCreated:
     #: for an import: the header line as it was read, kept byte for byte (encoding the
     #: parsed header again would change what JSON numbers and escapes it holds)
     header_raw: bytes | None = None
+    #: for an import of many sessions: the backend may make the new session's name durable
+    #: at the next `SessionFlushed` of it (one directory sync for a batch of files); its
+    #: content is durable before it has a name, as for every new session
+    name_later: bool = False
 
     @property
     def session_id(self) -> str:

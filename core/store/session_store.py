@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, overload
 
+import orjson
+
 from forkwise.core.errors import (
     DuplicateSessionId,
     ForkwiseError,
@@ -32,6 +34,7 @@ from forkwise.core.log.ids import new_session_id, random_hex, validate_session_i
 from forkwise.core.log.text import check_text
 from forkwise.core.log.turns import BracketState, check_boundary
 from forkwise.core.store.backend import Backend, IndexedFork, Progress, Remembered, Restorable
+from forkwise.core.store.checked_log import check_records
 from forkwise.core.store.fork_point import ForkPoint, anchor_of, fork_point_of
 from forkwise.core.store.session import (
     EventsAppended,
@@ -266,6 +269,63 @@ class SessionStore:
             state = BracketState().feed_all(events)
             seed, rest = tuple(events[: header.seed_length]), tuple(events[header.seed_length :])
             return self._commit_create(header, seed, state, (), built=rest, header_raw=header_raw)
+
+    def import_records(
+        self,
+        header: SessionHeader,
+        records: Iterable[dict[str, Any]],
+        *,
+        name_later: bool = False,
+    ) -> Session:
+        """Adopt a session an import made: `records` (`seq` 1, 2, …, `type`, `ts`, fields;
+        the store takes them over) are checked as the loader checks a file's lines
+        (`check_records`), encoded once and written in one atomic write; what stays in
+        memory is their lines, decoded when read. `name_later`: the session is whole on
+        disk when this returns, and durable once `flush` is called for it (an import of
+        many files syncs the folder once for a batch of them)."""
+        with self._lock:
+            validate_session_id(header.id)
+            if self.exists(header.id):
+                raise DuplicateSessionId(
+                    f"a session {header.id!r} exists already", session_id=header.id
+                )
+            checked = check_records(header, records)
+            log = checked.events
+            assert isinstance(log, EventLog)  # check_records keeps lines, not events
+            n = header.seed_length
+            # the seed's lines and the rest as they are; of a fork, its own part decoded for
+            # the change (subscribers index it) but not kept: the log keeps lines
+            seed, rest = (log.view(n), _decoded(log.lines(len(log))[n:])) if n else ((), log.view())
+            change = SessionCreated(header, seed, rest, name_later=name_later)
+            self.backend.persist(change)
+            assert checked.summary is not None
+            rec = _Record(header, log, checked.state, checked.summary, point=checked.point)
+            self._records[header.id] = rec
+            self._kept_generations.pop(header.id, None)
+            snapshot = rec.snapshot()
+            self._announce(change)
+            return snapshot
+
+    def release(self, session_ids: Iterable[str]) -> None:
+        """Let go of what is loaded of these sessions once the backend has indexed it (as
+        `close` does for every session): an import of many files keeps a batch in memory,
+        not all it read, and a session is read again from its file when it is used."""
+        with self._lock:
+            recs = [rec for sid in session_ids if (rec := self._records.get(sid)) is not None]
+            if not recs:
+                return
+            if self.backend.writable:
+                known = [Remembered(r.summary, r.state, self._point(r), r.events) for r in recs]
+                self.backend.save_summaries(known)
+            for rec in recs:
+                self.forget(rec.header.id)  # only let go of: what callers hold still holds
+
+    def flush(self, session_ids: Iterable[str]) -> None:
+        """Make everything written to these sessions durable (an import's sessions created
+        with `name_later`); raises StorageError when the backend cannot."""
+        with self._lock:
+            for sid in session_ids:
+                self.backend.persist(SessionFlushed(sid))
 
     def fork(
         self,
@@ -621,6 +681,12 @@ class SessionStore:
         snapshot = rec.snapshot()
         self._announce(change)
         return snapshot
+
+
+def _decoded(lines: Sequence[bytes]) -> tuple[Event, ...]:
+    """Events of checked lines, built without being kept by the log they come from."""
+    loads = orjson.loads
+    return tuple(Event.from_decoded(loads(line), line) for line in lines)
 
 
 class _Taken:

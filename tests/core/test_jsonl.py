@@ -22,7 +22,8 @@ from logdata import (
 )
 
 from forkwise.core.errors import ForkwiseError
-from forkwise.core.store.backends import jsonl_fork, jsonl_read
+from forkwise.core.store import checked_log
+from forkwise.core.store.backends import jsonl_fork
 from forkwise.core.store.backends.jsonl import JsonlBackend, parse_log
 from forkwise.core.store.session import INDEX_ROW_KEYS, SessionSummary
 from forkwise.core.store.session_store import SessionStore
@@ -593,13 +594,13 @@ def test_fork_of_a_hand_laid_out_file_encodes_the_seed(
 def unchecked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Count the lines the loader checks one by one."""
     calls: list[int] = []
-    real = jsonl_read.check_record
+    real = checked_log.check_record
 
     def counting(record: dict[str, object], raw: bytes | None = None) -> tuple[int, str]:
         calls.append(1)
         return real(record, raw)
 
-    monkeypatch.setattr(jsonl_read, "check_record", counting)
+    monkeypatch.setattr(checked_log, "check_record", counting)
     return calls
 
 

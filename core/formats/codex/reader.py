@@ -146,6 +146,12 @@ class CodexReader:
             if collecting:
                 gc.enable()
 
+    def release(self) -> None:
+        """Drop the parsed files kept for the forks of one import (called when it is over):
+        kept, they would hold hundreds of thousands of objects for the collector to walk."""
+        with self._lock:
+            self._parsed.clear()
+
     def _load(self, path: Path) -> _File:
         try:
             st = path.stat()

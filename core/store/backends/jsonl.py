@@ -81,6 +81,9 @@ class JsonlBackend:
         #: where a line ends in a session's file, when known: (its seq, the offset past it)
         self._line_ends: dict[str, tuple[int, int]] = {}
         self._pending: dict[str, _Pending] = {}
+        #: sessions created with `name_later` whose names the sessions folder's next fsync
+        #: makes durable
+        self._unsynced_names: set[str] = set()
         #: each session file as this backend last read or wrote it (`_identity`)
         self._seen: dict[str, tuple[int, int, int, int]] = {}
         self._appenders = Appenders()
@@ -277,7 +280,7 @@ class JsonlBackend:
         header_raw = change.header_raw or orjson.dumps(change.header.to_record())
         source = self._seed_range(change) if change.copied_from else None
         if source is not None:  # a fork: the seed's bytes are copied, not encoded again
-            rest = b"".join(e.encode() + b"\n" for e in change.events)
+            rest = b"".join(line + b"\n" for line in event_lines(change.events))
             # from the file as the store read or wrote it; changed since: refused, not copied
             expect = self._seen.get(src) if (src := change.copied_from) else None
             if change.seed_span is None and expect is None:
@@ -292,9 +295,13 @@ class JsonlBackend:
             lines = chain(
                 (header_raw + b"\n",),
                 (line + b"\n" for line in event_lines(change.seed)),
-                (e.encode() + b"\n" for e in change.events),
+                (line + b"\n" for line in event_lines(change.events)),
             )
-            write_file_atomically(path, b"".join(lines), overwrite=False)
+            write_file_atomically(
+                path, b"".join(lines), overwrite=False, sync_dir=not change.name_later
+            )
+            if change.name_later:
+                self._unsynced_names.add(sid)
         self._seen[sid] = _identity(os.lstat(path))
         self._headers[sid] = header_raw
         self._tails[sid] = Tail(0, None, False)
@@ -345,6 +352,9 @@ class JsonlBackend:
             tail.needs_newline = False
 
     def _flush(self, session_id: str) -> None:
+        if session_id in self._unsynced_names:
+            fsync_dir(self.sessions_dir)  # every name created since, in one sync
+            self._unsynced_names.clear()
         pending = self._pending.pop(session_id, None)
         if pending is None:
             return
@@ -434,7 +444,7 @@ class JsonlBackend:
         return True
 
     def close(self) -> None:
-        for sid in list(self._pending):
+        for sid in [*self._pending, *list(self._unsynced_names)[:1]]:
             with contextlib.suppress(OSError):
                 self._flush(sid)
         self._appenders.close_all()

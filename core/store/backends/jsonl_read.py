@@ -6,7 +6,6 @@ torn last line (a crash mid-write) is set aside in memory (`Tail.torn`).
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,13 +13,14 @@ import orjson
 
 from forkwise.core.errors import CorruptLog, ForkwiseError, InvalidEvent
 from forkwise.core.log.event_log import EventLog, gc_paused
-from forkwise.core.log.events import MAX_NESTING, TURN_END, check_record, too_deep
+from forkwise.core.log.events import MAX_NESTING, TURN_END, too_deep
 from forkwise.core.log.turns import BracketState
 from forkwise.core.safe_read import split_lines
 from forkwise.core.store.backend import LoadedLog
 from forkwise.core.store.backends.catalogue import LogFacts
-from forkwise.core.store.fork_point import ForkPoint, fork_point_of
-from forkwise.core.store.session import SessionHeader, SessionSummary, SummaryFold
+from forkwise.core.store.checked_log import LogCheck
+from forkwise.core.store.fork_point import ForkPoint
+from forkwise.core.store.session import SessionHeader, SessionSummary
 
 
 @dataclass
@@ -48,11 +48,8 @@ def parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, Tail]:
 def _parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, Tail]:
     lines, header, tail = _split_log(data, path)
     header_raw = lines[0]
-    start = SessionSummary.start(header)
-    state, fold = BracketState(), SummaryFold(start)
-    kept: list[bytes] = []
-    types: list[str] = []
-    loads, intern = orjson.loads, sys.intern
+    check = LogCheck(header)
+    loads = orjson.loads
     for lineno, raw in enumerate(lines[1:], start=2):
         if not raw or raw.isspace():
             continue
@@ -60,27 +57,23 @@ def _parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, Tail]:
             record = loads(raw)
             if type(record) is not dict:
                 raise InvalidEvent("an event must be a JSON object")
-            seq, etype = check_record(record, raw)
-            state.step(seq, etype, record)
+            check.add(record, raw)
         except (orjson.JSONDecodeError, InvalidEvent) as exc:
             raise CorruptLog(f"{path}, line {lineno}: {exc}", path=path, line=lineno) from exc
-        fold.add(etype, record["ts"], record)
-        kept.append(raw)
-        types.append(intern(etype))
-    if header.seed_length > len(kept):
+    kept = len(check.lines)
+    if header.seed_length > kept:
         raise CorruptLog(
-            f"{path}: seedLength {header.seed_length} exceeds the {len(kept)} events",
+            f"{path}: seedLength {header.seed_length} exceeds the {kept} events",
             path=path,
             line=1,
         )
-    events = EventLog.lazy(kept, types)
-    point = fork_point_of(events)
-    if point is not None and len(kept) == len(lines) - 1:  # no blank lines: offsets hold
+    loaded = check.result(tail.torn)
+    events, point = loaded.events, loaded.point
+    if point is not None and kept == len(lines) - 1:  # no blank lines: offsets hold
+        assert isinstance(events, EventLog)
         end = len(header_raw) + 1 + events.byte_length(point.seq)
-        if end <= tail.good_length and not (tail.needs_newline and point.seq == len(kept)):
+        if end <= tail.good_length and not (tail.needs_newline and point.seq == kept):
             tail.point_end = end
-    summary = fold.result(start)
-    loaded = LoadedLog(header, events, state, tail.torn, summary=summary, point=point)
     return loaded, header_raw, tail
 
 

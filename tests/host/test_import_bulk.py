@@ -1,0 +1,127 @@
+"""The import's write path (`SessionStore.import_records`): the records a reader made are
+checked as the loader checks a file, written as the loader reads them back, and nothing of
+a file stays alive after it is stored."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forkwise.core.errors import InvalidEvent
+from forkwise.core.host.importing import ImportReport, store_sessions
+from forkwise.core.log.events import MAX_NESTING, Event
+from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.checked_log import check_records
+from forkwise.core.store.session import SessionHeader
+from forkwise.core.store.session_store import SessionStore
+
+from .test_importing import TS, lines, session, turn
+
+
+def nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def numbered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"seq": i, **e} for i, e in enumerate(events, 1)]
+
+
+def test_an_imported_log_reads_back_line_for_line(tmp_path: Path) -> None:
+    events = [*turn("t1", "plan it", "ok", 1), *turn("t2", "and then", "done", 2)]
+    store = SessionStore(JsonlBackend(tmp_path))
+    store_sessions(store, [session("c-one", [dict(e) for e in events])], ImportReport())
+    written = (tmp_path / "sessions" / "c-one.jsonl").read_bytes().splitlines()[1:]
+    # the bytes an event built by the store would have: seq, type, ts first
+    assert written == [Event.from_record(r).encode() for r in numbered(events)]
+    summary = store.summary("c-one")
+    store.close()
+    again = SessionStore(JsonlBackend(tmp_path))  # read back by the loader, every line checked
+    assert [e.to_record() for e in again.get("c-one").events] == lines(again, "c-one")[1:]
+    assert again.summary("c-one").messages == summary.messages == 4
+    assert again.summary("c-one").turns == 2
+    again.close()
+
+
+def test_a_record_nested_deeper_than_a_log_may_be_is_refused(tmp_path: Path) -> None:
+    header = SessionHeader("c-deep", TS, "/w")
+    ok = numbered([{"type": "plugin/x/deep", "ts": TS, "payload": nested(MAX_NESTING - 5)}])
+    assert len(check_records(header, ok).events) == 1
+    deep = numbered([{"type": "plugin/x/deep", "ts": TS, "payload": nested(MAX_NESTING + 5)}])
+    with pytest.raises(InvalidEvent, match="nests deeper"):
+        check_records(header, deep)
+    # through the verb: the session fails and nothing is written that the loader would refuse
+    store = SessionStore(JsonlBackend(tmp_path))
+    bad = [{"type": "plugin/x/deep", "ts": TS, "payload": nested(MAX_NESTING + 5)}]
+    with pytest.raises(InvalidEvent):
+        store_sessions(store, [session("c-deep", bad)], ImportReport())
+    assert not store.exists("c-deep")
+    store.close()
+
+
+def test_a_record_that_breaks_the_brackets_is_refused(tmp_path: Path) -> None:
+    events = turn("t1", "plan it", "ok", 1)
+    del events[0]  # a message outside any turn
+    store = SessionStore(JsonlBackend(tmp_path))
+    with pytest.raises(InvalidEvent, match="outside a turn"):
+        store_sessions(store, [session("c-bad", events)], ImportReport())
+    assert not store.exists("c-bad")
+    assert not list((tmp_path / "sessions").glob("*c-bad*"))
+    store.close()
+
+
+def test_a_stored_file_leaves_no_cycle_holding_its_records(tmp_path: Path) -> None:
+    """The import pauses the cyclic collector: a cycle would keep every record of every
+    file alive to the end of the import (and make the collector walk them all then)."""
+    main = [*turn("t1", "plan it", "ok", 1), *turn("t2", "and then", "done", 2)]
+    branch = [*turn("t1", "plan it", "ok", 1), *turn("t2", "and then", "other", 3)]
+    store = SessionStore(JsonlBackend(tmp_path))
+    gc.collect()
+    gc.disable()
+    try:
+        report = ImportReport()
+        store_sessions(store, [session("c-b", branch, "c-main"), session("c-main", main)], report)
+        assert sorted(report.imported) == ["c-b", "c-main"]
+        del main, branch
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+        store.close()
+
+
+def test_an_import_makes_every_name_it_stored_durable_before_it_reports(tmp_path: Path) -> None:
+    """Each imported file is fsynced before it gets its name (whole or absent after a
+    crash); the folder is synced once for a batch of names, and always before the verb
+    returns (and saves its ledger)."""
+    backend = JsonlBackend(tmp_path)
+    store = SessionStore(backend)
+    events = turn("t1", "plan it", "ok", 1)
+    store_sessions(store, [session("c-later", events)], ImportReport(), name_later=True)
+    assert backend._unsynced_names == {"c-later"}
+    assert (tmp_path / "sessions" / "c-later.jsonl").exists()  # whole already
+    store.flush(["c-later"])
+    assert backend._unsynced_names == set()
+
+    # through the verb, on a Claude Code tree: nothing left to sync when it returns
+    from forkwise.core.bench.synth_sources import claude_projects
+    from forkwise.core.host.importing import ImportLedger, discover, import_sources
+
+    home = tmp_path / "claude-home"
+    claude_projects(home, sessions=3, turns=2, seed=9)
+    found = discover("claude", [home], {}, tmp_path)
+    report = import_sources(store, found, ImportLedger(tmp_path / "imports.json"))
+    assert not report.failed
+    assert len(report.imported) >= 3
+    assert backend._unsynced_names == set()
+    assert all(store.exists(sid) for sid in report.imported)
+    # indexed and let go of: nothing of the batch stays loaded, each reads back from its file
+    assert not set(report.imported) & set(store._records)
+    rows = {row.id: row for row in store.list()}
+    for sid in report.imported:
+        assert rows[sid].events == len(store.get(sid).events) > 0
+    store.close()
