@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -158,12 +158,7 @@ class Catalogue:
         out: list[SessionSummary] = []
         changed = False
         rebuilt = 0
-        for n, entry in enumerate(entries, start=1):
-            sid = entry.name[: -len(".jsonl")]
-            try:
-                st = entry.stat()
-            except OSError:
-                continue
+        for n, entry, sid, st in _stated(entries):
             summary = _matching(index.get(sid), sid, st)
             if summary is None:
                 summary, facts = _summarize_or_error(sid, Path(entry.path), summarize)
@@ -186,12 +181,7 @@ class Catalogue:
         with gc_paused():
             index = self._load()
             out: list[SessionSummary] = []
-            for entry in entries:
-                sid = entry.name[: -len(".jsonl")]
-                try:
-                    st = entry.stat()
-                except OSError:
-                    continue
+            for _, _, sid, st in _stated(entries):
                 summary = _matching(index.get(sid), sid, st)
                 if summary is not None:
                     out.append(summary)
@@ -274,6 +264,19 @@ def _entry(st: os.stat_result, summary: SessionSummary, facts: LogFacts | None) 
         # listing decodes the whole index (as dicts, the facts cost a third of its decoding)
         entry["log"] = orjson.dumps(facts.to_index()).decode()
     return entry
+
+
+def _stated(
+    entries: Sequence[os.DirEntry[str]],
+) -> Iterator[tuple[int, os.DirEntry[str], str, os.stat_result]]:
+    """(position from 1, entry, session id, stat) of each log that can be stat'ed (one
+    that went meanwhile is passed over)."""
+    for n, entry in enumerate(entries, start=1):
+        try:
+            st = entry.stat()
+        except OSError:
+            continue
+        yield n, entry, entry.name[: -len(".jsonl")], st
 
 
 def _matching(cached: dict[str, Any] | None, sid: str, st: os.stat_result) -> SessionSummary | None:
