@@ -32,18 +32,15 @@ from forkwise.core.errors import (
     WorkspaceAttachFailed,
 )
 from forkwise.core.host.disk_follow import DiskFollower
-from forkwise.core.host.exporting import export_session
 from forkwise.core.host.forking import ForkAt, child_model, follow_drafts
 from forkwise.core.host.importing import (
-    TOOLS,
     ImportLedger,
-    UnknownFormat,
-    discover,
-    import_sources,
 )
 from forkwise.core.host.lineage import source_state
 from forkwise.core.host.paging import page_end
-from forkwise.core.host.source_watch import SourceWatcher, available_sources
+from forkwise.core.host.settings_verbs import SettingsVerbs
+from forkwise.core.host.source_verbs import SourceVerbs
+from forkwise.core.host.source_watch import SourceWatcher
 from forkwise.core.host.store_workers import StoreWorkers
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import message_boundary
@@ -85,7 +82,6 @@ if TYPE_CHECKING:  # imported where used: a one-shot command that runs no turn a
     # no settings does not load them (python -X importtime)
     from forkwise.core.log.replay import Replay
     from forkwise.core.runtime.agent import Agent
-    from forkwise.core.runtime.settings import ProviderSettings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -98,7 +94,7 @@ MAX_CONTEXT_PAGE = 4 * 1024 * 1024
 MAX_TITLE = 200
 
 
-class Host:
+class Host(SettingsVerbs, SourceVerbs):
     def __init__(
         self,
         store: SessionStore | None = None,
@@ -580,75 +576,6 @@ class Host:
 
         return await self.io(rename)
 
-    def use_settings(self, settings: ProviderSettings) -> Json:
-        """Serve the provider these settings describe; sessions created from now on start
-        on its model (a session keeps the model its log selects). May block on the OS
-        keyring: call it off the event loop."""
-        from forkwise.core.runtime.settings import build_provider
-
-        provider = build_provider(settings)
-        self.providers[provider.name] = provider
-        self._default_model = settings.choice()
-        choice = self._default_model
-        return {"provider": choice.provider, "model": choice.model, "reasoning": choice.reasoning}
-
-    async def settings(self) -> Json:
-        """`settings.get`: the saved provider settings, without the key."""
-        from forkwise.core.runtime.settings import find_api_key, load_settings
-
-        settings = await asyncio.to_thread(load_settings)
-        values = settings.to_dict()
-        if settings.kind == "openai":
-            found = await asyncio.to_thread(find_api_key, settings.base_url)
-            values["key"] = found.note  # where the key comes from, never the key
-        return values
-
-    async def save_settings(self, values: Mapping[str, Any], api_key: str = "") -> Json:
-        """`settings.save`: this host owns its settings file and keyring; the new settings
-        apply at once (sessions created from now on start on their model)."""
-        self._check_writable()
-        from forkwise.core.runtime.settings import (
-            ProviderSettings,
-            save_settings,
-            store_api_key,
-        )
-
-        settings = ProviderSettings.from_dict(dict(values))
-
-        def save() -> None:
-            save_settings(settings)
-            if api_key and settings.kind == "openai":
-                store_api_key(settings.base_url, api_key)
-
-        await asyncio.to_thread(save)
-        return await self.reload_settings()
-
-    async def reload_settings(self) -> Json:
-        """`host.reloadSettings`: read the settings file again (after Preferences saved it)."""
-        from forkwise.core.runtime.settings import load_settings
-
-        settings = await asyncio.to_thread(load_settings)
-        return await asyncio.to_thread(self.use_settings, settings)
-
-    async def apply_saved_settings(self) -> str:
-        """Apply the saved provider settings at start-up; returns a warning for the person
-        ("" when all is well). Broken settings must not keep the host from serving."""
-        try:
-            await self.reload_settings()
-        except ForkwiseError as exc:
-            return (
-                f"the saved provider settings were not used ({exc.message}); "
-                "new sessions use the offline model"
-            )
-        return ""
-
-    def models(self) -> list[Json]:
-        out: list[Json] = []
-        for name, provider in self.providers.items():
-            listed = getattr(provider, "models", None)
-            out.extend(listed() if callable(listed) else [{"provider": name, "model": None}])
-        return out
-
     # --- forks: one policy (forking.py) for every entry point -------------------------
 
     async def fork(self, session_id: str, at_seq: int | None = None) -> Json:
@@ -803,71 +730,6 @@ class Host:
 
         # beside the store worker: a first search that reads every log holds no writer up
         return await asyncio.to_thread(search)
-
-    async def import_sources(self, tool: str | None, paths: Sequence[str]) -> Json:
-        """The import verb (DESIGN §9) on files this host can read: `paths` are files or
-        folders (none: the tools' default folders on this host's machine); `tool` one of
-        claude, codex, pi, forkwise, or None to recognise each file."""
-        self._check_writable()
-        if tool is not None and tool not in TOOLS:
-            raise UnknownFormat(f"unknown tool {tool!r} (known: {', '.join(TOOLS)})", tool=tool)
-        home = Path(os.path.expanduser("~"))
-        files = await asyncio.to_thread(
-            discover, tool, [Path(p) for p in paths], dict(os.environ), home
-        )
-        report = await self.io(
-            import_sources, self.store, files, self.imports, self._import_progress()
-        )
-        return report.to_json()
-
-    def _import_progress(self) -> Callable[[int, int, str], None]:
-        """`import/progress` notifications from the store worker."""
-        loop = asyncio.get_running_loop()
-
-        def progress(done: int, total: int, path: str) -> None:
-            note = {"kind": "import/progress", "done": done, "total": total, "path": path}
-            loop.call_soon_threadsafe(self.notify, note)
-
-        return progress
-
-    async def _import_changed(self, files: list[tuple[Path, str | None]]) -> Json:
-        report = await self.io(import_sources, self.store, files, self.imports)
-        return report.to_json()
-
-    def _watch_progress(self, done: int, total: int, path: str) -> None:
-        self.notify({"kind": "import/progress", "done": done, "total": total, "path": path})
-
-    def _source_changed(self, path: Path) -> bool:
-        try:
-            st = path.stat()
-        except OSError:
-            return False
-        return self.imports.unchanged(path, st) is None
-
-    async def watch_sources(
-        self, tools: Sequence[str], folders: Mapping[str, Sequence[str]] | None = None
-    ) -> Json:
-        """`sources.watch`: keep up with these tools' session folders (their default ones
-        on this host's machine, or `folders`); an empty list stops. The first pass runs
-        before this returns, so what is there already is in the store when it does."""
-        self._check_writable()
-        self.sources.watch(tools, folders)
-        if self.sources.tools:
-            await self.sources.scan()
-        return await self.list_sources()
-
-    async def list_sources(self) -> Json:
-        """`sources.list`: the tools found on this host's machine and those watched."""
-        home = Path(os.path.expanduser("~"))
-        found = await asyncio.to_thread(available_sources, dict(os.environ), home)
-        return {"sources": found, "watching": list(self.sources.tools)}
-
-    async def export(self, session_id: str, tool: str, out: str | None = None) -> Json:
-        """The export verb (DESIGN §10): `{"tool", "path", "id", "resume"}`; the file is
-        written on this host's machine."""
-        self._check_writable()
-        await self._serve(session_id)
-        return await self.io(export_session, self.store, session_id, tool, out)
 
     async def list_workspaces(self) -> list[Json]:
         return await self.io(self.workspaces.groups)

@@ -1,0 +1,96 @@
+"""The host's provider-settings verbs: `settings.get`, `settings.save`,
+`host.reloadSettings`, the models it serves. A part of Host (a base class of it)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from forkwise.core.errors import ForkwiseError
+from forkwise.core.runtime.providers.base import ModelChoice, Provider
+
+if TYPE_CHECKING:
+    from forkwise.core.runtime.settings import ProviderSettings
+
+Json = dict[str, Any]
+
+
+class SettingsVerbs:
+    """Settings are read and written on this host's machine (its settings file and OS
+    keyring), and apply at once to the sessions created from then on."""
+
+    if TYPE_CHECKING:  # what Host gives its parts
+        providers: dict[str, Provider]
+        _default_model: ModelChoice
+
+        def _check_writable(self) -> None: ...
+
+    def use_settings(self, settings: ProviderSettings) -> Json:
+        """Serve the provider these settings describe; sessions created from now on start
+        on its model (a session keeps the model its log selects). May block on the OS
+        keyring: call it off the event loop."""
+        from forkwise.core.runtime.settings import build_provider
+
+        provider = build_provider(settings)
+        self.providers[provider.name] = provider
+        self._default_model = settings.choice()
+        choice = self._default_model
+        return {"provider": choice.provider, "model": choice.model, "reasoning": choice.reasoning}
+
+    async def settings(self) -> Json:
+        """`settings.get`: the saved provider settings, without the key."""
+        from forkwise.core.runtime.settings import find_api_key, load_settings
+
+        settings = await asyncio.to_thread(load_settings)
+        values = settings.to_dict()
+        if settings.kind == "openai":
+            found = await asyncio.to_thread(find_api_key, settings.base_url)
+            values["key"] = found.note  # where the key comes from, never the key
+        return values
+
+    async def save_settings(self, values: Mapping[str, Any], api_key: str = "") -> Json:
+        """`settings.save`: this host owns its settings file and keyring; the new settings
+        apply at once (sessions created from now on start on their model)."""
+        self._check_writable()
+        from forkwise.core.runtime.settings import (
+            ProviderSettings,
+            save_settings,
+            store_api_key,
+        )
+
+        settings = ProviderSettings.from_dict(dict(values))
+
+        def save() -> None:
+            save_settings(settings)
+            if api_key and settings.kind == "openai":
+                store_api_key(settings.base_url, api_key)
+
+        await asyncio.to_thread(save)
+        return await self.reload_settings()
+
+    async def reload_settings(self) -> Json:
+        """`host.reloadSettings`: read the settings file again (after Preferences saved it)."""
+        from forkwise.core.runtime.settings import load_settings
+
+        settings = await asyncio.to_thread(load_settings)
+        return await asyncio.to_thread(self.use_settings, settings)
+
+    async def apply_saved_settings(self) -> str:
+        """Apply the saved provider settings at start-up; returns a warning for the person
+        ("" when all is well). Broken settings must not keep the host from serving."""
+        try:
+            await self.reload_settings()
+        except ForkwiseError as exc:
+            return (
+                f"the saved provider settings were not used ({exc.message}); "
+                "new sessions use the offline model"
+            )
+        return ""
+
+    def models(self) -> list[Json]:
+        out: list[Json] = []
+        for name, provider in self.providers.items():
+            listed = getattr(provider, "models", None)
+            out.extend(listed() if callable(listed) else [{"provider": name, "model": None}])
+        return out

@@ -1,0 +1,105 @@
+"""The host's verbs on the agents' own sessions: import (DESIGN §9), the folders it keeps
+up with (`sources.list`, `sources.watch`) and export (DESIGN §10). A part of Host (a
+base class of it); the rules live in importing.py, source_watch.py and exporting.py."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from forkwise.core.host.exporting import export_session
+from forkwise.core.host.importing import (
+    TOOLS,
+    ImportLedger,
+    UnknownFormat,
+    discover,
+    import_sources,
+)
+from forkwise.core.host.source_watch import SourceWatcher, available_sources
+from forkwise.core.store.session import Session
+from forkwise.core.store.session_store import SessionStore
+
+Json = dict[str, Any]
+T = TypeVar("T")
+
+
+class SourceVerbs:
+    """Files are found, read and written on this host's machine."""
+
+    if TYPE_CHECKING:  # what Host gives its parts
+        store: SessionStore
+        imports: ImportLedger
+        sources: SourceWatcher
+
+        def _check_writable(self) -> None: ...
+        def notify(self, note: Json) -> None: ...
+        async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
+        async def _serve(self, session_id: str) -> Session: ...
+
+    async def import_sources(self, tool: str | None, paths: Sequence[str]) -> Json:
+        """The import verb (DESIGN §9) on files this host can read: `paths` are files or
+        folders (none: the tools' default folders on this host's machine); `tool` one of
+        claude, codex, pi, forkwise, or None to recognise each file."""
+        self._check_writable()
+        if tool is not None and tool not in TOOLS:
+            raise UnknownFormat(f"unknown tool {tool!r} (known: {', '.join(TOOLS)})", tool=tool)
+        home = Path(os.path.expanduser("~"))
+        files = await asyncio.to_thread(
+            discover, tool, [Path(p) for p in paths], dict(os.environ), home
+        )
+        report = await self.io(
+            import_sources, self.store, files, self.imports, self._import_progress()
+        )
+        return report.to_json()
+
+    def _import_progress(self) -> Callable[[int, int, str], None]:
+        """`import/progress` notifications from the store worker."""
+        loop = asyncio.get_running_loop()
+
+        def progress(done: int, total: int, path: str) -> None:
+            note = {"kind": "import/progress", "done": done, "total": total, "path": path}
+            loop.call_soon_threadsafe(self.notify, note)
+
+        return progress
+
+    async def _import_changed(self, files: list[tuple[Path, str | None]]) -> Json:
+        report = await self.io(import_sources, self.store, files, self.imports)
+        return report.to_json()
+
+    def _watch_progress(self, done: int, total: int, path: str) -> None:
+        self.notify({"kind": "import/progress", "done": done, "total": total, "path": path})
+
+    def _source_changed(self, path: Path) -> bool:
+        try:
+            st = path.stat()
+        except OSError:
+            return False
+        return self.imports.unchanged(path, st) is None
+
+    async def watch_sources(
+        self, tools: Sequence[str], folders: Mapping[str, Sequence[str]] | None = None
+    ) -> Json:
+        """`sources.watch`: keep up with these tools' session folders (their default ones
+        on this host's machine, or `folders`); an empty list stops. The first pass runs
+        before this returns, so what is there already is in the store when it does."""
+        self._check_writable()
+        self.sources.watch(tools, folders)
+        if self.sources.tools:
+            await self.sources.scan()
+        return await self.list_sources()
+
+    async def list_sources(self) -> Json:
+        """`sources.list`: the tools found on this host's machine and those watched."""
+        home = Path(os.path.expanduser("~"))
+        found = await asyncio.to_thread(available_sources, dict(os.environ), home)
+        return {"sources": found, "watching": list(self.sources.tools)}
+
+    async def export(self, session_id: str, tool: str, out: str | None = None) -> Json:
+        """The export verb (DESIGN §10): `{"tool", "path", "id", "resume"}`; the file is
+        written on this host's machine."""
+        self._check_writable()
+        await self._serve(session_id)
+        return await self.io(export_session, self.store, session_id, tool, out)
