@@ -51,6 +51,19 @@ def hold_store_open(monkeypatch: pytest.MonkeyPatch) -> tuple[asyncio.Event, asy
     return asked, release
 
 
+async def start_held(
+        qapp: Any, store: Path, settings: QSettings, asked: asyncio.Event
+) -> tuple[asyncio.Future[int], MainWindow]:
+    """Start the app on `store` and wait until it asks for the store (held back by
+    `hold_store_open`): the window it shows meanwhile, and the app's run."""
+    session = asyncio.ensure_future(
+        app_module._session(qapp, store, None, None, settings=settings))
+    await asyncio.wait_for(asked.wait(), 15)
+    window = shown_window()
+    assert window is not None, "the window is shown before the store is opened"
+    return session, window
+
+
 def test_window_paints_loading_before_the_store_then_shows_rows(
         aloop: Any, qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = tmp_path / "store"
@@ -60,11 +73,7 @@ def test_window_paints_loading_before_the_store_then_shows_rows(
     settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
 
     async def scenario() -> int:
-        session = asyncio.ensure_future(
-            app_module._session(qapp, store, None, None, settings=settings))
-        await asyncio.wait_for(asked.wait(), 15)
-        window = shown_window()
-        assert window is not None, "the window is shown before the store is opened"
+        session, window = await start_held(qapp, store, settings, asked)
         tree = window.tree
         assert tree.placeholder.isVisible()
         assert tree.placeholder.text() == "Loading sessions…"
@@ -107,11 +116,7 @@ def test_rows_from_the_index_show_before_the_store_opens_then_the_listing_takes_
     settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
 
     async def scenario() -> tuple[int, str]:
-        session = asyncio.ensure_future(
-            app_module._session(qapp, store, None, None, settings=settings))
-        await asyncio.wait_for(asked.wait(), 15)
-        window = shown_window()
-        assert window is not None
+        session, window = await start_held(qapp, store, settings, asked)
         c, tree = window.controller, window.tree
         assert set(c.tree.session_ids()) == everyone - {changed.stem}
         assert tree.model().rowCount() > 0
@@ -165,11 +170,7 @@ def test_a_row_chosen_in_the_first_page_stays_chosen_when_the_rest_arrives(
     settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
 
     async def scenario() -> tuple[int, str]:
-        session = asyncio.ensure_future(
-            app_module._session(qapp, store, None, None, settings=settings))
-        await asyncio.wait_for(asked.wait(), 15)
-        window = shown_window()
-        assert window is not None
+        session, window = await start_held(qapp, store, settings, asked)
         c, tree = window.controller, window.tree
         page = c.tree.page_rows
         assert len(c.tree.session_ids()) == page
@@ -244,11 +245,7 @@ def test_rows_from_the_index_go_when_the_store_then_cannot_be_opened(
     settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
 
     async def scenario() -> tuple[int, int, int, str, bool]:
-        session = asyncio.ensure_future(
-            app_module._session(qapp, store, None, None, settings=settings))
-        await asyncio.wait_for(asked.wait(), 15)
-        window = shown_window()
-        assert window is not None
+        session, window = await start_held(qapp, store, settings, asked)
         previewed = window.controller.tree.rowCount()
         release.set()
         box = await until(QApplication.activeModalWidget, what="the error dialog")
@@ -326,11 +323,7 @@ def test_the_title_column_keeps_its_width_when_the_rows_arrive(
     settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
 
     async def scenario() -> tuple[int, int, int]:
-        session = asyncio.ensure_future(
-            app_module._session(qapp, store, None, None, settings=settings))
-        await asyncio.wait_for(asked.wait(), 15)
-        window = shown_window()
-        assert window is not None
+        session, window = await start_held(qapp, store, settings, asked)
         tree = window.tree
         assert tree.placeholder.isVisible()
         loading = tree.header().sectionSize(TITLE)
