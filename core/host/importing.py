@@ -15,10 +15,10 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType, ModuleType
+from types import ModuleType
 from typing import Any
 
 import orjson
@@ -30,9 +30,20 @@ from forkwise.core.errors import (
     InvalidBoundary,
     StorageError,
 )
-from forkwise.core.formats.base import FormatError, ImportedSession, Reader, collector_paused
-from forkwise.core.log.event_log import event_lines, head
-from forkwise.core.log.events import HISTORY_FORK, TURN_END, Event
+from forkwise.core.formats.base import (
+    FormatError,
+    ImportedSession,
+    Reader,
+    Record,
+    collector_paused,
+)
+from forkwise.core.host.import_layout import (
+    full_of_stored,
+    layout,
+    parents_first,
+    records_of,
+    shared_turns,
+)
 from forkwise.core.safe_read import read_head, read_regular
 from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.backends.jsonl import parse_log
@@ -40,7 +51,6 @@ from forkwise.core.store.session import SessionHeader
 from forkwise.core.store.session_store import SessionStore
 
 Json = dict[str, Any]
-Record = dict[str, Any]
 Progress = Callable[[int, int, str], None]
 #: the foreign formats, each a package of forkwise.core.formats with READER and WRITER
 FORMATS = ("claude", "codex", "pi")
@@ -387,139 +397,17 @@ def store_sessions(
     batch of files, instead of one a file)."""
     full: dict[str, list[Record]] = {s.id: s.events for s in sessions}
     done: list[str] = []
-    for s in _parents_first(sessions):
+    for s in parents_first(sessions):
         for kind, n in s.unmapped.items():
             report.unmapped[kind] = report.unmapped.get(kind, 0) + n
         parent_full = full.get(s.parent) if s.parent is not None else None
         if s.parent is not None and parent_full is None and store.exists(s.parent):
-            parent_full = _full_of_stored(store, s.parent)
-        header, records = _layout(store, s, parent_full)
+            parent_full = full_of_stored(store, s.parent)
+        header, records = layout(store, s, parent_full)
         status = _write(store, header, records, name_later)
         getattr(report, status).append(s.id)
         done.append(s.id)
     return done
-
-
-def _parents_first(sessions: Sequence[ImportedSession]) -> list[ImportedSession]:
-    """The sessions, each after the parent it has among them. A loop, not a recursive
-    closure: a closure that calls itself is a reference cycle, and the cycle would keep
-    every record of the file alive until the collector (paused by an import) ran."""
-    by_id = {s.id: s for s in sessions}
-    out: list[ImportedSession] = []
-    placed: set[str] = set()
-    for s in sessions:
-        chain: list[ImportedSession] = []
-        seen: set[str] = set()
-        at: ImportedSession | None = s
-        while at is not None and at.id not in placed and at.id not in seen:
-            chain.append(at)
-            seen.add(at.id)
-            at = by_id.get(at.parent) if at.parent is not None else None
-        for found in reversed(chain):
-            placed.add(found.id)
-            out.append(found)
-    return out
-
-
-def _full_of_stored(store: SessionStore, sid: str) -> list[Record]:
-    """An imported session's conversation as its reader gave it: the stored events less
-    the `history/fork` this module put after its seed."""
-    snap = store.get(sid)
-    records = _records_of(snap.events)
-    for record in records:
-        del record["seq"]
-    seed = snap.header.seed_length
-    forked = snap.header.parent_session is not None and seed < len(records)
-    if forked and records[seed].get("type") == HISTORY_FORK:
-        del records[seed]
-    return records
-
-
-def _records_of(events: Sequence[Event], n: int | None = None) -> list[Record]:
-    """The first `n` (all) stored events as fresh records, as `to_record` gives them: each
-    line decoded once, no `Event` built (nor kept in the stored log, for a parent whose
-    children are imported after it)."""
-    loads = orjson.loads
-    return [loads(line) for line in event_lines(head(events, len(events) if n is None else n))]
-
-
-def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    if a == b:
-        return True
-    return {k: v for k, v in a.items() if k != "src"} == {k: v for k, v in b.items() if k != "src"}
-
-
-def _shared_turns(mine: Sequence[Record], theirs: Sequence[Record]) -> int:
-    """How many leading events two conversations share, cut back to the last `turn/end`
-    among them (a fork never starts inside a turn)."""
-    k = 0
-    for a, b in zip(mine, theirs, strict=False):
-        if not _same(a, b):
-            break
-        k += 1
-    while k > 0 and mine[k - 1].get("type") != TURN_END:
-        k -= 1
-    return k
-
-
-def _layout(
-    store: SessionStore, s: ImportedSession, parent_full: list[Record] | None
-) -> tuple[SessionHeader, list[Record]]:
-    """The header and the records (with seq) a session is stored as."""
-    meta: dict[str, Any] = {"source": s.source.to_meta()}
-    if s.title:
-        meta["title"] = s.title
-    if s.relation is not None:
-        meta["relation"] = s.relation
-    if s.parent is None or parent_full is None:
-        header = SessionHeader(s.id, s.created, s.cwd, None, 0, MappingProxyType(meta))
-        return header, _numbered(s.events)
-    shared = _shared_turns(s.events, parent_full)
-    parent = store.get(s.parent) if store.exists(s.parent) else None
-    if parent is None:  # the parent failed: stand alone rather than lose the session
-        header = SessionHeader(s.id, s.created, s.cwd, None, 0, MappingProxyType(meta))
-        return header, _numbered(s.events)
-    seed = shared
-    p_seed = parent.header.seed_length
-    if parent.header.parent_session is not None and shared > p_seed:
-        seed = shared + 1  # the parent's own history/fork sits inside the shared part
-    prefix = _records_of(parent.events, seed)
-    fork_event: Record = {
-        "type": HISTORY_FORK,
-        "ts": s.events[shared]["ts"] if shared < len(s.events) else s.created,
-        "source": s.parent,
-        "boundary": seed,
-    }
-    if s.relation is not None:
-        fork_event["relation"] = s.relation
-    parent_forked = parent.header.parent_session is not None
-
-    def stored_seq(i: int) -> int:
-        """Where event i of the reader's list (1-based) sits in the stored child."""
-        if i <= shared:
-            return i + 1 if parent_forked and i > p_seed else i
-        return i + (seed - shared) + 1
-
-    own = [_renumber_through(r, stored_seq) for r in s.events[shared:]]
-    rest = _numbered([fork_event, *own], start=seed + 1)
-    header = SessionHeader(s.id, s.created, s.cwd, s.parent, seed, MappingProxyType(meta))
-    return header, [*prefix, *rest]
-
-
-def _renumber_through(record: Record, stored_seq: Callable[[int], int]) -> Record:
-    """A context summary says which events it covers (`through`, a seq of the reader's
-    list): in a stored child that seq moves past the fork's own `history/fork`."""
-    through = record.get("through")
-    if not record["type"].startswith("context/") or type(through) is not int or through < 1:
-        return record
-    return {**record, "through": stored_seq(through)}
-
-
-def _numbered(records: Iterable[Record], start: int = 1) -> list[Record]:
-    """Fresh records with their seq, keys in the order a log line has them."""
-    return [
-        {"seq": seq, "type": r["type"], "ts": r["ts"], **r} for seq, r in enumerate(records, start)
-    ]
 
 
 def _write(
@@ -533,12 +421,12 @@ def _write(
         store.import_records(header, records, name_later=name_later)
         return "imported"
     have = store.get(header.id)
-    old = _records_of(have.events)
+    old = records_of(have.events)
     if old == records:
         return "unchanged"
     keep = len(old)
     if records[:keep] != old:
-        keep = _shared_turns(old, records)
+        keep = shared_turns(old, records)
         if keep < have.header.seed_length:
             raise InvalidBoundary(
                 f"session {header.id!r}: its source changed inside the history it shares "

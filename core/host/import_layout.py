@@ -1,0 +1,139 @@
+"""How the sessions a reader read from one file are laid out in the store: parents
+before their children, and a child's history shared with its parent stored once — the
+child a fork of the parent at the last turn end they share (DESIGN §9)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+import orjson
+
+from forkwise.core.formats.base import ImportedSession, Record
+from forkwise.core.log.event_log import event_lines, head
+from forkwise.core.log.events import HISTORY_FORK, TURN_END, Event
+from forkwise.core.store.session import SessionHeader
+from forkwise.core.store.session_store import SessionStore
+
+
+def parents_first(sessions: Sequence[ImportedSession]) -> list[ImportedSession]:
+    """The sessions, each after the parent it has among them. A loop, not a recursive
+    closure: a closure that calls itself is a reference cycle, and the cycle would keep
+    every record of the file alive until the collector (paused by an import) ran."""
+    by_id = {s.id: s for s in sessions}
+    out: list[ImportedSession] = []
+    placed: set[str] = set()
+    for s in sessions:
+        chain: list[ImportedSession] = []
+        seen: set[str] = set()
+        at: ImportedSession | None = s
+        while at is not None and at.id not in placed and at.id not in seen:
+            chain.append(at)
+            seen.add(at.id)
+            at = by_id.get(at.parent) if at.parent is not None else None
+        for found in reversed(chain):
+            placed.add(found.id)
+            out.append(found)
+    return out
+
+
+def full_of_stored(store: SessionStore, sid: str) -> list[Record]:
+    """An imported session's conversation as its reader gave it: the stored events less
+    the `history/fork` this module put after its seed."""
+    snap = store.get(sid)
+    records = records_of(snap.events)
+    for record in records:
+        del record["seq"]
+    seed = snap.header.seed_length
+    forked = snap.header.parent_session is not None and seed < len(records)
+    if forked and records[seed].get("type") == HISTORY_FORK:
+        del records[seed]
+    return records
+
+
+def records_of(events: Sequence[Event], n: int | None = None) -> list[Record]:
+    """The first `n` (all) stored events as fresh records, as `to_record` gives them: each
+    line decoded once, no `Event` built (nor kept in the stored log, for a parent whose
+    children are imported after it)."""
+    loads = orjson.loads
+    return [loads(line) for line in event_lines(head(events, len(events) if n is None else n))]
+
+
+def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    if a == b:
+        return True
+    return {k: v for k, v in a.items() if k != "src"} == {k: v for k, v in b.items() if k != "src"}
+
+
+def shared_turns(mine: Sequence[Record], theirs: Sequence[Record]) -> int:
+    """How many leading events two conversations share, cut back to the last `turn/end`
+    among them (a fork never starts inside a turn)."""
+    k = 0
+    for a, b in zip(mine, theirs, strict=False):
+        if not _same(a, b):
+            break
+        k += 1
+    while k > 0 and mine[k - 1].get("type") != TURN_END:
+        k -= 1
+    return k
+
+
+def layout(
+    store: SessionStore, s: ImportedSession, parent_full: list[Record] | None
+) -> tuple[SessionHeader, list[Record]]:
+    """The header and the records (with seq) a session is stored as."""
+    meta: dict[str, Any] = {"source": s.source.to_meta()}
+    if s.title:
+        meta["title"] = s.title
+    if s.relation is not None:
+        meta["relation"] = s.relation
+    if s.parent is None or parent_full is None:
+        header = SessionHeader(s.id, s.created, s.cwd, None, 0, MappingProxyType(meta))
+        return header, _numbered(s.events)
+    shared = shared_turns(s.events, parent_full)
+    parent = store.get(s.parent) if store.exists(s.parent) else None
+    if parent is None:  # the parent failed: stand alone rather than lose the session
+        header = SessionHeader(s.id, s.created, s.cwd, None, 0, MappingProxyType(meta))
+        return header, _numbered(s.events)
+    seed = shared
+    p_seed = parent.header.seed_length
+    if parent.header.parent_session is not None and shared > p_seed:
+        seed = shared + 1  # the parent's own history/fork sits inside the shared part
+    prefix = records_of(parent.events, seed)
+    fork_event: Record = {
+        "type": HISTORY_FORK,
+        "ts": s.events[shared]["ts"] if shared < len(s.events) else s.created,
+        "source": s.parent,
+        "boundary": seed,
+    }
+    if s.relation is not None:
+        fork_event["relation"] = s.relation
+    parent_forked = parent.header.parent_session is not None
+
+    def stored_seq(i: int) -> int:
+        """Where event i of the reader's list (1-based) sits in the stored child."""
+        if i <= shared:
+            return i + 1 if parent_forked and i > p_seed else i
+        return i + (seed - shared) + 1
+
+    own = [_renumber_through(r, stored_seq) for r in s.events[shared:]]
+    rest = _numbered([fork_event, *own], start=seed + 1)
+    header = SessionHeader(s.id, s.created, s.cwd, s.parent, seed, MappingProxyType(meta))
+    return header, [*prefix, *rest]
+
+
+def _renumber_through(record: Record, stored_seq: Callable[[int], int]) -> Record:
+    """A context summary says which events it covers (`through`, a seq of the reader's
+    list): in a stored child that seq moves past the fork's own `history/fork`."""
+    through = record.get("through")
+    if not record["type"].startswith("context/") or type(through) is not int or through < 1:
+        return record
+    return {**record, "through": stored_seq(through)}
+
+
+def _numbered(records: Iterable[Record], start: int = 1) -> list[Record]:
+    """Fresh records with their seq, keys in the order a log line has them."""
+    return [
+        {"seq": seq, "type": r["type"], "ts": r["ts"], **r} for seq, r in enumerate(records, start)
+    ]
