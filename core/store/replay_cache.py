@@ -19,9 +19,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from pathlib import Path
 from collections.abc import Iterable
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -66,6 +66,14 @@ _STATE_TYPES: dict[str, type | tuple[type, ...]] = {
 }
 
 
+class Due(NamedTuple):
+    """A checkpoint to write: the fold's state (`Replayer.checkpoint`, copied) over the
+    log of `snap`."""
+
+    snap: Session
+    state: dict[str, Any]
+
+
 class ReplayCache:
     """Checkpoints in `folder` (None: none are kept or read); `writable`: this process may
     make them (a read-only host only reads what a writer left)."""
@@ -84,23 +92,38 @@ class ReplayCache:
         self.refresh_events = refresh_events
 
     def replayer(self, snap: Session) -> Replayer:
+        """The replay fold of `snap`, caught up to its last event (`fold`), its checkpoint
+        written first when one is due."""
+        replayer, due = self.fold(snap)
+        if due is not None:
+            self.write(due)
+        return replayer
+
+    def fold(self, snap: Session) -> tuple[Replayer, Due | None]:
         """The replay fold of `snap`, caught up to its last event: from a checkpoint that
-        covers a prefix of its log when there is one, else from the start. A writer then
-        checkpoints a long log (`min_events`) when none covers all but `refresh_events`
-        of it."""
+        covers a prefix of its log when there is one, else from the start; and, for a
+        writer, the checkpoint to `write` when a long log (`min_events`) has none that
+        covers all but `refresh_events` of it. The fold's state is copied into it as it
+        is now, so that the replayer can fold on while the checkpoint waits to be
+        written (after the turn that needed the replay, say)."""
         events = snap.events
         replayer = self._load(snap)
         covered = 0 if replayer is None else replayer.last_seq
         if replayer is None:
             replayer = Replayer(snap.header.parent_session, snap.header.seed_length)
         replayer.catch_up(events)
-        if (
+        if not (
             self.writable
             and len(events) >= self.min_events
             and len(events) - covered >= self.refresh_events
         ):
-            self._save(snap, replayer)
-        return replayer
+            return replayer, None
+        state = replayer.checkpoint()
+        if state is None:
+            return replayer, None  # a turn is open: the next replay between turns makes it
+        copied = {k: list(v) if isinstance(v, list) else v for k, v in state.items()}
+        copied["turnStatus"] = dict(state["turnStatus"])
+        return replayer, Due(snap, copied)
 
     def forget(self, session_id: str) -> None:
         """Drop the session's checkpoint (the session was deleted)."""
@@ -140,12 +163,13 @@ class ReplayCache:
             return None
         return Replayer.restore(state, snap.events)
 
-    def _save(self, snap: Session, replayer: Replayer) -> None:
-        state = replayer.checkpoint()
+    def write(self, due: Due) -> None:
+        """Write a checkpoint `fold` found due (a cache: a failure is logged, not raised)."""
+        snap, state = due
         path = self._path(snap.id)
-        if state is None or path is None or self.folder is None:
-            return  # a turn is open: the next replay between turns makes it
-        covered = replayer.last_seq
+        if path is None or self.folder is None:
+            return
+        covered = state["lastSeq"]
         doc = {
             "version": VERSION,
             "session": snap.id,
