@@ -182,6 +182,7 @@ class EventLog(Sequence[Event]):
         undecoded when its type is known and not wanted, or when it holds no backslash
         and no wanted type's quoted bytes."""
         maybe = _type_pattern(wanted).search
+        lead = _LEAD.match
         events, lines, types = self._events, self._lines, self._types
         loads = orjson.loads
         for i in range(start, stop):
@@ -194,13 +195,15 @@ class EventLog(Sequence[Event]):
             raw = lines[i]
             assert raw is not None  # a line without an event is never stored
             if etype is None:
-                lead = lead_type(raw)
-                if lead is None:
+                found = lead(raw)
+                if found is None:
                     if maybe(raw) is None:
                         continue
-                elif lead not in wanted and raw.count(b'"type"') == 1:
-                    types[i] = lead  # no second "type" key could win over it
-                    continue
+                else:
+                    name = found.group(1).decode()
+                    if name not in wanted and raw.count(b'"type"') == 1:
+                        types[i] = name  # no second "type" key could win over it
+                        continue
             elif etype not in wanted:
                 continue
             try:
@@ -300,23 +303,18 @@ def _type_pattern(wanted: frozenset[str]) -> re.Pattern[bytes]:
     return re.compile(rb"\\|\"(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\"")
 
 
+#: the start of a line as the store writes it, `{"seq":N,"type":"T"`; T without escapes
+_LEAD = re.compile(rb'\{"seq":[0-9]{1,32},"type":"([^"\\]*)"')
+
+
 def lead_type(raw: bytes) -> str | None:
     """The first type key of a line that starts as the store writes one,
     `{"seq":N,"type":"T",`, read off those bytes without decoding the line; None when it
     starts otherwise or T holds an escape. (A duplicate "type" key later in the line would
-    win when decoded: the caller checks there is none before trusting T.)"""
-    if not raw.startswith(b'{"seq":'):
-        return None
-    at = raw.find(b',"type":"', 8, 40)
-    if at < 0 or not raw[7:at].isdigit():
-        return None
-    end = raw.find(b'"', at + 9)
-    if end < 0:
-        return None
-    name = raw[at + 9 : end]
-    if b"\\" in name:
-        return None
-    return name.decode()
+    win when decoded: the caller checks there is none before trusting T.) One regular
+    expression match: a scan of a 100,000-line log calls this once a line."""
+    found = _LEAD.match(raw)
+    return None if found is None else found.group(1).decode()
 
 
 def event_types(events: Sequence[Event]) -> Sequence[str]:

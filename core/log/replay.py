@@ -148,16 +148,66 @@ class Replayer:
     def catch_up(self, events: Sequence[Event]) -> Replayer:
         """Fold the events of `events` after the last one fed (event i has seq i + 1). The
         lines of a lazily decoded log are decoded here and dropped, not kept as events, and
-        a line that cannot be of a type the fold reads is skipped undecoded."""
+        a line that cannot be of a type the fold reads is skipped undecoded. A message
+        decoded here keeps only its seq: its view decodes its line again when it is read
+        (`_message_row`), so a replay keeps its transcript, not every decoded line."""
         start = self.last_seq
         if start >= len(events):
             return self
-        fold = self._fold
         with gc_paused():
-            for seq, etype, fields, event in event_records(events, start, FOLDED):
-                fold(seq, etype, fields, event)
+            self._fold_records(event_records(events, start, FOLDED), events)
         self.last_seq = len(events)
         return self
+
+    def _fold_records(
+        self,
+        records: Iterable[tuple[int, str, Mapping[str, Any], Event | None]],
+        source: Sequence[Event],
+    ) -> None:
+        """The fold's loop: messages and tool results (most of a long log's folded lines)
+        are folded here with the containers bound once; the other types go to `_fold`."""
+        fold = self._fold
+        seqs, kept = self._message_seqs.append, self._message_fields.append
+        ids = self.message_ids.add
+        say, said = self._transcript.append, self._transcript_seqs.append
+        answered = self._answered_calls.add
+        lazy = False
+        for seq, etype, fields, event in records:
+            if etype == MESSAGE:
+                seqs(seq)
+                if event is None:
+                    kept(None)  # read again from `source` when its view is wanted
+                    lazy = True
+                else:
+                    kept(fields)
+                ids(fields["id"])
+                text, calls = _text_and_calls(fields["parts"])
+                if calls:
+                    say(
+                        {
+                            "role": fields["role"],
+                            "content": text,
+                            "tool_calls": [_provider_call(c) for c in calls],
+                        }
+                    )
+                    self._turn_calls.extend((str(c.get("id")), seq) for c in calls)
+                else:
+                    say({"role": fields["role"], "content": text})
+                said(seq)
+            elif etype == TOOL_RESULT:
+                call = fields["call"]
+                answered(call)
+                output = fields.get("output")
+                if type(output) is not str:
+                    output = _as_text(output)
+                say({"role": "tool", "tool_call_id": call, "content": output})
+                said(seq)
+            else:
+                fold(seq, etype, fields, event)
+                if etype == CONTEXT_SUMMARY:  # it replaces the transcript's lists
+                    say, said = self._transcript.append, self._transcript_seqs.append
+        if lazy:
+            self._source = source
 
     def _fold(self, seq: int, etype: str, fields: Mapping[str, Any], event: Event | None) -> None:
         """One event into the replay; `fields` is its payload or its whole decoded line
@@ -320,7 +370,8 @@ def _text_and_calls(parts: Sequence[Any]) -> tuple[str, Sequence[Mapping[str, An
         if type(p) is dict:
             kind = p.get("type")
             if kind == "text":
-                return str(p.get("text", "")), ()
+                text = p.get("text", "")
+                return text if type(text) is str else str(text), ()
             return "", (p,) if kind == "tool_call" else ()
     texts: list[str] = []
     calls: list[Mapping[str, Any]] = []
