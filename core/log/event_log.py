@@ -174,13 +174,53 @@ class EventLog(Sequence[Event]):
         return out
 
     def records(
-        self, start: int, stop: int, wanted: frozenset[str]
+        self, start: int, stop: int, wanted: frozenset[str], *, skim: bool = True
     ) -> Iterator[tuple[int, str, Mapping[str, Any], Event | None]]:
         """(seq, type, fields, event) of events start..stop-1 whose type is in `wanted`.
         A line not decoded yet is decoded here and not kept (a fold reads each once):
         `fields` is then the whole decoded line and `event` None. A line is skipped
-        undecoded when its type is known and not wanted, or when it holds no backslash
-        and no wanted type's quoted bytes."""
+        undecoded when its type is known and not wanted, or (`skim`) when its first bytes
+        name a type not wanted, or it holds no backslash and no wanted type's quoted bytes.
+
+        Skimming pays when few lines are wanted (the message ids of a log). A fold that
+        wants most lines passes `skim=False`: every line of unknown type is decoded, which
+        costs less than reading each line's lead first (100,000 lines of which 59,000 are
+        wanted: 0.069 s against 0.095 s)."""
+        if not skim:
+            return self._decoded_records(start, stop, wanted)
+        return self._skimmed_records(start, stop, wanted)
+
+    def _decoded_records(
+        self, start: int, stop: int, wanted: frozenset[str]
+    ) -> Iterator[tuple[int, str, Mapping[str, Any], Event | None]]:
+        events, lines, types = self._events, self._lines, self._types
+        loads = orjson.loads
+        for i in range(start, stop):
+            event = events[i]
+            if event is not None:
+                if event.type in wanted:
+                    yield i + 1, event.type, event.fields, event
+                continue
+            etype = types[i]
+            if etype is not None and etype not in wanted:
+                continue
+            raw = lines[i]
+            assert raw is not None  # a line without an event is never stored
+            try:
+                record = loads(raw)
+            except orjson.JSONDecodeError as exc:  # validated at load
+                raise CorruptLog(f"event {i + 1} no longer decodes: {exc}") from exc
+            if etype is None:
+                etype = record.get("type")
+                if type(etype) is not str:
+                    raise CorruptLog(f"event {i + 1} no longer has a type")
+                types[i] = etype
+            if etype in wanted:
+                yield i + 1, etype, record, None
+
+    def _skimmed_records(
+        self, start: int, stop: int, wanted: frozenset[str]
+    ) -> Iterator[tuple[int, str, Mapping[str, Any], Event | None]]:
         maybe = _type_pattern(wanted).search
         lead = _LEAD.match
         events, lines, types = self._events, self._lines, self._types
@@ -346,14 +386,14 @@ def head(events: Sequence[Event], n: int) -> Sequence[Event]:
 
 
 def event_records(
-    events: Sequence[Event], start: int, wanted: frozenset[str]
+    events: Sequence[Event], start: int, wanted: frozenset[str], *, skim: bool = True
 ) -> Iterator[tuple[int, str, Mapping[str, Any], Event | None]]:
     """(seq, type, fields, event) of the events after the first `start` whose type is in
     `wanted`, without building the events of a lazily decoded log (`EventLog.records`)."""
     if isinstance(events, EventView):
-        return events.log.records(start, len(events), wanted)
+        return events.log.records(start, len(events), wanted, skim=skim)
     if isinstance(events, EventLog):
-        return events.records(start, len(events), wanted)
+        return events.records(start, len(events), wanted, skim=skim)
     return ((e.seq, e.type, e.fields, e) for e in events[start:] if e.type in wanted)
 
 

@@ -78,7 +78,8 @@ class Replay:
     turn_status: Mapping[str, str] = field(default_factory=dict)
 
 
-#: the event types the fold reads; the others are skipped without being decoded
+#: the event types the fold reads; the others are passed over (decoded only when their
+#: type is not known yet: see `catch_up`)
 FOLDED = frozenset(
     {
         MESSAGE,
@@ -147,15 +148,16 @@ class Replayer:
 
     def catch_up(self, events: Sequence[Event]) -> Replayer:
         """Fold the events of `events` after the last one fed (event i has seq i + 1). The
-        lines of a lazily decoded log are decoded here and dropped, not kept as events, and
-        a line that cannot be of a type the fold reads is skipped undecoded. A message
+        lines of a lazily decoded log are decoded here and dropped, not kept as events (a
+        line whose type is known and not folded is skipped undecoded). A message
         decoded here keeps only its seq: its view decodes its line again when it is read
         (`_message_row`), so a replay keeps its transcript, not every decoded line."""
         start = self.last_seq
         if start >= len(events):
             return self
         with gc_paused():
-            self._fold_records(event_records(events, start, FOLDED), events)
+            # most lines are of a folded type: decoding each beats skimming its lead
+            self._fold_records(event_records(events, start, FOLDED, skim=False), events)
         self.last_seq = len(events)
         return self
 
