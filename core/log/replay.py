@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from forkwise.core.errors import CorruptLog
 from forkwise.core.log.event_log import EventLog, EventView, event_records, gc_paused
 from forkwise.core.log.events import (
     APPROVAL_REQUEST,
@@ -114,9 +115,10 @@ class Replayer:
         self.parent_session = parent_session
         self.seed_length = seed_length
         self.last_seq = 0
-        #: each message's seq and fields; its MessageView is built when read. A replay
-        #: restored from a checkpoint has None for the fields of the messages it covers:
-        #: they are decoded from `_source`, the log, when their view is read
+        #: each message's seq and fields; its MessageView is built when read. The fields
+        #: are None for a message a checkpoint covers or whose line the fold decoded (a
+        #: lazily decoded log): its line is decoded from `_source`, the log, when its view
+        #: is read
         self._message_seqs: list[int] = []
         self._message_fields: list[Mapping[str, Any] | None] = []
         self._source: Sequence[Event] = ()
@@ -327,8 +329,10 @@ class Replayer:
 
     def _message_row(self, i: int) -> tuple[int, Mapping[str, Any]]:
         seq, fields = self._message_seqs[i], self._message_fields[i]
-        if fields is None:  # restored from a checkpoint: read it from the log
-            fields = self._message_fields[i] = self._source[seq - 1].fields
+        if fields is None:  # restored from a checkpoint, or folded from a line: read it
+            # not kept here: the view made of it is (kept, every line a view of a long
+            # log decodes would be collected over and over by the cyclic collector)
+            fields = _fields_at(self._source, seq - 1)
         return seq, fields
 
     def _origin(self, seq: int, fields: Mapping[str, Any]) -> dict[str, str] | None:
@@ -419,6 +423,19 @@ class MessageList(PrefixView[MessageView]):
             )
             self._made[i] = view
         return view
+
+
+def _fields_at(events: Sequence[Event], i: int) -> Mapping[str, Any]:
+    """The fields of message i of `events`: of a lazily decoded log, its line decoded (the
+    whole line: a view reads no reserved key), not built and kept as an event — a view of
+    every message of a long log costs a decode each, not an event each."""
+    if isinstance(events, EventLog | EventView):
+        try:
+            fields: Mapping[str, Any] = orjson.loads(events.line(i))
+        except orjson.JSONDecodeError as exc:  # validated at load
+            raise CorruptLog(f"event {i + 1} no longer decodes: {exc}") from exc
+        return fields
+    return events[i].fields
 
 
 def _payload(record: Mapping[str, Any]) -> Mapping[str, Any]:
