@@ -193,23 +193,25 @@ class EventLog(Sequence[Event]):
     def _decoded_records(
         self, start: int, stop: int, wanted: frozenset[str]
     ) -> Iterator[tuple[int, str, Mapping[str, Any], Event | None]]:
-        events, lines, types = self._events, self._lines, self._types
+        types = self._types
         loads = orjson.loads
-        for i in range(start, stop):
-            event = events[i]
+        # `stop` <= len(self): each list holds that many (`extend` appends types last)
+        rows = zip(
+            self._events[start:stop], types[start:stop], self._lines[start:stop], strict=True
+        )
+        for i, (event, known, raw) in enumerate(rows, start):
             if event is not None:
                 if event.type in wanted:
                     yield i + 1, event.type, event.fields, event
                 continue
-            etype = types[i]
-            if etype is not None and etype not in wanted:
+            if known is not None and known not in wanted:
                 continue
-            raw = lines[i]
             assert raw is not None  # a line without an event is never stored
             try:
                 record = loads(raw)
             except orjson.JSONDecodeError as exc:  # validated at load
                 raise CorruptLog(f"event {i + 1} no longer decodes: {exc}") from exc
+            etype = known
             if etype is None:
                 etype = record.get("type")
                 if type(etype) is not str:

@@ -382,7 +382,7 @@ def _text_and_calls(parts: Sequence[Any]) -> tuple[str, Sequence[Mapping[str, An
     texts: list[str] = []
     calls: list[Mapping[str, Any]] = []
     for p in parts:
-        if isinstance(p, Mapping):
+        if type(p) is dict or isinstance(p, Mapping):
             kind = p.get("type")
             if kind == "text":
                 texts.append(str(p.get("text", "")))
@@ -411,7 +411,8 @@ class MessageList(PrefixView[MessageView]):
         if view is None:
             seq, fields = self._replayer._message_row(i)
             listed = fields["parts"]
-            parts = tuple(p for p in listed if isinstance(p, Mapping))
+            # decoded parts are dicts: the abstract Mapping check only for the rest
+            parts = tuple(p for p in listed if type(p) is dict or isinstance(p, Mapping))
             view = MessageView(
                 id=fields["id"],
                 role=fields["role"],
