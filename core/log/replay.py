@@ -330,8 +330,8 @@ class Replayer:
     def _message_row(self, i: int) -> tuple[int, Mapping[str, Any]]:
         seq, fields = self._message_seqs[i], self._message_fields[i]
         if fields is None:  # restored from a checkpoint, or folded from a line: read it
-            # not kept here: the view made of it is (kept, every line a view of a long
-            # log decodes would be collected over and over by the cyclic collector)
+            # not kept here (its view is): decoded lines kept for every message of a long
+            # log are walked again by each pass of the cyclic collector
             fields = _fields_at(self._source, seq - 1)
         return seq, fields
 
