@@ -174,14 +174,57 @@ class EventLog(Sequence[Event]):
         return out
 
     def records(
-        self, start: int, stop: int, wanted: frozenset[str]
+        self, start: int, stop: int, wanted: frozenset[str], *, skim: bool = True
     ) -> Iterator[tuple[int, str, Mapping[str, Any], Event | None]]:
         """(seq, type, fields, event) of events start..stop-1 whose type is in `wanted`.
         A line not decoded yet is decoded here and not kept (a fold reads each once):
         `fields` is then the whole decoded line and `event` None. A line is skipped
-        undecoded when its type is known and not wanted, or when it holds no backslash
-        and no wanted type's quoted bytes."""
+        undecoded when its type is known and not wanted, or (`skim`) when its first bytes
+        name a type not wanted, or it holds no backslash and no wanted type's quoted bytes.
+
+        Skimming pays when few lines are wanted (the message ids of a log). A fold that
+        wants most lines passes `skim=False`: every line of unknown type is decoded, which
+        costs less than reading each line's lead first (100,000 lines of which 59,000 are
+        wanted: 0.069 s against 0.095 s)."""
+        if not skim:
+            return self._decoded_records(start, stop, wanted)
+        return self._skimmed_records(start, stop, wanted)
+
+    def _decoded_records(
+        self, start: int, stop: int, wanted: frozenset[str]
+    ) -> Iterator[tuple[int, str, Mapping[str, Any], Event | None]]:
+        types = self._types
+        loads = orjson.loads
+        # `stop` <= len(self): each list holds that many (`extend` appends types last)
+        rows = zip(
+            self._events[start:stop], types[start:stop], self._lines[start:stop], strict=True
+        )
+        for i, (event, known, raw) in enumerate(rows, start):
+            if event is not None:
+                if event.type in wanted:
+                    yield i + 1, event.type, event.fields, event
+                continue
+            if known is not None and known not in wanted:
+                continue
+            assert raw is not None  # a line without an event is never stored
+            try:
+                record = loads(raw)
+            except orjson.JSONDecodeError as exc:  # validated at load
+                raise CorruptLog(f"event {i + 1} no longer decodes: {exc}") from exc
+            etype = known
+            if etype is None:
+                etype = record.get("type")
+                if type(etype) is not str:
+                    raise CorruptLog(f"event {i + 1} no longer has a type")
+                types[i] = etype
+            if etype in wanted:
+                yield i + 1, etype, record, None
+
+    def _skimmed_records(
+        self, start: int, stop: int, wanted: frozenset[str]
+    ) -> Iterator[tuple[int, str, Mapping[str, Any], Event | None]]:
         maybe = _type_pattern(wanted).search
+        lead = _LEAD.match
         events, lines, types = self._events, self._lines, self._types
         loads = orjson.loads
         for i in range(start, stop):
@@ -194,13 +237,15 @@ class EventLog(Sequence[Event]):
             raw = lines[i]
             assert raw is not None  # a line without an event is never stored
             if etype is None:
-                lead = lead_type(raw)
-                if lead is None:
+                found = lead(raw)
+                if found is None:
                     if maybe(raw) is None:
                         continue
-                elif lead not in wanted and raw.count(b'"type"') == 1:
-                    types[i] = lead  # no second "type" key could win over it
-                    continue
+                else:
+                    name = found.group(1).decode()
+                    if name not in wanted and raw.count(b'"type"') == 1:
+                        types[i] = name  # no second "type" key could win over it
+                        continue
             elif etype not in wanted:
                 continue
             try:
@@ -300,23 +345,18 @@ def _type_pattern(wanted: frozenset[str]) -> re.Pattern[bytes]:
     return re.compile(rb"\\|\"(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\"")
 
 
+#: the start of a line as the store writes it, `{"seq":N,"type":"T"`; T without escapes
+_LEAD = re.compile(rb'\{"seq":[0-9]{1,32},"type":"([^"\\]*)"')
+
+
 def lead_type(raw: bytes) -> str | None:
     """The first type key of a line that starts as the store writes one,
     `{"seq":N,"type":"T",`, read off those bytes without decoding the line; None when it
     starts otherwise or T holds an escape. (A duplicate "type" key later in the line would
-    win when decoded: the caller checks there is none before trusting T.)"""
-    if not raw.startswith(b'{"seq":'):
-        return None
-    at = raw.find(b',"type":"', 8, 40)
-    if at < 0 or not raw[7:at].isdigit():
-        return None
-    end = raw.find(b'"', at + 9)
-    if end < 0:
-        return None
-    name = raw[at + 9 : end]
-    if b"\\" in name:
-        return None
-    return name.decode()
+    win when decoded: the caller checks there is none before trusting T.) One regular
+    expression match: a scan of a 100,000-line log calls this once a line."""
+    found = _LEAD.match(raw)
+    return None if found is None else found.group(1).decode()
 
 
 def event_types(events: Sequence[Event]) -> Sequence[str]:
@@ -348,14 +388,14 @@ def head(events: Sequence[Event], n: int) -> Sequence[Event]:
 
 
 def event_records(
-    events: Sequence[Event], start: int, wanted: frozenset[str]
+    events: Sequence[Event], start: int, wanted: frozenset[str], *, skim: bool = True
 ) -> Iterator[tuple[int, str, Mapping[str, Any], Event | None]]:
     """(seq, type, fields, event) of the events after the first `start` whose type is in
     `wanted`, without building the events of a lazily decoded log (`EventLog.records`)."""
     if isinstance(events, EventView):
-        return events.log.records(start, len(events), wanted)
+        return events.log.records(start, len(events), wanted, skim=skim)
     if isinstance(events, EventLog):
-        return events.records(start, len(events), wanted)
+        return events.records(start, len(events), wanted, skim=skim)
     return ((e.seq, e.type, e.fields, e) for e in events[start:] if e.type in wanted)
 
 

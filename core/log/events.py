@@ -122,19 +122,33 @@ class Event:
 
 def check_record(record: dict[str, Any], raw: bytes | None = None) -> tuple[int, str]:
     """Check a decoded line as an event (reserved keys and the required fields of its type)
-    without building one; returns its seq and type. This is the loader's hot path."""
-    seq = record.get("seq")
-    etype = record.get("type")
+    without building one; returns its seq and type. This is the loader's hot path: once a
+    line, so the required fields are checked here rather than through a call."""
+    get = record.get
+    seq = get("seq")
+    etype = get("type")
     if type(seq) is not int or seq < 1:
         raise InvalidEvent(f"event seq must be a positive integer, got {seq!r}")
     if type(etype) is not str or not etype:
         raise InvalidEvent(f"event {seq}: type must be a non-empty string")
-    if type(record.get("ts")) is not str:
+    if type(get("ts")) is not str:
         raise InvalidEvent(f"event {seq}: ts must be a string")
     required = _REQUIRED.get(etype)
     if required is not None:
-        _check_required(etype, record, required, seq)
-    if raw is not None and too_deep(raw, record):
+        for name, kind in required:
+            if type(get(name)) is not kind:
+                _check_required(etype, record, required, seq)  # raises, naming the field
+        if etype == MESSAGE:
+            if record["role"] not in ROLES:
+                _check_required(etype, record, required, seq)
+        elif etype == HISTORY_FORK and record["boundary"] < 0:
+            _check_required(etype, record, required, seq)
+    if (
+        raw is not None
+        and len(raw) > _BRACKETS_FLOOR
+        and raw.count(b"[") + raw.count(b"{") > MAX_NESTING
+        and _deeper(record)
+    ):
         raise InvalidEvent(f"event {seq}: JSON nested deeper than {MAX_NESTING} levels")
     return seq, etype
 
@@ -151,8 +165,12 @@ def line_too_deep(raw: bytes) -> bool:
     return _many_brackets(raw) and _deeper(orjson.loads(raw))
 
 
+#: a line shorter than this cannot hold MAX_NESTING opening brackets and their closers
+_BRACKETS_FLOOR: Final = 2 * MAX_NESTING
+
+
 def _many_brackets(raw: bytes) -> bool:
-    return len(raw) > 2 * MAX_NESTING and raw.count(b"[") + raw.count(b"{") > MAX_NESTING
+    return len(raw) > _BRACKETS_FLOOR and raw.count(b"[") + raw.count(b"{") > MAX_NESTING
 
 
 def _deeper(value: object) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from forkwise.core.errors import CorruptLog
 from forkwise.core.log.event_log import EventLog, EventView, event_records, gc_paused
 from forkwise.core.log.events import (
     APPROVAL_REQUEST,
@@ -78,7 +79,8 @@ class Replay:
     turn_status: Mapping[str, str] = field(default_factory=dict)
 
 
-#: the event types the fold reads; the others are skipped without being decoded
+#: the event types the fold reads; the others are passed over (decoded only when their
+#: type is not known yet: see `catch_up`)
 FOLDED = frozenset(
     {
         MESSAGE,
@@ -113,9 +115,10 @@ class Replayer:
         self.parent_session = parent_session
         self.seed_length = seed_length
         self.last_seq = 0
-        #: each message's seq and fields; its MessageView is built when read. A replay
-        #: restored from a checkpoint has None for the fields of the messages it covers:
-        #: they are decoded from `_source`, the log, when their view is read
+        #: each message's seq and fields; its MessageView is built when read. The fields
+        #: are None for a message a checkpoint covers or whose line the fold decoded (a
+        #: lazily decoded log): its line is decoded from `_source`, the log, when its view
+        #: is read
         self._message_seqs: list[int] = []
         self._message_fields: list[Mapping[str, Any] | None] = []
         self._source: Sequence[Event] = ()
@@ -147,17 +150,68 @@ class Replayer:
 
     def catch_up(self, events: Sequence[Event]) -> Replayer:
         """Fold the events of `events` after the last one fed (event i has seq i + 1). The
-        lines of a lazily decoded log are decoded here and dropped, not kept as events, and
-        a line that cannot be of a type the fold reads is skipped undecoded."""
+        lines of a lazily decoded log are decoded here and dropped, not kept as events (a
+        line whose type is known and not folded is skipped undecoded). A message
+        decoded here keeps only its seq: its view decodes its line again when it is read
+        (`_message_row`), so a replay keeps its transcript, not every decoded line."""
         start = self.last_seq
         if start >= len(events):
             return self
-        fold = self._fold
         with gc_paused():
-            for seq, etype, fields, event in event_records(events, start, FOLDED):
-                fold(seq, etype, fields, event)
+            # most lines are of a folded type: decoding each beats skimming its lead
+            self._fold_records(event_records(events, start, FOLDED, skim=False), events)
         self.last_seq = len(events)
         return self
+
+    def _fold_records(
+        self,
+        records: Iterable[tuple[int, str, Mapping[str, Any], Event | None]],
+        source: Sequence[Event],
+    ) -> None:
+        """The fold's loop: messages and tool results (most of a long log's folded lines)
+        are folded here with the containers bound once; the other types go to `_fold`."""
+        fold = self._fold
+        seqs, kept = self._message_seqs.append, self._message_fields.append
+        ids = self.message_ids.add
+        say, said = self._transcript.append, self._transcript_seqs.append
+        answered = self._answered_calls.add
+        lazy = False
+        for seq, etype, fields, event in records:
+            if etype == MESSAGE:
+                seqs(seq)
+                if event is None:
+                    kept(None)  # read again from `source` when its view is wanted
+                    lazy = True
+                else:
+                    kept(fields)
+                ids(fields["id"])
+                text, calls = _text_and_calls(fields["parts"])
+                if calls:
+                    say(
+                        {
+                            "role": fields["role"],
+                            "content": text,
+                            "tool_calls": [_provider_call(c) for c in calls],
+                        }
+                    )
+                    self._turn_calls.extend((str(c.get("id")), seq) for c in calls)
+                else:
+                    say({"role": fields["role"], "content": text})
+                said(seq)
+            elif etype == TOOL_RESULT:
+                call = fields["call"]
+                answered(call)
+                output = fields.get("output")
+                if type(output) is not str:
+                    output = _as_text(output)
+                say({"role": "tool", "tool_call_id": call, "content": output})
+                said(seq)
+            else:
+                fold(seq, etype, fields, event)
+                if etype == CONTEXT_SUMMARY:  # it replaces the transcript's lists
+                    say, said = self._transcript.append, self._transcript_seqs.append
+        if lazy:
+            self._source = source
 
     def _fold(self, seq: int, etype: str, fields: Mapping[str, Any], event: Event | None) -> None:
         """One event into the replay; `fields` is its payload or its whole decoded line
@@ -275,8 +329,10 @@ class Replayer:
 
     def _message_row(self, i: int) -> tuple[int, Mapping[str, Any]]:
         seq, fields = self._message_seqs[i], self._message_fields[i]
-        if fields is None:  # restored from a checkpoint: read it from the log
-            fields = self._message_fields[i] = self._source[seq - 1].fields
+        if fields is None:  # restored from a checkpoint, or folded from a line: read it
+            # not kept here (its view is): decoded lines kept for every message of a long
+            # log are walked again by each pass of the cyclic collector
+            fields = _fields_at(self._source, seq - 1)
         return seq, fields
 
     def _origin(self, seq: int, fields: Mapping[str, Any]) -> dict[str, str] | None:
@@ -320,12 +376,13 @@ def _text_and_calls(parts: Sequence[Any]) -> tuple[str, Sequence[Mapping[str, An
         if type(p) is dict:
             kind = p.get("type")
             if kind == "text":
-                return str(p.get("text", "")), ()
+                text = p.get("text", "")
+                return text if type(text) is str else str(text), ()
             return "", (p,) if kind == "tool_call" else ()
     texts: list[str] = []
     calls: list[Mapping[str, Any]] = []
     for p in parts:
-        if isinstance(p, Mapping):
+        if type(p) is dict or isinstance(p, Mapping):
             kind = p.get("type")
             if kind == "text":
                 texts.append(str(p.get("text", "")))
@@ -354,7 +411,8 @@ class MessageList(PrefixView[MessageView]):
         if view is None:
             seq, fields = self._replayer._message_row(i)
             listed = fields["parts"]
-            parts = tuple(p for p in listed if isinstance(p, Mapping))
+            # decoded parts are dicts: the abstract Mapping check only for the rest
+            parts = tuple(p for p in listed if type(p) is dict or isinstance(p, Mapping))
             view = MessageView(
                 id=fields["id"],
                 role=fields["role"],
@@ -366,6 +424,19 @@ class MessageList(PrefixView[MessageView]):
             )
             self._made[i] = view
         return view
+
+
+def _fields_at(events: Sequence[Event], i: int) -> Mapping[str, Any]:
+    """The fields of message i of `events`: of a lazily decoded log, its line decoded (the
+    whole line: a view reads no reserved key), not built and kept as an event — a view of
+    every message of a long log costs a decode each, not an event each."""
+    if isinstance(events, EventLog | EventView):
+        try:
+            fields: Mapping[str, Any] = orjson.loads(events.line(i))
+        except orjson.JSONDecodeError as exc:  # validated at load
+            raise CorruptLog(f"event {i + 1} no longer decodes: {exc}") from exc
+        return fields
+    return events[i].fields
 
 
 def _payload(record: Mapping[str, Any]) -> Mapping[str, Any]:

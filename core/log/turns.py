@@ -131,7 +131,7 @@ class BracketState:
                 self.pending_approvals.clear()
             elif etype == MESSAGE:
                 mid = fields["id"]
-                ids = self.message_ids
+                ids = self._ids if self._ids_of is None else self.message_ids
                 if mid in ids:
                     raise InvalidEvent(f"event {seq}: duplicate message id {mid!r}")
                 ids.add(mid)

@@ -164,10 +164,14 @@ def test_the_last_event_of_a_type_stays_right_as_the_log_grows_and_for_any_prefi
     assert last_index_of(log.view(newest), "model/select") == 0
 
 
-def test_a_fold_reads_the_type_a_decoder_would_see_whatever_the_line_looks_like() -> None:
+@pytest.mark.parametrize("skim", [True, False])
+def test_a_fold_reads_the_type_a_decoder_would_see_whatever_the_line_looks_like(
+    skim: bool,
+) -> None:
     """records() skips a line by the type it starts with only when no other top-level
     "type" key could win when the line is decoded; an escaped or duplicated type is
-    decoded and read as the decoder reads it."""
+    decoded and read as the decoder reads it. Without skimming (every line of unknown
+    type decoded) the answer is the same."""
     plain = events_of([*turn("T1")])
     n = len(plain)
     odd = [
@@ -183,7 +187,8 @@ def test_a_fold_reads_the_type_a_decoder_would_see_whatever_the_line_looks_like(
     ]
     log = EventLog.lazy([*(e.encode() for e in plain), *odd])
     wanted = frozenset({"session/title", "message"})
-    got = [(seq, etype, fields.get("title")) for seq, etype, fields, _ in log.records(0, len(log), wanted)]
+    found = log.records(0, len(log), wanted, skim=skim)
+    got = [(seq, etype, fields.get("title")) for seq, etype, fields, _ in found]
     messages = [e.seq for e in plain if e.type == "message"]
     assert got == [
         *((seq, "message", None) for seq in messages),

@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 from strategies import examples, payloads
 
 from forkwise.core.errors import InvalidEvent
-from forkwise.core.log.events import MAX_NESTING, MESSAGE, Event
+from forkwise.core.log.events import (
+    _REQUIRED,
+    HISTORY_FORK,
+    MAX_NESTING,
+    MESSAGE,
+    Event,
+    check_fields,
+    check_record,
+)
 
 
 @given(seq=st.integers(1, 10**6), payload=payloads)
@@ -61,3 +69,44 @@ def test_build_refuses_nesting_the_loader_would_refuse() -> None:
 def test_build_refuses_payloads_a_reader_would_refuse(payload: dict[str, Any]) -> None:
     with pytest.raises(InvalidEvent):
         Event.build(1, MESSAGE, payload)
+
+
+def _valid(etype: str) -> dict[str, Any]:
+    """A payload of `etype` with every required field present and of its type."""
+    values = {str: "x", int: 1, list: []}
+    payload = {name: values[kind] for name, kind in _REQUIRED[etype]}
+    if etype == MESSAGE:
+        payload["role"] = "user"
+    return payload
+
+
+def _broken(etype: str) -> list[dict[str, Any]]:
+    """Payloads of `etype` that a reader refuses: each required field missing, each of the
+    wrong type (a bool for an int too), a role outside the roles, a negative boundary."""
+    out: list[dict[str, Any]] = []
+    for name, kind in _REQUIRED[etype]:
+        missing = _valid(etype)
+        del missing[name]
+        out.append(missing)
+        out.append({**_valid(etype), name: True if kind is int else 0})
+    if etype == MESSAGE:
+        out.append({**_valid(etype), "role": "robot"})
+    if etype == HISTORY_FORK:
+        out.append({**_valid(etype), "boundary": -1})
+    return out
+
+
+@pytest.mark.parametrize("etype", sorted(_REQUIRED))
+def test_the_loader_and_the_writer_refuse_the_same_fields(etype: str) -> None:
+    """The loader's check of a decoded line (`check_record`, its hot path) and the
+    writer's check of a payload (`check_fields`) agree, word for word."""
+    record = {"seq": 4, "type": etype, "ts": "t", **_valid(etype)}
+    assert check_record(record, orjson.dumps(record)) == (4, etype)
+    check_fields(etype, _valid(etype), 4)
+    for payload in _broken(etype):
+        with pytest.raises(InvalidEvent) as written:
+            check_fields(etype, payload, 4)
+        record = {"seq": 4, "type": etype, "ts": "t", **payload}
+        with pytest.raises(InvalidEvent) as read:
+            check_record(record, orjson.dumps(record))
+        assert str(read.value) == str(written.value)

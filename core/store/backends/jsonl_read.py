@@ -49,17 +49,22 @@ def _parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, Tail]:
     lines, header, tail = _split_log(data, path)
     header_raw = lines[0]
     check = LogCheck(header)
-    loads = orjson.loads
-    for lineno, raw in enumerate(lines[1:], start=2):
-        if not raw or raw.isspace():
-            continue
-        try:
+    loads, checked = orjson.loads, check.check
+    blank = False
+    lineno = 1
+    try:
+        for lineno, raw in enumerate(lines[1:], start=2):  # noqa: B007  (lineno: named in the error)
+            if not raw or raw.isspace():
+                blank = True
+                continue
             record = loads(raw)
             if type(record) is not dict:
                 raise InvalidEvent("an event must be a JSON object")
-            check.add(record, raw)
-        except (orjson.JSONDecodeError, InvalidEvent) as exc:
-            raise CorruptLog(f"{path}, line {lineno}: {exc}", path=path, line=lineno) from exc
+            checked(record, raw)
+    except (orjson.JSONDecodeError, InvalidEvent) as exc:
+        raise CorruptLog(f"{path}, line {lineno}: {exc}", path=path, line=lineno) from exc
+    # the checked lines: the file's, but its header and blank lines
+    check.lines = [x for x in lines[1:] if x and not x.isspace()] if blank else lines[1:]
     kept = len(check.lines)
     if header.seed_length > kept:
         raise CorruptLog(
