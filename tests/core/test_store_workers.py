@@ -103,3 +103,27 @@ def test_workers_serve_one_loop_after_another() -> None:
         assert asyncio.run(asyncio.wait_for(workers.io(lambda: "io"), TIMEOUT)) == "io"
     finally:
         workers.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_shutdown_lets_submitted_work_finish_and_takes_no_more() -> None:
+    workers = StoreWorkers(session_workers=2)
+    release = threading.Event()
+    done: list[str] = []
+
+    def slow(name: str) -> None:
+        release.wait(TIMEOUT)
+        done.append(name)
+
+    calls = [asyncio.ensure_future(workers.session_io(f"s{i}", slow, f"s{i}")) for i in range(5)]
+    await asyncio.sleep(0)  # submitted: two run, three wait for a thread
+    stopping = threading.Thread(target=workers.drain_sessions)
+    stopping.start()
+    release.set()
+    stopping.join(TIMEOUT)
+    assert not stopping.is_alive()
+    assert sorted(done) == [f"s{i}" for i in range(5)]  # all ran before the threads ended
+    await asyncio.wait_for(asyncio.gather(*calls), TIMEOUT)
+    with pytest.raises(RuntimeError):
+        await workers.session_io("late", lambda: None)
+    workers.shutdown()
