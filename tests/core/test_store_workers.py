@@ -127,3 +127,24 @@ async def test_shutdown_lets_submitted_work_finish_and_takes_no_more() -> None:
     with pytest.raises(RuntimeError):
         await workers.session_io("late", lambda: None)
     workers.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_work_handed_over_together_runs_on_as_many_threads_at_once() -> None:
+    """Sessions' work submitted in one turn of the loop is one hand-over; each piece still
+    gets a thread of its own (four pieces that wait for each other all finish)."""
+    workers = StoreWorkers(session_workers=4)
+    meet = threading.Barrier(4, timeout=TIMEOUT)
+    order: dict[str, list[int]] = {f"s{i}": [] for i in range(4)}
+
+    def first(sid: str) -> int:
+        order[sid].append(1)
+        return meet.wait()  # raises BrokenBarrierError unless all four run at once
+
+    try:
+        calls = [workers.session_io(sid, first, sid) for sid in order]
+        calls += [workers.session_io(sid, order[sid].append, 2) for sid in order]
+        await asyncio.wait_for(asyncio.gather(*calls), TIMEOUT)
+        assert all(seen == [1, 2] for seen in order.values())
+    finally:
+        workers.shutdown()
