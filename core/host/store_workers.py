@@ -147,6 +147,8 @@ class StoreWorkers:
         #: sessions' work submitted during this turn of the loop, handed over at its end
         self._outbox: list[Work] = []
         self._outbox_lock = threading.Lock()
+        #: the loop a hand-over of the outbox is scheduled on
+        self._handing: asyncio.AbstractEventLoop | None = None
 
     @property
     def failures(self) -> int:
@@ -209,14 +211,16 @@ class StoreWorkers:
             pool.check_open()
             with self._outbox_lock:
                 self._outbox.append((self._run, (future, fn, args)))
-                first = len(self._outbox) == 1
-            if first:
+                scheduled = self._handing is loop
+                self._handing = loop
+            if not scheduled:  # (one scheduled on a loop closed since never runs)
                 loop.call_soon(self._hand_over)
         return await future
 
     def _hand_over(self) -> None:
         with self._outbox_lock:
             work, self._outbox = self._outbox, []
+            self._handing = None
         if not work:
             return
         try:

@@ -148,3 +148,17 @@ async def test_work_handed_over_together_runs_on_as_many_threads_at_once() -> No
         assert all(seen == [1, 2] for seen in order.values())
     finally:
         workers.shutdown()
+
+
+def test_work_submitted_on_a_loop_that_stopped_before_handing_it_over_does_not_hold_up_the_next() -> None:
+    workers = StoreWorkers(session_workers=2)
+    try:
+        first = asyncio.new_event_loop()
+        stranded = first.create_task(workers.session_io("a", lambda: "never awaited"))
+        first.call_soon(first.stop)  # runs before the hand-over the submission scheduled
+        first.run_forever()
+        assert not stranded.done()
+        first.close()
+        assert asyncio.run(asyncio.wait_for(workers.session_io("b", lambda: "b"), TIMEOUT)) == "b"
+    finally:
+        workers.shutdown()
