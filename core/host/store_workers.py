@@ -48,86 +48,58 @@ class _SessionTurn:
         self.users = 0
 
 
-Work = tuple[Callable[..., None], tuple[Any, ...]]
-
-
 class _Threads:
     """Up to `size` threads that call what is submitted, in submission order as they
     come free (one thread: strictly in order). A thread is started when work comes and
     none is idle; `shutdown` lets the work submitted before it finish. The threads are
     daemons, so a process that never shuts them down still exits: work cut off then was
-    never acknowledged (a result is posted only after the work's flush).
-
-    Work submitted together (`submit_all`) is one hand-over: the thread that takes it
-    passes the rest on to the next before it runs its own share (a single thread runs
-    it all, in order). Waking a thread is what costs the submitting thread: the woken
-    one may take its processor, and then waits for the interpreter lock."""
+    never acknowledged (a result is posted only after the work's flush)."""
 
     def __init__(self, size: int, name: str) -> None:
         self._size = size
         self._name = name
-        self._queue: SimpleQueue[list[Work] | None] = SimpleQueue()
+        self._queue: SimpleQueue[tuple[Callable[..., None], tuple[Any, ...]] | None]
+        self._queue = SimpleQueue()
         self._threads: list[threading.Thread] = []
-        self._lock = threading.Lock()
-        self._settled = threading.Condition(self._lock)
         #: threads waiting for work that no submission has counted on yet
         self._idle = 0
-        #: work submitted and not finished
-        self._pending = 0
+        self._lock = threading.Lock()
         self._closed = False
 
     def submit(self, fn: Callable[..., None], *args: Any) -> None:
-        self.submit_all([(fn, args)])
-
-    def check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError("the store workers are shut down")
-
-    def submit_all(self, work: list[Work]) -> None:
         with self._lock:
-            self.check_open()
-            self._pending += len(work)
-            for _ in work:
-                if self._idle:
-                    self._idle -= 1  # a waiting thread takes this one
-                elif len(self._threads) < self._size:
-                    thread = threading.Thread(
-                        target=self._work, name=f"{self._name}_{len(self._threads)}", daemon=True
-                    )
-                    self._threads.append(thread)
-                    thread.start()
-            self._queue.put(work)
+            if self._closed:
+                raise RuntimeError("the store workers are shut down")
+            if self._idle:
+                self._idle -= 1  # that thread takes this work
+            elif len(self._threads) < self._size:
+                thread = threading.Thread(
+                    target=self._work, name=f"{self._name}_{len(self._threads)}", daemon=True
+                )
+                self._threads.append(thread)
+                thread.start()
+            self._queue.put((fn, args))
 
     def _work(self) -> None:
-        get, put, lock, relay = self._queue.get, self._queue.put, self._lock, self._size > 1
-        while (work := get()) is not None:
-            if relay and len(work) > 1:
-                put(work[1:])
-                work = work[:1]
-            for fn, args in work:
-                try:
-                    fn(*args)
-                except BaseException:  # the callers catch what their work raises
-                    log.exception("store work failed outside its own handling")
-                with lock:
-                    self._idle += 1
-                    self._pending -= 1
-                    if self._closed and not self._pending:
-                        self._settled.notify_all()
+        get, lock = self._queue.get, self._lock
+        while (item := get()) is not None:
+            fn, args = item
+            try:
+                fn(*args)
+            except BaseException:  # the callers catch what their work raises
+                log.exception("store work failed outside its own handling")
+            with lock:
+                self._idle += 1
 
     def shutdown(self) -> None:
         """Run what was submitted, then stop the threads and wait for them."""
-        me = threading.current_thread()
         with self._lock:
             self._closed = True
-            if me not in self._threads:  # work that shuts its own threads down cannot wait
-                while self._pending:
-                    self._settled.wait()
             threads, self._threads = self._threads, []
             for _ in threads:
                 self._queue.put(None)
         for thread in threads:
-            if thread is not me:
+            if thread is not threading.current_thread():
                 thread.join()
 
 
@@ -144,11 +116,6 @@ class StoreWorkers:
         self._mail_lock = threading.Lock()
         #: the loop a delivery of the mail is scheduled on
         self._waking: asyncio.AbstractEventLoop | None = None
-        #: sessions' work submitted during this turn of the loop, handed over at its end
-        self._outbox: list[Work] = []
-        self._outbox_lock = threading.Lock()
-        #: the loop a hand-over of the outbox is scheduled on
-        self._handing: asyncio.AbstractEventLoop | None = None
 
     @property
     def failures(self) -> int:
@@ -203,31 +170,10 @@ class StoreWorkers:
                 log.exception("store work's result could not be delivered")
 
     async def _submit(self, pool: _Threads, fn: Callable[..., T], args: Any) -> T:
-        self.loop = loop = asyncio.get_running_loop()
-        future: asyncio.Future[T] = loop.create_future()
-        if pool is self._ordered:
-            pool.submit(self._run, future, fn, args)
-        else:  # with what other sessions submit before the loop's turn ends: one hand-over
-            pool.check_open()
-            with self._outbox_lock:
-                self._outbox.append((self._run, (future, fn, args)))
-                scheduled = self._handing is loop
-                self._handing = loop
-            if not scheduled:  # (one scheduled on a loop closed since never runs)
-                loop.call_soon(self._hand_over)
+        self.loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = self.loop.create_future()
+        pool.submit(self._run, future, fn, args)
         return await future
-
-    def _hand_over(self) -> None:
-        with self._outbox_lock:
-            work, self._outbox = self._outbox, []
-            self._handing = None
-        if not work:
-            return
-        try:
-            self._pool.submit_all(work)
-        except RuntimeError as exc:  # shut down meanwhile
-            for _, (future, _fn, _args) in work:
-                _fail(future, exc)
 
     def _run(self, future: asyncio.Future[T], fn: Callable[..., T], args: tuple[Any, ...]) -> None:
         try:
@@ -240,13 +186,11 @@ class StoreWorkers:
         self.post(_succeed, future, result)
 
     def drain_sessions(self) -> None:
-        """Wait for the sessions' work to finish (what was submitted and not handed over
-        yet too); no more is taken (for shutdown)."""
-        self._hand_over()
+        """Wait for the sessions' work to finish; no more is taken (for shutdown)."""
         self._pool.shutdown()
 
     def shutdown(self) -> None:
-        self.drain_sessions()
+        self._pool.shutdown()
         self._ordered.shutdown()
 
 

@@ -130,9 +130,9 @@ async def test_shutdown_lets_submitted_work_finish_and_takes_no_more() -> None:
 
 
 @pytest.mark.asyncio
-async def test_work_handed_over_together_runs_on_as_many_threads_at_once() -> None:
-    """Sessions' work submitted in one turn of the loop is one hand-over; each piece still
-    gets a thread of its own (four pieces that wait for each other all finish)."""
+async def test_sessions_work_submitted_at_once_runs_on_as_many_threads_at_once() -> None:
+    """Each session's piece of work gets a thread of its own (four pieces that wait for
+    each other all finish), and each session's next piece runs after its first."""
     workers = StoreWorkers(session_workers=4)
     meet = threading.Barrier(4, timeout=TIMEOUT)
     order: dict[str, list[int]] = {f"s{i}": [] for i in range(4)}
@@ -150,12 +150,12 @@ async def test_work_handed_over_together_runs_on_as_many_threads_at_once() -> No
         workers.shutdown()
 
 
-def test_work_submitted_on_a_loop_that_stopped_before_handing_it_over_does_not_hold_up_the_next() -> None:
+def test_work_left_on_a_loop_that_stopped_does_not_hold_up_the_next_loops() -> None:
     workers = StoreWorkers(session_workers=2)
     try:
         first = asyncio.new_event_loop()
         stranded = first.create_task(workers.session_io("a", lambda: "never awaited"))
-        first.call_soon(first.stop)  # runs before the hand-over the submission scheduled
+        first.call_soon(first.stop)  # stops right after the submission, before its result
         first.run_forever()
         assert not stranded.done()
         first.close()
