@@ -282,6 +282,12 @@ class Replayer:
                 self._transcript_seqs = [0, *(q for _, q in kept)]
 
     @property
+    def model(self) -> Mapping[str, Any] | None:
+        """The fields of the latest model/select folded so far (`result().model`), without
+        building the whole result: the transcript's copy grows with the session."""
+        return self._model
+
+    @property
     def messages(self) -> MessageList:
         """The messages folded so far, as the UI lists them."""
         return MessageList(self, len(self._message_seqs))

@@ -281,7 +281,7 @@ class Agent:
         write, or written as soon as the step waits), then run the step."""
         turn = new_token("turn")
         replayer = await self._replay(snap)
-        choice = choice_of(replayer.result().model) or self.rt.default_choice()
+        choice = choice_of(replayer.model) or self.rt.default_choice()
         step, start = step_start(turn, choice)
         opening: list[Json] = [
             {"type": TURN_START, "turn": turn},
@@ -301,7 +301,7 @@ class Agent:
 
     async def _step(self, snap: Session, turn: OpenTurn) -> None:
         replayer = await self._replay(snap)
-        choice = choice_of(replayer.result().model) or self.rt.default_choice()
+        choice = choice_of(replayer.model) or self.rt.default_choice()
         step, start = step_start(turn.id, choice)
         replayer.feed(self._opening.hold([start], snap.last_seq))
         await self._run_step(replayer, turn.id, step, choice)

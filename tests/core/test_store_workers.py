@@ -103,3 +103,62 @@ def test_workers_serve_one_loop_after_another() -> None:
         assert asyncio.run(asyncio.wait_for(workers.io(lambda: "io"), TIMEOUT)) == "io"
     finally:
         workers.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_shutdown_lets_submitted_work_finish_and_takes_no_more() -> None:
+    workers = StoreWorkers(session_workers=2)
+    release = threading.Event()
+    done: list[str] = []
+
+    def slow(name: str) -> None:
+        release.wait(TIMEOUT)
+        done.append(name)
+
+    calls = [asyncio.ensure_future(workers.session_io(f"s{i}", slow, f"s{i}")) for i in range(5)]
+    await asyncio.sleep(0)  # submitted: two run, three wait for a thread
+    stopping = threading.Thread(target=workers.drain_sessions)
+    stopping.start()
+    release.set()
+    stopping.join(TIMEOUT)
+    assert not stopping.is_alive()
+    assert sorted(done) == [f"s{i}" for i in range(5)]  # all ran before the threads ended
+    await asyncio.wait_for(asyncio.gather(*calls), TIMEOUT)
+    with pytest.raises(RuntimeError):
+        await workers.session_io("late", lambda: None)
+    workers.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_sessions_work_submitted_at_once_runs_on_as_many_threads_at_once() -> None:
+    """Each session's piece of work gets a thread of its own (four pieces that wait for
+    each other all finish), and each session's next piece runs after its first."""
+    workers = StoreWorkers(session_workers=4)
+    meet = threading.Barrier(4, timeout=TIMEOUT)
+    order: dict[str, list[int]] = {f"s{i}": [] for i in range(4)}
+
+    def first(sid: str) -> int:
+        order[sid].append(1)
+        return meet.wait()  # raises BrokenBarrierError unless all four run at once
+
+    try:
+        calls = [workers.session_io(sid, first, sid) for sid in order]
+        calls += [workers.session_io(sid, order[sid].append, 2) for sid in order]
+        await asyncio.wait_for(asyncio.gather(*calls), TIMEOUT)
+        assert all(seen == [1, 2] for seen in order.values())
+    finally:
+        workers.shutdown()
+
+
+def test_work_left_on_a_loop_that_stopped_does_not_hold_up_the_next_loops() -> None:
+    workers = StoreWorkers(session_workers=2)
+    try:
+        first = asyncio.new_event_loop()
+        stranded = first.create_task(workers.session_io("a", lambda: "never awaited"))
+        first.call_soon(first.stop)  # stops right after the submission, before its result
+        first.run_forever()
+        assert not stranded.done()
+        first.close()
+        assert asyncio.run(asyncio.wait_for(workers.session_io("b", lambda: "b"), TIMEOUT)) == "b"
+    finally:
+        workers.shutdown()

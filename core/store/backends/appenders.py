@@ -1,4 +1,4 @@
-"""Session files kept open for appending, so that an append is a stat, a write and a
+"""Session files kept open for appending, so that an append is a write, a stat and a
 flush, not also an open and a close (each a system call that hands the interpreter lock
 to another thread; a host's session pool appends from several threads at once).
 
@@ -7,8 +7,12 @@ only idle appenders are closed to stay within the limit, so a file descriptor is
 closed, and its number reused by another file, while an append to it is in flight. A
 file this process replaces or moves (a rewrite, a deletion, a torn tail cut off through
 another handle) must be `forget`-ten first: the descriptor would still point at the old
-file. One that someone else deletes or replaces is noticed by its link count: the path
-is opened again, as it would be without the cache (and is missing, if it was deleted).
+file. One that someone else deletes or replaces is noticed by its link count after the
+write (`written`): the write went to a file no path leads to any more, so the path is
+opened again and written, as it would be without the cache (and is missing, if it was
+deleted). One stat after the write, not one before it too: it gives the link count, the
+size before the write (the size after, less what was written: only this process writes
+the file, under the store's writer lock) and the identity the backend keeps.
 """
 
 from __future__ import annotations
@@ -40,29 +44,17 @@ class Appenders:
     def __len__(self) -> int:
         return len(self._open)
 
-    def acquire(self, session_id: str, path: Callable[[], Path]) -> tuple[Appender, int]:
-        """The session's appender and its file's size now; opened on `path()` if it is
-        not open (or its file was unlinked meanwhile). Busy until `release` or `forget`.
-        One append per session at a time (the caller's lock)."""
+    def acquire(self, session_id: str, path: Callable[[], Path]) -> tuple[Appender, bool]:
+        """The session's appender, and whether it was open already (else it is opened on
+        `path()` now). Busy until `release` or `forget`. One append per session at a time
+        (the caller's lock)."""
         with self._lock:
             found = self._open.get(session_id)
             if found is not None:
                 self._open.move_to_end(session_id)
                 found.busy = True
-        if found is not None:
-            try:
-                st = os.fstat(found.fd)
-            except OSError:
-                st = None
-            if st is not None and st.st_nlink:
-                return found, st.st_size
-            self.close(session_id)  # deleted or replaced behind our back
+                return found, True
         fd = os.open(path(), os.O_WRONLY | os.O_APPEND)
-        try:
-            size = os.fstat(fd).st_size
-        except OSError:
-            os.close(fd)
-            raise
         appender = Appender(fd, busy=True)
         with self._lock:
             self._open[session_id] = appender
@@ -71,7 +63,34 @@ class Appenders:
         for old in closing:
             with contextlib.suppress(OSError):
                 os.close(old.fd)
-        return appender, size
+        return appender, False
+
+    def written(
+        self, session_id: str, path: Callable[[], Path], data: bytes
+    ) -> tuple[Appender, os.stat_result]:
+        """Append `data` to the session's file (whole, or OSError), through its appender;
+        returns the appender (busy) and the file's stat after the write. A file unlinked
+        behind our back since it was opened is opened again on `path()` and written
+        there. On OSError the appender is forgotten and its descriptor closed, the file
+        cut back to its size before the write."""
+        appender, cached = self.acquire(session_id, path)
+        while True:
+            done = 0
+            try:
+                view = memoryview(data)
+                while view:
+                    n = os.write(appender.fd, view)
+                    done += n
+                    view = view[n:]
+                st = os.fstat(appender.fd)
+            except OSError:
+                self.forget(session_id)
+                _cut_back(appender.fd, done)
+                raise
+            if st.st_nlink or not cached:
+                return appender, st
+            self.close(session_id)  # deleted or replaced: the write reached no path
+            appender, cached = self.acquire(session_id, path)
 
     def release(self, session_id: str) -> None:
         """The session's append is done (flushed): its appender may be closed."""
@@ -99,3 +118,14 @@ class Appenders:
         for appender in found:
             with contextlib.suppress(OSError):
                 os.close(appender.fd)
+
+
+def _cut_back(fd: int, written: int) -> None:
+    """Take back the `written` bytes a failed append put at the end of `fd`'s file, and
+    close `fd`."""
+    with contextlib.suppress(OSError):
+        if written:
+            os.ftruncate(fd, os.fstat(fd).st_size - written)
+            os.fsync(fd)
+    with contextlib.suppress(OSError):
+        os.close(fd)

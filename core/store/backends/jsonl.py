@@ -336,18 +336,9 @@ class JsonlBackend:
             self._set_aside_torn_tail(sid, self.path(sid), tail)
         prefix = b"\n" if tail is not None and tail.needs_newline else b""
         data = prefix + b"\n".join(e.encode() for e in change.events) + b"\n"
-        appender, size_before = self._appenders.acquire(sid, lambda: self.path(sid))
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(appender.fd, view)
-                view = view[written:]
-        except OSError:
-            self._appenders.forget(sid)
-            _undo_append(appender.fd, size_before)
-            raise
-        self._pending[sid] = _Pending(appender.fd, size_before)
-        self._seen[sid] = _identity(os.fstat(appender.fd))
+        appender, st = self._appenders.written(sid, lambda: self.path(sid), data)
+        self._pending[sid] = _Pending(appender.fd, st.st_size - len(data))
+        self._seen[sid] = _identity(st)
         if tail is not None:
             tail.needs_newline = False
 
