@@ -15,15 +15,17 @@ from the store's change events (append, import, fork, truncate, delete) once it 
 A session's copied prefix (a fork's seed) is not indexed again: its words are found in
 the session they were written in. The index is a cache of derived data: losing it loses nothing,
 and `rebuild` makes it anew from the logs. So it is written without waiting for the disk
-(`synchronous=OFF`) and, while it is made from nothing, without a journal: a crash during
-that build can leave a damaged file, which a file that fails to open, `rebuild`, or
-deleting it replaces with one made from the logs.
+(`synchronous=OFF`). An index made from nothing (the first sync, `rebuild`) is made in a
+file of its own beside the index (`.search.sqlite.build`), without a journal and without
+merging FTS5 segments while it is filled, and moved over the index once complete: a build
+that is interrupted leaves the index that was there before (or none), never a half one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 import sqlite3
 import threading
@@ -51,7 +53,7 @@ from forkwise.core.store.session_store import SessionStore
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: what marks the matched words in a snippet
 MARK_OPEN, MARK_CLOSE = "«", "»"
 MAX_LIMIT = 500
@@ -65,9 +67,12 @@ CREATE TABLE IF NOT EXISTS msgs(
 CREATE TABLE IF NOT EXISTS texts(rowid INTEGER PRIMARY KEY, text TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS msgs_session ON msgs(session, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
-    text, content='texts', content_rowid='rowid', detail='none',
+    text, content='texts', content_rowid='rowid', detail='none', columnsize=0,
     tokenize="unicode61 remove_diacritics 2 tokenchars '_'");
 """
+#: FTS5's default: how many segments of a level are merged as rows are written (none
+#: while an index is made from nothing, the segments merged by their count alone)
+AUTOMERGE = 4
 #: words of a query as the tokenizer sees them (letters, digits, underscore)
 _WORD = re.compile(r"\w+")
 
@@ -105,7 +110,7 @@ class SearchIndex:
     def _open(self) -> sqlite3.Connection:
         if self._db is None:
             target = str(self.path) if self.path is not None else ":memory:"
-            db = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
+            db = _connect(target)
             try:
                 db.executescript(_SCHEMA)
                 found = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
@@ -125,9 +130,11 @@ class SearchIndex:
 
     def _drop_file(self) -> None:
         if self.path is not None:
-            for suffix in ("", "-wal", "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    Path(str(self.path) + suffix).unlink()
+            _unlink_db(self.path)
+
+    def _build_path(self) -> Path:
+        assert self.path is not None
+        return self.path.with_name(f".{self.path.name}.build")  # a temp name of the store
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -198,19 +205,28 @@ class SearchIndex:
     def sync(self, store: SessionStore) -> int:
         """Bring the index up to date with the store's logs; returns how many sessions
         were (re)indexed. Sessions are compared by their event counts."""
+        return self._sync(store, anew=False)
+
+    def rebuild(self, store: SessionStore) -> int:
+        """Make the index anew from the logs (the file is replaced once the new one is
+        complete)."""
+        return self._sync(store, anew=True)
+
+    def _sync(self, store: SessionStore, anew: bool) -> int:
         with self._state:
             self._syncing, self._queued = True, []
         try:
             with self._lock:
+                if anew and self.path is None:
+                    self.close()  # a new database in memory
                 db = self._open()
-                known = dict(db.execute("SELECT id, indexed FROM sessions").fetchall())
+                known = {} if anew else dict(
+                    db.execute("SELECT id, indexed FROM sessions").fetchall())
                 summaries = {s.id: s for s in store.list()}
-                if not known:  # made from nothing: no journal while it is (a crash loses
-                    db.execute("PRAGMA journal_mode=OFF")  # only what is rebuilt anyway)
-                try:
+                if known:
                     work = self._catch_up(store, known, summaries)
-                finally:
-                    db.execute("PRAGMA journal_mode=WAL")
+                else:
+                    work = self._build_anew(store, summaries)
             while True:  # what was committed while the logs were read
                 with self._state:
                     queued, self._queued = self._queued, []
@@ -243,12 +259,38 @@ class SearchIndex:
             build(db, store, plan)
         return len(plan)
 
-    def rebuild(self, store: SessionStore) -> int:
-        """Make the index anew from the logs (the file is replaced)."""
-        with self._lock:
+    def _build_anew(self, store: SessionStore, summaries: dict[str, SessionSummary]) -> int:
+        """Index every log into an empty database: in memory, the index's own; on disk, a
+        build file moved over the index once complete (then opened as the index)."""
+        plan: list[tuple[str, int | None]] = [(sid, None) for sid in summaries]
+        if self.path is None:
+            db = self._open()
+            db.execute("PRAGMA journal_mode=OFF")
+            try:
+                _fill(db, store, plan)
+            finally:
+                db.execute("PRAGMA journal_mode=WAL")
+            return len(plan)
+        target = self._build_path()
+        _unlink_db(target)  # what an interrupted build left
+        try:
+            db = _connect(str(target))
+            try:
+                db.execute("PRAGMA journal_mode=OFF")  # nobody reads it until it is whole
+                db.execute("PRAGMA synchronous=OFF")
+                db.executescript(_SCHEMA)
+                db.execute("INSERT INTO meta VALUES('schema', ?)", (str(SCHEMA_VERSION),))
+                _fill(db, store, plan)
+            finally:
+                db.close()
             self.close()
-            self._drop_file()
-            return self.sync(store)
+            _unlink_db(self.path, keep_main=True)  # no WAL of the old file may outlive it
+            os.replace(target, self.path)
+        except BaseException:
+            _unlink_db(target)
+            raise
+        self._open()
+        return len(plan)
 
     # --- asking it --------------------------------------------------------------------
 
@@ -310,7 +352,34 @@ def fts_query(query: str) -> str | None:
     return " ".join(quoted)
 
 
-# --- rows -----------------------------------------------------------------------------
+# --- the file and rows ---------------------------------------------------------------
+
+
+def _connect(target: str) -> sqlite3.Connection:
+    return sqlite3.connect(target, check_same_thread=False, isolation_level=None)
+
+
+def _unlink_db(path: Path, keep_main: bool = False) -> None:
+    """Remove a database file and its WAL files (only the WAL files: `keep_main`)."""
+    for suffix in ("-wal", "-shm") if keep_main else ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(str(path) + suffix).unlink()
+
+
+def _fill(db: sqlite3.Connection, store: SessionStore,
+          plan: Sequence[tuple[str, int | None]]) -> None:
+    """Index the planned logs into an empty database in one transaction, FTS5 segments
+    merged only by their count meanwhile (later writes merge as usual)."""
+    db.execute("INSERT INTO docs(docs, rank) VALUES('automerge', 0)")
+    db.execute("BEGIN")
+    try:
+        build(db, store, plan)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    db.execute("INSERT INTO docs(docs, rank) VALUES('automerge', ?)", (AUTOMERGE,))
+
 
 
 def _forget(db: sqlite3.Connection, sid: str, after: int | None = None) -> None:
