@@ -6,7 +6,8 @@ same rowid, and the FTS5 table `docs` indexes that text (external content: the t
 stored once). The text has a table of its own so that a build hands SQLite each text as
 it is, apart from the small fields (`search_build.py`). Queries are words
 and a prefix, never phrases, so the index keeps no positions (`detail=none`: the build
-tokenizes each text and writes one entry per word and row, nothing more); snippets are cut
+tokenizes each text and writes one entry per word and row, nothing more) and, as hits
+are ordered by rowid and never ranked, no text lengths (`columnsize=0`); snippets are cut
 from the stored text for the few rows a search returns. A table `sessions`
 says how many events of each session are indexed, so that the index is brought up to date
 from the logs (`sync`) after it was missing, deleted or left behind, and kept current
