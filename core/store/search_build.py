@@ -47,10 +47,14 @@ class Batch:
     #: the rows' small fields and their texts as JSON arrays (`pack`), or None
     meta: bytes | None = None
     texts: bytes | None = None
+    #: `indexed` as a JSON array, or None
+    counts: bytes | None = None
 
     def pack(self) -> Batch:
         """Serialize the rows for `write_batch` (left None when they cannot be: a text
         orjson refuses, such as a lone surrogate, or a NUL, kept whole only when bound)."""
+        with contextlib.suppress(TypeError):
+            self.counts = orjson.dumps(self.indexed)
         try:
             meta = orjson.dumps([row[:5] for row in self.rows])
             texts = orjson.dumps([row[5] for row in self.rows])
@@ -96,7 +100,14 @@ def write_batch(db: sqlite3.Connection, batch: Batch, first: int | None = None) 
             "INSERT INTO docs(rowid, text) SELECT rowid, text FROM texts WHERE rowid >= ?",
             (first,),
         )
-    db.executemany("INSERT OR REPLACE INTO sessions(id, indexed) VALUES (?, ?)", batch.indexed)
+    if batch.counts is not None:  # one statement: a row each would take the interpreter
+        db.execute(  # back from the reader once a session (0.3 s of waits on the bench)
+            "INSERT OR REPLACE INTO sessions(id, indexed)"
+            " SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)",
+            (batch.counts,),
+        )
+    else:
+        db.executemany("INSERT OR REPLACE INTO sessions(id, indexed) VALUES (?, ?)", batch.indexed)
     return first + len(rows)
 
 
