@@ -186,32 +186,20 @@ def event_rows(sid: str, events: Sequence[Event]) -> Iterator[Row]:
             yield row
 
 
-def line_rows(sid: str, events: Sequence[Event], start: int) -> list[Row]:
-    """Rows of events[start:], read off their lines where the log keeps them: only lines
-    that can hold a message or a title are decoded, and no event is built."""
+def line_rows(sid: str, events: Sequence[Event], start: int) -> Iterator[Row]:
+    """Rows of events[start:], read off their lines where the log keeps them (only lines
+    that can hold a message or a title are decoded)."""
     if not isinstance(events, EventLog):
-        return list(event_rows(sid, events[start:]))
+        yield from event_rows(sid, events[start:])
+        return
     loads = orjson.loads
-    rows: list[Row] = []
-    add = rows.append
-    lines = events.lines(len(events))
-    for seq, raw in enumerate(lines[start:] if start else lines, start + 1):
+    for seq, raw in enumerate(events.lines(len(events))[start:], start + 1):
         if b"message" not in raw and b"session/title" not in raw:
             continue
         record = loads(raw)
-        etype = record.get("type")
-        if etype == MESSAGE:  # the common case, inline (a third of a log's lines)
-            parts = record.get("parts")
-            text = _message_words(parts) if parts else ""
-            if text:
-                role, message = record.get("role"), record.get("id")
-                add((sid, seq, message if type(message) is str else None,
-                     str(record.get("ts", "")), role if type(role) is str else "message", text))
-        elif etype == SESSION_TITLE:
-            row = _row(sid, seq, etype, str(record.get("ts", "")), record)
-            if row is not None:
-                add(row)
-    return rows
+        row = _row(sid, seq, str(record.get("type")), str(record.get("ts", "")), record)
+        if row is not None:
+            yield row
 
 
 def _row(sid: str, seq: int, etype: str, ts: str, fields: Any) -> Row | None:
@@ -231,11 +219,6 @@ def _row(sid: str, seq: int, etype: str, ts: str, fields: Any) -> Row | None:
 
 def _message_words(parts: Iterable[Any]) -> str:
     """What a message shows and calls: its text, and each tool call's name and arguments."""
-    if type(parts) is list and len(parts) == 1:  # one text part: the text as it is
-        part = parts[0]
-        if type(part) is dict and part.get("type") == "text":
-            text = part.get("text", "")
-            return text if type(text) is str else str(text)
     out: list[str] = []
     for part in parts:
         if not isinstance(part, dict):
