@@ -382,7 +382,6 @@ def _fill(db: sqlite3.Connection, store: SessionStore,
     db.execute("INSERT INTO docs(docs, rank) VALUES('automerge', ?)", (AUTOMERGE,))
 
 
-
 def _forget(db: sqlite3.Connection, sid: str, after: int | None = None) -> None:
     """Drop a session's rows (those after seq `after`, or all with its entry)."""
     cut = -1 if after is None else after
