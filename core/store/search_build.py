@@ -14,6 +14,7 @@ beside the reader, 0.7-0.9 s as one statement a batch).
 from __future__ import annotations
 
 import contextlib
+import json
 import queue
 import sqlite3
 import threading
@@ -77,19 +78,18 @@ def write_batch(db: sqlite3.Connection, batch: Batch, first: int | None = None) 
             batch.pack()
         if batch.meta is None or batch.texts is None:  # bound one row at a time
             db.executemany(
-                "INSERT INTO msgs(rowid, session, seq, message, ts, kind) VALUES (?,?,?,?,?,?)",
-                [(first + i, *row[:5]) for i, row in enumerate(rows)],
+                "INSERT INTO msgs(rowid, session, seq, about) VALUES (?,?,?,?)",
+                [(first + i, row[0], row[1], json.dumps(row[:5])) for i, row in enumerate(rows)],
             )
             db.executemany(
                 "INSERT INTO texts(rowid, text) VALUES (?,?)",
                 [(first + i, row[5]) for i, row in enumerate(rows)],
             )
         else:  # one statement each: SQLite runs it without the interpreter
-            db.execute(
-                "INSERT INTO msgs(rowid, session, seq, message, ts, kind)"
-                " SELECT ? + key, json_extract(value, '$[0]'), json_extract(value, '$[1]'),"
-                " json_extract(value, '$[2]'), json_extract(value, '$[3]'),"
-                " json_extract(value, '$[4]') FROM json_each(?)",
+            db.execute(  # each row's small fields kept as their JSON array (`about`)
+                "INSERT INTO msgs(rowid, session, seq, about) SELECT ? + key,"
+                " json_extract(value, '$[0]'), json_extract(value, '$[1]'), value"
+                " FROM json_each(?)",
                 (first, batch.meta),
             )
             db.execute(
