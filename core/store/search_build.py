@@ -37,6 +37,9 @@ Row = tuple[str, int, str | None, str, str, str]
 BATCH_ROWS = 2_000
 #: batches read ahead of the writer
 READ_AHEAD = 4
+#: FTS5's default: how many segments of a level are merged as rows are written (none
+#: while an index is made from nothing, the segments merged by their count alone)
+AUTOMERGE = 4
 
 
 @dataclass(slots=True)
@@ -142,6 +145,21 @@ def build(db: sqlite3.Connection, store: SessionStore,
             with contextlib.suppress(queue.Empty):
                 ready.get(timeout=0.05)
         reader.join()
+
+
+def fill_anew(db: sqlite3.Connection, store: SessionStore,
+              plan: Sequence[tuple[str, int | None]]) -> None:
+    """Index the planned logs into an empty database in one transaction, FTS5 segments
+    merged only by their count meanwhile (later writes merge as usual)."""
+    db.execute("INSERT INTO docs(docs, rank) VALUES('automerge', 0)")
+    db.execute("BEGIN")
+    try:
+        build(db, store, plan)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    db.execute("INSERT INTO docs(docs, rank) VALUES('automerge', ?)", (AUTOMERGE,))
 
 
 def batches(store: SessionStore, plan: Iterable[tuple[str, int | None]]) -> Iterator[Batch]:

@@ -42,6 +42,7 @@ from forkwise.core.store.search_build import (
     Row,
     build,
     event_rows,
+    fill_anew,
     header_rows,
     write_batch,
 )
@@ -74,9 +75,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
     text, content='texts', content_rowid='rowid', detail='none', columnsize=0,
     tokenize="unicode61 remove_diacritics 2 tokenchars '_'");
 """
-#: FTS5's default: how many segments of a level are merged as rows are written (none
-#: while an index is made from nothing, the segments merged by their count alone)
-AUTOMERGE = 4
 #: words of a query as the tokenizer sees them (letters, digits, underscore)
 _WORD = re.compile(r"\w+")
 
@@ -272,7 +270,7 @@ class SearchIndex:
             db = self._open()
             db.execute("PRAGMA journal_mode=OFF")
             try:
-                _fill(db, store, plan)
+                fill_anew(db, store, plan)
             finally:
                 db.execute("PRAGMA journal_mode=WAL")
             return len(plan)
@@ -285,7 +283,7 @@ class SearchIndex:
                 db.execute("PRAGMA synchronous=OFF")
                 db.executescript(_SCHEMA)
                 db.execute("INSERT INTO meta VALUES('schema', ?)", (str(SCHEMA_VERSION),))
-                _fill(db, store, plan)
+                fill_anew(db, store, plan)
             finally:
                 db.close()
             self.close()
@@ -373,21 +371,6 @@ def _unlink_db(path: Path) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
             Path(str(path) + suffix).unlink()
-
-
-def _fill(db: sqlite3.Connection, store: SessionStore,
-          plan: Sequence[tuple[str, int | None]]) -> None:
-    """Index the planned logs into an empty database in one transaction, FTS5 segments
-    merged only by their count meanwhile (later writes merge as usual)."""
-    db.execute("INSERT INTO docs(docs, rank) VALUES('automerge', 0)")
-    db.execute("BEGIN")
-    try:
-        build(db, store, plan)
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-    db.execute("INSERT INTO docs(docs, rank) VALUES('automerge', ?)", (AUTOMERGE,))
 
 
 def _forget(db: sqlite3.Connection, sid: str, after: int | None = None) -> None:
