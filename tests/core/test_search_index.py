@@ -241,3 +241,39 @@ def test_a_log_that_fails_to_read_fails_the_sync_and_leaves_no_reader(tmp_path: 
     assert index.sync(store) == 1  # nothing half-made was kept
     assert found(index, "ibis") == {(a, 2)}
     index.close()
+
+
+def test_an_interrupted_rebuild_leaves_the_index_that_was_there(tmp_path: Path) -> None:
+    from forkwise.core.errors import CorruptLog
+
+    store = open_store(tmp_path)
+    a = store.create("a").id
+    turn(store, a, 1, "the heron", "ok")
+    b = store.create("b").id
+    turn(store, b, 1, "the egret", "ok")
+    index = SearchIndex(tmp_path / "search.sqlite")
+    index.sync(store)
+    index.close()
+    path = store.backend.path(b)  # type: ignore[attr-defined]
+    store.close()
+    store = open_store(tmp_path)
+    store.list()
+    good = path.read_bytes()
+    header, rest = good.split(b"\n", 1)
+    path.write_bytes(header + b"\n{not json\n" + rest)  # the rebuild stops at this log
+    build_file = tmp_path / ".search.sqlite.build"
+    build_file.write_bytes(b"what a killed build left" * 100)
+    index = SearchIndex(tmp_path / "search.sqlite")
+    with pytest.raises(CorruptLog):
+        index.rebuild(store)
+    assert not build_file.exists()
+    assert found(index, "heron") == {(a, 2)}  # the index from before, whole
+    assert found(index, "egret") == {(b, 2)}
+    path.write_bytes(good)
+    turn(store, a, 2, "a new ibis", "ok")
+    assert index.rebuild(store) == 2
+    assert found(index, "ibis") == {(a, 6)}
+    assert found(index, "egret") == {(b, 2)}
+    assert sorted(p.name for p in tmp_path.iterdir() if "search" in p.name) == [
+        "search.sqlite", "search.sqlite-shm", "search.sqlite-wal"]
+    index.close()
