@@ -328,10 +328,9 @@ class SessionStore:
             try:
                 for sid in ids:
                     self.backend.persist(SessionFlushed(sid))
-            except StorageError:
-                for sid in ids:  # what did not reach the disk is not in the store
-                    if sid in self._records and not self.backend.exists(sid):
-                        del self._records[sid]
+            except StorageError as exc:
+                for sid in exc.details.get("lost", ()):  # never on disk: not in the store
+                    self._records.pop(sid, None)
                 raise
 
     def fork(

@@ -321,11 +321,21 @@ class JsonlBackend:
         self._tails[sid] = Tail(0, None, False)
 
     def _name_unnamed(self) -> None:
-        """Give every file written with `name_later` its name, each after its fsync."""
-        try:
-            self._unnamed.name_all(self._named)
-        except OSError as exc:
-            raise StorageError(f"writing to the store failed: {exc}", errno=exc.errno) from exc
+        """Give every file written with `name_later` its name, each after its fsync. The
+        sessions whose file could not be named are not on disk: this backend forgets them
+        and StorageError names them (`lost`)."""
+        failed = self._unnamed.name_all(self._named)
+        if failed:
+            for sid in failed:
+                self._headers.pop(sid, None)
+                self._tails.pop(sid, None)
+                self._unsynced_names.discard(sid)
+            sid, exc = next(iter(failed.items()))
+            raise StorageError(
+                f"writing session {sid!r} to the store failed: {exc}",
+                errno=exc.errno,
+                lost=list(failed),
+            )
 
     def _named(self, session_id: str, path: Path) -> None:
         self._seen[session_id] = _identity(os.lstat(path))

@@ -64,32 +64,26 @@ class UnnamedFiles:
             raise
         self._files[key] = _Unnamed(path, tmp, fd, synced)
 
-    def name_all(self, named: Callable[[str, Path], None]) -> None:
+    def name_all(self, named: Callable[[str, Path], None]) -> dict[str, OSError]:
         """Wait for every fsync and give each file its name (a hard link: an existing name
-        is never overwritten), calling `named(key, path)` for each. On the first failure
-        the files not named yet are removed and the OSError is raised: those are not on
-        disk."""
+        is never overwritten), calling `named(key, path)` for each. Returns the files that
+        failed (their temporary file removed: not on disk), by key, with why."""
         files, self._files = self._files, {}
-        try:
-            for key, f in files.items():
+        failed: dict[str, OSError] = {}
+        for key, f in files.items():
+            try:
                 try:
                     f.synced.result()
                 finally:
                     os.close(f.fd)
-                    f.fd = -1
                 os.link(f.tmp, f.path)
-                os.unlink(f.tmp)
+            except OSError as exc:
+                failed[key] = exc
+            else:
                 named(key, f.path)
-        except BaseException:
-            for f in files.values():
-                if f.fd >= 0:
-                    with contextlib.suppress(Exception):
-                        f.synced.result()
-                    os.close(f.fd)
-                    f.fd = -1
-                with contextlib.suppress(OSError):
-                    os.unlink(f.tmp)
-            raise
+            with contextlib.suppress(OSError):
+                os.unlink(f.tmp)
+        return failed
 
     def close(self) -> None:
         """Stop the fsync threads (after `name_all`, or giving up what is unnamed)."""
