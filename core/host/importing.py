@@ -417,9 +417,9 @@ def store_sessions(
     name_later: bool = False,
 ) -> list[str]:
     """Store what a reader read from one file: parents before their children, each
-    session whole or not at all. Returns the ids. `name_later`: a new session is whole on
-    disk when this returns and durable after `store.flush` of it (one folder sync for a
-    batch of files, instead of one a file)."""
+    session whole or not at all. Returns the ids. `name_later`: a new session is written
+    when this returns, and named and durable after `store.flush` of it (the batch's files
+    fsynced together, then one folder sync, instead of both for each file)."""
     full: dict[str, list[Record]] = {s.id: s.events for s in sessions}
     done: list[str] = []
     for s in parents_first(sessions):
