@@ -247,11 +247,15 @@ def _import_all(
     waiting: list[_Read] = []
     stored = _StoredIds(store)
     unsynced: list[str] = []  # stored, their names made durable with the next batch
+    where: dict[str, Path] = {}  # the file each of them was read from
 
     def store_read(read: _Read) -> None:
-        unsynced.extend(read.store(store, ledger, report))
+        ids = read.store(store, ledger, report)
+        unsynced.extend(ids)
+        where.update((sid, read.path) for sid in ids)
         if len(unsynced) >= _SYNC_EVERY:
-            store.flush(unsynced)
+            _flush(store, unsynced, report, where)
+            where.clear()
             store.release(unsynced)  # indexed: the batch's lines need not stay in memory
             unsynced.clear()
 
@@ -282,10 +286,31 @@ def _import_all(
                 progress(done, total, str(read.path))
     finally:
         # what is reported (and remembered in the ledger) as imported is durable
-        store.flush(unsynced)
+        _flush(store, unsynced, report, where)
         store.release(unsynced)
     ledger.save()
     return report
+
+
+def _flush(
+    store: SessionStore, unsynced: list[str], report: ImportReport, where: Mapping[str, Path]
+) -> None:
+    """Make a batch of stored sessions durable. A session that could not be put on disk
+    (`lost`: its file never got its name) is reported failed, not imported; an import of
+    its file again finds it missing and reads the file again."""
+    try:
+        store.flush(unsynced)
+    except StorageError as exc:
+        lost = set(exc.details.get("lost", ()))
+        if not lost:
+            raise
+        for sid in lost:
+            for done in (report.imported, report.updated):
+                if sid in done:
+                    done.remove(sid)
+            report.fail(where.get(sid, Path(sid)), exc)
+        unsynced[:] = [sid for sid in unsynced if sid not in lost]
+        store.flush(unsynced)  # the others are named: their folder still needs its sync
 
 
 def _line_of(exc: ForkwiseError) -> int | None:
@@ -392,9 +417,9 @@ def store_sessions(
     name_later: bool = False,
 ) -> list[str]:
     """Store what a reader read from one file: parents before their children, each
-    session whole or not at all. Returns the ids. `name_later`: a new session is whole on
-    disk when this returns and durable after `store.flush` of it (one folder sync for a
-    batch of files, instead of one a file)."""
+    session whole or not at all. Returns the ids. `name_later`: a new session is written
+    when this returns, and named and durable after `store.flush` of it (the batch's files
+    fsynced together, then one folder sync, instead of both for each file)."""
     full: dict[str, list[Record]] = {s.id: s.events for s in sessions}
     done: list[str] = []
     for s in parents_first(sessions):

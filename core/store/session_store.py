@@ -280,9 +280,9 @@ class SessionStore:
         """Adopt a session an import made: `records` (`seq` 1, 2, …, `type`, `ts`, fields;
         the store takes them over) are checked as the loader checks a file's lines
         (`check_records`), encoded once and written in one atomic write; what stays in
-        memory is their lines, decoded when read. `name_later`: the session is whole on
-        disk when this returns, and durable once `flush` is called for it (an import of
-        many files syncs the folder once for a batch of them)."""
+        memory is their lines, decoded when read. `name_later`: the session is written
+        when this returns, and named and durable once `flush` is called for it (an import
+        of many files syncs them together, and the folder once for a batch of them)."""
         with self._lock:
             validate_session_id(header.id)
             if self.exists(header.id):
@@ -324,8 +324,14 @@ class SessionStore:
         """Make everything written to these sessions durable (an import's sessions created
         with `name_later`); raises StorageError when the backend cannot."""
         with self._lock:
-            for sid in session_ids:
-                self.backend.persist(SessionFlushed(sid))
+            ids = list(session_ids)
+            try:
+                for sid in ids:
+                    self.backend.persist(SessionFlushed(sid))
+            except StorageError as exc:
+                for sid in exc.details.get("lost", ()):  # never on disk: not in the store
+                    self._records.pop(sid, None)
+                raise
 
     def fork(
         self,

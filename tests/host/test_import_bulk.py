@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from forkwise.core.errors import InvalidEvent
+from forkwise.core.errors import InvalidEvent, StorageError
 from forkwise.core.host.importing import ImportReport, store_sessions
 from forkwise.core.log.events import MAX_NESTING, Event
 from forkwise.core.store.backends.jsonl import JsonlBackend
@@ -103,9 +103,18 @@ def test_an_import_makes_every_name_it_stored_durable_before_it_reports(tmp_path
     events = turn("t1", "plan it", "ok", 1)
     store_sessions(store, [session("c-later", events)], ImportReport(), name_later=True)
     assert backend._unsynced_names == {"c-later"}
-    assert (tmp_path / "sessions" / "c-later.jsonl").exists()  # whole already
+    # written whole to a temporary file, its fsync under way: no name until it is durable
+    named = tmp_path / "sessions" / "c-later.jsonl"
+    assert not named.exists()
+    (tmp,) = (tmp_path / "sessions").glob(".c-later.jsonl.*.tmp")
+    written = tmp.read_bytes()
+    assert written.count(b"\n") == len(events) + 1
+    assert store.exists("c-later")
+    assert len(store.get("c-later").events) == len(events)
     store.flush(["c-later"])
     assert backend._unsynced_names == set()
+    assert named.read_bytes() == written
+    assert not tmp.exists()
 
     # through the verb, on a Claude Code tree: nothing left to sync when it returns
     from forkwise.core.bench.synth_sources import claude_projects
@@ -124,4 +133,85 @@ def test_an_import_makes_every_name_it_stored_durable_before_it_reports(tmp_path
     rows = {row.id: row for row in store.list()}
     for sid in report.imported:
         assert rows[sid].events == len(store.get(sid).events) > 0
+    store.close()
+
+
+def test_a_file_not_named_yet_is_named_before_any_other_change(tmp_path: Path) -> None:
+    """A change other than another import's new file (here an append to a session made
+    before) sees the files written with `name_later` under their names: each was fsynced,
+    then linked; the next flush only syncs the folder."""
+    backend = JsonlBackend(tmp_path)
+    store = SessionStore(backend)
+    other = store.create(cwd="/w")
+    events = turn("t1", "plan it", "ok", 1)
+    store_sessions(store, [session("c-a", events), session("c-b", events)], ImportReport(),
+                   name_later=True)  # fmt: skip
+    folder = tmp_path / "sessions"
+    assert not (folder / "c-a.jsonl").exists()
+    assert not (folder / "c-b.jsonl").exists()
+    store.append(other.id, [{"type": "session/title", "title": "meanwhile"}])
+    assert (folder / "c-a.jsonl").exists()
+    assert (folder / "c-b.jsonl").exists()
+    assert not list(folder.glob(".*.tmp"))
+    assert backend._unsynced_names == {"c-a", "c-b"}  # named, the folder not synced yet
+    store.flush(["c-a", "c-b"])
+    assert backend._unsynced_names == set()
+    store.close()
+    reopened = SessionStore(JsonlBackend(tmp_path))
+    assert [e.type for e in reopened.get("c-b").events] == [e["type"] for e in events]
+    reopened.close()
+
+
+def test_a_file_that_cannot_get_its_name_is_not_in_the_store(tmp_path: Path) -> None:
+    """A name taken behind the store's back while the file waited for it (a link never
+    overwrites): the flush fails, the temporary file goes, and the store does not claim
+    the session; the file already there is left as it was."""
+    store = SessionStore(JsonlBackend(tmp_path))
+    events = turn("t1", "plan it", "ok", 1)
+    store_sessions(store, [session("c-taken", events)], ImportReport(), name_later=True)
+    squatter = tmp_path / "sessions" / "c-taken.jsonl"
+    squatter.write_bytes(b"not ours\n")
+    with pytest.raises(StorageError):
+        store.flush(["c-taken"])
+    assert squatter.read_bytes() == b"not ours\n"
+    assert not list((tmp_path / "sessions").glob(".*.tmp"))
+    assert "c-taken" not in store._records
+    store.close()
+
+
+def test_an_import_reports_a_session_that_never_got_its_name_as_failed(tmp_path: Path) -> None:
+    """Through the verb: the name of one imported session is taken while its file waits
+    for the batch's flush. That session is reported failed (its source file named), the
+    others imported and on disk; importing again reads that file again."""
+    from forkwise.core.bench.synth_sources import claude_projects
+    from forkwise.core.formats.base import source_session_id
+    from forkwise.core.host.importing import ImportLedger, discover, import_sources
+
+    home = tmp_path / "claude-home"
+    claude_projects(home, sessions=3, turns=2, seed=9)
+    found = discover("claude", [home], {}, tmp_path)
+    store = SessionStore(JsonlBackend(tmp_path / "store"))
+    folder = tmp_path / "store" / "sessions"
+    taken: list[str] = []
+
+    def squat(done: int, total: int, path: str) -> None:
+        if done == 2:  # the second file is stored, not named yet: take its name
+            name = source_session_id("claude", Path(path).stem)
+            assert list(folder.glob(f".{name}.jsonl.*.tmp"))
+            taken.append(name)
+            (folder / f"{name}.jsonl").write_bytes(b"not ours\n")
+
+    report = import_sources(store, found, ImportLedger(tmp_path / "imports.json"), squat)
+    (lost,) = taken
+    assert lost not in report.imported
+    assert [f["path"] for f in report.failed] == [str(found[1][0])], report.failed
+    assert len(report.imported) == len(found) - 1
+    for sid in report.imported:
+        assert (folder / f"{sid}.jsonl").read_bytes().startswith(b'{"type":"session"')
+    assert (folder / f"{lost}.jsonl").read_bytes() == b"not ours\n"
+    assert not list(folder.glob(".*.tmp"))
+    (folder / f"{lost}.jsonl").unlink()
+    again = import_sources(store, found, ImportLedger(tmp_path / "imports.json"))
+    assert again.imported == [lost]
+    assert again.failed == []
     store.close()

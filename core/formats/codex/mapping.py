@@ -151,7 +151,8 @@ class Mapper:
         self._model: tuple[str, str | None] | None = None
         self._calls: dict[str, str] = {}
         self._used: set[str] = set()
-        self._pending: list[tuple[str, int]] = []
+        #: lines of the file being fed (`_src`) waiting for the next event's src
+        self._pending: list[int] = []
         self._src = ""
         self._ts = ""
 
@@ -161,10 +162,10 @@ class Mapper:
         """Append an event; one made from `line` carries it (and the lines waiting) as src."""
         record["ts"] = self._ts
         if line is not None:
-            if self._pending:
-                lines = [no for sid, no in self._pending if sid == self._src]
-                self._pending = [p for p in self._pending if p[0] != self._src]
+            if self._pending:  # all of them of this file: `feed` flushes them on a change
+                lines = self._pending
                 lines.append(line.no)
+                self._pending = []
             else:
                 lines = [line.no]
             record["src"] = {"id": self._src, "lines": lines}
@@ -172,7 +173,7 @@ class Mapper:
         return record
 
     def _defer(self, line: Line) -> None:
-        self._pending.append((self._src, line.no))
+        self._pending.append(line.no)
 
     def _plugin(self, kind: str, payload: Any, line: Line) -> None:
         self.unmapped[kind] += 1
@@ -263,7 +264,8 @@ class Mapper:
         for record in reversed(self.events):
             src = record.get("src")
             if src is not None:
-                src["lines"].extend(no for sid, no in self._pending if sid == src["id"])
+                if src["id"] == self._src:
+                    src["lines"].extend(self._pending)
                 break
         self._pending = []
 

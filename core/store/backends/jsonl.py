@@ -41,6 +41,7 @@ from forkwise.core.store.backends.appenders import Appenders
 from forkwise.core.store.backends.catalogue import Catalogue, LogFacts
 from forkwise.core.store.backends.jsonl_fork import indexed_fork, line_end, write_fork
 from forkwise.core.store.backends.jsonl_read import Tail, parse_file, parse_log, trusted_log
+from forkwise.core.store.backends.unnamed import UnnamedFiles
 from forkwise.core.store.session import (
     EventsAppended,
     SessionCreated,
@@ -58,6 +59,8 @@ from forkwise.core.store.writer_lock import WriterLock
 __all__ = ["JsonlBackend", "parse_log"]
 
 FILE_MODE = 0o600
+#: new files written and not named yet, at most (each holds a file descriptor)
+_UNNAMED_MAX = 64
 
 
 @dataclass
@@ -84,6 +87,8 @@ class JsonlBackend:
         #: sessions created with `name_later` whose names the sessions folder's next fsync
         #: makes durable
         self._unsynced_names: set[str] = set()
+        #: of those, the ones still under a temporary name, their fsync in flight
+        self._unnamed = UnnamedFiles()
         #: each session file as this backend last read or wrote it (`_identity`)
         self._seen: dict[str, tuple[int, int, int, int]] = {}
         self._appenders = Appenders()
@@ -128,7 +133,7 @@ class JsonlBackend:
     # --- reading -----------------------------------------------------------------
 
     def exists(self, session_id: str) -> bool:
-        return self.path(session_id).exists()
+        return session_id in self._unnamed or self.path(session_id).exists()
 
     def _scan(self) -> Iterator[os.DirEntry[str]]:
         try:
@@ -176,6 +181,8 @@ class JsonlBackend:
         return [e.name[: -len(".jsonl")] for e in self._scan()]
 
     def load(self, session_id: str) -> LoadedLog | None:
+        if session_id in self._unnamed:
+            self._name_unnamed()
         path = self.path(session_id)
         try:
             data, st = read_regular(path)  # no link, no FIFO, bounded
@@ -259,6 +266,8 @@ class JsonlBackend:
                 f"the store at {self.root} is open read-only (another process is writing to it)"
             )
         try:
+            if self._unnamed and not (isinstance(change, SessionCreated) and change.name_later):
+                self._name_unnamed()  # every other change sees the files under their names
             if isinstance(change, SessionCreated):
                 self._create(change)
             elif isinstance(change, EventsAppended):
@@ -275,7 +284,7 @@ class JsonlBackend:
     def _create(self, change: SessionCreated) -> None:
         sid = change.header.id
         path = self.path(sid)
-        if path.exists():
+        if sid in self._unnamed or path.exists():
             raise DuplicateSessionId(f"a session {sid!r} exists already", session_id=sid)
         header_raw = change.header_raw or orjson.dumps(change.header.to_record())
         source = self._seed_range(change) if change.copied_from else None
@@ -297,14 +306,39 @@ class JsonlBackend:
                 (line + b"\n" for line in event_lines(change.seed)),
                 (line + b"\n" for line in event_lines(change.events)),
             )
-            write_file_atomically(
-                path, b"".join(lines), overwrite=False, sync_dir=not change.name_later
-            )
             if change.name_later:
+                # named after its fsync, which runs beside the next files' (`unnamed`)
+                if len(self._unnamed) >= _UNNAMED_MAX:
+                    self._name_unnamed()
+                self._unnamed.write(sid, path, b"".join(lines), FILE_MODE)
                 self._unsynced_names.add(sid)
+                self._headers[sid] = header_raw
+                self._tails[sid] = Tail(0, None, False)
+                return
+            write_file_atomically(path, b"".join(lines), overwrite=False)
         self._seen[sid] = _identity(os.lstat(path))
         self._headers[sid] = header_raw
         self._tails[sid] = Tail(0, None, False)
+
+    def _name_unnamed(self) -> None:
+        """Give every file written with `name_later` its name, each after its fsync. The
+        sessions whose file could not be named are not on disk: this backend forgets them
+        and StorageError names them (`lost`)."""
+        failed = self._unnamed.name_all(self._named)
+        if failed:
+            for sid in failed:
+                self._headers.pop(sid, None)
+                self._tails.pop(sid, None)
+                self._unsynced_names.discard(sid)
+            sid, exc = next(iter(failed.items()))
+            raise StorageError(
+                f"writing session {sid!r} to the store failed: {exc}",
+                errno=exc.errno,
+                lost=list(failed),
+            )
+
+    def _named(self, session_id: str, path: Path) -> None:
+        self._seen[session_id] = _identity(os.lstat(path))
 
     def _seed_range(self, change: SessionCreated) -> tuple[Path, int, int] | None:
         """Where a fork's seed stands in its source file: (path, start and end offsets),
@@ -435,6 +469,9 @@ class JsonlBackend:
         return True
 
     def close(self) -> None:
+        with contextlib.suppress(StorageError):
+            self._name_unnamed()
+        self._unnamed.close()
         for sid in [*self._pending, *list(self._unsynced_names)[:1]]:
             with contextlib.suppress(OSError):
                 self._flush(sid)
