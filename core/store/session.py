@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, make_dataclass, replace
 from itertools import product
 from operator import itemgetter
 from types import MappingProxyType
@@ -235,8 +235,24 @@ class SessionSummary:
             raise TypeError("an index field has the wrong type")
         if error is not None and type(error) is not dict:
             raise TypeError("index field 'error' has the wrong type")
-        return cls(*row)  # the keys are the fields, in order
+        if cls is not SessionSummary:
+            return cls(*row)  # the keys are the fields, in order
+        # A frozen dataclass sets each field through object.__setattr__, eight times the
+        # cost of a plain one: built as its unfrozen twin (same slots), then made what it is
+        summary = _UnfrozenSummary(*row)
+        summary.__class__ = SessionSummary
+        return summary  # type: ignore[no-any-return]
 
+
+#: SessionSummary's slots in a class that is not frozen: a row becomes a summary this way
+#: (`from_index_row`), ten thousand of them at every start-up
+_UnfrozenSummary: Any = make_dataclass(
+    "_UnfrozenSummary",
+    [f.name for f in fields(SessionSummary)],
+    slots=True,
+    repr=False,
+    eq=False,
+)
 
 _STR: frozenset[type] = frozenset({str})
 _OPT: frozenset[type] = frozenset({str, type(None)})
