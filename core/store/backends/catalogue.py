@@ -184,22 +184,35 @@ class Catalogue:
         summarize: Summarize,
         progress: Progress | None,
     ) -> list[SessionSummary]:
+        # one pass, no call per log but the summary's own: it runs for every session of
+        # every listing (`_stated` and `_matching`, inlined)
         index = self._load()
+        get = index.get
         out: list[SessionSummary] = []
-        changed = False
         rebuilt = 0
-        for n, entry, sid, st in _stated(entries):
-            summary = _matching(index.get(sid), sid, st)
+        for n, entry in enumerate(entries, start=1):
+            try:
+                st = entry.stat()
+            except OSError:
+                continue  # gone meanwhile
+            sid = entry.name[: -len(".jsonl")]
+            cached = get(sid)
+            summary = None
+            if (
+                cached is not None
+                and cached.get("size") == st.st_size
+                and cached.get("mtime") == st.st_mtime_ns
+            ):
+                summary = _summary_for(cached, sid)
             if summary is None:
                 summary, facts = _summarize_or_error(sid, Path(entry.path), summarize)
                 index[sid] = _entry(st, summary)
                 self._set_log(sid, st, facts)
-                changed = True
                 rebuilt += 1
                 if progress is not None and rebuilt % 250 == 0:
                     progress(n, len(entries))
             out.append(summary)
-        if changed:
+        if rebuilt:
             self._save()
         if progress is not None and rebuilt >= 250:
             progress(len(entries), len(entries))
@@ -363,6 +376,11 @@ def _matching(cached: dict[str, Any] | None, sid: str, st: os.stat_result) -> Se
     mtime) and holds together; None otherwise."""
     if not cached or not _describes(cached, st):
         return None
+    return _summary_for(cached, sid)
+
+
+def _summary_for(cached: dict[str, Any], sid: str) -> SessionSummary | None:
+    """The summary an entry holds if it holds together and is `sid`'s; None otherwise."""
     try:
         summary = _summary_of(cached["summary"])
     except (KeyError, TypeError):
