@@ -228,13 +228,8 @@ class SessionSummary:
     def from_index_row(cls, row: object) -> SessionSummary:
         """Rebuild a summary from an index row; TypeError when `row` is not one (the same
         exact-type checks as from_index)."""
-        if type(row) is not list or len(row) != len(INDEX_ROW_KEYS):
-            raise TypeError("an index row has the wrong shape")
-        error = row[-1]
-        if tuple(map(type, row[:-1])) not in _INDEX_TYPE_ROWS:
-            raise TypeError("an index field has the wrong type")
-        if error is not None and type(error) is not dict:
-            raise TypeError("index field 'error' has the wrong type")
+        if type(row) is not list or tuple(map(type, row)) not in _INDEX_ROW_TYPES:
+            raise TypeError("an index row has the wrong shape or a field of the wrong type")
         if cls is not SessionSummary:
             return cls(*row)  # the keys are the fields, in order
         # A frozen dataclass sets each field through object.__setattr__, eight times the
@@ -270,6 +265,8 @@ INDEX_ROW_KEYS = (*_INDEX_KEYS, "error")
 _index_values = itemgetter(*_INDEX_KEYS)  # KeyError when one is missing
 #: every allowed combination of exact types, in key order (2**8 rows: eight optional fields)
 _INDEX_TYPE_ROWS: frozenset[tuple[type, ...]] = frozenset(product(*_INDEX_TYPES.values()))
+#: the same for an index row, its error (None or an object) last: one lookup checks a row
+_INDEX_ROW_TYPES = frozenset(product(*_INDEX_TYPES.values(), (type(None), dict)))
 
 
 def _source_tool(source: object) -> str | None:
