@@ -135,6 +135,13 @@ class Catalogue:
         #: the facts an index written before kept in its entries, as records
         self._legacy: dict[str, dict[str, Any]] = {}
 
+    def forget_loaded(self) -> None:
+        """Let go of what was read (saved already: every change is saved when made); read
+        again if asked for more. A closed store's index would otherwise live on, and be
+        walked by every pass of the cyclic collector, until the process ends."""
+        self._entries, self._logs, self._logs_changed = None, None, False
+        self._legacy = {}
+
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
             self._entries = {}
