@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields, make_dataclass, replace
 from itertools import product
 from operator import itemgetter
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from forkwise.core.errors import CorruptLog, UnsupportedVersion
 from forkwise.core.log.event_log import event_types
@@ -21,7 +21,9 @@ from forkwise.core.log.events import (
     message_text,
 )
 from forkwise.core.log.ids import validate_session_id
-from forkwise.core.log.replay import Replay, replay
+
+if TYPE_CHECKING:
+    from forkwise.core.log.replay import Replay
 
 FORMAT_VERSION = 1
 
@@ -99,6 +101,9 @@ class Session:
         return len(self.events)
 
     def replay(self) -> Replay:
+        # imported when first used: a listing (every start-up) replays nothing
+        from forkwise.core.log.replay import replay
+
         return replay(self.events, self.header.parent_session, self.header.seed_length)
 
 
