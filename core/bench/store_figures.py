@@ -308,7 +308,9 @@ def bench_context(tmp: Path, events: int, repeat: int) -> list[Figure]:
         ),
         Figure(
             "first-delta-fold",
-            load + ", no checkpoint: the same, every event folded (and the checkpoint made)",
+            load
+            + ", no checkpoint: the same, every event folded"
+            + " (the checkpoint is written after the turn)",
             med["prompt-fold"],
             med["parse"],
             base,

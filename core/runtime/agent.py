@@ -51,7 +51,7 @@ from forkwise.core.runtime.step_drafts import (
 )
 from forkwise.core.runtime.tools import Delegate, Tool, ToolContext, ToolFailed, tool_specs
 from forkwise.core.runtime.turn_state import OpenTurn, PendingCall, choice_of, outcome_of
-from forkwise.core.store.replay_cache import ReplayCache
+from forkwise.core.store.replay_cache import Due, ReplayCache
 from forkwise.core.store.session import Session
 from forkwise.core.store.session_store import SessionStore
 
@@ -103,6 +103,8 @@ class Agent:
         self._waiting = False
         self._replayer: Replayer | None = None
         self._replayed_generation = ""
+        #: a replay checkpoint due since the last fresh replay, written once idle
+        self._checkpoint: Due | None = None
         #: the latest snapshot the agent read or wrote, and the version it was taken at
         self._held: tuple[Session, object] | None = None
         #: the drafts that open the running step, until a write carries them
@@ -250,6 +252,7 @@ class Agent:
             self._cancel = False
             if not self._queue:
                 self._settle(self._idle(), ended=True)
+                await self._write_checkpoint()
                 return False
             text, future = self._queue.popleft()
             self._current = future
@@ -431,10 +434,21 @@ class Agent:
             or self._replayed_generation != snap.generation
             or replayer.last_seq > snap.last_seq
         ):
-            replayer = await self.rt.session_io(self.id, _fresh_replay, self.rt, snap)
-            self._replayer, self._replayed_generation = replayer, snap.generation
+            fresh, due = await self.rt.session_io(self.id, _fresh_replay, self.rt, snap)
+            self._replayer = replayer = fresh
+            self._replayed_generation = snap.generation
+            self._checkpoint = due or self._checkpoint
         replayer.catch_up(snap.events)
         return replayer
+
+    async def _write_checkpoint(self) -> None:
+        """Write the replay checkpoint a fresh replay found due, now that the turn that
+        needed the replay is over: on a long session that was never checkpointed (an
+        imported one), writing it first would hold back the turn's first streamed words
+        by about a tenth of a second."""
+        due, self._checkpoint = self._checkpoint, None
+        if due is not None:
+            await self.rt.session_io(self.id, self.rt.replays.write, due)
 
     async def _read(self) -> Session:
         """The session as its log is now: the snapshot held from the agent's last store
@@ -522,12 +536,13 @@ class Agent:
         self._waiters = keep
 
 
-def _fresh_replay(rt: Runtime, snap: Session) -> Replayer:
-    """The session's replay, from its checkpoint where it has one; the store takes the
-    message ids it found, so the turn's first write does not gather them again."""
-    replayer = rt.replays.replayer(snap)
+def _fresh_replay(rt: Runtime, snap: Session) -> tuple[Replayer, Due | None]:
+    """The session's replay, from its checkpoint where it has one, and the checkpoint to
+    write when one is due; the store takes the message ids it found, so the turn's first
+    write does not gather them again."""
+    replayer, due = rt.replays.fold(snap)
     rt.store.adopt_message_ids(snap, replayer.message_ids)
-    return replayer
+    return replayer, due
 
 
 def _snapshot(rt: Runtime, session_id: str) -> tuple[Session, object]:

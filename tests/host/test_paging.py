@@ -15,10 +15,21 @@ def json_size(items: list[dict[str, str]]) -> int:
     return sum(len(orjson.dumps(i)) + 1 for i in items)
 
 
-@pytest.mark.parametrize("budget", [1, 50, 700, 5_000, 10**9])
-def test_pages_join_to_the_whole_and_each_is_as_long_as_its_budget_allows(budget: int) -> None:
+def sized(rng: random.Random, skewed: bool) -> int:
+    """An item's text length: even, or mostly short with now and then a huge one (a tool's
+    output), which makes a run sized by the items before it overshoot."""
+    if skewed and rng.random() < 0.03:
+        return rng.randint(5_000, 50_000)
+    return rng.randint(0, 400)
+
+
+@pytest.mark.parametrize("skewed", [False, True])
+@pytest.mark.parametrize("budget", [1, 50, 700, 5_000, 60_000, 10**9])
+def test_pages_join_to_the_whole_and_each_is_as_long_as_its_budget_allows(
+    budget: int, skewed: bool
+) -> None:
     rng = random.Random(budget)
-    items = [{"role": "user", "content": "x" * rng.randint(0, 400)} for _ in range(300)]
+    items = [{"role": "user", "content": "x" * sized(rng, skewed)} for _ in range(300)]
     pages, start = [], 0
     while start < len(items):
         end = page_end(items, start, budget)
