@@ -33,6 +33,7 @@ import orjson
 from forkwise.core.bench.app_server import npm_install
 from forkwise.core.bench.codex_peer import drop_state, prepare_codex
 from forkwise.core.bench.figures import process
+from forkwise.core.bench.store_figures import put_index, saved_index
 from forkwise.core.bench.synth import session_lines
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent"
@@ -215,7 +216,7 @@ def run_peers(tmp: Path, sessions: int, per: int, events: int, repeat: int) -> l
     # the index the app (or any writer) leaves behind; `sessions list` opens a store
     # read-only and writes none, so the run without it puts the same bytes back after
     process(INDEX, str(ours_root))
-    index = (ours_root / "index.json").read_bytes()
+    index = saved_index(ours_root)
     big = tmp / "peers-big"
     (big / "sessions").mkdir(parents=True)
     ours_bytes = b"\n".join(session_lines(random.Random(11), "big", events)) + b"\n"
@@ -234,9 +235,9 @@ def run_peers(tmp: Path, sessions: int, per: int, events: int, repeat: int) -> l
         timed("list-pi", pi_process(entry, "list", str(pi_root), str(sessions)))
         timed("list-codex", codex.runner.list(codex.list_home, sessions))
         timed("list-db-codex", codex.runner.list(codex.list_home, sessions, db_only=True))
-        (ours_root / "index.json").unlink()
+        put_index(ours_root, None)
         timed("list-cold-ours", process(OURS_LIST, str(ours_root)))
-        (ours_root / "index.json").write_bytes(index)
+        put_index(ours_root, index)
         drop_state(codex.list_home)
         timed("list-cold-codex", codex.runner.list(codex.list_home, sessions))
         timed("fork-ours", process(OURS_FORK, str(big)))

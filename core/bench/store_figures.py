@@ -80,6 +80,7 @@ sys.exit(cli.main(["sessions", "context", "big", "--store", sys.argv[1], "--json
                   out=open("/dev/null", "w")))
 """
 
+
 def bench_list(tmp: Path, sessions: int, per: int, repeat: int) -> list[Figure]:
     root = write_store(tmp / "list-store", sessions, per)
     n = str(sessions)
@@ -124,8 +125,27 @@ def bench_list(tmp: Path, sessions: int, per: int, repeat: int) -> list[Figure]:
     ]
 
 
+#: the files of a store's summary index: the summaries, and the log facts beside them
+#: (store/backends/catalogue.py); a run "without the index" has neither
+INDEX_FILES = ("index.json", "index-log.json")
+#: a store's index as a writer left it: file name -> bytes
+SavedIndex = dict[str, bytes]
+
+
+def saved_index(root: Path) -> SavedIndex:
+    return {n: (root / n).read_bytes() for n in INDEX_FILES if (root / n).exists()}
+
+
+def put_index(root: Path, index: SavedIndex | None) -> None:
+    """Put the index files back as `index` holds them (None: no index at all)."""
+    for name in INDEX_FILES:
+        (root / name).unlink(missing_ok=True)
+    for name, data in (index or {}).items():
+        (root / name).write_bytes(data)
+
+
 def _drop_index(root: Path) -> None:
-    (root / "index.json").unlink(missing_ok=True)
+    put_index(root, None)
 
 
 def bench_fork(tmp: Path, events: int, repeat: int) -> list[Figure]:
@@ -135,7 +155,7 @@ def bench_fork(tmp: Path, events: int, repeat: int) -> list[Figure]:
     data = b"\n".join(session_lines(rng, "big", events)) + b"\n"
     (root / "sessions" / "big.jsonl").write_bytes(data)
 
-    def tidy(index: bytes | None) -> None:
+    def tidy(index: SavedIndex | None) -> None:
         """Between runs, outside the timing: remove what the previous run wrote, so that
         both sides always write a new file into the same amount of free space, and put
         the summary index back as it was (`index`; None: no index)."""
@@ -146,17 +166,15 @@ def bench_fork(tmp: Path, events: int, repeat: int) -> list[Figure]:
         ]:
             if path.name != "big.jsonl":
                 path.unlink()
-        (root / "index.json").unlink(missing_ok=True)
-        if index is not None:
-            (root / "index.json").write_bytes(index)
+        put_index(root, index)
 
-    def timed(snippet: str, index: bytes | None = None) -> float:
+    def timed(snippet: str, index: SavedIndex | None = None) -> float:
         tidy(index)
         return process(snippet, str(root))
 
     # the index a store has once any Forkwise process has listed it (the app, the CLI)
     process(LIST_SNIPPET, str(root), "1")
-    index = (root / "index.json").read_bytes()
+    index = saved_index(root)
     warm_index = median(lambda: timed(FORK_SNIPPET, index), repeat)
     no_index = median(lambda: timed(FORK_SNIPPET), repeat)
     base = median(lambda: timed(COPY_SNIPPET), repeat)
@@ -230,7 +248,7 @@ def bench_context(tmp: Path, events: int, repeat: int) -> list[Figure]:
     path = root / "sessions" / "big.jsonl"
     path.write_bytes(data)
     process(CHECKPOINT_SNIPPET, str(root))  # a writer replays it: index and checkpoint
-    index = (root / "index.json").read_bytes()
+    index = saved_index(root)
     checkpoint = root / "replay" / "big.json"
     # none for a session shorter than replay_cache.MIN_EVENTS (--quick)
     kept = checkpoint.read_bytes() if checkpoint.exists() else None
@@ -244,9 +262,9 @@ def bench_context(tmp: Path, events: int, repeat: int) -> list[Figure]:
         runs["cli"].append(process(CONTEXT_SNIPPET, str(root)))
         checkpoint.unlink(missing_ok=True)
         runs["bare"].append(process(CONTEXT_SNIPPET, str(root)))
-        (root / "index.json").unlink()
+        put_index(root, None)
         runs["cold"].append(process(CONTEXT_SNIPPET, str(root)))
-        (root / "index.json").write_bytes(index)
+        put_index(root, index)
         # a prompt appends a turn: each run starts from the same file again
         runs["prompt-fold"].append(first_delta(root))
         _restore(root, data, index, checkpoint, kept)
@@ -318,15 +336,15 @@ def bench_context(tmp: Path, events: int, repeat: int) -> list[Figure]:
 
 
 def _restore(
-    root: Path, data: bytes, index: bytes, checkpoint: Path, kept: bytes | None
+    root: Path, data: bytes, index: SavedIndex, checkpoint: Path, kept: bytes | None
 ) -> None:
     """Put the context store back as it was made: the log (with its modification time,
     which the index records), its index and checkpoint."""
     log = root / "sessions" / "big.jsonl"
-    mtime = orjson.loads(index)["sessions"]["big"]["mtime"]
+    mtime = orjson.loads(index["index.json"])["sessions"]["big"]["mtime"]
     log.write_bytes(data)
     os.utime(log, ns=(mtime, mtime))
-    (root / "index.json").write_bytes(index)
+    put_index(root, index)
     checkpoint.unlink(missing_ok=True)
     if kept is not None:
         checkpoint.write_bytes(kept)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, make_dataclass, replace
 from itertools import product
 from operator import itemgetter
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from forkwise.core.errors import CorruptLog, UnsupportedVersion
 from forkwise.core.log.event_log import event_types
@@ -21,7 +21,9 @@ from forkwise.core.log.events import (
     message_text,
 )
 from forkwise.core.log.ids import validate_session_id
-from forkwise.core.log.replay import Replay, replay
+
+if TYPE_CHECKING:
+    from forkwise.core.log.replay import Replay
 
 FORMAT_VERSION = 1
 
@@ -99,6 +101,9 @@ class Session:
         return len(self.events)
 
     def replay(self) -> Replay:
+        # imported when first used: a listing (every start-up) replays nothing
+        from forkwise.core.log.replay import replay
+
         return replay(self.events, self.header.parent_session, self.header.seed_length)
 
 
@@ -228,15 +233,26 @@ class SessionSummary:
     def from_index_row(cls, row: object) -> SessionSummary:
         """Rebuild a summary from an index row; TypeError when `row` is not one (the same
         exact-type checks as from_index)."""
-        if type(row) is not list or len(row) != len(INDEX_ROW_KEYS):
-            raise TypeError("an index row has the wrong shape")
-        error = row[-1]
-        if tuple(map(type, row[:-1])) not in _INDEX_TYPE_ROWS:
-            raise TypeError("an index field has the wrong type")
-        if error is not None and type(error) is not dict:
-            raise TypeError("index field 'error' has the wrong type")
-        return cls(*row)  # the keys are the fields, in order
+        if type(row) is not list or tuple(map(type, row)) not in _INDEX_ROW_TYPES:
+            raise TypeError("an index row has the wrong shape or a field of the wrong type")
+        if cls is not SessionSummary:
+            return cls(*row)  # the keys are the fields, in order
+        # A frozen dataclass sets each field through object.__setattr__, eight times the
+        # cost of a plain one: built as its unfrozen twin (same slots), then made what it is
+        summary = _UnfrozenSummary(*row)
+        summary.__class__ = SessionSummary
+        return summary  # type: ignore[no-any-return]
 
+
+#: SessionSummary's slots in a class that is not frozen: a row becomes a summary this way
+#: (`from_index_row`), ten thousand of them at every start-up
+_UnfrozenSummary: Any = make_dataclass(
+    "_UnfrozenSummary",
+    [f.name for f in fields(SessionSummary)],
+    slots=True,
+    repr=False,
+    eq=False,
+)
 
 _STR: frozenset[type] = frozenset({str})
 _OPT: frozenset[type] = frozenset({str, type(None)})
@@ -254,6 +270,8 @@ INDEX_ROW_KEYS = (*_INDEX_KEYS, "error")
 _index_values = itemgetter(*_INDEX_KEYS)  # KeyError when one is missing
 #: every allowed combination of exact types, in key order (2**8 rows: eight optional fields)
 _INDEX_TYPE_ROWS: frozenset[tuple[type, ...]] = frozenset(product(*_INDEX_TYPES.values()))
+#: the same for an index row, its error (None or an object) last: one lookup checks a row
+_INDEX_ROW_TYPES = frozenset(product(*_INDEX_TYPES.values(), (type(None), dict)))
 
 
 def _source_tool(source: object) -> str | None:

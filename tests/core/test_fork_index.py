@@ -66,11 +66,31 @@ def listed(root: Path) -> list[dict[str, Any]]:
 
 
 def index_entry(root: Path, sid: str) -> dict[str, Any]:
+    """The index entry of `sid` with its log facts (kept as text in `index-log.json`)."""
     entries: dict[str, dict[str, Any]] = orjson.loads((root / "index.json").read_bytes())[
         "sessions"
     ]
+    record = log_records(root)[sid]
     entry = entries[sid]
-    return {**entry, "log": orjson.loads(entry["log"])}  # the index keeps the facts as text
+    assert (record["size"], record["mtime"]) == (entry["size"], entry["mtime"])
+    return {**entry, "log": orjson.loads(record["log"])}
+
+
+def log_records(root: Path) -> dict[str, dict[str, Any]]:
+    records: dict[str, dict[str, Any]] = orjson.loads((root / "index-log.json").read_bytes())[
+        "logs"
+    ]
+    return records
+
+
+def edit_facts(root: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Change the log facts of every session as `edit` does, sizes and mtimes kept."""
+    index = orjson.loads((root / "index-log.json").read_bytes())
+    for record in index["logs"].values():
+        facts = orjson.loads(record["log"])
+        edit(facts)
+        record["log"] = orjson.dumps(facts).decode()
+    (root / "index-log.json").write_bytes(orjson.dumps(index))
 
 
 def fork(root: Path, source: str) -> tuple[int, str]:
@@ -96,6 +116,7 @@ def both(tmp_path: Path, write: Writer, source: str = "src", edit: Writer | None
         edit(indexed)
     shutil.copytree(indexed, plain)
     (plain / "index.json").unlink()
+    (plain / "index-log.json").unlink()
     return indexed
 
 
@@ -278,22 +299,17 @@ def touched(root: Path) -> None:
 
 def old_entries(root: Path) -> None:
     """An index written before entries had fork facts."""
-    index = orjson.loads((root / "index.json").read_bytes())
-    for entry in index["sessions"].values():
-        facts = orjson.loads(entry["log"])
-        facts.pop("fork")
-        entry["log"] = orjson.dumps(facts).decode()
-    (root / "index.json").write_bytes(orjson.dumps(index))
+    edit_facts(root, lambda facts: facts.pop("fork"))
 
 
 def tampered(field: str, value: Callable[[Any], Any]) -> Writer:
     def edit(root: Path) -> None:
-        index = orjson.loads((root / "index.json").read_bytes())
-        entry = index["sessions"]["src"]
-        facts = orjson.loads(entry["log"])
+        index = orjson.loads((root / "index-log.json").read_bytes())
+        record = index["logs"]["src"]
+        facts = orjson.loads(record["log"])
         facts["fork"][field] = value(facts["fork"][field])
-        entry["log"] = orjson.dumps(facts).decode()
-        (root / "index.json").write_bytes(orjson.dumps(index))
+        record["log"] = orjson.dumps(facts).decode()
+        (root / "index-log.json").write_bytes(orjson.dumps(index))
 
     return edit
 

@@ -32,7 +32,9 @@ def sample(root: Path, *extra: dict[str, Any]) -> None:
 
 def saved_fork_facts(root: Path, sid: str) -> Any:
     entry = orjson.loads((root / "index.json").read_bytes())["sessions"][sid]
-    return orjson.loads(entry["log"]).get("fork")  # the index keeps the facts as text
+    record = orjson.loads((root / "index-log.json").read_bytes())["logs"][sid]
+    assert (record["size"], record["mtime"]) == (entry["size"], entry["mtime"])
+    return orjson.loads(record["log"]).get("fork")  # the facts are kept as text
 
 
 def checked_fork_facts(root: Path, sid: str) -> Any:

@@ -164,7 +164,9 @@ def test_no_temporary_files_are_left_behind(store: SessionStore, jsonl_root: Pat
     store.truncate("a", 12)
     store.list()
     store.close()
-    assert sorted(tree(jsonl_root)) == ["index.json", "sessions/a.jsonl", "sessions/b.jsonl"]
+    assert sorted(tree(jsonl_root)) == [
+        "index-log.json", "index.json", "sessions/a.jsonl", "sessions/b.jsonl"
+    ]  # fmt: skip
 
 
 def test_stray_files_are_not_sessions(jsonl_root: Path) -> None:
@@ -642,27 +644,75 @@ def test_summaries_kept_as_objects_by_an_older_index_are_still_listed_from_it(
     store.close()
 
 
-def test_index_entries_keep_their_log_facts_as_json_text(jsonl_root: Path) -> None:
-    """A listing decodes the whole index but needs no log facts: they stay text until a
-    load of that session decodes them."""
+def test_log_facts_are_kept_apart_from_the_index_as_json_text(jsonl_root: Path) -> None:
+    """A listing decodes the whole index but needs no log facts: they are in a file of
+    their own (each record with the size and mtime of its log) and stay text until a load
+    of that session decodes them."""
     written(jsonl_root)
     entry = orjson.loads((jsonl_root / "index.json").read_bytes())["sessions"]["a"]
-    assert type(entry["log"]) is str
+    assert "log" not in entry
+    record = orjson.loads((jsonl_root / "index-log.json").read_bytes())["logs"]["a"]
+    assert (record["size"], record["mtime"]) == (entry["size"], entry["mtime"])
+    assert type(record["log"]) is str
     events = entry["summary"][INDEX_ROW_KEYS.index("events")]
-    assert orjson.loads(entry["log"])["events"] == events
+    assert orjson.loads(record["log"])["events"] == events
 
 
-def test_log_facts_kept_as_an_object_by_an_older_index_are_still_used(
-    jsonl_root: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("as_text", [True, False], ids=["text", "object"])
+def test_log_facts_kept_in_the_entries_of_an_older_index_are_still_used(
+    jsonl_root: Path, monkeypatch: pytest.MonkeyPatch, as_text: bool
 ) -> None:
     lines = written(jsonl_root)
     index = orjson.loads((jsonl_root / "index.json").read_bytes())
-    index["sessions"]["a"]["log"] = orjson.loads(index["sessions"]["a"]["log"])
+    record = orjson.loads((jsonl_root / "index-log.json").read_bytes())["logs"]["a"]
+    facts = orjson.loads(record["log"])
+    index["sessions"]["a"]["log"] = orjson.dumps(facts).decode() if as_text else facts
     (jsonl_root / "index.json").write_bytes(orjson.dumps(index))
+    (jsonl_root / "index-log.json").unlink()
     checks = unchecked(monkeypatch)
     store = opened(jsonl_root)
     assert [e.encode() for e in store.get("a").events] == lines
     assert checks == []
+    store.close()
+
+
+def test_an_older_indexs_log_facts_move_to_their_own_file_on_the_next_save(
+    jsonl_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = written(jsonl_root)
+    index = orjson.loads((jsonl_root / "index.json").read_bytes())
+    record = orjson.loads((jsonl_root / "index-log.json").read_bytes())["logs"]["a"]
+    index["sessions"]["a"]["log"] = record["log"]
+    (jsonl_root / "index.json").write_bytes(orjson.dumps(index))
+    (jsonl_root / "index-log.json").unlink()
+    store = opened(jsonl_root)
+    store.create("other")  # a change: the index is saved
+    store.list()
+    store.close()
+    entry = orjson.loads((jsonl_root / "index.json").read_bytes())["sessions"]["a"]
+    assert "log" not in entry
+    moved = orjson.loads((jsonl_root / "index-log.json").read_bytes())["logs"]["a"]
+    assert moved == record
+    checks = unchecked(monkeypatch)
+    store = opened(jsonl_root)
+    assert [e.encode() for e in store.get("a").events] == lines
+    assert checks == []
+    store.close()
+
+
+def test_log_facts_that_do_not_match_their_log_are_not_taken(
+    jsonl_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The facts' record is checked against its log on its own: an index entry that
+    matches does not vouch for facts recorded for another size or mtime."""
+    lines = written(jsonl_root)
+    logs = orjson.loads((jsonl_root / "index-log.json").read_bytes())
+    logs["logs"]["a"]["mtime"] += 1
+    (jsonl_root / "index-log.json").write_bytes(orjson.dumps(logs))
+    checks = unchecked(monkeypatch)
+    store = opened(jsonl_root)
+    assert [e.encode() for e in store.get("a").events] == lines
+    assert len(checks) == len(lines)  # every line checked
     store.close()
 
 
@@ -753,7 +803,10 @@ def test_bracket_state_from_the_index_allows_exactly_what_a_full_check_allows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     drafts = [*turn("T1"), *turn("T2", tool=True, open_=True)]
-    drafts = [*drafts[:-2], {"type": "approval/request", "turn": "T2", "approval": "ap-T2", "call": "c", "tool": "r"}]
+    drafts = [
+        *drafts[:-2],
+        {"type": "approval/request", "turn": "T2", "approval": "ap-T2", "call": "c", "tool": "r"},
+    ]
     results = []
     for keep_index in (True, False):
         root = tmp_path / str(keep_index)
@@ -765,7 +818,9 @@ def test_bracket_state_from_the_index_allows_exactly_what_a_full_check_allows(
             (root / "index.json").unlink()
         checks = unchecked(monkeypatch)
         store = opened(root)
-        results.append([type(r).__name__ if not isinstance(r, Refused) else r for r in probes(store)])
+        results.append(
+            [type(r).__name__ if not isinstance(r, Refused) else r for r in probes(store)]
+        )
         # an open turn would refuse writes: it is confirmed against the log even when the
         # index has it (issue 18, item 9), so every line is checked either way
         assert checks != []

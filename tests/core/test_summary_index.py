@@ -4,6 +4,7 @@ is refused."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -65,3 +66,21 @@ def test_a_row_of_the_wrong_shape_is_refused(row: Any) -> None:
     for bad in (row, [*good, None], good[:-1]):
         with pytest.raises(TypeError):
             SessionSummary.from_index_row(bad)
+
+
+def test_a_summary_from_a_row_is_a_frozen_summary_like_any_other() -> None:
+    """from_index_row builds it by another route (an unfrozen twin whose class is then
+    set): it must be indistinguishable from one the constructor makes."""
+    row = SessionSummary.from_index(ROW).to_index_row()
+    made, built = SessionSummary.from_index_row(row), SessionSummary(*row)
+    assert type(made) is SessionSummary
+    assert made == built
+    assert hash(SessionSummary.from_index_row([*row[:-1], None])) == hash(
+        SessionSummary(*row[:-1], None)
+    )
+    assert repr(made) == repr(built)
+    assert dataclasses.asdict(made) == dataclasses.asdict(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.title = "changed"  # type: ignore[misc]
+    assert dataclasses.replace(made, title="other").title == "other"
+    assert made.title == "T"

@@ -18,13 +18,13 @@ def test_an_index_claiming_an_open_turn_does_not_block_prompts(tmp_path: Path) -
     done = run([FORKWISE, "sessions", "prompt", "s", "first", "--store", str(store), "--json"])
     assert done.returncode == 0, done.stdout + done.stderr
     run([FORKWISE, "sessions", "list", "--store", str(store)])  # the index has the entry
-    index = orjson.loads((store / "index.json").read_bytes())
-    entry = index["sessions"]["s"]
+    index = orjson.loads((store / "index-log.json").read_bytes())  # the log facts
+    entry = index["logs"]["s"]
     facts = orjson.loads(entry["log"])
     assert facts["openTurn"] is None  # the log's last turn is closed
     facts.update(openTurn="turn:phantom", openTurnSeq=facts["events"])
     entry["log"] = orjson.dumps(facts).decode()
-    (store / "index.json").write_bytes(orjson.dumps(index))
+    (store / "index-log.json").write_bytes(orjson.dumps(index))
     st = (store / "sessions" / "s.jsonl").stat()
     assert (entry["size"], entry["mtime"]) == (st.st_size, st.st_mtime_ns)  # still "valid"
     done = run([FORKWISE, "sessions", "prompt", "s", "second", "--store", str(store), "--json"])

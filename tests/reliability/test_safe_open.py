@@ -151,7 +151,9 @@ def test_a_host_with_a_stuck_thread_still_exits_after_sigterm(
     assert "stuck-in-open" in err
 
 
-@pytest.mark.parametrize("name", ["index.json", "workspaces.json", "imports.json"])
+@pytest.mark.parametrize(
+    "name", ["index.json", "index-log.json", "workspaces.json", "imports.json"]
+)
 def test_a_fifo_in_place_of_a_store_file_does_not_hang(tmp_path: Path, name: str) -> None:
     """Beyond the issue's list: the same rule for the store's own JSON files."""
     store = tmp_path / "store"

@@ -1,4 +1,5 @@
-"""The summary index beside the logs: `<store>/index.json`.
+"""The summary index beside the logs: `<store>/index.json`, and the log facts beside it
+(`<store>/index-log.json`).
 
 It only ever saves work: each entry records the size and mtime of the log it summarizes,
 and an entry that does not match its file is recomputed from the file. A missing or
@@ -7,14 +8,18 @@ unreadable index is rebuilt; the logs are always the truth.
 An entry's summary is a row (`SessionSummary.to_index_row`; entries written before hold an
 object, read as well).
 
-An entry may also hold the facts a loader learns by checking every line of a log (`log`:
-its event count and where its turn brackets stand). While size and mtime still match, a
-loader may take those instead of checking each line again, as the list takes the summary.
-They are kept as JSON text inside the entry (entries written before hold an object, read as
-well): every listing decodes the whole index and needs none of them. Those facts may include
-where the log's last completed turn ends (`log.fork`: a `ForkPoint` and the byte offset just
-past that `turn/end` line), so that a fork there copies the bytes without reading the log;
-entries written before had none, and a fork of them reads the log as before.
+A log may also have facts a loader learns by checking every line of it (`LogFacts`: its
+event count and where its turn brackets stand). While size and mtime still match, a loader
+may take those instead of checking each line again, as the list takes the summary. They
+are kept in a file of their own, `index-log.json`, each record with the size and mtime of
+the log it describes (checked on its own, like an entry of the index): every listing
+decodes the whole index and needs none of them, and they are more than half its bytes.
+Each record keeps them as JSON text (only a load or fork of that session decodes it).
+Indexes written before kept them in their entries (`log`), text or object; those are read
+as well and move to the file of facts on the next save. Those facts may include where the
+log's last completed turn ends (`log.fork`: a `ForkPoint` and the byte offset just past
+that `turn/end` line), so that a fork there copies the bytes without reading the log;
+facts written before had none, and a fork of them reads the log as before.
 """
 
 from __future__ import annotations
@@ -120,24 +125,56 @@ Summarize = Callable[[Path], tuple[SessionSummary, LogFacts | None]]
 class Catalogue:
     def __init__(self, path: Path, writable: bool) -> None:
         self.path = path
+        #: the log facts, in a file of their own beside the index (`index-log.json`)
+        self.log_path = path.with_name(f"{path.stem}-log{path.suffix}")
         self.writable = writable
         self._entries: dict[str, dict[str, Any]] | None = None
+        #: sid -> {"size", "mtime", "log"}; read only when a load or fork asks for facts
+        self._logs: dict[str, dict[str, Any]] | None = None
+        self._logs_changed = False
+        #: the facts an index written before kept in its entries, as records
+        self._legacy: dict[str, dict[str, Any]] = {}
+
+    def forget_loaded(self) -> None:
+        """Let go of what was read (saved already: every change is saved when made); read
+        again if asked for more. A closed store's index would otherwise live on, and be
+        walked by every pass of the cyclic collector, until the process ends."""
+        self._entries, self._logs, self._logs_changed = None, None, False
+        self._legacy = {}
 
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
             self._entries = {}
-            try:
-                raw = read_regular(self.path)[0]  # no link, no FIFO's wait
-                with gc_paused():  # ~1 KB a session, all of it kept
-                    data = orjson.loads(raw)
-                sessions = data.get("sessions") if isinstance(data, dict) else None
-                if isinstance(sessions, dict) and data.get("version") == INDEX_VERSION:
-                    self._entries = {k: v for k, v in sessions.items() if isinstance(v, dict)}
-            except FileNotFoundError:
-                pass
-            except (OSError, orjson.JSONDecodeError) as exc:
-                log.warning("ignoring unreadable catalogue %s: %s", self.path, exc)
+            sessions = _read_index(self.path, "sessions")
+            for sid, entry in sessions.items():
+                if type(entry) is not dict:
+                    continue
+                if "log" in entry:  # written before the facts had a file of their own
+                    log_record = {k: entry.get(k) for k in ("size", "mtime")}
+                    log_record["log"] = entry.pop("log")
+                    self._legacy[sid] = log_record
+                self._entries[sid] = entry
         return self._entries
+
+    def _load_logs(self) -> dict[str, dict[str, Any]]:
+        """The log facts' records; an older index's (in its entries) win: they were
+        written after any file of facts an older version could not know of."""
+        if self._logs is None:
+            self._load()
+            records = _read_index(self.log_path, "logs")
+            self._logs = {k: v for k, v in records.items() if type(v) is dict}
+            if self._legacy:
+                self._logs.update(self._legacy)
+                self._logs_changed = True  # moved to the file of facts on the next save
+        return self._logs
+
+    def _set_log(self, sid: str, st: os.stat_result, facts: LogFacts | None) -> None:
+        logs = self._load_logs()
+        self._logs_changed = True
+        if facts is None:
+            logs.pop(sid, None)
+        else:
+            logs[sid] = _log_entry(st, facts)
 
     def summaries(
         self,
@@ -154,21 +191,35 @@ class Catalogue:
         summarize: Summarize,
         progress: Progress | None,
     ) -> list[SessionSummary]:
+        # one pass, no call per log but the summary's own: it runs for every session of
+        # every listing (`_stated` and `_matching`, inlined)
         index = self._load()
+        get = index.get
         out: list[SessionSummary] = []
-        changed = False
         rebuilt = 0
-        for n, entry, sid, st in _stated(entries):
-            summary = _matching(index.get(sid), sid, st)
+        for n, entry in enumerate(entries, start=1):
+            try:
+                st = entry.stat()
+            except OSError:
+                continue  # gone meanwhile
+            sid = entry.name[: -len(".jsonl")]
+            cached = get(sid)
+            summary = None
+            if (
+                cached is not None
+                and cached.get("size") == st.st_size
+                and cached.get("mtime") == st.st_mtime_ns
+            ):
+                summary = _summary_for(cached, sid)
             if summary is None:
                 summary, facts = _summarize_or_error(sid, Path(entry.path), summarize)
-                index[sid] = _entry(st, summary, facts)
-                changed = True
+                index[sid] = _entry(st, summary)
+                self._set_log(sid, st, facts)
                 rebuilt += 1
                 if progress is not None and rebuilt % 250 == 0:
                     progress(n, len(entries))
             out.append(summary)
-        if changed:
+        if rebuilt:
             self._save()
         if progress is not None and rebuilt >= 250:
             progress(len(entries), len(entries))
@@ -208,11 +259,15 @@ class Catalogue:
         return _matching(self._load().get(sid), sid, st)
 
     def checked(self, sid: str, st: os.stat_result) -> tuple[SessionSummary, LogFacts] | None:
-        """The summary and log facts of an entry that still matches its file, if any."""
+        """The summary and log facts of an entry that still matches its file, if any (the
+        entry and the facts' record each match `st`)."""
         cached = self._load().get(sid)
-        if not cached or cached.get("size") != st.st_size or cached.get("mtime") != st.st_mtime_ns:
+        if cached is None or not _describes(cached, st):
             return None
-        facts = LogFacts.from_index(_log_record(cached.get("log")))
+        record = self._load_logs().get(sid)
+        if record is None or not _describes(record, st):
+            return None
+        facts = LogFacts.from_index(_log_record(record.get("log")))
         if facts is None:
             return None
         try:
@@ -233,37 +288,81 @@ class Catalogue:
         the entries of `forget` go (their files changed behind the store's back)."""
         if not records and not forget:
             return
-        index = self._load()
+        index, logs = self._load(), self._load_logs()
+        self._logs_changed = True
         for sid in forget:
             index.pop(sid, None)
+            logs.pop(sid, None)
         for summary, facts in records:
             try:
                 st = (sessions_dir / f"{summary.id}.jsonl").stat()
             except OSError:
                 index.pop(summary.id, None)
+                logs.pop(summary.id, None)
                 continue
-            index[summary.id] = _entry(st, summary, facts)
+            index[summary.id] = _entry(st, summary)
+            self._set_log(summary.id, st, facts)
         self._save()
 
     def _save(self) -> None:
         if not self.writable or self._entries is None:
             return
-        data = orjson.dumps({"version": INDEX_VERSION, "sessions": self._entries})
+        if self._legacy:
+            self._load_logs()  # an older index's facts move to their own file
+        # caches: not made durable (each entry is checked against its log, and an index a
+        # crash left unreadable is rebuilt); the logs they describe are durable already.
+        # The index first: facts whose entry a crash left out are never taken
+        self._write(self.path, {"version": INDEX_VERSION, "sessions": self._entries})
+        logs = self._logs
+        if (
+            logs is not None
+            and self._logs_changed
+            and self._write(self.log_path, {"version": INDEX_VERSION, "logs": logs})
+        ):
+            self._logs_changed = False
+            self._legacy.clear()
+
+    def _write(self, path: Path, content: dict[str, Any]) -> bool:
         try:
-            # a cache: not made durable (each entry is checked against its log, and an index
-            # a crash left unreadable is rebuilt); the logs it describes are durable already
-            replace_file(self.path, data)
+            replace_file(path, orjson.dumps(content))
+            return True
         except OSError as exc:  # the index is a cache: failing to save it loses nothing
-            log.warning("could not save the catalogue %s: %s", self.path, exc)
+            log.warning("could not save the catalogue %s: %s", path, exc)
+            return False
 
 
-def _entry(st: os.stat_result, summary: SessionSummary, facts: LogFacts | None) -> dict[str, Any]:
-    entry = {"size": st.st_size, "mtime": st.st_mtime_ns, "summary": summary.to_index_row()}
-    if facts is not None:
-        # kept as JSON text: only a load or fork of this one session decodes it, and every
-        # listing decodes the whole index (as dicts, the facts cost a third of its decoding)
-        entry["log"] = orjson.dumps(facts.to_index()).decode()
-    return entry
+def _read_index(path: Path, key: str) -> dict[str, Any]:
+    """The mapping under `key` of the index file in `path`; empty when the file is missing,
+    unreadable or of another version."""
+    try:
+        raw = read_regular(path)[0]  # no link, no FIFO's wait
+        with gc_paused():  # ~0.5 KB a session, all of it kept
+            data = orjson.loads(raw)
+    except FileNotFoundError:
+        return {}
+    except (OSError, orjson.JSONDecodeError) as exc:
+        log.warning("ignoring unreadable catalogue %s: %s", path, exc)
+        return {}
+    found = data.get(key) if isinstance(data, dict) else None
+    if isinstance(found, dict) and data.get("version") == INDEX_VERSION:
+        return found
+    return {}
+
+
+def _entry(st: os.stat_result, summary: SessionSummary) -> dict[str, Any]:
+    return {"size": st.st_size, "mtime": st.st_mtime_ns, "summary": summary.to_index_row()}
+
+
+def _log_entry(st: os.stat_result, facts: LogFacts) -> dict[str, Any]:
+    # kept as JSON text: only a load or fork of this one session decodes it, and a fork
+    # decodes the whole file of facts (as dicts, they would cost several times as much)
+    log_text = orjson.dumps(facts.to_index()).decode()
+    return {"size": st.st_size, "mtime": st.st_mtime_ns, "log": log_text}
+
+
+def _describes(record: dict[str, Any], st: os.stat_result) -> bool:
+    """Whether an index record was made for the log as `st` finds it (size and mtime)."""
+    return record.get("size") == st.st_size and record.get("mtime") == st.st_mtime_ns
 
 
 def _stated(
@@ -282,8 +381,13 @@ def _stated(
 def _matching(cached: dict[str, Any] | None, sid: str, st: os.stat_result) -> SessionSummary | None:
     """The summary of index entry `cached` if it still describes log `sid` (same size and
     mtime) and holds together; None otherwise."""
-    if not cached or cached.get("size") != st.st_size or cached.get("mtime") != st.st_mtime_ns:
+    if not cached or not _describes(cached, st):
         return None
+    return _summary_for(cached, sid)
+
+
+def _summary_for(cached: dict[str, Any], sid: str) -> SessionSummary | None:
+    """The summary an entry holds if it holds together and is `sid`'s; None otherwise."""
     try:
         summary = _summary_of(cached["summary"])
     except (KeyError, TypeError):

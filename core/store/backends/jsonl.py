@@ -476,6 +476,7 @@ class JsonlBackend:
             with contextlib.suppress(OSError):
                 self._flush(sid)
         self._appenders.close_all()
+        self.catalogue.forget_loaded()
         if self._lock is not None:
             self._lock.release()
             self._lock = None
