@@ -215,7 +215,20 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
         controller.ops.cancel_all()
         await opened.close()
         window.deleteLater()
+        if opened.host is not None and not opened.read_only:
+            await _save_index_head(store_dir)
     return status
+
+
+async def _save_index_head(store_dir: Path | str | None) -> None:
+    """The index as this run's host left it, its first page apart for the next start's
+    preview (`save_index_head`); written off the GUI thread, after the store is closed."""
+    from forkwise.core.client.local import save_index_head
+
+    try:
+        await asyncio.to_thread(save_index_head, store_dir)
+    except Exception:  # a cache: the next start reads the whole index instead
+        log.exception("the index head could not be saved")
 
 
 async def _preview(controller: Any, store_dir: Path | str | None) -> None:

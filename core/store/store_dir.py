@@ -23,6 +23,7 @@ STORE_NAMES = frozenset(
     {
         "sessions",
         "index.json",
+        "index-head.json",
         "writer.lock",
         "workspaces.json",
         "imports.json",
