@@ -181,9 +181,10 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
     app.lastWindowClosed.connect(window_closed)
     controller.treeLoaded.connect(tree_loaded)
     await _shown(window)
-    app.setWindowIcon(app_icon())  # after the first frame: its SVG loads an image plugin
     if not connect:
         await _preview(controller, store_dir)
+    # after the first frame and the index's rows: its SVG loads an image plugin
+    app.setWindowIcon(app_icon())
     try:
         opened = await open_client(store_dir, connect, token)
     except Exception as exc:
