@@ -59,6 +59,9 @@ async def test_the_head_gives_the_rows_of_the_whole_index(tmp_path: Path) -> Non
     assert read_head(store / "index.json", 3) is not None
     for n in range(5):
         assert indexed_rows(store, n) == expected[n], n
+    made = (store / HEAD_NAME).stat().st_ino
+    assert save_index_head(store)  # of this index already: left as it is
+    assert (store / HEAD_NAME).stat().st_ino == made
 
     logs = sorted((store / "sessions").glob("*.jsonl"))
     st = logs[0].stat()

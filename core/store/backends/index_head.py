@@ -86,9 +86,12 @@ def read_head(index_path: Path, newest: int) -> IndexHead | None:
 
 
 def write_head(index_path: Path) -> bool:
-    """Make the head of the `index.json` at `index_path` as it is now; False when there is
-    none to make it from, or it changed while being read."""
+    """Make the head of the `index.json` at `index_path` as it is now (unless the head
+    there is of it already); False when there is none to make it from, or it changed
+    while being read."""
     head_path = index_path.with_name(HEAD_NAME)
+    if read_head(index_path, HEAD_TOPS) is not None:  # made from this index already
+        return True
     try:
         before = os.stat(index_path)
         index = Catalogue(index_path, writable=False).entries()
