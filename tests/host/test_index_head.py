@@ -118,6 +118,25 @@ async def test_a_head_short_of_the_page_asked_for_is_not_taken(
         assert indexed_rows(store, n) == whole_index_rows(store, n), n
 
 
+@pytest.mark.asyncio
+async def test_tops_the_head_runs_out_of_come_from_the_whole_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A head whose tops' logs changed since gives no first page short of `newest`: the
+    next tops come from the whole index, as without a head."""
+    store = tmp_path / "store"
+    ids = await lineage_store(store)
+    monkeypatch.setattr(index_head, "HEAD_TOPS", 1)
+    assert save_index_head(store)
+    newest = store / "sessions" / f"{ids[2]}.jsonl"
+    st = newest.stat()
+    os.utime(newest, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # changed behind it
+    assert read_head(store / "index.json", 1) is not None
+    rows = indexed_rows(store, 1)
+    assert rows == whole_index_rows(store, 1)
+    assert rows
+    assert ids[2] not in {row["id"] for row in rows}
+
+
 def test_no_head_without_an_index_and_a_broken_head_is_passed_over(tmp_path: Path) -> None:
     store = tmp_path / "store"
     (store / "sessions").mkdir(parents=True)

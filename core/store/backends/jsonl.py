@@ -149,10 +149,24 @@ class JsonlBackend:
         logs are checked; a session beneath one the index does not vouch for is left out."""
         if newest is None:
             return self.catalogue.vouched(list(self._scan()))
-        # the index's head when it is current (index_head): the same entries, not all of them
+        # the index's head when it is current (index_head): the same entries, not all of
+        # them; the whole index when the head runs out of tops its logs still match
         head = read_head(self.catalogue.path, newest)
-        tops, children = head.lineage() if head is not None else self.catalogue.lineage()
-        vouch = head.vouch if head is not None else self.catalogue.vouch
+        if head is not None:
+            out, missing = self._first_page(*head.lineage(), head.vouch, newest)
+            if not missing or head.complete:
+                return out
+        return self._first_page(*self.catalogue.lineage(), self.catalogue.vouch, newest)[0]
+
+    def _first_page(
+        self,
+        tops: Sequence[str],
+        children: dict[str, list[str]],
+        vouch: Callable[[str, os.stat_result], SessionSummary | None],
+        newest: int,
+    ) -> tuple[list[SessionSummary], int]:
+        """The first `newest` tops that `vouch` vouches for and everything beneath them
+        it vouches for, and how many tops short of `newest` `tops` ran."""
         out: list[SessionSummary] = []
         with gc_paused():
             for top in tops:
@@ -167,7 +181,7 @@ class JsonlBackend:
                         newest -= 1
                     out.append(summary)
                     stack.extend(children.get(summary.id, ()))
-        return out
+        return out, newest
 
     def _vouched(
         self, sid: str, vouch: Callable[[str, os.stat_result], SessionSummary | None]
