@@ -181,9 +181,10 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
     app.lastWindowClosed.connect(window_closed)
     controller.treeLoaded.connect(tree_loaded)
     await _shown(window)
-    app.setWindowIcon(app_icon())  # after the first frame: its SVG loads an image plugin
     if not connect:
         await _preview(controller, store_dir)
+    # after the first frame and the index's rows: its SVG loads an image plugin
+    app.setWindowIcon(app_icon())
     try:
         opened = await open_client(store_dir, connect, token)
     except Exception as exc:
@@ -215,7 +216,20 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
         controller.ops.cancel_all()
         await opened.close()
         window.deleteLater()
+        if opened.host is not None and not opened.read_only:
+            await _save_index_head(store_dir)
     return status
+
+
+async def _save_index_head(store_dir: Path | str | None) -> None:
+    """The index as this run's host left it, its first page apart for the next start's
+    preview (`save_index_head`); written off the GUI thread, after the store is closed."""
+    from forkwise.core.client.local import save_index_head
+
+    try:
+        await asyncio.to_thread(save_index_head, store_dir)
+    except Exception:  # a cache: the next start reads the whole index instead
+        log.exception("the index head could not be saved")
 
 
 async def _preview(controller: Any, store_dir: Path | str | None) -> None:

@@ -16,13 +16,12 @@ from PySide6.QtCore import QItemSelectionModel, QObject, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QAbstractItemView, QInputDialog, QLineEdit, QMessageBox
 
-from .compare_model import compare
-from .compare_view import CompareView
 from .message_actions import replace_cost
 from .session_rows import ID_ROLE
 from .siblings import position, step
 
 if TYPE_CHECKING:
+    from .compare_view import CompareView
     from .main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -250,6 +249,10 @@ class BranchActions(QObject):
             return await c.client.events(left), await c.client.events(right)
 
         def landed(logs: tuple[list[Json], list[Json]]) -> None:
+            # imported when first asked for: nothing of the window's first frame needs it
+            from .compare_model import compare
+            from .compare_view import CompareView
+
             view = self.compare_view
             if view is None:
                 view = self.compare_view = CompareView(self.window)

@@ -58,6 +58,17 @@ def indexed_rows(store_dir: Path | str | None, newest: int | None = None) -> lis
     return rows
 
 
+def save_index_head(store_dir: Path | str | None) -> bool:
+    """Write the head of a folder store's index (`index_head`) as the index is now: the
+    app does once its host has closed the store, so that its next start reads the first
+    page's entries instead of the whole index. False when there is nothing to write."""
+    if not isinstance(store_dir, Path):
+        return False
+    from forkwise.core.store.backends.index_head import write_head
+
+    return write_head(store_dir / "index.json")
+
+
 @dataclass
 class OpenedStore:
     """A client, and what this process runs for it (closed by `close`)."""

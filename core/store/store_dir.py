@@ -24,6 +24,7 @@ STORE_NAMES = frozenset(
         "sessions",
         "index.json",
         "index-log.json",
+        "index-head.json",
         "writer.lock",
         "workspaces.json",
         "imports.json",

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from forkwise.core.bench.synth import write_store
 from forkwise.core.demo import build_demo_store
+from forkwise.core.store.backends.index_head import read_head
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session import SessionSummary
 from forkwise.core.store.session_store import SessionStore
@@ -97,6 +98,8 @@ def test_window_paints_loading_before_the_store_then_shows_rows(
 
     assert aloop(scenario()) == 0
     assert not (store / "host.sock").exists()  # the host was closed
+    # the index as the host left it, its first page apart for the next start (index_head)
+    assert read_head(store / "index.json", 1) is not None
 
 
 def test_rows_from_the_index_show_before_the_store_opens_then_the_listing_takes_over(

@@ -176,6 +176,10 @@ class Catalogue:
         else:
             logs[sid] = _log_entry(st, facts)
 
+    def entries(self) -> dict[str, dict[str, Any]]:
+        """The index's entries as read (empty when it is missing or unreadable)."""
+        return self._load()
+
     def summaries(
         self,
         entries: Sequence[os.DirEntry[str]],
@@ -192,7 +196,7 @@ class Catalogue:
         progress: Progress | None,
     ) -> list[SessionSummary]:
         # one pass, no call per log but the summary's own: it runs for every session of
-        # every listing (`_stated` and `_matching`, inlined)
+        # every listing (`_stated` and `vouch_entry`, inlined)
         index = self._load()
         get = index.get
         out: list[SessionSummary] = []
@@ -233,7 +237,7 @@ class Catalogue:
             index = self._load()
             out: list[SessionSummary] = []
             for _, _, sid, st in _stated(entries):
-                summary = _matching(index.get(sid), sid, st)
+                summary = vouch_entry(index.get(sid), sid, st)
                 if summary is not None:
                     out.append(summary)
             return out
@@ -242,21 +246,11 @@ class Catalogue:
         """The sessions the index holds at the top of their lineage (their source is not
         in it), most recently active first, and the sessions beneath each one; read from
         the entries as they are (`vouch` checks one against its log)."""
-        index = self._load()
-        tops: list[tuple[str, str]] = []
-        children: dict[str, list[str]] = {}
-        for sid, cached in index.items():
-            parent, updated = _lineage_of(cached.get("summary"))
-            if parent is not None and parent != sid and parent in index:
-                children.setdefault(parent, []).append(sid)
-            else:
-                tops.append((updated, sid))
-        tops.sort(reverse=True)
-        return [sid for _updated, sid in tops], children
+        return entry_lineage(self._load())
 
     def vouch(self, sid: str, st: os.stat_result) -> SessionSummary | None:
         """The summary the index holds for log `sid` if it still matches (`st`)."""
-        return _matching(self._load().get(sid), sid, st)
+        return vouch_entry(self._load().get(sid), sid, st)
 
     def checked(self, sid: str, st: os.stat_result) -> tuple[SessionSummary, LogFacts] | None:
         """The summary and log facts of an entry that still matches its file, if any (the
@@ -378,7 +372,26 @@ def _stated(
         yield n, entry, entry.name[: -len(".jsonl")], st
 
 
-def _matching(cached: dict[str, Any] | None, sid: str, st: os.stat_result) -> SessionSummary | None:
+def entry_lineage(
+    index: dict[str, dict[str, Any]],
+) -> tuple[list[str], dict[str, list[str]]]:
+    """`Catalogue.lineage` of these entries: the tops (their source is not among them),
+    most recently active first, and the sessions beneath each one, in the entries' order."""
+    tops: list[tuple[str, str]] = []
+    children: dict[str, list[str]] = {}
+    for sid, cached in index.items():
+        parent, updated = _lineage_of(cached.get("summary"))
+        if parent is not None and parent != sid and parent in index:
+            children.setdefault(parent, []).append(sid)
+        else:
+            tops.append((updated, sid))
+    tops.sort(reverse=True)
+    return [sid for _updated, sid in tops], children
+
+
+def vouch_entry(
+    cached: dict[str, Any] | None, sid: str, st: os.stat_result
+) -> SessionSummary | None:
     """The summary of index entry `cached` if it still describes log `sid` (same size and
     mtime) and holds together; None otherwise."""
     if not cached or not _describes(cached, st):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -39,6 +39,7 @@ from forkwise.core.store.atomic import fsync_dir, write_file_atomically
 from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
 from forkwise.core.store.backends.appenders import Appenders
 from forkwise.core.store.backends.catalogue import Catalogue, LogFacts
+from forkwise.core.store.backends.index_head import read_head
 from forkwise.core.store.backends.jsonl_fork import indexed_fork, line_end, write_fork
 from forkwise.core.store.backends.jsonl_read import Tail, parse_file, parse_log, trusted_log
 from forkwise.core.store.backends.unnamed import UnnamedFiles
@@ -153,7 +154,24 @@ class JsonlBackend:
         logs are checked; a session beneath one the index does not vouch for is left out."""
         if newest is None:
             return self.catalogue.vouched(list(self._scan()))
-        tops, children = self.catalogue.lineage()
+        # the index's head when it is current (index_head): the same entries, not all of
+        # them; the whole index when the head runs out of tops its logs still match
+        head = read_head(self.catalogue.path, newest)
+        if head is not None:
+            out, missing = self._first_page(*head.lineage(), head.vouch, newest)
+            if not missing or head.complete:
+                return out
+        return self._first_page(*self.catalogue.lineage(), self.catalogue.vouch, newest)[0]
+
+    def _first_page(
+        self,
+        tops: Sequence[str],
+        children: dict[str, list[str]],
+        vouch: Callable[[str, os.stat_result], SessionSummary | None],
+        newest: int,
+    ) -> tuple[list[SessionSummary], int]:
+        """The first `newest` tops that `vouch` vouches for and everything beneath them
+        it vouches for, and how many tops short of `newest` `tops` ran."""
         out: list[SessionSummary] = []
         with gc_paused():
             for top in tops:
@@ -161,21 +179,23 @@ class JsonlBackend:
                     break
                 stack = [top]
                 while stack:
-                    summary = self._vouched(stack.pop())
+                    summary = self._vouched(stack.pop(), vouch)
                     if summary is None:
                         continue
                     if summary.id == top:
                         newest -= 1
                     out.append(summary)
                     stack.extend(children.get(summary.id, ()))
-        return out
+        return out, newest
 
-    def _vouched(self, sid: str) -> SessionSummary | None:
+    def _vouched(
+        self, sid: str, vouch: Callable[[str, os.stat_result], SessionSummary | None]
+    ) -> SessionSummary | None:
         try:
             st = os.stat(self.path(sid))
         except (OSError, ForkwiseError):
             return None
-        return self.catalogue.vouch(sid, st)
+        return vouch(sid, st)
 
     def session_ids(self) -> list[str]:
         return [e.name[: -len(".jsonl")] for e in self._scan()]
