@@ -159,7 +159,9 @@ def _show_origin(window: MainWindow, label: QLabel, session_id: str) -> None:
             return  # another session was opened meanwhile
         source = (info.get("header", {}).get("meta") or {}).get("source") or {}
         label.setText(f"Imported from {tool_name(tool)}: {source.get('path', '')}")
-        label.setToolTip(f"{tool_name(tool)} session {source.get('id', '')}")
+        # the path may be clipped at the pane's edge: all of it a hover away
+        label.setToolTip(f"{source.get('path', '')}\n{tool_name(tool)} session "
+                         f"{source.get('id', '')}")
         label.setVisible(True)
 
     c.ops.run(c.client.get_session(session_id), shown, what="Reading the session's source")

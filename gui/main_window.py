@@ -25,6 +25,7 @@ from .branch_actions import BranchActions
 from .composer import Composer
 from .context_menu import ContextMenuMixin
 from .controller import Controller
+from .elided_label import ElidedLabel
 from .fork_header import CHANGED_TEXT
 from .housekeeping import Housekeeping
 from .notify import Banner
@@ -251,7 +252,8 @@ class MainWindow(QMainWindow):
 
         right = QWidget(self)
         right.setObjectName("sessionDetail")
-        self.header_label = QLabel(right)
+        # elided in the middle, as the tree does: a fork's "— fork 2" stays in view
+        self.header_label = ElidedLabel(right, Qt.TextElideMode.ElideMiddle)
         self.header_label.setObjectName("sessionHeader")
         self.header_label.setAccessibleName("Opened session")
         self.header_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -532,7 +534,7 @@ class MainWindow(QMainWindow):
         if self.branches.source_changed(sid):
             bits.append(f"⚠ {CHANGED_TEXT.lower().replace('its ', '')}")
         self.header_label.setText("  ·  ".join(bits))
-        self.header_label.setToolTip(f"id: {sid}")
+        self.header_label.setToolTip(f"{self.header_label.text()}\nid: {sid}")
         if self.composer.edit.isEnabled() is False or self._opened_id != sid:
             self.composer.set_session(sid)
         self._opened_id = sid
