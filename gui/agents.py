@@ -348,11 +348,18 @@ def describe_import(report: Json) -> str:
     if failed:
         text += f"\n{len(failed)} file(s) could not be imported:"
         for f in failed[:8]:
-            where = f"{f['path']}, line {f['line']}" if f.get("line") else f["path"]
-            text += f"\n• {where}: {f['error']['message']}"
+            text += f"\n• {_failure(f)}"
         if len(failed) > 8:
             text += f"\n• … and {len(failed) - 8} more"
     return text
+
+
+def _failure(f: Json) -> str:
+    """One failed file: its path once (the host's message usually names it already)."""
+    message, path = str(f["error"]["message"]), str(f["path"])
+    if path in message:
+        return f"{message} (line {f['line']})" if f.get("line") else message
+    return f"{path}, line {f['line']}: {message}" if f.get("line") else f"{path}: {message}"
 
 
 class SourcesDialog(QDialog):

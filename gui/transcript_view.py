@@ -73,6 +73,8 @@ from .transcript_model import ENTRY_ROLE, TranscriptModel, plain_text
 Index = QModelIndex | QPersistentModelIndex
 
 MARGIN_X, MARGIN_Y, PAD = 14, 5, 10
+#: a card is never narrower than this; the view asks for room for one (minimumSizeHint)
+MIN_CARD = 200
 RESULT_LINES = 6
 
 
@@ -87,7 +89,7 @@ class TranscriptDelegate(QStyledItemDelegate):
     # --- layout -------------------------------------------------------------------
 
     def _width(self) -> int:
-        return max(200, self.view.viewport().width() - 2 * MARGIN_X)
+        return max(MIN_CARD, self.view.viewport().width() - 2 * MARGIN_X)
 
     def _doc(self, entry: Entry, width: int, palette: QPalette) -> QTextDocument:
         doc = QTextDocument()
@@ -336,6 +338,15 @@ class TranscriptView(ContextMenuMixin, QListView):
             " background: palette(highlight); color: palette(highlighted-text); }")
         self.new_pill.clicked.connect(self.go_to_end)
         self.new_pill.hide()
+
+    def minimumSizeHint(self) -> QSize:
+        """Room for one card: in a small window (or one restored with a wide session
+        list) the splitter takes the width from the list, not from the messages, which
+        were cut off behind a horizontal scroll bar, an approval's Deny button with them."""
+        hint = super().minimumSizeHint()
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
+        width = MIN_CARD + 2 * MARGIN_X + bar + 2 * self.frameWidth()
+        return QSize(max(hint.width(), width), hint.height())
 
     def transcript(self) -> TranscriptModel:
         model = self.model()

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from gui_harness import open_app, until
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtWidgets import QApplication, QStyle
+from PySide6.QtWidgets import QApplication, QPushButton, QStyle
 
 from forkwise.gui.session_rows import ACTIVITY, format_when
 
@@ -88,5 +88,31 @@ def test_last_activity_shows_whole_dates(aloop: Any, tmp_path: Path) -> None:
             months = [datetime(year, m, 28, 23, 59).astimezone() for m in range(1, 13)]
             for text in [format_when(d.isoformat()) for d in months] + ["2024-12-28"]:
                 assert metrics.horizontalAdvance(text) <= room, text
+
+    aloop(scenario())
+
+
+def test_a_small_window_keeps_messages_whole(aloop: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w = app.window
+            await app.open(app.sid("Clean up the build folder"))  # waits for an approval
+            # a small window whose session list keeps the width it had (a restored
+            # splitter, or a person who widened the list)
+            w.resize(640, 420)
+            await until(lambda: w.width() <= 640, what="resized")
+            w.splitter.setSizes([440, 200])
+            settle()
+            await app.idle()
+            settle()
+            # messages wrap to the pane: nothing cut off behind a horizontal scroll bar
+            assert w.transcript.horizontalScrollBar().maximum() == 0
+            assert _inside(w.composer.send_button, w)
+            deny = w.transcript.viewport().findChild(QPushButton, "denyButton")
+            assert deny is not None
+            assert deny.isVisible()
+            assert w.transcript.viewport().rect().contains(
+                deny.mapTo(w.transcript.viewport(), deny.rect().bottomRight()))
+            assert w.tree.width() < 440  # the list gave way
 
     aloop(scenario())

@@ -1,0 +1,49 @@
+"""Dialogs as a person meets them (the UX pass): a failed import says which file and why,
+naming it once; the dialog is driven from the keyboard (Enter imports, Escape closes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gui_harness import open_app, until
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from forkwise.gui.agents import ImportDialog
+
+pytestmark = pytest.mark.gui
+
+
+def dialog_of(kind: type) -> Any:
+    found = [w for w in QApplication.topLevelWidgets() if isinstance(w, kind) and w.isVisible()]
+    return found[-1] if found else None
+
+
+def test_a_failed_import_names_each_file_once(aloop: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "downloads"
+    bad.mkdir()
+    corrupt = bad / "session-cut-short.jsonl"  # a copy that stopped mid-line
+    corrupt.write_bytes(b'{"type":"user","message":{"role":"user","content":"hi"\n\x00\x01\n')
+    missing = tmp_path / "no-such-folder"
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            app.window.findChild(type(app.window.action_new), "actionImport").trigger()
+            dialog = await until(lambda: dialog_of(ImportDialog), what="import dialog")
+            await app.idle()  # the tools' folders looked up (they prefill the field)
+            for path in (corrupt, missing):
+                dialog.path.setText(str(path))
+                QTest.keyClick(dialog.path, Qt.Key.Key_Return)  # Enter imports
+                await until(lambda: "could not be imported" in dialog.summary.text(),
+                            what="the failure")
+                text = dialog.summary.text()
+                assert text.count(str(path)) == 1, text
+                assert text.startswith("0 sessions imported")
+                dialog.summary.setText("")
+            QTest.keyClick(dialog.path, Qt.Key.Key_Escape)  # Escape closes
+            await until(lambda: not dialog.isVisible(), what="closed")
+
+    aloop(scenario())
