@@ -547,7 +547,8 @@ class TranscriptView(ContextMenuMixin, QListView):
     def _fork_widget(self, entry: Entry) -> QWidget:
         source = str(entry.data.get("source"))
         header = ForkHeader(source, self.title_of(source), fork_point(entry, self._message_text),
-                            self.viewport(), margins=(MARGIN_X + PAD, PAD - 2))
+                            self.viewport(), margins=(MARGIN_X + PAD, PAD - 2),
+                            subagent=entry.data.get("relation") == "subagent")
         header.sourceRequested.connect(self.sourceRequested)
         header.stepRequested.connect(self.siblingStep)
         header.compareRequested.connect(self.compareRequested)
