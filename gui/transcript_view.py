@@ -35,6 +35,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
+    QFocusEvent,
     QGuiApplication,
     QKeyEvent,
     QPainter,
@@ -437,6 +438,25 @@ class TranscriptView(ContextMenuMixin, QListView):
         super().resizeEvent(event)
         self._place_earlier_button()
         self._place_pill()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        """Reached from the keyboard, the current message is one in view (the last one
+        there): the arrow keys and the Menu key start from what the person reads, not
+        from the transcript's first row, scrolled away above a session opened at its end."""
+        super().focusInEvent(event)
+        if event.reason() == Qt.FocusReason.MouseFocusReason:
+            return
+        viewport = self.viewport().rect()
+        current = self.currentIndex()
+        if current.isValid() and viewport.intersects(self.visualRect(current)):
+            return
+        bottom = self.indexAt(QPoint(viewport.center().x(), viewport.bottom() - MARGIN_Y))
+        row = bottom.row() if bottom.isValid() else self.model().rowCount() - 1
+        if row >= 0:
+            scrolls = self.hasAutoScroll()
+            self.setAutoScroll(False)  # it is in view: the reading place stays put
+            self.setCurrentIndex(self.model().index(row, 0))
+            self.setAutoScroll(scrolls)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier

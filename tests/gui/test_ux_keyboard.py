@@ -1,0 +1,71 @@
+"""Keyboard-only use (the UX pass): Tab into the transcript of a session opened at its
+end, arrow up to a question, open its menu with the Menu key, edit and resend. Real
+window and store; the Menu key's event is made as Qt makes it (at the focus widget's
+cursor rectangle, sent to the view)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gui_harness import open_app, until
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from forkwise.gui.message_actions import EDIT_RESEND
+from forkwise.gui.transcript_entries import USER
+
+pytestmark = pytest.mark.gui
+
+PLAN = "Plan the 2.5 release"
+
+
+def menu_key(view: Any) -> None:
+    """What Qt sends the focus widget for the Menu key (or Shift+F10)."""
+    point = view.inputMethodQuery(Qt.InputMethodQuery.ImCursorRectangle).center()
+    event = QContextMenuEvent(QContextMenuEvent.Reason.Keyboard, point, view.mapToGlobal(point))
+    QApplication.sendEvent(view, event)
+
+
+def test_edit_and_resend_from_the_keyboard(aloop: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w, c = app.window, app.controller
+            v = w.transcript
+            await app.open(app.sid(PLAN))
+            w.activateWindow()
+            v.setFocus(Qt.FocusReason.TabFocusReason)
+            await until(lambda: QApplication.focusWidget() is v, what="focus")
+            start = v.currentIndex()
+            # the current message is one the person sees
+            assert start.isValid()
+            assert v.viewport().rect().intersects(v.visualRect(start))
+            assert start.row() > 0
+            for _ in range(v.model().rowCount()):  # up to the nearest question
+                entry = app.entries[v.currentIndex().row()]
+                if entry.kind == USER:
+                    break
+                QTest.keyClick(v, Qt.Key.Key_Up)
+            row = v.currentIndex().row()
+            assert app.entries[row].kind == USER
+            menu_key(v)
+            menu = v.last_menu
+            assert menu is not None
+            # shown on that message, inside the view
+            shown_at = QRect(v.viewport().mapToGlobal(v.viewport().rect().topLeft()),
+                             v.viewport().size())
+            assert shown_at.contains(menu.pos())
+            edit = next(a for a in menu.actions() if a.objectName() == EDIT_RESEND)
+            assert edit.isEnabled()
+            edit.trigger()
+            await until(lambda: w.composer.editing_message is not None, what="editing")
+            assert w.composer.editing_message == app.entries[row].message_id
+            assert w.composer.edit.toPlainText() == app.entries[row].text
+            QTest.keyClick(w.composer.edit, Qt.Key.Key_Escape)  # Escape leaves the edit
+            await until(lambda: w.composer.editing_message is None, what="edit cancelled")
+            assert c.current == app.sid(PLAN)
+
+    aloop(scenario())
