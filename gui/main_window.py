@@ -26,6 +26,7 @@ from .composer import Composer
 from .context_menu import ContextMenuMixin
 from .controller import Controller
 from .elided_label import ElidedLabel
+from .field_keys import FieldKeys
 from .fork_header import CHANGED_TEXT
 from .housekeeping import Housekeeping
 from .notify import Banner
@@ -364,6 +365,9 @@ class MainWindow(QMainWindow):
         self._filter_timer.setInterval(200)
         self._filter_timer.timeout.connect(self._filter_now)
         self.filter_box.textChanged.connect(lambda _t: self._filter_timer.start())
+        # Escape clears the filter (then, empty, hands the keyboard to the list); Down
+        # goes to the rows
+        FieldKeys(self.filter_box, down=self._filter_to_tree, leave=self._filter_to_tree)
         # message-text matches arrive later: their rows' ancestors are expanded too
         self._expand_timer = QTimer(self)
         self._expand_timer.setSingleShot(True)
@@ -573,6 +577,13 @@ class MainWindow(QMainWindow):
         self._expand_reordered_lineage()
         if c.current:
             self.select_session(c.current)
+
+    def _filter_to_tree(self) -> None:
+        self.tree.setFocus(Qt.FocusReason.OtherFocusReason)
+        if not self.tree.currentIndex().isValid():
+            first = self.controller.proxy.index(0, 0)
+            if first.isValid():
+                self.tree.setCurrentIndex(first)
 
     def focus_filter(self) -> None:
         self.filter_box.setFocus(Qt.FocusReason.ShortcutFocusReason)

@@ -16,6 +16,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from forkwise.gui.message_actions import EDIT_RESEND
+from forkwise.gui.search_panel import HIT_ROLE
 from forkwise.gui.transcript_entries import USER
 
 pytestmark = pytest.mark.gui
@@ -67,5 +68,44 @@ def test_edit_and_resend_from_the_keyboard(aloop: Any, tmp_path: Path) -> None:
             QTest.keyClick(w.composer.edit, Qt.Key.Key_Escape)  # Escape leaves the edit
             await until(lambda: w.composer.editing_message is None, what="edit cancelled")
             assert c.current == app.sid(PLAN)
+
+    aloop(scenario())
+
+
+def test_search_fields_answer_escape_and_down(aloop: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w, c = app.window, app.controller
+            w.activateWindow()
+            # the tree's filter: Escape clears it (the rows come back), Down goes to them
+            w.action_find.trigger()
+            QTest.keyClicks(w.filter_box, "tabs vs")
+            await until(lambda: c.proxy.pattern == "tabs vs", what="filtered")
+            QTest.keyClick(w.filter_box, Qt.Key.Key_Escape)
+            assert w.filter_box.text() == ""
+            await until(lambda: not c.proxy.pattern, what="cleared")
+            assert app.sid(PLAN)  # every row is back
+            QTest.keyClick(w.filter_box, Qt.Key.Key_Down)
+            assert QApplication.focusWidget() is w.tree
+            # Search all sessions: Enter searches, Down goes to the hits, Enter opens one
+            w.action_search.trigger()
+            box = w.search_panel.box
+            await until(lambda: QApplication.focusWidget() is box, what="search focus")
+            QTest.keyClicks(box, "changelog")
+            QTest.keyClick(box, Qt.Key.Key_Return)
+            results = w.search_panel.results
+            await until(lambda: results.model().rowCount() > 0, what="hits")
+            QTest.keyClick(box, Qt.Key.Key_Down)
+            assert QApplication.focusWidget() is results
+            hit = results.currentIndex().data(HIT_ROLE)
+            QTest.keyClick(results, Qt.Key.Key_Return)
+            await until(lambda: c.current == hit["sessionId"], what="the hit opened")
+            # Escape: first clears the words, then closes the panel, back to the list
+            box.setFocus()
+            QTest.keyClick(box, Qt.Key.Key_Escape)
+            assert box.text() == ""
+            QTest.keyClick(box, Qt.Key.Key_Escape)
+            assert not w.search_dock.isVisible()
+            assert QApplication.focusWidget() is w.tree
 
     aloop(scenario())
