@@ -376,6 +376,7 @@ class MainWindow(QMainWindow):
         c.proxy.rowsInserted.connect(
             lambda *_a: self._expand_timer.start() if c.proxy.pattern else None)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
+        c.selectRequested.connect(self._write_next)  # first: opening may be at once
         c.selectRequested.connect(self.select_session)
         c.sessionOpened.connect(self._show_opened)
         c.runningChanged.connect(self._running)
@@ -542,8 +543,17 @@ class MainWindow(QMainWindow):
         if self.composer.edit.isEnabled() is False or self._opened_id != sid:
             self.composer.set_session(sid)
         self._opened_id = sid
+        if sid == self._write_in:  # a session just made here: write its next message
+            self._write_in = None
+            self.composer.edit.setFocus(Qt.FocusReason.OtherFocusReason)
 
     _opened_id = ""
+    _write_in: str | None = None
+
+    def _write_next(self, sid: str) -> None:
+        """A new session or a fork was made here (New session, Fork): once it is open, the
+        keyboard is in the composer, as in a chat app's new conversation."""
+        self._write_in = sid
 
     def _running(self, running: bool) -> None:
         self.composer.set_running(running)

@@ -109,3 +109,35 @@ def test_search_fields_answer_escape_and_down(aloop: Any, tmp_path: Path) -> Non
             assert QApplication.focusWidget() is w.tree
 
     aloop(scenario())
+
+
+def test_a_new_session_or_fork_is_ready_to_write_in(aloop: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w, c = app.window, app.controller
+            w.activateWindow()
+            w.tree.setFocus()
+            before = set(c.tree.session_ids())
+            QTest.keyClick(w, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+            new = await until(lambda: c.current not in before and c.current, what="new")
+            # named as a new session (not by its id), and the keyboard is in the composer
+            assert c.tree.title_of(new) == "New session"
+            assert w.header_label.text().startswith("New session")
+            assert new in w.header_label.toolTip()
+            await until(lambda: QApplication.focusWidget() is w.composer.edit, what="focus")
+            QTest.keyClicks(w.composer.edit, "Tabs or spaces?")
+            QTest.keyClick(w.composer.edit, Qt.Key.Key_Return)
+            await until(lambda: app.rows("user", "Tabs or spaces?"), what="sent")
+            await until(lambda: c.tree.title_of(new) == "Tabs or spaces?", what="titled")
+            # a fork from the toolbar's action: the same
+            await app.idle()
+            w.tree.setFocus()
+            plan = app.sid(PLAN)
+            await app.open(plan)
+            w.tree.setFocus()
+            QTest.keyClick(w, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier
+                           | Qt.KeyboardModifier.ShiftModifier)
+            await until(lambda: c.current not in (plan, new) and c.current, what="fork")
+            await until(lambda: QApplication.focusWidget() is w.composer.edit, what="focus")
+
+    aloop(scenario())
