@@ -10,7 +10,7 @@ import pytest
 from gui_harness import open_app, until
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QInputDialog, QLineEdit
 
 from forkwise.gui.agents import ImportDialog
 
@@ -45,5 +45,30 @@ def test_a_failed_import_names_each_file_once(aloop: Any, tmp_path: Path) -> Non
                 dialog.summary.setText("")
             QTest.keyClick(dialog.path, Qt.Key.Key_Escape)  # Escape closes
             await until(lambda: not dialog.isVisible(), what="closed")
+
+    aloop(scenario())
+
+
+def test_rename_shows_the_whole_title_and_answers_enter(aloop: Any, tmp_path: Path) -> None:
+    title = "Plan the 2.5 release: freeze on day 1, RC on day 4, publish on day 12"
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w, c = app.window, app.controller
+            plan = app.sid("Plan the 2.5 release")
+            await app.client.rename_session(plan, title)
+            await until(lambda: c.tree.title_of(plan) == title, what="renamed")
+            await app.open(plan)
+            w.branches.rename.trigger()
+            dialog = await until(lambda: dialog_of(QInputDialog), what="rename dialog")
+            field = dialog.findChild(QLineEdit)
+            await until(field.isVisible, what="shown")
+            assert field.text() == title
+            # the whole title is in view in the field
+            assert field.fontMetrics().horizontalAdvance(title) < field.width() - 8
+            field.selectAll()
+            QTest.keyClicks(field, "Ship 2.5 in May")
+            QTest.keyClick(field, Qt.Key.Key_Return)  # Enter renames
+            await until(lambda: c.tree.title_of(plan) == "Ship 2.5 in May", what="renamed")
 
     aloop(scenario())
