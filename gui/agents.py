@@ -83,6 +83,9 @@ def install(window: MainWindow) -> None:
     window.transcript.menu_extensions.append(
         lambda menu, row, enabled: _message_continue_menu(window, menu, row, enabled)
     )
+    from . import subagent_link
+
+    subagent_link.install(window)  # a Task call's menu opens the subagent it started
     c.treeLoaded.connect(lambda _n: _start_watching(window))
     detail = window.header_label.parentWidget()
     origin = QLabel(detail)
