@@ -49,10 +49,12 @@ def add_open_subagent(window: MainWindow, menu: QMenu, row: int) -> None:
     action.setObjectName(OPEN_SUBAGENT)
     action.setStatusTip("Show the session of the subagent this call started")
     action.triggered.connect(lambda: window.select_session(child))
-    first = menu.actions()[0] if menu.actions() else None
-    menu.insertAction(first, action)
-    if first is not None:
-        menu.insertSeparator(first)
+    actions = menu.actions()
+    if not actions:
+        menu.addAction(action)
+        return
+    menu.insertAction(actions[0], action)
+    menu.insertSeparator(actions[0])
 
 
 def install(window: MainWindow) -> None:
