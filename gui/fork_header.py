@@ -41,9 +41,15 @@ class ForkHeader(QWidget):
         # that shares none of its history was not cut anywhere: no "at the beginning"
         verb = "Subagent started by" if subagent else "Forked from"
         where = "" if subagent and point == "the beginning" else f" at {point}"
-        self.link.setText(f'<b>{verb}</b> <a href="session:{html.escape(source)}">'
-                          f"{html.escape(title)}</a>{html.escape(where)}")
-        self.link.setAccessibleName(f"{verb} {title}{where}; activate to show the source")
+        if title == source:  # no row names it: deleted (or in the trash), nothing to open
+            self.link.setText(f"<b>{verb}</b> a session no longer in the store"
+                              f"{html.escape(where)}")
+            self.link.setToolTip(f"id: {source}")
+            self.link.setAccessibleName(f"{verb} a session no longer in the store{where}")
+        else:
+            self.link.setText(f'<b>{verb}</b> <a href="session:{html.escape(source)}">'
+                              f"{html.escape(title)}</a>{html.escape(where)}")
+            self.link.setAccessibleName(f"{verb} {title}{where}; activate to show the source")
         self.link.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.link.setWordWrap(True)
         self.link.linkActivated.connect(self._link)

@@ -119,3 +119,22 @@ def test_a_task_call_opens_the_subagent_it_started(aloop: Any, tmp_path: Path) -
             assert "actionOpenSubagent" not in names
 
     aloop(scenario())
+
+
+def test_a_fork_of_a_deleted_session_says_so(aloop: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w, c = app.window, app.controller
+            plan, shorter = app.sid(PLAN), app.sid(SHORTER)
+            await app.client.delete_session(plan)
+            await until(lambda: c.tree.summary(plan) is None, what="deleted")
+            await app.open(shorter)
+            header = await until(lambda: [h for h in w.transcript.findChildren(ForkHeader)
+                                          if h.isVisible()], what="header")
+            text = header[0].link.text()
+            # not a link to an id that opens nothing
+            assert "no longer in the store" in text, text
+            assert plan not in text
+            assert "href" not in text
+
+    aloop(scenario())
