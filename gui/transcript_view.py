@@ -97,7 +97,9 @@ class TranscriptDelegate(QStyledItemDelegate):
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self.view.font())
         doc.setDefaultStyleSheet(
-            f"p {{ margin: 0; }} pre {{ margin: 0; }} .dim {{ color: {_dim(palette)}; }}"
+            # long output lines wrap inside the card (they ran off its right edge)
+            f"p {{ margin: 0; }} pre {{ margin: 0; white-space: pre-wrap; }}"
+            f" .dim {{ color: {_dim(palette)}; }}"
         )
         doc.setHtml(entry_html(entry, palette))
         doc.setTextWidth(width - 2 * PAD)
@@ -210,6 +212,27 @@ def _text(text: str) -> str:
     return html.escape(text).replace("\n", "<br>")
 
 
+NO_PROVIDER_HINT = ("Session → Use the model from Preferences answers it with the model "
+                    "chosen there")
+
+
+def result_text(result: Any) -> str:
+    """A tool's output as a person reads it. Codex keeps a shell call's output as a JSON
+    string (`{"output": "...", "metadata": {"exit_code": 1}}`): its text is shown, with
+    real line breaks, and a failing exit code."""
+    if isinstance(result, str) and result.startswith("{"):
+        try:
+            value = orjson.loads(result)
+        except orjson.JSONDecodeError:
+            return result
+        if isinstance(value, dict) and isinstance(value.get("output"), str):
+            meta = value.get("metadata")
+            code = meta.get("exit_code") if isinstance(meta, dict) else None
+            tail = f"\n(exit code {code})" if code not in (None, 0) else ""
+            return str(value["output"]) + tail
+    return _json(result)
+
+
 def _json(value: Any) -> str:
     """Compact JSON when it fits on a line, indented when it does not."""
     if isinstance(value, str):
@@ -248,7 +271,7 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
         if result is None:
             out.append('<p class="dim"><i>no result yet</i></p>')
         else:
-            text = _json(result)
+            text = result_text(result)
             lines = text.splitlines()
             shown = lines if entry.expanded else lines[:RESULT_LINES]
             label = "error" if entry.data.get("is_error") else "result"
@@ -268,8 +291,14 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
     if kind == "turn":
         colour = {"completed": _dim(pal), "cancelled": "#b36b00", "failed": "#c0392b",
                   "interrupted": "#b36b00"}.get(entry.text, _dim(pal))
-        return (f'<p align="center" style="color: {colour}"><small>— turn {html.escape(entry.text)}'
-                f' · {when} —</small></p>')
+        line = (f'<p align="center" style="color: {colour}"><small>— turn '
+                f'{html.escape(entry.text)} · {when} —</small></p>')
+        error = entry.data.get("error")
+        if not error:
+            return line
+        hint = (f"<br>{html.escape(NO_PROVIDER_HINT)}" if "provider" in str(error) else "")
+        return (line + f'<p align="center" style="color: {colour}"><small>'
+                f"{html.escape(str(error))}{hint}</small></p>")
     if kind == "fork":
         return f"<p>{html.escape(plain_text(entry))}</p>"
     if kind == "model":

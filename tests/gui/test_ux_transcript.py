@@ -1,5 +1,6 @@
-"""Reading a transcript as a person does (the UX pass): a subagent's transcript says who
-started it, as the tree's tooltip does, not that it was "forked". Real window and store."""
+"""Reading a transcript as a person does (the UX pass): a subagent says who started it, a
+Task call opens its subagent, a fork of a deleted session says so, a failed turn says
+why, Codex's shell output reads as text. Real window and store."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from typing import Any
 import pytest
 from gui_harness import open_app, until
 
+from forkwise.core.bench.synth_sources import codex_home
 from forkwise.gui.fork_header import ForkHeader
+from forkwise.gui.transcript_model import plain_text
+from forkwise.gui.transcript_view import entry_html
 
 pytestmark = pytest.mark.gui
 
@@ -136,5 +140,58 @@ def test_a_fork_of_a_deleted_session_says_so(aloop: Any, tmp_path: Path) -> None
             assert "no longer in the store" in text, text
             assert plan not in text
             assert "href" not in text
+
+    aloop(scenario())
+
+
+def test_a_failed_turn_says_why(aloop: Any, tmp_path: Path) -> None:
+    home = tmp_path / "codex-home"
+    codex_home(home, 0.02)  # sessions of gpt-5-codex, a provider not configured here
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            w, c = app.window, app.controller
+            report = await app.client.import_files([str(home)], "codex")
+            imported = report["imported"][0]
+            await until(lambda: c.tree.summary(imported) is not None, what="imported")
+            await app.open(imported)
+            w.composer.edit.setPlainText("continue please")
+            w.composer.send_button.click()
+            ended = await until(lambda: [e for e in app.entries
+                                         if e.kind == "turn" and e.text == "failed"],
+                                what="the failed turn")
+            html_text = entry_html(ended[-1], w.transcript.palette())
+            assert "no provider" in html_text  # the host's reason
+            assert "Use the model from Preferences" in html_text  # and the way out
+            assert "no provider" in plain_text(ended[-1])  # Copy and screen readers
+            assert c.current == imported
+
+    aloop(scenario())
+
+
+def test_codex_shell_output_reads_as_text_and_wraps(aloop: Any, tmp_path: Path) -> None:
+    home = tmp_path / "codex-home"
+    codex_home(home, 0.02)  # Codex rollouts: shell calls whose output is a JSON string
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            w, c = app.window, app.controller
+            report = await app.client.import_files([str(home)], "codex")
+            first = report["imported"][0]
+            await until(lambda: c.tree.summary(first) is not None, what="imported")
+            await app.open(first)
+            calls = [e for e in app.entries if e.kind == "tool" and e.data.get("result")]
+            assert calls
+            raw = calls[0].data["result"]
+            assert isinstance(raw, str)
+            assert raw.startswith('{"output"')  # as Codex wrote it
+            shown = entry_html(calls[0], w.transcript.palette())
+            assert '{"output"' not in shown.replace("&quot;", '"')
+            assert "line 0: " in shown
+            assert "\\n" not in shown  # real line breaks, not escaped ones
+            # a line longer than the card wraps inside it
+            width = 300
+            doc = w.transcript.delegate._doc(calls[0], width, w.transcript.palette())
+            assert doc.idealWidth() <= width
 
     aloop(scenario())
