@@ -72,3 +72,21 @@ def test_rename_shows_the_whole_title_and_answers_enter(aloop: Any, tmp_path: Pa
             await until(lambda: c.tree.title_of(plan) == "Ship 2.5 in May", what="renamed")
 
     aloop(scenario())
+
+
+def test_the_compare_window_closes_with_escape(aloop: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w = app.window
+            await app.open(app.sid("2.5 release — two-week schedule"))
+            w.branches.compare_with_source()
+            view = await until(lambda: w.branches.compare_view is not None
+                               and w.branches.compare_view.isVisible()
+                               and w.branches.compare_view, what="compare window")
+            view.activateWindow()
+            view.setFocus()
+            await until(lambda: QApplication.activeWindow() is view, what="active")
+            QTest.keyClick(view, Qt.Key.Key_Escape)
+            await until(lambda: not view.isVisible(), what="closed")
+
+    aloop(scenario())
