@@ -381,6 +381,7 @@ class MainWindow(QMainWindow):
         c.sessionOpened.connect(self._show_opened)
         c.runningChanged.connect(self._running)
         c.ops.busyChanged.connect(self._busy)
+        c.ops.activityChanged.connect(lambda _what: self._busy(c.ops.busy))
         c.tree.dataChanged.connect(self._tree_changed)
         c.treeLoaded.connect(self._tree_loaded)
         c.treePreviewed.connect(self._tree_previewed)
@@ -446,7 +447,9 @@ class MainWindow(QMainWindow):
         self._update_fork_action()
 
     def _busy(self, busy: bool) -> None:
-        self.busy_label.setText("Working…" if busy else "")
+        # what runs, in the ops' own words ("Importing sessions…"), not just "Working…"
+        what = self.controller.ops.activity or "Working"
+        self.busy_label.setText(f"{what}…" if busy else "")
 
     def _fork_shown(self, _sid: str, _seconds: float) -> None:
         self.transcript.follow_to_end()
