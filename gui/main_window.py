@@ -381,7 +381,7 @@ class MainWindow(QMainWindow):
         c.sessionOpened.connect(self._show_opened)
         c.runningChanged.connect(self._running)
         c.ops.busyChanged.connect(self._busy)
-        c.ops.activityChanged.connect(lambda _what: self._busy(c.ops.busy))
+        c.ops.activityChanged.connect(self._activity)  # a method: let go with the window
         c.tree.dataChanged.connect(self._tree_changed)
         c.treeLoaded.connect(self._tree_loaded)
         c.treePreviewed.connect(self._tree_previewed)
@@ -445,6 +445,9 @@ class MainWindow(QMainWindow):
         if sid and self.controller.loaded:  # a row of the preview opens once loaded
             self.controller.open_session(str(sid))
         self._update_fork_action()
+
+    def _activity(self, _what: str) -> None:
+        self._busy(self.controller.ops.busy)
 
     def _busy(self, busy: bool) -> None:
         # what runs, in the ops' own words ("Importing sessions…"), not just "Working…"
