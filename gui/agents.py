@@ -361,7 +361,8 @@ def _failure(f: Json) -> str:
     """One failed file: its path once (the host's message usually names it already)."""
     message, path = str(f["error"]["message"]), str(f["path"])
     if path in message:
-        return f"{message} (line {f['line']})" if f.get("line") else message
+        said = not f.get("line") or f"line {f['line']}" in message
+        return message if said else f"{message} (line {f['line']})"
     return f"{path}, line {f['line']}: {message}" if f.get("line") else f"{path}: {message}"
 
 

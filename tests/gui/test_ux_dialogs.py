@@ -90,3 +90,28 @@ def test_the_compare_window_closes_with_escape(aloop: Any, tmp_path: Path) -> No
             await until(lambda: not view.isVisible(), what="closed")
 
     aloop(scenario())
+
+
+def test_a_pi_session_is_recognised_by_the_import_dialog(aloop: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            c = app.controller
+            # a pi session file as pi writes it (the export writes pi's format)
+            out = tmp_path / "pi-sessions" / "plan.jsonl"
+            out.parent.mkdir()
+            await app.client.export_session(app.sid("Plan the 2.5 release"), "pi", str(out))
+            app.window.findChild(type(app.window.action_new), "actionImport").trigger()
+            dialog = await until(lambda: dialog_of(ImportDialog), what="import dialog")
+            await app.idle()
+            assert dialog.tool.currentData() is None  # "Recognise each file"
+            dialog.path.setText(str(out.parent))
+            QTest.keyClick(dialog.path, Qt.Key.Key_Return)
+            await until(lambda: "imported" in dialog.summary.text(), what="the summary")
+            text = dialog.summary.text()
+            assert text.startswith("1 sessions imported"), text
+            assert "newer Forkwise" not in text
+            await until(lambda: [s for s in c.tree.session_ids()
+                                 if (c.tree.summary(s) or {}).get("source") == "pi"],
+                        what="the pi session listed")
+
+    aloop(scenario())
