@@ -159,7 +159,9 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(rect, 6, 6)
         if self.view.indexWidget(index) is None:
-            doc = self._doc(entry, rect.width() + 2 * MARGIN_X, pal)
+            # the card's own width, as sizeHint measured it (the row's width drew the text
+            # 18 px past the card's right edge, and left a gap under it)
+            doc = self._doc(entry, rect.width(), pal)
             if entry.kind in ("turn", "model", "title"):
                 painter.translate(rect.left() + PAD, rect.top() + 2)
             else:

@@ -10,13 +10,15 @@ from typing import Any
 
 import pytest
 from gui_harness import open_app, until
+from PySide6.QtWidgets import QApplication
 
 from forkwise.core.bench.synth_sources import codex_home
 from forkwise.gui.fork_header import ForkHeader
 from forkwise.gui.transcript_model import plain_text
-from forkwise.gui.transcript_view import entry_html
+from forkwise.gui.transcript_view import MARGIN_X, MARGIN_Y, entry_html
 
 pytestmark = pytest.mark.gui
+SHOTS = os.environ.get("FORKWISE_SHOTS")
 
 PLAN = "Plan the 2.5 release"
 SUBAGENT = "Subagent: list the release scripts"
@@ -193,5 +195,39 @@ def test_codex_shell_output_reads_as_text_and_wraps(aloop: Any, tmp_path: Path) 
             width = 300
             doc = w.transcript.delegate._doc(calls[0], width, w.transcript.palette())
             assert doc.idealWidth() <= width
+
+    aloop(scenario())
+
+
+def test_message_text_stays_inside_its_card(aloop: Any, tmp_path: Path) -> None:
+    words = " ".join(f"word{n}" for n in range(400))  # a long answer: many full lines
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w = app.window
+            v = w.transcript
+            tabs = app.sid("Quick question about tabs vs spaces")
+            await app.client.prompt_and_wait(tabs, words)  # the offline model echoes it
+            await app.open(tabs)
+            (row,) = app.rows("user", "word399")
+            v.scrollTo(v.model().index(row, 0))
+            await app.idle()
+            QApplication.processEvents()
+            image = v.viewport().grab().toImage()
+            rect = v.visualRect(v.model().index(row, 0))
+            card_right = rect.right() - MARGIN_X
+            ink = [(x, y) for y in range(max(rect.top(), 0) + MARGIN_Y + 2,
+                                          min(rect.bottom(), image.height() - 1) - MARGIN_Y)
+                   for x in range(card_right + 2, min(rect.right(), image.width() - 1))
+                   if image.pixelColor(x, y).lightness() < 160]
+            # nothing of the text is drawn right of the card's border
+            assert not ink, ink[:5]
+            # and the card is as tall as its text: its last line is not cut by its border
+            bottom = rect.bottom() - MARGIN_Y
+            if bottom < image.height() - 2:
+                below = [x for x in range(rect.left() + MARGIN_X + 2, card_right - 2)
+                         if image.pixelColor(x, bottom + 2).lightness() < 160]
+                assert not below, below[:5]
+            SHOTS and image.save(str(Path(SHOTS) / "card-text.png"))
 
     aloop(scenario())
