@@ -538,6 +538,8 @@ class MainWindow(QMainWindow):
             self.composer.set_session(None)
             return
         bits = [self._title_of(sid)]
+        if summary.get("error"):
+            bits[0] += " — cannot be read"  # as its row says (the banner says why)
         if summary.get("model"):
             bits.append(str(summary["model"]))
         if summary.get("running"):

@@ -74,7 +74,8 @@ def display_title(sid: str, summary: Summary, children_of: Children, depth: int 
     if own is None:
         return sid
     title = str(own.get("title") or sid)
-    if title == sid and not own.get("titleSet", True) and not own.get("firstQuestion"):
+    if (title == sid and not own.get("titleSet", True) and not own.get("firstQuestion")
+            and not own.get("error")):  # an unreadable one is not new
         title = UNTITLED  # the host names it by its id until something is asked
     parent = own.get("parentSession")
     if not is_fork(own) or not isinstance(parent, str) or depth > 20:

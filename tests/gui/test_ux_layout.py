@@ -116,3 +116,27 @@ def test_a_small_window_keeps_messages_whole(aloop: Any, tmp_path: Path) -> None
             assert w.tree.width() < 440  # the list gave way
 
     aloop(scenario())
+
+
+def test_an_unreadable_session_is_not_called_new(aloop: Any, tmp_path: Path) -> None:
+    from forkwise.core.demo import build_demo_store
+
+    store = tmp_path / "store"
+    build_demo_store(store)
+    (store / "sessions" / "garbage.jsonl").write_bytes(b"not a session\n")
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            c, w = app.controller, app.window
+            await until(lambda: c.tree.summary("garbage") is not None, what="listed")
+            assert c.tree.title_of("garbage") == "garbage"
+            w.select_session("garbage")
+            await until(lambda: c.current == "garbage", what="selected")
+            await app.idle()
+            assert w.header_label.text().startswith("garbage — cannot be read")
+            # a session nothing was asked in yet is the one called new
+            made = await app.client.create_session()
+            await until(lambda: c.tree.summary(made["id"]) is not None, what="made")
+            assert c.tree.title_of(made["id"]) == "New session"
+
+    aloop(scenario())
