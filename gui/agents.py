@@ -83,6 +83,9 @@ def install(window: MainWindow) -> None:
     window.transcript.menu_extensions.append(
         lambda menu, row, enabled: _message_continue_menu(window, menu, row, enabled)
     )
+    from . import subagent_link
+
+    subagent_link.install(window)  # a Task call's menu opens the subagent it started
     c.treeLoaded.connect(lambda _n: _start_watching(window))
     detail = window.header_label.parentWidget()
     origin = QLabel(detail)
@@ -159,7 +162,9 @@ def _show_origin(window: MainWindow, label: QLabel, session_id: str) -> None:
             return  # another session was opened meanwhile
         source = (info.get("header", {}).get("meta") or {}).get("source") or {}
         label.setText(f"Imported from {tool_name(tool)}: {source.get('path', '')}")
-        label.setToolTip(f"{tool_name(tool)} session {source.get('id', '')}")
+        # the path may be clipped at the pane's edge: all of it a hover away
+        label.setToolTip(f"{source.get('path', '')}\n{tool_name(tool)} session "
+                         f"{source.get('id', '')}")
         label.setVisible(True)
 
     c.ops.run(c.client.get_session(session_id), shown, what="Reading the session's source")
@@ -346,11 +351,19 @@ def describe_import(report: Json) -> str:
     if failed:
         text += f"\n{len(failed)} file(s) could not be imported:"
         for f in failed[:8]:
-            where = f"{f['path']}, line {f['line']}" if f.get("line") else f["path"]
-            text += f"\n• {where}: {f['error']['message']}"
+            text += f"\n• {_failure(f)}"
         if len(failed) > 8:
             text += f"\n• … and {len(failed) - 8} more"
     return text
+
+
+def _failure(f: Json) -> str:
+    """One failed file: its path once (the host's message usually names it already)."""
+    message, path = str(f["error"]["message"]), str(f["path"])
+    if path in message:
+        said = not f.get("line") or f"line {f['line']}" in message
+        return message if said else f"{message} (line {f['line']})"
+    return f"{path}, line {f['line']}: {message}" if f.get("line") else f"{path}: {message}"
 
 
 class SourcesDialog(QDialog):

@@ -186,7 +186,11 @@ class BranchActions(QObject):
         dialog.setWindowTitle("Rename session")
         dialog.setLabelText("Title:")
         dialog.setTextEchoMode(QLineEdit.EchoMode.Normal)
-        dialog.setTextValue(c.tree.title_of(sid))
+        title = c.tree.title_of(sid)
+        dialog.setTextValue(title)
+        # wide enough for the title (Qt's default cut a 30-character one), within reason
+        room = dialog.fontMetrics().horizontalAdvance(title) + 80
+        dialog.resize(max(440, min(room, 760)), dialog.sizeHint().height())
         dialog.textValueSelected.connect(lambda text: self.rename_to(sid, text))
         self.rename_dialog = dialog
         dialog.open()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -48,6 +49,14 @@ class CompareView(QWidget):
         self.setAccessibleName("Compare two sessions")
         self.setWindowTitle("Compare sessions")
         self.resize(1000, 680)
+        # a window of its own, not a dialog: Escape (and Close's keys) close it as one would
+        close = QAction("Close", self)
+        close.setObjectName("actionCloseCompare")
+        close.setShortcuts([QKeySequence(Qt.Key.Key_Escape),
+                            *QKeySequence.keyBindings(QKeySequence.StandardKey.Close)])
+        close.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        close.triggered.connect(self.close)
+        self.addAction(close)
         self.left_title = self._label("compareLeftTitle", bold=True)
         self.right_title = self._label("compareRightTitle", bold=True)
         self.shared = self._label("compareShared")

@@ -12,7 +12,8 @@ class ContextMenuMixin:
     """For a QAbstractItemView subclass that defines `build_context_menu(index) -> QMenu`.
 
     The row under the pointer becomes current, the menu pops up there, and the menu shown
-    before is released (it has closed by then). `last_menu` is the one showing."""
+    before is released (it has closed by then). From the keyboard, the menu is the current
+    row's. `last_menu` is the one showing."""
 
     last_menu: QMenu | None = None
 
@@ -21,12 +22,21 @@ class ContextMenuMixin:
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         assert isinstance(self, QAbstractItemView)
-        index = self.indexAt(event.pos())
-        if index.isValid():
-            self.setCurrentIndex(index)
+        where = event.globalPos()
+        if event.reason() == QContextMenuEvent.Reason.Keyboard:
+            # the Menu key or Shift+F10: the current row's menu, shown on that row (Qt's
+            # point is in the view's frame, not its viewport, and may be scrolled away)
+            index = self.currentIndex()
+            if index.isValid():
+                self.scrollTo(index)
+                where = self.viewport().mapToGlobal(self.visualRect(index).center())
+        else:
+            index = self.indexAt(event.pos())
+            if index.isValid():
+                self.setCurrentIndex(index)
         menu = self.build_context_menu(index)
         if self.last_menu is not None:
             self.last_menu.deleteLater()
         self.last_menu = menu
-        menu.popup(event.globalPos())
+        menu.popup(where)
         event.accept()

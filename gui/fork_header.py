@@ -25,7 +25,7 @@ class ForkHeader(QWidget):
     compareRequested = Signal()
 
     def __init__(self, source: str, title: str, point: str, parent: QWidget | None = None,
-                 *, margins: tuple[int, int] = (0, 0)) -> None:
+                 *, margins: tuple[int, int] = (0, 0), subagent: bool = False) -> None:
         super().__init__(parent)
         self.setObjectName("forkHeader")
         self.source = source
@@ -37,9 +37,19 @@ class ForkHeader(QWidget):
         row.setSpacing(4)
         self.link = QLabel(self)
         self.link.setObjectName("forkLink")
-        self.link.setText(f'<b>Forked from</b> <a href="session:{html.escape(source)}">'
-                          f"{html.escape(title)}</a> at {html.escape(point)}")
-        self.link.setAccessibleName(f"Forked from {title} at {point}; activate to show the source")
+        # a subagent was started by its session (the tree's tooltip says so too), and one
+        # that shares none of its history was not cut anywhere: no "at the beginning"
+        verb = "Subagent started by" if subagent else "Forked from"
+        where = "" if subagent and point == "the beginning" else f" at {point}"
+        if title == source:  # no row names it: deleted (or in the trash), nothing to open
+            self.link.setText(f"<b>{verb}</b> a session no longer in the store"
+                              f"{html.escape(where)}")
+            self.link.setToolTip(f"id: {source}")
+            self.link.setAccessibleName(f"{verb} a session no longer in the store{where}")
+        else:
+            self.link.setText(f'<b>{verb}</b> <a href="session:{html.escape(source)}">'
+                              f"{html.escape(title)}</a>{html.escape(where)}")
+            self.link.setAccessibleName(f"{verb} {title}{where}; activate to show the source")
         self.link.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.link.setWordWrap(True)
         self.link.linkActivated.connect(self._link)

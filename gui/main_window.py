@@ -25,6 +25,8 @@ from .branch_actions import BranchActions
 from .composer import Composer
 from .context_menu import ContextMenuMixin
 from .controller import Controller
+from .elided_label import ElidedLabel
+from .field_keys import FieldKeys
 from .fork_header import CHANGED_TEXT
 from .housekeeping import Housekeeping
 from .notify import Banner
@@ -251,7 +253,8 @@ class MainWindow(QMainWindow):
 
         right = QWidget(self)
         right.setObjectName("sessionDetail")
-        self.header_label = QLabel(right)
+        # elided in the middle, as the tree does: a fork's "— fork 2" stays in view
+        self.header_label = ElidedLabel(right, Qt.TextElideMode.ElideMiddle)
         self.header_label.setObjectName("sessionHeader")
         self.header_label.setAccessibleName("Opened session")
         self.header_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -362,6 +365,9 @@ class MainWindow(QMainWindow):
         self._filter_timer.setInterval(200)
         self._filter_timer.timeout.connect(self._filter_now)
         self.filter_box.textChanged.connect(lambda _t: self._filter_timer.start())
+        # Escape clears the filter (then, empty, hands the keyboard to the list); Down
+        # goes to the rows
+        FieldKeys(self.filter_box, down=self._filter_to_tree, leave=self._filter_to_tree)
         # message-text matches arrive later: their rows' ancestors are expanded too
         self._expand_timer = QTimer(self)
         self._expand_timer.setSingleShot(True)
@@ -370,10 +376,12 @@ class MainWindow(QMainWindow):
         c.proxy.rowsInserted.connect(
             lambda *_a: self._expand_timer.start() if c.proxy.pattern else None)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
+        c.selectRequested.connect(self._write_next)  # first: opening may be at once
         c.selectRequested.connect(self.select_session)
         c.sessionOpened.connect(self._show_opened)
         c.runningChanged.connect(self._running)
         c.ops.busyChanged.connect(self._busy)
+        c.ops.activityChanged.connect(self._activity)  # a method: let go with the window
         c.tree.dataChanged.connect(self._tree_changed)
         c.treeLoaded.connect(self._tree_loaded)
         c.treePreviewed.connect(self._tree_previewed)
@@ -438,8 +446,13 @@ class MainWindow(QMainWindow):
             self.controller.open_session(str(sid))
         self._update_fork_action()
 
+    def _activity(self, _what: str) -> None:
+        self._busy(self.controller.ops.busy)
+
     def _busy(self, busy: bool) -> None:
-        self.busy_label.setText("Working…" if busy else "")
+        # what runs, in the ops' own words ("Importing sessions…"), not just "Working…"
+        what = self.controller.ops.activity or "Working"
+        self.busy_label.setText(f"{what}…" if busy else "")
 
     def _fork_shown(self, _sid: str, _seconds: float) -> None:
         self.transcript.follow_to_end()
@@ -525,6 +538,8 @@ class MainWindow(QMainWindow):
             self.composer.set_session(None)
             return
         bits = [self._title_of(sid)]
+        if summary.get("error"):
+            bits[0] += " — cannot be read"  # as its row says (the banner says why)
         if summary.get("model"):
             bits.append(str(summary["model"]))
         if summary.get("running"):
@@ -532,12 +547,21 @@ class MainWindow(QMainWindow):
         if self.branches.source_changed(sid):
             bits.append(f"⚠ {CHANGED_TEXT.lower().replace('its ', '')}")
         self.header_label.setText("  ·  ".join(bits))
-        self.header_label.setToolTip(f"id: {sid}")
+        self.header_label.setToolTip(f"{self.header_label.text()}\nid: {sid}")
         if self.composer.edit.isEnabled() is False or self._opened_id != sid:
             self.composer.set_session(sid)
         self._opened_id = sid
+        if sid == self._write_in:  # a session just made here: write its next message
+            self._write_in = None
+            self.composer.edit.setFocus(Qt.FocusReason.OtherFocusReason)
 
     _opened_id = ""
+    _write_in: str | None = None
+
+    def _write_next(self, sid: str) -> None:
+        """A new session or a fork was made here (New session, Fork): once it is open, the
+        keyboard is in the composer, as in a chat app's new conversation."""
+        self._write_in = sid
 
     def _running(self, running: bool) -> None:
         self.composer.set_running(running)
@@ -571,6 +595,13 @@ class MainWindow(QMainWindow):
         self._expand_reordered_lineage()
         if c.current:
             self.select_session(c.current)
+
+    def _filter_to_tree(self) -> None:
+        self.tree.setFocus(Qt.FocusReason.OtherFocusReason)
+        if not self.tree.currentIndex().isValid():
+            first = self.controller.proxy.index(0, 0)
+            if first.isValid():
+                self.tree.setCurrentIndex(first)
 
     def focus_filter(self) -> None:
         self.filter_box.setFocus(Qt.FocusReason.ShortcutFocusReason)

@@ -26,11 +26,14 @@ class OpRunner(QObject):
     the last one ends (the window shows progress from it)."""
 
     busyChanged = Signal(bool)
+    #: what the latest running op does ("Searching"), "" when nothing runs
+    activityChanged = Signal(str)
 
     def __init__(self, notifier: Notifier, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.notifier = notifier
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._doing: dict[asyncio.Task[Any], str] = {}  # insertion order: latest last
         self._idle_waiters: list[asyncio.Future[None]] = []
 
     def run(
@@ -48,6 +51,9 @@ class OpRunner(QObject):
             self.busyChanged.emit(True)
         task.add_done_callback(self._finished)
         task.add_done_callback(lambda _t: coro.close())  # cancelled before it started
+        if what:
+            self._doing[task] = what
+            self.activityChanged.emit(self.activity)
         return task
 
     async def _guard(
@@ -81,12 +87,19 @@ class OpRunner(QObject):
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
+        if self._doing.pop(task, None) is not None:
+            self.activityChanged.emit(self.activity)
         if not self._tasks:
             self.busyChanged.emit(False)
             waiters, self._idle_waiters = self._idle_waiters, []
             for fut in waiters:
                 if not fut.done():
                     fut.set_result(None)
+
+    @property
+    def activity(self) -> str:
+        """What the latest running op that said what it does is doing."""
+        return next(reversed(self._doing.values()), "")
 
     @property
     def busy(self) -> bool:

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from forkwise.core.client.api import Json
 
 from .controller import Controller
+from .field_keys import FieldKeys
 from .session_rows import format_when
 
 Index = QModelIndex | QPersistentModelIndex
@@ -181,6 +182,7 @@ class SearchPanel(QWidget):
         self.box.returnPressed.connect(self._enter)
         self.results.activated.connect(self._activated)
         self.results.doubleClicked.connect(self._activated)
+        FieldKeys(self.box, down=self.to_results, leave=self._leave)
 
     def focus(self) -> None:
         self.box.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -221,9 +223,25 @@ class SearchPanel(QWidget):
     def _enter(self) -> None:
         if self._timer.isActive() or self.box.text().strip() != self._asked:
             self.run()
-        elif self.model.rowCount():
-            self.results.setFocus()
-            self.results.setCurrentIndex(self.model.index(0))
+        else:
+            self.to_results()
+
+    def to_results(self) -> None:
+        """The keyboard to the first hit (Enter there opens it)."""
+        if self.model.rowCount():
+            self.results.setFocus(Qt.FocusReason.OtherFocusReason)
+            if not self.results.currentIndex().isValid():
+                self.results.setCurrentIndex(self.model.index(0))
+
+    def _leave(self) -> None:
+        """Escape in an empty box: the panel closes (its dock), back to the sessions."""
+        dock = self.parentWidget()
+        if isinstance(dock, QDockWidget):
+            dock.hide()
+        window = self.window()
+        tree = window.findChild(QAbstractItemView, "sessionTree")
+        if tree is not None:
+            tree.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _activated(self, index: QModelIndex) -> None:
         hit = index.data(HIT_ROLE)

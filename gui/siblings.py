@@ -19,6 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 Json = dict[str, Any]
+#: a session nothing was asked in yet (its id is in the row's tooltip)
+UNTITLED = "New session"
 Summary = Callable[[str], Json | None]
 Children = Callable[[str | None], list[str]]
 
@@ -72,6 +74,9 @@ def display_title(sid: str, summary: Summary, children_of: Children, depth: int 
     if own is None:
         return sid
     title = str(own.get("title") or sid)
+    if (title == sid and not own.get("titleSet", True) and not own.get("firstQuestion")
+            and not own.get("error")):  # an unreadable one is not new
+        title = UNTITLED  # the host names it by its id until something is asked
     parent = own.get("parentSession")
     if not is_fork(own) or not isinstance(parent, str) or depth > 20:
         return title

@@ -90,7 +90,9 @@ class TranscriptBuilder:
                 if entry.turn == turn and entry.data.get("decision") is None:
                     entry.data["decision"] = "expired"
                     changed.add(i)
-            self._add(Entry(TURN_END, seq, turn, info.status, ts))
+            # why a turn failed (e.g. no provider for the session's model) is shown with it
+            why = {"error": str(ev["error"])} if ev.get("error") else {}
+            self._add(Entry(TURN_END, seq, turn, info.status, ts, data=why))
         elif etype == "message":
             self._message(ev, seq, ts, turn)
         elif etype == "tool/result":

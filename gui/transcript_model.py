@@ -414,7 +414,8 @@ def plain_text(entry: Entry) -> str:
     """The entry as one line of plain text (display role, copying, accessibility)."""
     kind = entry.kind
     if kind == "turn":
-        return f"Turn {entry.text}"
+        error = entry.data.get("error")
+        return f"Turn {entry.text}: {error}" if error else f"Turn {entry.text}"
     if kind == "approval":
         decision = entry.data.get("decision")
         tool = entry.data.get("tool")

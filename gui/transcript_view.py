@@ -35,6 +35,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
+    QFocusEvent,
     QGuiApplication,
     QKeyEvent,
     QPainter,
@@ -73,6 +74,8 @@ from .transcript_model import ENTRY_ROLE, TranscriptModel, plain_text
 Index = QModelIndex | QPersistentModelIndex
 
 MARGIN_X, MARGIN_Y, PAD = 14, 5, 10
+#: a card is never narrower than this; the view asks for room for one (minimumSizeHint)
+MIN_CARD = 200
 RESULT_LINES = 6
 
 
@@ -87,14 +90,16 @@ class TranscriptDelegate(QStyledItemDelegate):
     # --- layout -------------------------------------------------------------------
 
     def _width(self) -> int:
-        return max(200, self.view.viewport().width() - 2 * MARGIN_X)
+        return max(MIN_CARD, self.view.viewport().width() - 2 * MARGIN_X)
 
     def _doc(self, entry: Entry, width: int, palette: QPalette) -> QTextDocument:
         doc = QTextDocument()
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self.view.font())
         doc.setDefaultStyleSheet(
-            f"p {{ margin: 0; }} pre {{ margin: 0; }} .dim {{ color: {_dim(palette)}; }}"
+            # long output lines wrap inside the card (they ran off its right edge)
+            f"p {{ margin: 0; }} pre {{ margin: 0; white-space: pre-wrap; }}"
+            f" .dim {{ color: {_dim(palette)}; }}"
         )
         doc.setHtml(entry_html(entry, palette))
         doc.setTextWidth(width - 2 * PAD)
@@ -154,7 +159,9 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(rect, 6, 6)
         if self.view.indexWidget(index) is None:
-            doc = self._doc(entry, rect.width() + 2 * MARGIN_X, pal)
+            # the card's own width, as sizeHint measured it (the row's width drew the text
+            # 18 px past the card's right edge, and left a gap under it)
+            doc = self._doc(entry, rect.width(), pal)
             if entry.kind in ("turn", "model", "title"):
                 painter.translate(rect.left() + PAD, rect.top() + 2)
             else:
@@ -207,6 +214,27 @@ def _text(text: str) -> str:
     return html.escape(text).replace("\n", "<br>")
 
 
+NO_PROVIDER_HINT = ("Session → Use the model from Preferences answers it with the model "
+                    "chosen there")
+
+
+def result_text(result: Any) -> str:
+    """A tool's output as a person reads it. Codex keeps a shell call's output as a JSON
+    string (`{"output": "...", "metadata": {"exit_code": 1}}`): its text is shown, with
+    real line breaks, and a failing exit code."""
+    if isinstance(result, str) and result.startswith("{"):
+        try:
+            value = orjson.loads(result)
+        except orjson.JSONDecodeError:
+            return result
+        if isinstance(value, dict) and isinstance(value.get("output"), str):
+            meta = value.get("metadata")
+            code = meta.get("exit_code") if isinstance(meta, dict) else None
+            tail = f"\n(exit code {code})" if code not in (None, 0) else ""
+            return str(value["output"]) + tail
+    return _json(result)
+
+
 def _json(value: Any) -> str:
     """Compact JSON when it fits on a line, indented when it does not."""
     if isinstance(value, str):
@@ -245,7 +273,7 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
         if result is None:
             out.append('<p class="dim"><i>no result yet</i></p>')
         else:
-            text = _json(result)
+            text = result_text(result)
             lines = text.splitlines()
             shown = lines if entry.expanded else lines[:RESULT_LINES]
             label = "error" if entry.data.get("is_error") else "result"
@@ -265,8 +293,14 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
     if kind == "turn":
         colour = {"completed": _dim(pal), "cancelled": "#b36b00", "failed": "#c0392b",
                   "interrupted": "#b36b00"}.get(entry.text, _dim(pal))
-        return (f'<p align="center" style="color: {colour}"><small>— turn {html.escape(entry.text)}'
-                f' · {when} —</small></p>')
+        line = (f'<p align="center" style="color: {colour}"><small>— turn '
+                f'{html.escape(entry.text)} · {when} —</small></p>')
+        error = entry.data.get("error")
+        if not error:
+            return line
+        hint = (f"<br>{html.escape(NO_PROVIDER_HINT)}" if "provider" in str(error) else "")
+        return (line + f'<p align="center" style="color: {colour}"><small>'
+                f"{html.escape(str(error))}{hint}</small></p>")
     if kind == "fork":
         return f"<p>{html.escape(plain_text(entry))}</p>"
     if kind == "model":
@@ -336,6 +370,15 @@ class TranscriptView(ContextMenuMixin, QListView):
             " background: palette(highlight); color: palette(highlighted-text); }")
         self.new_pill.clicked.connect(self.go_to_end)
         self.new_pill.hide()
+
+    def minimumSizeHint(self) -> QSize:
+        """Room for one card: in a small window (or one restored with a wide session
+        list) the splitter takes the width from the list, not from the messages, which
+        were cut off behind a horizontal scroll bar, an approval's Deny button with them."""
+        hint = super().minimumSizeHint()
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
+        width = MIN_CARD + 2 * MARGIN_X + bar + 2 * self.frameWidth()
+        return QSize(max(hint.width(), width), hint.height())
 
     def transcript(self) -> TranscriptModel:
         model = self.model()
@@ -426,6 +469,25 @@ class TranscriptView(ContextMenuMixin, QListView):
         super().resizeEvent(event)
         self._place_earlier_button()
         self._place_pill()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        """Reached from the keyboard, the current message is one in view (the last one
+        there): the arrow keys and the Menu key start from what the person reads, not
+        from the transcript's first row, scrolled away above a session opened at its end."""
+        super().focusInEvent(event)
+        if event.reason() == Qt.FocusReason.MouseFocusReason:
+            return
+        viewport = self.viewport().rect()
+        current = self.currentIndex()
+        if current.isValid() and viewport.intersects(self.visualRect(current)):
+            return
+        bottom = self.indexAt(QPoint(viewport.center().x(), viewport.bottom() - MARGIN_Y))
+        row = bottom.row() if bottom.isValid() else self.model().rowCount() - 1
+        if row >= 0:
+            scrolls = self.hasAutoScroll()
+            self.setAutoScroll(False)  # it is in view: the reading place stays put
+            self.setCurrentIndex(self.model().index(row, 0))
+            self.setAutoScroll(scrolls)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
@@ -536,7 +598,8 @@ class TranscriptView(ContextMenuMixin, QListView):
     def _fork_widget(self, entry: Entry) -> QWidget:
         source = str(entry.data.get("source"))
         header = ForkHeader(source, self.title_of(source), fork_point(entry, self._message_text),
-                            self.viewport(), margins=(MARGIN_X + PAD, PAD - 2))
+                            self.viewport(), margins=(MARGIN_X + PAD, PAD - 2),
+                            subagent=entry.data.get("relation") == "subagent")
         header.sourceRequested.connect(self.sourceRequested)
         header.stepRequested.connect(self.siblingStep)
         header.compareRequested.connect(self.compareRequested)

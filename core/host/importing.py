@@ -157,7 +157,9 @@ def detect(path: Path) -> str | None:
     except OSError:
         return None
     if head.startswith((b'{"type":"session"', b'{"type": "session"')):
-        return "forkwise"
+        # pi's header is a `type: session` line too (its sniff tells the two apart): a pi
+        # file was taken for a Forkwise log "written by a newer Forkwise (format 3)"
+        return "pi" if reader("pi").sniff(head) else "forkwise"
     for tool in FORMATS:
         try:
             if reader(tool).sniff(head):

@@ -1,0 +1,62 @@
+"""From a Task call to the subagent it started: the call's menu offers "Open subagent",
+as Claude Code shows a subagent's work under its Task call. The subagent is the opened
+session's child (relation "subagent") whose first question is the call's prompt; the
+link is read from the tree's rows, nothing is asked of the host."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
+
+from .transcript_entries import TOOL
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+OPEN_SUBAGENT = "actionOpenSubagent"
+
+
+def subagent_of(window: MainWindow, row: int) -> str | None:
+    """The subagent session the tool call at `row` started, if it is in the store."""
+    c = window.controller
+    entry = c.transcript.entry(row)
+    if entry is None or entry.kind != TOOL or c.current is None:
+        return None
+    args = entry.data.get("args")
+    prompt = args.get("prompt") if isinstance(args, dict) else None
+    if not isinstance(prompt, str) or not prompt.strip():
+        return None
+    for child in c.tree.children_of(c.current):
+        summary = c.tree.summary(child) or {}
+        if summary.get("relation") != "subagent":
+            continue
+        if prompt.strip() in (str(summary.get("firstQuestion") or "").strip(),
+                              str(summary.get("title") or "").strip()):
+            return child
+    return None
+
+
+def add_open_subagent(window: MainWindow, menu: QMenu, row: int) -> None:
+    """First in the menu of a call that started a subagent: open that session."""
+    child = subagent_of(window, row)
+    if child is None:
+        return
+    title = window.controller.tree.title_of(child)
+    short = title if len(title) <= 60 else title[:57].rstrip() + "…"
+    action = QAction(f"Open subagent: {short}", menu)
+    action.setObjectName(OPEN_SUBAGENT)
+    action.setStatusTip("Show the session of the subagent this call started")
+    action.triggered.connect(lambda: window.select_session(child))
+    actions = menu.actions()
+    if not actions:
+        menu.addAction(action)
+        return
+    menu.insertAction(actions[0], action)
+    menu.insertSeparator(actions[0])
+
+
+def install(window: MainWindow) -> None:
+    window.transcript.menu_extensions.append(
+        lambda menu, row, _enabled: add_open_subagent(window, menu, row))

@@ -1,0 +1,143 @@
+"""Keyboard-only use (the UX pass): Tab into the transcript of a session opened at its
+end, arrow up to a question, open its menu with the Menu key, edit and resend. Real
+window and store; the Menu key's event is made as Qt makes it (at the focus widget's
+cursor rectangle, sent to the view)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gui_harness import open_app, until
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from forkwise.gui.message_actions import EDIT_RESEND
+from forkwise.gui.search_panel import HIT_ROLE
+from forkwise.gui.transcript_entries import USER
+
+pytestmark = pytest.mark.gui
+
+PLAN = "Plan the 2.5 release"
+
+
+def menu_key(view: Any) -> None:
+    """What Qt sends the focus widget for the Menu key (or Shift+F10)."""
+    point = view.inputMethodQuery(Qt.InputMethodQuery.ImCursorRectangle).center()
+    event = QContextMenuEvent(QContextMenuEvent.Reason.Keyboard, point, view.mapToGlobal(point))
+    QApplication.sendEvent(view, event)
+
+
+def test_edit_and_resend_from_the_keyboard(aloop: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w, c = app.window, app.controller
+            v = w.transcript
+            await app.open(app.sid(PLAN))
+            w.activateWindow()
+            v.setFocus(Qt.FocusReason.TabFocusReason)
+            await until(lambda: QApplication.focusWidget() is v, what="focus")
+            start = v.currentIndex()
+            # the current message is one the person sees
+            assert start.isValid()
+            assert v.viewport().rect().intersects(v.visualRect(start))
+            assert start.row() > 0
+            for _ in range(v.model().rowCount()):  # up to the nearest question
+                entry = app.entries[v.currentIndex().row()]
+                if entry.kind == USER:
+                    break
+                QTest.keyClick(v, Qt.Key.Key_Up)
+            row = v.currentIndex().row()
+            assert app.entries[row].kind == USER
+            menu_key(v)
+            menu = v.last_menu
+            assert menu is not None
+            # shown on that message, inside the view
+            shown_at = QRect(v.viewport().mapToGlobal(v.viewport().rect().topLeft()),
+                             v.viewport().size())
+            assert shown_at.contains(menu.pos())
+            edit = next(a for a in menu.actions() if a.objectName() == EDIT_RESEND)
+            assert edit.isEnabled()
+            edit.trigger()
+            await until(lambda: w.composer.editing_message is not None, what="editing")
+            assert w.composer.editing_message == app.entries[row].message_id
+            assert w.composer.edit.toPlainText() == app.entries[row].text
+            QTest.keyClick(w.composer.edit, Qt.Key.Key_Escape)  # Escape leaves the edit
+            await until(lambda: w.composer.editing_message is None, what="edit cancelled")
+            assert c.current == app.sid(PLAN)
+
+    aloop(scenario())
+
+
+def test_search_fields_answer_escape_and_down(aloop: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w, c = app.window, app.controller
+            w.activateWindow()
+            # the tree's filter: Escape clears it (the rows come back), Down goes to them
+            w.action_find.trigger()
+            QTest.keyClicks(w.filter_box, "tabs vs")
+            await until(lambda: c.proxy.pattern == "tabs vs", what="filtered")
+            QTest.keyClick(w.filter_box, Qt.Key.Key_Escape)
+            assert w.filter_box.text() == ""
+            await until(lambda: not c.proxy.pattern, what="cleared")
+            assert app.sid(PLAN)  # every row is back
+            QTest.keyClick(w.filter_box, Qt.Key.Key_Down)
+            assert QApplication.focusWidget() is w.tree
+            # Search all sessions: Enter searches, Down goes to the hits, Enter opens one
+            w.action_search.trigger()
+            box = w.search_panel.box
+            await until(lambda: QApplication.focusWidget() is box, what="search focus")
+            QTest.keyClicks(box, "changelog")
+            QTest.keyClick(box, Qt.Key.Key_Return)
+            results = w.search_panel.results
+            await until(lambda: results.model().rowCount() > 0, what="hits")
+            QTest.keyClick(box, Qt.Key.Key_Down)
+            assert QApplication.focusWidget() is results
+            hit = results.currentIndex().data(HIT_ROLE)
+            QTest.keyClick(results, Qt.Key.Key_Return)
+            await until(lambda: c.current == hit["sessionId"], what="the hit opened")
+            # Escape: first clears the words, then closes the panel, back to the list
+            box.setFocus()
+            QTest.keyClick(box, Qt.Key.Key_Escape)
+            assert box.text() == ""
+            QTest.keyClick(box, Qt.Key.Key_Escape)
+            assert not w.search_dock.isVisible()
+            assert QApplication.focusWidget() is w.tree
+
+    aloop(scenario())
+
+
+def test_a_new_session_or_fork_is_ready_to_write_in(aloop: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w, c = app.window, app.controller
+            w.activateWindow()
+            w.tree.setFocus()
+            before = set(c.tree.session_ids())
+            QTest.keyClick(w, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+            new = await until(lambda: c.current not in before and c.current, what="new")
+            # named as a new session (not by its id), and the keyboard is in the composer
+            assert c.tree.title_of(new) == "New session"
+            assert w.header_label.text().startswith("New session")
+            assert new in w.header_label.toolTip()
+            await until(lambda: QApplication.focusWidget() is w.composer.edit, what="focus")
+            QTest.keyClicks(w.composer.edit, "Tabs or spaces?")
+            QTest.keyClick(w.composer.edit, Qt.Key.Key_Return)
+            await until(lambda: app.rows("user", "Tabs or spaces?"), what="sent")
+            await until(lambda: c.tree.title_of(new) == "Tabs or spaces?", what="titled")
+            # a fork from the toolbar's action: the same
+            await app.idle()
+            w.tree.setFocus()
+            plan = app.sid(PLAN)
+            await app.open(plan)
+            w.tree.setFocus()
+            QTest.keyClick(w, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier
+                           | Qt.KeyboardModifier.ShiftModifier)
+            await until(lambda: c.current not in (plan, new) and c.current, what="fork")
+            await until(lambda: QApplication.focusWidget() is w.composer.edit, what="focus")
+
+    aloop(scenario())
