@@ -196,7 +196,7 @@ def bench_fork(tmp: Path, events: int, repeat: int) -> list[Figure]:
             no_index,
             base,
             "copy the file's bytes (fresh process)",
-            "-",
+            "<= 2x",
         ),
     ]
     store = SessionStore(JsonlBackend(root))
