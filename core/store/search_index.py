@@ -301,7 +301,10 @@ class SearchIndex:
 
     def search(self, query: str, limit: int = 50) -> list[SearchHit]:
         """Events whose text has every word of `query` (the last one as a prefix), the
-        latest indexed first, each with a snippet around the words."""
+        latest indexed first, each with a snippet around the words. A hit whose whole text
+        a later one of the same session already has is left out: a session's title is
+        often its first question too, and it may be both in its header and in a title
+        event (three rows of the same line, where the latest, a message, opens at it)."""
         match = fts_query(query)
         if match is None:
             return []
@@ -313,14 +316,20 @@ class SearchIndex:
                 " FROM docs JOIN msgs m ON m.rowid = docs.rowid"
                 " JOIN texts t ON t.rowid = docs.rowid"
                 " WHERE docs MATCH ? ORDER BY docs.rowid DESC LIMIT ?",
-                (match, limit),
+                (match, 2 * limit),  # room for hits left out as repeats
             ).fetchall()
         words = [w.casefold() for w in _WORD.findall(query)]
-        hits = []
+        hits: list[SearchHit] = []
+        said: set[tuple[str, str]] = set()
         for about, text in rows:
             sid, seq, message, ts, kind = json.loads(about)
-            hits.append(SearchHit(str(sid), int(seq), message, str(ts), str(kind),
-                                  snippet(text, words)))
+            hit = SearchHit(str(sid), int(seq), message, str(ts), str(kind), snippet(text, words))
+            if (hit.session_id, text) in said:
+                continue
+            said.add((hit.session_id, text))
+            hits.append(hit)
+            if len(hits) == limit:
+                break
         return hits
 
 

@@ -277,3 +277,20 @@ def test_an_interrupted_rebuild_leaves_the_index_that_was_there(tmp_path: Path) 
     assert sorted(p.name for p in tmp_path.iterdir() if "search" in p.name) == [
         "search.sqlite", "search.sqlite-shm", "search.sqlite-wal"]
     index.close()
+
+
+def test_a_session_says_a_line_once_however_many_rows_hold_it(tmp_path: Path) -> None:
+    """A title that is also the first question, in the header and in a title event: one
+    hit, the message's (it opens at the message); a different line of the same session
+    and the same line in another session are hits of their own."""
+    store = open_store(tmp_path)
+    a = store.create("a", meta={"title": "Plan the gnu release"}).id
+    store.append(a, [{"type": "session/title", "title": "Plan the gnu release"}])
+    turn(store, a, 1, "Plan the gnu release", "The gnu release is planned.")
+    b = store.create("b", meta={"title": "Plan the gnu release"}).id
+    index = SearchIndex(tmp_path / "search.sqlite")
+    index.sync(store)
+    hits = index.search("gnu")
+    assert [(h.session_id, h.kind) for h in hits] == [(b, "title"), (a, "assistant"), (a, "user")]
+    assert index.search("gnu", limit=2) == hits[:2]
+    index.close()
