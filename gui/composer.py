@@ -99,11 +99,15 @@ class Composer(QWidget):
         self.edit.clear()
         self._leave_edit()
 
-    def set_session(self, session_id: str | None) -> None:
-        enabled = session_id is not None
+    def set_session(self, session_id: str | None, blocked: str | None = None) -> None:
+        """Write to `session_id` (None: no session is open), unless `blocked` says why
+        nothing can be written to it."""
+        enabled = session_id is not None and blocked is None
         self.edit.setEnabled(enabled)
         self.send_button.setEnabled(enabled)
-        if not enabled:
+        if blocked is not None:
+            self.edit.setPlaceholderText(blocked)
+        elif not enabled:
             self.edit.setPlaceholderText("Open or create a session to write to it")
         else:
             self.edit.setPlaceholderText(

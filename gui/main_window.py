@@ -111,6 +111,10 @@ class SessionTree(ContextMenuMixin, QTreeView):
         return menu
 
 
+#: the composer's text on a session whose log cannot be read
+UNREADABLE_TEXT = "This session's file cannot be read: nothing can be written to it"
+
+
 class MainWindow(QMainWindow):
     def __init__(
         self,
@@ -548,8 +552,9 @@ class MainWindow(QMainWindow):
             bits.append(f"⚠ {CHANGED_TEXT.lower().replace('its ', '')}")
         self.header_label.setText("  ·  ".join(bits))
         self.header_label.setToolTip(f"{self.header_label.text()}\nid: {sid}")
-        if self.composer.edit.isEnabled() is False or self._opened_id != sid:
-            self.composer.set_session(sid)
+        blocked = UNREADABLE_TEXT if summary.get("error") else None
+        if blocked or not self.composer.edit.isEnabled() or self._opened_id != sid:
+            self.composer.set_session(sid, blocked)
         self._opened_id = sid
         if sid == self._write_in:  # a session just made here: write its next message
             self._write_in = None

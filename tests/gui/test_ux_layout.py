@@ -134,6 +134,16 @@ def test_an_unreadable_session_is_not_called_new(aloop: Any, tmp_path: Path) -> 
             await until(lambda: c.current == "garbage", what="selected")
             await app.idle()
             assert w.header_label.text().startswith("garbage — cannot be read")
+            # nothing can be written to it, and the composer says so
+            assert not w.composer.edit.isEnabled()
+            assert not w.composer.send_button.isEnabled()
+            assert "cannot be read" in w.composer.edit.placeholderText()
+            readable = next(s for s in c.tree.session_ids() if not c.tree.summary(s).get("error"))
+            w.select_session(readable)
+            await until(lambda: c.current == readable, what="a readable one selected")
+            await app.idle()
+            assert w.composer.edit.isEnabled()
+            assert w.composer.send_button.isEnabled()
             # a session nothing was asked in yet is the one called new
             made = await app.client.create_session()
             await until(lambda: c.tree.summary(made["id"]) is not None, what="made")
