@@ -194,7 +194,6 @@ class EventLog(Sequence[Event]):
         self, start: int, stop: int, wanted: frozenset[str]
     ) -> Iterator[tuple[int, str, Mapping[str, Any], Event | None]]:
         types = self._types
-        loads = orjson.loads
         # `stop` <= len(self): each list holds that many (`extend` appends types last)
         rows = zip(
             self._events[start:stop], types[start:stop], self._lines[start:stop], strict=True
@@ -207,16 +206,7 @@ class EventLog(Sequence[Event]):
             if known is not None and known not in wanted:
                 continue
             assert raw is not None  # a line without an event is never stored
-            try:
-                record = loads(raw)
-            except orjson.JSONDecodeError as exc:  # validated at load
-                raise CorruptLog(f"event {i + 1} no longer decodes: {exc}") from exc
-            etype = known
-            if etype is None:
-                etype = record.get("type")
-                if type(etype) is not str:
-                    raise CorruptLog(f"event {i + 1} no longer has a type")
-                types[i] = etype
+            etype, record = _typed_record(raw, i, known, types)
             if etype in wanted:
                 yield i + 1, etype, record, None
 
@@ -226,7 +216,6 @@ class EventLog(Sequence[Event]):
         maybe = _type_pattern(wanted).search
         lead = _LEAD.match
         events, lines, types = self._events, self._lines, self._types
-        loads = orjson.loads
         for i in range(start, stop):
             event = events[i]
             if event is not None:
@@ -248,15 +237,7 @@ class EventLog(Sequence[Event]):
                         continue
             elif etype not in wanted:
                 continue
-            try:
-                record = loads(raw)
-            except orjson.JSONDecodeError as exc:  # validated at load
-                raise CorruptLog(f"event {i + 1} no longer decodes: {exc}") from exc
-            if etype is None:
-                etype = record.get("type")
-                if type(etype) is not str:
-                    raise CorruptLog(f"event {i + 1} no longer has a type")
-                types[i] = etype
+            etype, record = _typed_record(raw, i, etype, types)
             if etype in wanted:
                 yield i + 1, etype, record, None
 
@@ -335,6 +316,23 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _typed_record(
+    raw: bytes, i: int, known: str | None, types: list[str | None]
+) -> tuple[str, dict[str, Any]]:
+    """Line i of a log decoded, and its type (`known`, else read off the record and kept
+    in `types`). The line was validated at load: one that no longer decodes is corrupt."""
+    try:
+        record = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise CorruptLog(f"event {i + 1} no longer decodes: {exc}") from exc
+    if known is None:
+        known = record.get("type")
+        if type(known) is not str:
+            raise CorruptLog(f"event {i + 1} no longer has a type")
+        types[i] = known
+    return known, record
 
 
 @functools.cache
