@@ -224,3 +224,27 @@ class GateProvider:
         yield TextDelta("holding ")
         await self.release.wait()
         yield StepResult(text=f"released: {transcript[-1].get('content')}")
+
+
+async def lineage_store(store: Path) -> tuple[list[str], list[dict[str, Any]]]:
+    """A store of three sessions (oldest, older, newest) and a fork of a fork beneath the
+    middle one: their ids in that order and the rows the host listed, its index written
+    at close."""
+    from forkwise.core.client.local import open_store
+
+    opened = await open_store(store, serve=False)
+    try:
+        client = opened.client
+        ids = []
+        for title in ("oldest", "older", "newest"):
+            s = await client.create_session(title)
+            await client.prompt_and_wait(s["id"], f"about {title}")
+            ids.append(s["id"])
+            await asyncio.sleep(0.01)  # distinct activity times
+        fork = (await client.fork(ids[1]))["id"]  # the newest row, beneath "older"
+        ids.append(fork)
+        ids.append((await client.fork(fork))["id"])
+        listed = await client.list_sessions()
+    finally:
+        await opened.close()
+    return ids, listed

@@ -4,7 +4,6 @@ rows are the ones the whole index gives."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 
@@ -15,26 +14,9 @@ from forkwise.core.client.local import indexed_rows, open_store, save_index_head
 from forkwise.core.store.backends import index_head
 from forkwise.core.store.backends.index_head import HEAD_NAME, read_head
 
+from .conftest import lineage_store
+
 Rows = list[dict[str, object]]
-
-
-async def lineage_store(store: Path) -> list[str]:
-    """Three sessions (oldest first) and a fork of a fork beneath the middle one; the
-    host's index written at close."""
-    opened = await open_store(store, serve=False)
-    try:
-        client = opened.client
-        ids = []
-        for title in ("oldest", "older", "newest"):
-            s = await client.create_session(title)
-            await client.prompt_and_wait(s["id"], f"about {title}")
-            ids.append(s["id"])
-            await asyncio.sleep(0.01)  # distinct activity times
-        fork = (await client.fork(ids[1]))["id"]
-        ids.append((await client.fork(fork))["id"])
-    finally:
-        await opened.close()
-    return ids
 
 
 def whole_index_rows(store: Path, newest: int) -> Rows:
@@ -78,7 +60,7 @@ async def test_the_head_is_what_is_read(tmp_path: Path) -> None:
     """While it names the current index, the rows come from the head (an entry edited in
     it shows), not from the whole index."""
     store = tmp_path / "store"
-    newest = (await lineage_store(store))[2]
+    newest = (await lineage_store(store))[0][2]
     assert save_index_head(store)
     head = store / HEAD_NAME
     data = orjson.loads(head.read_bytes())
@@ -124,7 +106,7 @@ async def test_tops_the_head_runs_out_of_come_from_the_whole_index(
     """A head whose tops' logs changed since gives no first page short of `newest`: the
     next tops come from the whole index, as without a head."""
     store = tmp_path / "store"
-    ids = await lineage_store(store)
+    ids, _listed = await lineage_store(store)
     monkeypatch.setattr(index_head, "HEAD_TOPS", 1)
     assert save_index_head(store)
     newest = store / "sessions" / f"{ids[2]}.jsonl"

@@ -4,7 +4,6 @@ log it does not (changed behind it, or new); no lock is taken and nothing is wri
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 
@@ -12,6 +11,8 @@ import pytest
 
 from forkwise.core.client.local import indexed_rows, open_store
 from forkwise.core.demo import build_demo_store
+
+from .conftest import lineage_store
 
 
 async def host_rows(store: Path) -> dict[str, dict[str, object]]:
@@ -65,21 +66,9 @@ async def test_newest_reads_the_first_page_of_a_list_by_activity(tmp_path: Path)
     everything beneath them, however old; a session beneath one the index does not vouch
     for is left out with it."""
     store = tmp_path / "store"
-    opened = await open_store(store, serve=False)
-    try:
-        client = opened.client
-        ids = []
-        for title in ("oldest", "older", "newest"):
-            s = await client.create_session(title)
-            await client.prompt_and_wait(s["id"], f"about {title}")
-            ids.append(s["id"])
-            await asyncio.sleep(0.01)  # distinct activity times
-        oldest, older, newest = ids
-        fork = (await client.fork(older))["id"]  # the newest row, beneath "older"
-        fork_of_fork = (await client.fork(fork))["id"]
-        listed = {row["id"]: row for row in await client.list_sessions()}
-    finally:
-        await opened.close()
+    ids, rows = await lineage_store(store)
+    oldest, older, newest, fork, fork_of_fork = ids
+    listed = {row["id"]: row for row in rows}
 
     def ids_of(n: int) -> set[str]:
         return {row["id"] for row in indexed_rows(store, n)}
