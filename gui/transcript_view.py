@@ -77,6 +77,8 @@ MARGIN_X, MARGIN_Y, PAD = 14, 5, 10
 #: a card is never narrower than this; the view asks for room for one (minimumSizeHint)
 MIN_CARD = 200
 RESULT_LINES = 6
+#: space above and below the "Show earlier messages" button in its strip
+EARLIER_GAP = 4
 
 
 class TranscriptDelegate(QStyledItemDelegate):
@@ -353,8 +355,10 @@ class TranscriptView(ContextMenuMixin, QListView):
         bar = self.verticalScrollBar()
         bar.rangeChanged.connect(self._range_changed)
         bar.valueChanged.connect(self._scrolled)
-        # over the top of a transcript opened at its end, while earlier turns are left
-        self.earlier_button = QPushButton("Show earlier messages", self.viewport())
+        # above the top of a transcript opened at its end, while earlier turns are left: in
+        # a strip of its own over the viewport (drawn over the viewport, it hid the top of
+        # the first card)
+        self.earlier_button = QPushButton("Show earlier messages", self)
         self.earlier_button.setObjectName("earlierButton")
         self.earlier_button.setAccessibleName("Show earlier messages")
         self.earlier_button.setToolTip("Load the turns before these (Ctrl+Home at the top)")
@@ -508,13 +512,19 @@ class TranscriptView(ContextMenuMixin, QListView):
             model.fetch_earlier()
 
     def _place_earlier_button(self) -> None:
+        """At the top of a transcript with earlier turns left: the button, in a strip the
+        viewport gives up for it (the first card starts below it, not under it)."""
         button, model = self.earlier_button, self.model()
         wanted = (isinstance(model, TranscriptModel) and model.base > 0
                   and self.verticalScrollBar().value() <= 4)
+        strip = button.sizeHint().height() + 2 * EARLIER_GAP if wanted else 0
+        if self.viewportMargins().top() != strip:
+            self.setViewportMargins(0, strip, 0, 0)
         if wanted:
             button.adjustSize()
-            x = (self.viewport().width() - button.width()) // 2
-            button.move(max(0, x), 6)
+            frame = self.frameWidth()
+            x = frame + (self.viewport().width() - button.width()) // 2
+            button.move(max(frame, x), frame + EARLIER_GAP)
             button.raise_()
         button.setVisible(wanted)
 
