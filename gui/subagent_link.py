@@ -1,4 +1,5 @@
-"""From a Task call to the subagent it started: the call's menu offers "Open subagent",
+"""From a Task call to the subagent it started: a link at the foot of the call's card
+(`TranscriptView.subagent_of`, Enter on the row too) and "Open subagent" first in its menu,
 as Claude Code shows a subagent's work under its Task call. The subagent is the opened
 session's child (relation "subagent") whose first question is the call's prompt; the
 link is read from the tree's rows, nothing is asked of the host."""
@@ -58,5 +59,11 @@ def add_open_subagent(window: MainWindow, menu: QMenu, row: int) -> None:
 
 
 def install(window: MainWindow) -> None:
-    window.transcript.menu_extensions.append(
-        lambda menu, row, _enabled: add_open_subagent(window, menu, row))
+    view, tree = window.transcript, window.controller.tree
+    view.menu_extensions.append(lambda menu, row, _enabled: add_open_subagent(window, menu, row))
+    view.subagent_of = lambda row: subagent_of(window, row)
+    view.subagentRequested.connect(window.select_session)
+    # a subagent that appears (or goes) after its call was shown: the links follow
+    for signal in (tree.rowsInserted, tree.rowsRemoved, tree.modelReset):
+        signal.connect(lambda *_a: view.sync_links())
+    view.sync_links()  # the transcript shown before this was installed

@@ -1,8 +1,9 @@
 """The transcript pane: a list view that paints messages as cards.
 
-Pending approvals get real Approve/Deny buttons and the fork record a real link (index
-widgets), so both are reachable by keyboard and assistive tools. The message context
-menu is built by `build_context_menu` (tests call it) and shown with `popup()`.
+Pending approvals get real Approve/Deny buttons, the fork record a real link, and a Task
+call the subagent it started a link at the foot of its card (index widgets), so all are
+reachable by keyboard and assistive tools (Enter on a Task call's row opens its subagent).
+The message context menu is built by `build_context_menu` (tests call it) and shown with `popup()`.
 
 A transcript opened at its end follows it: new output keeps the view at the bottom while
 the person reads there; scrolled up, they keep their place and a "↓ new messages" pill
@@ -12,6 +13,7 @@ Signals: `forkFromMessage(row)`, `forkBeforeMessage(row)`, `editResend(row)` (ed
 new branch), `editReplace(row)` (edit in place), `retryRequested(row)`,
 `sourceRequested(session_id)`, `approvalDecided(approval_id, approved)`,
 `siblingStep(delta)`, `compareRequested()` (from the fork record, gui/fork_header),
+`subagentRequested(session_id)` (a Task call's link),
 `endRequested()` (Ctrl+End with the session's end not loaded: it is opened there anew).
 """
 
@@ -79,6 +81,26 @@ MIN_CARD = 200
 RESULT_LINES = 6
 #: space above and below the "Show earlier messages" button in its strip
 EARLIER_GAP = 4
+#: space between a card's text and the subagent link at its foot
+LINK_GAP = 4
+
+
+class SubagentLink(QPushButton):
+    """The link at the foot of a Task call's card to the subagent session it started
+    (the card's text is still painted above it: `TranscriptDelegate`)."""
+
+    def __init__(self, session_id: str, title: str, parent: QWidget) -> None:
+        short = title if len(title) <= 60 else title[:57].rstrip() + "…"
+        super().__init__(f"↳ Open subagent: {short}", parent)
+        self.session_id = session_id
+        self.setObjectName("subagentLink")
+        self.setAccessibleName(f"Open subagent {title}")
+        self.setToolTip("Show the session of the subagent this call started (Enter)")
+        self.setFlat(True)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setStyleSheet("QPushButton#subagentLink { color: palette(link); text-align: left;"
+                           " padding: 1px 4px; border: none; }"
+                           " QPushButton#subagentLink:focus { text-decoration: underline; }")
 
 
 class TranscriptDelegate(QStyledItemDelegate):
@@ -117,13 +139,13 @@ class TranscriptDelegate(QStyledItemDelegate):
             return QSize(100, 24)
         width = self._width()
         widget = self.view.indexWidget(index)
-        if widget is not None:
+        if widget is not None and not isinstance(widget, SubagentLink):
             inner = width
             height = widget.heightForWidth(inner) if widget.hasHeightForWidth() else -1
             if height <= 0:
                 height = widget.sizeHint().height()
             return QSize(width, height + 2 * MARGIN_Y)
-        key = self._key(entry, width)
+        key = (*self._key(entry, width), widget is not None)
         cached = self._sizes.get(id(entry))
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -131,11 +153,26 @@ class TranscriptDelegate(QStyledItemDelegate):
         size = QSize(width, int(doc.size().height()) + 2 * PAD + 2 * MARGIN_Y)
         if entry.kind in ("turn", "model", "title"):
             size.setHeight(int(doc.size().height()) + 2 * MARGIN_Y + 4)
+        if widget is not None:  # a SubagentLink: room for it under the text
+            size.setHeight(size.height() + widget.sizeHint().height() + LINK_GAP)
         self._sizes[id(entry)] = (key, size)
         return size
 
     def forget(self) -> None:
         self._sizes.clear()
+
+    def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem,
+                             index: Index) -> None:
+        """A subagent link sits at the foot of its card, inside it; other index widgets
+        take the whole row."""
+        if not isinstance(editor, SubagentLink):
+            super().updateEditorGeometry(editor, option, index)
+            return
+        card: QRect = option.rect.adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        hint = editor.sizeHint()
+        width = min(hint.width(), card.width() - 2 * PAD + 8)
+        editor.setGeometry(card.left() + PAD - 4, card.bottom() - PAD - hint.height() + 4,
+                           width, hint.height())
 
     # --- painting -----------------------------------------------------------------
 
@@ -160,7 +197,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.setPen(pen)
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(rect, 6, 6)
-        if self.view.indexWidget(index) is None:
+        if isinstance(self.view.indexWidget(index), SubagentLink | None):
             # the card's own width, as sizeHint measured it (the row's width drew the text
             # 18 px past the card's right edge, and left a gap under it)
             doc = self._doc(entry, rect.width(), pal)
@@ -326,6 +363,7 @@ class TranscriptView(ContextMenuMixin, QListView):
     siblingStep = Signal(int)
     compareRequested = Signal()
     endRequested = Signal()
+    subagentRequested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -344,6 +382,8 @@ class TranscriptView(ContextMenuMixin, QListView):
         self.delegate = TranscriptDelegate(self)
         self.setItemDelegate(self.delegate)
         self.title_of: Callable[[str], str] = lambda sid: sid
+        #: the subagent session the tool call at a row started, if any (gui/subagent_link)
+        self.subagent_of: Callable[[int], str | None] = lambda _row: None
         #: the opened child's place among its siblings, and whether its source changed
         self.fork_position: tuple[int, int] | None = None
         self.source_changed = False
@@ -504,6 +544,12 @@ class TranscriptView(ContextMenuMixin, QListView):
             self.go_to_end()
             event.accept()
             return
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            link = self.indexWidget(self.currentIndex())
+            if isinstance(link, SubagentLink):  # a Task call: its subagent opens
+                link.click()
+                event.accept()
+                return
         super().keyPressEvent(event)
 
     def show_earlier(self) -> None:
@@ -574,8 +620,26 @@ class TranscriptView(ContextMenuMixin, QListView):
         elif entry.kind == "fork":
             if current is None:
                 self.setIndexWidget(index, self._fork_widget(entry))
+        elif entry.kind == "tool" and (child := self.subagent_of(row)) is not None:
+            if not isinstance(current, SubagentLink) or current.session_id != child:
+                link = SubagentLink(child, self.title_of(child), self.viewport())
+                link.clicked.connect(lambda: self.subagentRequested.emit(child))
+                self.setIndexWidget(index, link)
+                QWidget.setTabOrder(self, link)  # Tab from the messages, not after the composer
+                self.delegate.sizeHintChanged.emit(index)
         elif current is not None:
             self.setIndexWidget(index, None)  # type: ignore[arg-type]
+
+    def sync_links(self) -> None:
+        """Tool calls' subagent links again (a subagent session came or went)."""
+        model = self.transcript()
+        for row in range(model.rowCount()):
+            entry = model.entry(row)
+            if entry is not None and entry.kind == "tool":
+                had = self.indexWidget(model.index(row, 0))
+                self._sync_widget(row)
+                if had is not None and self.indexWidget(model.index(row, 0)) is None:
+                    self.delegate.sizeHintChanged.emit(model.index(row, 0))
 
     def _approval_widget(self, entry: Entry) -> QWidget:
         box = QWidget(self.viewport())

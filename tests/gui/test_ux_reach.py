@@ -45,3 +45,66 @@ def test_show_earlier_messages_sits_above_the_first_card(aloop: Any, tmp_path: P
             assert view.viewportMargins().top() == 0
 
     aloop(scenario())
+
+
+def test_a_task_call_shows_its_subagent_as_a_link_on_its_card(
+        aloop: Any, tmp_path: Path) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    from test_ux_transcript import PROMPT, SID, claude_task_session
+
+    from forkwise.gui.transcript_view import MARGIN_X, MARGIN_Y, SubagentLink
+
+    projects = claude_task_session(tmp_path / "claude")
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            w, c = app.window, app.controller
+            view = w.transcript
+            w.install_agents()
+            report = await app.client.import_files([str(projects)], "claude")
+            assert not report["failed"], report["failed"]
+            parent = f"claude-{SID}"
+            await until(lambda: len(c.tree.children_of(parent)) == 1, what="the subagent")
+            (child,) = c.tree.children_of(parent)
+            await app.open(parent)
+            (task,) = [i for i, e in enumerate(app.entries) if e.kind == "tool"]
+            index = c.transcript.index(task)
+            link = await until(lambda: view.indexWidget(index), what="the link on the card")
+            assert isinstance(link, SubagentLink)
+            await app.idle()
+            QApplication.processEvents()
+            assert link.isVisible()
+            assert PROMPT in link.text()
+            assert link.accessibleName().startswith("Open subagent")
+            card = view.visualRect(index).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+            assert card.contains(link.geometry()), (card, link.geometry())  # on the card
+            # the card's text is still painted above the link (the call and its result)
+            image = view.viewport().grab().toImage()
+            text_band = [image.pixelColor(x, y).lightness() < 120
+                         for y in range(card.top() + 8, link.geometry().top() - 2)
+                         for x in range(card.left() + 8, card.right() - 8, 3)]
+            assert any(text_band)
+            SHOTS and view.grab().save(str(Path(SHOTS) / "subagent-link.png"))
+            # no link on a card whose call started nothing
+            for row in range(len(app.entries)):
+                if row != task:
+                    assert not isinstance(view.indexWidget(c.transcript.index(row)),
+                                          SubagentLink)
+            # a click opens the subagent
+            link.click()
+            await until(lambda: c.current == child, what="the subagent opened")
+            # and from the keyboard: Tab reaches the link, Enter on the row opens it
+            await app.open(parent)
+            link = await until(lambda: view.indexWidget(c.transcript.index(task)),
+                               what="the link again")
+            view.setFocus(Qt.FocusReason.TabFocusReason)
+            QTest.keyClick(view, Qt.Key.Key_Tab)
+            assert QApplication.focusWidget() is link  # next after the messages
+            QTest.keyClick(link, Qt.Key.Key_Backtab)
+            assert QApplication.focusWidget() is view
+            view.setCurrentIndex(c.transcript.index(task))
+            QTest.keyClick(view, Qt.Key.Key_Return)
+            await until(lambda: c.current == child, what="opened by Enter")
+
+    aloop(scenario())
