@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMenu, QPushButton, QWidget
 
 from .transcript_entries import TOOL
 
@@ -17,6 +18,24 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
 
 OPEN_SUBAGENT = "actionOpenSubagent"
+
+
+class SubagentLink(QPushButton):
+    """The link at the foot of a Task call's card to the subagent session it started
+    (the card's text is still painted above it: `TranscriptDelegate`)."""
+
+    def __init__(self, session_id: str, title: str, parent: QWidget) -> None:
+        short = title if len(title) <= 60 else title[:57].rstrip() + "…"
+        super().__init__(f"↳ Open subagent: {short}", parent)
+        self.session_id = session_id
+        self.setObjectName("subagentLink")
+        self.setAccessibleName(f"Open subagent {title}")
+        self.setToolTip("Show the session of the subagent this call started (Enter)")
+        self.setFlat(True)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setStyleSheet("QPushButton#subagentLink { color: palette(link); text-align: left;"
+                           " padding: 1px 4px; border: none; }"
+                           " QPushButton#subagentLink:focus { text-decoration: underline; }")
 
 
 def subagent_of(window: MainWindow, row: int) -> str | None:

@@ -70,6 +70,7 @@ from .message_actions import (
     ActionState,
 )
 from .session_rows import format_when
+from .subagent_link import SubagentLink
 from .transcript_entries import Entry
 from .transcript_model import ENTRY_ROLE, TranscriptModel, plain_text
 
@@ -83,24 +84,6 @@ RESULT_LINES = 6
 EARLIER_GAP = 4
 #: space between a card's text and the subagent link at its foot
 LINK_GAP = 4
-
-
-class SubagentLink(QPushButton):
-    """The link at the foot of a Task call's card to the subagent session it started
-    (the card's text is still painted above it: `TranscriptDelegate`)."""
-
-    def __init__(self, session_id: str, title: str, parent: QWidget) -> None:
-        short = title if len(title) <= 60 else title[:57].rstrip() + "…"
-        super().__init__(f"↳ Open subagent: {short}", parent)
-        self.session_id = session_id
-        self.setObjectName("subagentLink")
-        self.setAccessibleName(f"Open subagent {title}")
-        self.setToolTip("Show the session of the subagent this call started (Enter)")
-        self.setFlat(True)
-        self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setStyleSheet("QPushButton#subagentLink { color: palette(link); text-align: left;"
-                           " padding: 1px 4px; border: none; }"
-                           " QPushButton#subagentLink:focus { text-decoration: underline; }")
 
 
 class TranscriptDelegate(QStyledItemDelegate):

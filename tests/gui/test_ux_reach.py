@@ -53,7 +53,8 @@ def test_a_task_call_shows_its_subagent_as_a_link_on_its_card(
     from PySide6.QtTest import QTest
     from test_ux_transcript import PROMPT, SID, claude_task_session
 
-    from forkwise.gui.transcript_view import MARGIN_X, MARGIN_Y, SubagentLink
+    from forkwise.gui.subagent_link import SubagentLink
+    from forkwise.gui.transcript_view import MARGIN_X, MARGIN_Y
 
     projects = claude_task_session(tmp_path / "claude")
 
