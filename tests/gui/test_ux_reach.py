@@ -109,3 +109,45 @@ def test_a_task_call_shows_its_subagent_as_a_link_on_its_card(
             await until(lambda: c.current == child, what="opened by Enter")
 
     aloop(scenario())
+
+
+@pytest.mark.parametrize("size", [(560, 560), (1280, 800)])
+def test_the_search_takes_the_session_lists_place_without_squeezing_it(
+        aloop: Any, tmp_path: Path, size: tuple[int, int]) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w = app.window
+            w.resize(*size)
+            await app.idle()
+            QApplication.processEvents()
+            tree_width = w.tree.width()
+            assert tree_width >= 200
+            w.show_search()
+            QApplication.processEvents()
+            panel = w.search_panel
+            QTest.keyClicks(panel.box, "release")
+            await until(lambda: panel.model.rowCount() > 0, what="hits")
+            await app.idle()
+            QApplication.processEvents()
+            SHOTS and w.grab().save(str(Path(SHOTS) / f"search-{size[0]}x{size[1]}.png"))
+            # the results are usable, the tree is not squeezed beside them, the transcript
+            # keeps room for a card
+            assert panel.results.isVisible()
+            assert panel.results.width() >= 200
+            assert not w.tree.isVisible() or w.tree.width() >= 200, w.tree.width()
+            view = w.transcript
+            assert view.isVisible()
+            assert view.width() >= view.minimumSizeHint().width()
+            # closed (Escape twice: the words, then the panel), the list is back as it was
+            QTest.keyClick(panel.box, Qt.Key.Key_Escape)
+            QTest.keyClick(panel.box, Qt.Key.Key_Escape)
+            QApplication.processEvents()
+            assert not panel.isVisible()
+            assert w.tree.isVisible()
+            assert w.tree.width() == tree_width
+            assert QApplication.focusWidget() is w.tree
+
+    aloop(scenario())
