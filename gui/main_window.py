@@ -167,6 +167,7 @@ class MainWindow(QMainWindow):
             from .search_panel import SearchPanel
 
             pane = self.tree.parentWidget()
+            assert pane is not None  # the session pane (`_build_panes`)
             self.search_panel = panel = SearchPanel(self.controller, pane)
             panel.hide()
             layout = pane.layout()
