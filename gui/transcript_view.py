@@ -365,6 +365,9 @@ class TranscriptView(ContextMenuMixin, QListView):
         self.delegate = TranscriptDelegate(self)
         self.setItemDelegate(self.delegate)
         self.title_of: Callable[[str], str] = lambda sid: sid
+        #: asks for the text of message `anchor` of session `source` just after event
+        #: `boundary` and hands it to the callback (a fork cut before it: gui/branch_actions)
+        self.anchor_text: Callable[[str, int, str, Callable[[str], None]], None] | None = None
         #: the subagent session the tool call at a row started, if any (gui/subagent_link)
         self.subagent_of: Callable[[int], str | None] = lambda _row: None
         #: the opened child's place among its siblings, and whether its source changed
@@ -657,6 +660,17 @@ class TranscriptView(ContextMenuMixin, QListView):
         header = ForkHeader(source, self.title_of(source), fork_point(entry, self._message_text),
                             self.viewport(), margins=(MARGIN_X + PAD, PAD - 2),
                             subagent=entry.data.get("relation") == "subagent")
+        anchor, boundary = entry.data.get("anchorMessage"), entry.data.get("boundary")
+        if (entry.data.get("includeMessage") is False and anchor and not header.gone
+                and isinstance(boundary, int) and self.anchor_text is not None
+                and not self._message_text(str(anchor))):
+            def landed(text: str) -> None:
+                if text and self.fork_header() is header:  # still the one shown
+                    header.set_point(fork_point(entry, lambda _m: text))
+                    index = self.indexAt(header.geometry().center())
+                    if index.isValid():
+                        self.delegate.sizeHintChanged.emit(index)
+            self.anchor_text(source, boundary, str(anchor), landed)
         header.sourceRequested.connect(self.sourceRequested)
         header.stepRequested.connect(self.siblingStep)
         header.compareRequested.connect(self.compareRequested)
@@ -747,13 +761,17 @@ def _action(menu: QMenu, state: ActionState, handler: Callable[[], None]) -> Any
 
 
 def fork_point(entry: Entry, text_of: Callable[[str], str | None] = lambda _m: None) -> str:
-    """Where a fork was cut, in words: the anchor message's first words where known."""
+    """Where a fork was cut, in words: the anchor message's first words where known, and
+    "before" them for a fork cut before its message (Fork before, Edit and resend: the
+    message is not in the child; its words come from the source, `anchor_text`)."""
     anchor = entry.data.get("anchorMessage")
     boundary = entry.data.get("boundary")
+    before = entry.data.get("includeMessage") is False
     if anchor:
         text = (text_of(str(anchor)) or "").strip().replace("\n", " ")
         if text:
             short = text if len(text) <= 60 else text[:57].rstrip() + "…"
-            return f"“{short}” (event {boundary})"
-        return f"message {anchor} (event {boundary})"
+            return f"{'before ' if before else ''}“{short}” (event {boundary})"
+        # not the message's id: no one reads "user:we-want-to:546d"
+        return f"{'before ' if before else ''}a message (event {boundary})"
     return f"event {boundary}" if boundary else "the beginning"

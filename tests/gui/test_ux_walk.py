@@ -1,0 +1,67 @@
+"""Found walking through the app on a realistic store (the UX second pass): what a fork
+cut before a message says, ... Real window and store."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gui_harness import open_app, until
+
+from forkwise.gui.fork_header import ForkHeader
+
+pytestmark = pytest.mark.gui
+SHOTS = os.environ.get("FORKWISE_SHOTS")
+
+PLAN = "Plan the 2.5 release"
+FIRST = "We want to ship 2.5 in three weeks"
+
+
+def test_a_fork_before_a_message_names_that_message_not_its_id(
+        aloop: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w, c = app.window, app.controller
+            plan = app.sid(PLAN)
+            await app.open(plan)
+            (first,) = app.rows("user", FIRST)
+            anchor = app.entries[first].message_id
+            assert anchor is not None
+            # Edit and resend: a new branch cut before the message, the edit sent in it
+            before = set(c.tree.session_ids())
+            w.begin_edit(first)
+            w.composer.edit.setPlainText("Plan the 2.6 release instead")
+            w.composer.send_button.click()
+            child = await until(lambda: next(iter(set(c.tree.session_ids()) - before), None),
+                                what="the branch")
+            await until(lambda: c.current == child, what="the branch opened")
+            header = await until(lambda: [h for h in w.transcript.findChildren(ForkHeader)
+                                          if h.isVisible()], what="the fork record")
+            link = header[0].link
+            await until(lambda: FIRST in link.text(), what="the message's words")
+            text = link.text()
+            assert "before “" + FIRST in text, text
+            assert anchor not in text  # not "message user:we-want-to:…"
+            assert PLAN in text  # the source, as a link
+            assert f"before “{FIRST}" in link.accessibleName()
+            SHOTS and w.transcript.grab().save(str(Path(SHOTS) / "fork-before-header.png"))
+
+    aloop(scenario())
+
+
+def test_fork_point_words() -> None:
+    from forkwise.gui.transcript_entries import FORK, Entry
+    from forkwise.gui.transcript_view import fork_point
+
+    def entry(**data: Any) -> Entry:
+        return Entry(FORK, 9, None, "", "", data=data)
+
+    cut_before = entry(anchorMessage="user:q:1a2b", boundary=4, includeMessage=False)
+    assert fork_point(cut_before) == "before a message (event 4)"
+    assert fork_point(cut_before, lambda _m: "Ship it?") == "before “Ship it?” (event 4)"
+    through = entry(anchorMessage="user:q:1a2b", boundary=8, includeMessage=True)
+    assert fork_point(through) == "a message (event 8)"
+    assert fork_point(through, lambda _m: "Ship it?") == "“Ship it?” (event 8)"
+    assert fork_point(entry(boundary=0)) == "the beginning"
