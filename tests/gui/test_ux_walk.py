@@ -65,3 +65,52 @@ def test_fork_point_words() -> None:
     assert fork_point(through) == "a message (event 8)"
     assert fork_point(through, lambda _m: "Ship it?") == "“Ship it?” (event 8)"
     assert fork_point(entry(boundary=0)) == "the beginning"
+
+
+def test_in_a_narrow_list_titles_keep_room_to_be_read(aloop: Any, tmp_path: Path) -> None:
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication, QTreeView
+
+    from forkwise.gui.session_rows import ACTIVITY, MESSAGES, TITLE
+    from forkwise.gui.tree_columns import KEY
+    readable = 170  # px: "Clean up the build folder" was "Cl…er" in 90 px
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w = app.window
+            header = w.tree.header()
+            await app.idle()
+            assert not header.isSectionHidden(MESSAGES)
+            w.resize(560, 560)
+            await app.idle()
+            QApplication.processEvents()
+            SHOTS and w.grab().save(str(Path(SHOTS) / "narrow-list.png"))
+            # the title column can be read: Messages stepped aside for it
+            assert header.sectionSize(TITLE) >= readable, header.sectionSize(TITLE)
+            assert header.isSectionHidden(MESSAGES)
+            assert not header.isSectionHidden(ACTIVITY)
+            # not remembered as a choice: saved, the column is still shown
+            w.save_state()
+            settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+            saved = QTreeView()
+            saved.setModel(app.controller.proxy)
+            assert saved.header().restoreState(settings.value(KEY))
+            assert not saved.header().isSectionHidden(MESSAGES)
+            saved.deleteLater()
+            # room again: it comes back
+            w.resize(1280, 800)
+            await app.idle()
+            QApplication.processEvents()
+            assert not header.isSectionHidden(MESSAGES)
+            # a column the person turns on in the narrow list stays
+            w.resize(560, 560)
+            QApplication.processEvents()
+            menu = w.columns.build_menu()
+            (messages,) = [a for a in menu.actions() if a.objectName() == "actionColumnMessages"]
+            assert messages.isChecked()  # the person's choice: shown
+            messages.setChecked(False)
+            messages.setChecked(True)
+            QApplication.processEvents()
+            assert not header.isSectionHidden(MESSAGES)
+
+    aloop(scenario())
