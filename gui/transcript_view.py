@@ -47,8 +47,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHBoxLayout,
-    QLabel,
     QListView,
     QMenu,
     QPushButton,
@@ -58,6 +56,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .approval_box import ApprovalBox
 from .context_menu import ContextMenuMixin
 from .fork_header import ForkHeader
 from .message_actions import (
@@ -628,31 +627,10 @@ class TranscriptView(ContextMenuMixin, QListView):
                     self.delegate.sizeHintChanged.emit(model.index(row, 0))
 
     def _approval_widget(self, entry: Entry) -> QWidget:
-        box = QWidget(self.viewport())
-        box.setObjectName("approvalBox")
-        box.setAutoFillBackground(False)
-        layout = QHBoxLayout(box)
-        layout.setContentsMargins(MARGIN_X + PAD, PAD - 2, MARGIN_X + PAD, PAD - 2)
-        tool = str(entry.data.get("tool"))
-        args = _json(entry.data.get("args") or {})
-        if len(args) > 120:
-            args = args[:117] + "…"
-        label = QLabel(f"<b>Approve {html.escape(tool)}?</b> "
-                       f"<span>{html.escape(args)}</span>", box)
-        label.setObjectName("approvalText")
-        label.setWordWrap(True)
-        approval = str(entry.data.get("approval"))
-        approve = QPushButton("Approve", box)
-        approve.setObjectName("approveButton")
-        approve.setAccessibleName(f"Approve {tool}")
-        approve.clicked.connect(lambda: self.approvalDecided.emit(approval, True))
-        deny = QPushButton("Deny", box)
-        deny.setObjectName("denyButton")
-        deny.setAccessibleName(f"Deny {tool}")
-        deny.clicked.connect(lambda: self.approvalDecided.emit(approval, False))
-        layout.addWidget(label, 1)
-        layout.addWidget(approve)
-        layout.addWidget(deny)
+        box = ApprovalBox(str(entry.data.get("tool")), _json(entry.data.get("args") or {}),
+                          str(entry.data.get("approval")), (MARGIN_X + PAD, PAD - 2),
+                          self.viewport())
+        box.decided.connect(self.approvalDecided)
         return box
 
     def _fork_widget(self, entry: Entry) -> QWidget:

@@ -114,3 +114,35 @@ def test_in_a_narrow_list_titles_keep_room_to_be_read(aloop: Any, tmp_path: Path
             assert not header.isSectionHidden(MESSAGES)
 
     aloop(scenario())
+
+
+def test_an_approval_in_a_narrow_transcript_shows_what_is_to_be_approved(
+        aloop: Any, tmp_path: Path) -> None:
+    from PySide6.QtWidgets import QApplication, QLabel, QPushButton
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w = app.window
+            v = w.transcript
+            await app.open(app.sid("Clean up the build folder"))  # waits for an approval
+            for size in ((560, 560), (1280, 800)):
+                w.resize(*size)
+                await app.idle()
+                QApplication.processEvents()
+                v.scrollToBottom()
+                QApplication.processEvents()
+                label = v.viewport().findChild(QLabel, "approvalText")
+                assert label is not None
+                # the whole text is drawn: no word wider than the label, no line below it
+                assert label.minimumSizeHint().width() <= label.width(), size
+                assert label.heightForWidth(label.width()) <= label.height(), size
+                for name in ("approveButton", "denyButton"):
+                    button = v.viewport().findChild(QPushButton, name)
+                    assert button.isVisible()
+                    corner = button.mapTo(v.viewport(), button.rect().bottomRight())
+                    assert v.viewport().rect().contains(corner), (size, name)
+                    # the buttons do not cover the text
+                    assert not button.geometry().intersects(label.geometry()), size
+                SHOTS and v.grab().save(str(Path(SHOTS) / f"approval-{size[0]}.png"))
+
+    aloop(scenario())
