@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from gui_harness import open_app, until
+from PySide6.QtCore import Qt
 
 from forkwise.gui.fork_header import ForkHeader
 
@@ -144,5 +145,37 @@ def test_an_approval_in_a_narrow_transcript_shows_what_is_to_be_approved(
                     # the buttons do not cover the text
                     assert not button.geometry().intersects(label.geometry()), size
                 SHOTS and v.grab().save(str(Path(SHOTS) / f"approval-{size[0]}.png"))
+
+    aloop(scenario())
+
+
+def test_an_empty_list_says_how_to_start_and_a_filter_that_matches_nothing_says_so(
+        aloop: Any, tmp_path: Path) -> None:
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:  # an empty store
+            w, c = app.window, app.controller
+            w.install_agents()
+            QApplication.processEvents()
+            label = w.tree.placeholder
+            assert label.isVisible()
+            assert "No sessions yet" in label.text()
+            assert "New session (Ctrl+N)" in label.text()
+            assert "Import sessions… (Ctrl+I)" in label.text()
+            SHOTS and w.grab().save(str(Path(SHOTS) / "empty-list.png"))
+            made = await app.client.create_session("First one")
+            await until(lambda: c.tree.summary(made["id"]) is not None, what="the row")
+            await until(lambda: not label.isVisible(), what="the hint gone with a row")
+            # a filter that matches no title nor message
+            QTest.keyClicks(w.filter_box, "zebra crossing")
+            await until(lambda: label.isVisible() and "zebra crossing" in label.text(),
+                        what="the no-match text")
+            await until(lambda: "in its title or messages" in label.text(),
+                        what="the messages searched too")
+            assert "Escape clears the filter" in label.text()
+            QTest.keyClick(w.filter_box, Qt.Key.Key_Escape)
+            await until(lambda: not label.isVisible(), what="the rows back")
 
     aloop(scenario())
