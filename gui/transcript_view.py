@@ -601,19 +601,29 @@ class TranscriptView(ContextMenuMixin, QListView):
         current = self.indexWidget(index)
         if entry.kind == "approval" and entry.data.get("decision") is None:
             if current is None:
-                self.setIndexWidget(index, self._approval_widget(entry))
+                self._set_widget(index, self._approval_widget(entry))
         elif entry.kind == "fork":
             if current is None:
-                self.setIndexWidget(index, self._fork_widget(entry))
+                self._set_widget(index, self._fork_widget(entry))
         elif entry.kind == "tool" and (child := self.subagent_of(row)) is not None:
             if not isinstance(current, SubagentLink) or current.session_id != child:
                 link = SubagentLink(child, self.title_of(child), self.viewport())
                 link.clicked.connect(lambda: self.subagentRequested.emit(child))
-                self.setIndexWidget(index, link)
-                QWidget.setTabOrder(self, link)  # Tab from the messages, not after the composer
+                self._set_widget(index, link)
                 self.delegate.sizeHintChanged.emit(index)
         elif current is not None:
             self.setIndexWidget(index, None)  # type: ignore[arg-type]
+
+    def _set_widget(self, index: QModelIndex, widget: QWidget) -> None:
+        """`widget` on the row at `index`, its buttons and links next after the messages
+        in the Tab order (made after the window's other widgets, they came after the
+        composer's Send and Stop)."""
+        self.setIndexWidget(index, widget)
+        previous: QWidget = self
+        for part in [widget, *widget.findChildren(QWidget)]:
+            if part.focusPolicy() & Qt.FocusPolicy.TabFocus:
+                QWidget.setTabOrder(previous, part)
+                previous = part
 
     def sync_links(self) -> None:
         """Tool calls' subagent links again (a subagent session came or went)."""

@@ -18,6 +18,7 @@ SHOTS = os.environ.get("FORKWISE_SHOTS")
 
 PLAN = "Plan the 2.5 release"
 FIRST = "We want to ship 2.5 in three weeks"
+SHORTER = "2.5 release — two-week schedule"
 
 
 def test_a_fork_before_a_message_names_that_message_not_its_id(
@@ -177,5 +178,35 @@ def test_an_empty_list_says_how_to_start_and_a_filter_that_matches_nothing_says_
             assert "Escape clears the filter" in label.text()
             QTest.keyClick(w.filter_box, Qt.Key.Key_Escape)
             await until(lambda: not label.isVisible(), what="the rows back")
+
+    aloop(scenario())
+
+
+def test_tab_from_the_messages_reaches_the_buttons_in_them_before_the_composer(
+        aloop: Any, tmp_path: Path) -> None:
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w = app.window
+
+            def tabs(count: int) -> list[str]:
+                w.activateWindow()
+                w.transcript.setFocus(Qt.FocusReason.TabFocusReason)
+                names = []
+                for _ in range(count):
+                    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+                    focus = QApplication.focusWidget()
+                    names.append(focus.objectName() if focus is not None else "")
+                return names
+
+            await app.open(app.sid("Clean up the build folder"))  # waits for an approval
+            order = tabs(3)
+            assert order == ["approveButton", "denyButton", "composer"], order
+            await app.open(app.sid(SHORTER))  # a fork: its record links to its source
+            order = tabs(3)
+            assert order[0] == "forkLink", order
+            assert order.index("composer") > order.index("forkLink")
 
     aloop(scenario())
