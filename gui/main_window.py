@@ -406,6 +406,7 @@ class MainWindow(QMainWindow):
         t.forkBeforeMessage.connect(c.fork_before_message)
         t.editResend.connect(self.begin_edit)
         t.sourceRequested.connect(self.select_session)
+        t.sessionRequested.connect(self.select_session)  # a subagent's or a fork's link
         t.approvalDecided.connect(c.approve)
         t.endRequested.connect(c.reopen_at_end)
         self.composer.sendRequested.connect(self._send)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu, QPushButton, QWidget
+from PySide6.QtWidgets import QMenu, QWidget
 
+from .foot_link import FootLink, short_title
 from .transcript_entries import TOOL
 
 if TYPE_CHECKING:
@@ -20,22 +20,14 @@ if TYPE_CHECKING:
 OPEN_SUBAGENT = "actionOpenSubagent"
 
 
-class SubagentLink(QPushButton):
-    """The link at the foot of a Task call's card to the subagent session it started
-    (the card's text is still painted above it: `TranscriptDelegate`)."""
+class SubagentLink(FootLink):
+    """The link at the foot of a Task call's card to the subagent session it started."""
 
     def __init__(self, session_id: str, title: str, parent: QWidget) -> None:
-        short = title if len(title) <= 60 else title[:57].rstrip() + "…"
-        super().__init__(f"↳ Open subagent: {short}", parent)
-        self.session_id = session_id
+        super().__init__(session_id, f"↳ Open subagent: {short_title(title)}", parent)
         self.setObjectName("subagentLink")
         self.setAccessibleName(f"Open subagent {title}")
         self.setToolTip("Show the session of the subagent this call started (Enter)")
-        self.setFlat(True)
-        self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setStyleSheet("QPushButton#subagentLink { color: palette(link); text-align: left;"
-                           " padding: 1px 4px; border: none; }"
-                           " QPushButton#subagentLink:focus { text-decoration: underline; }")
 
 
 def subagent_of(window: MainWindow, row: int) -> str | None:
@@ -64,8 +56,7 @@ def add_open_subagent(window: MainWindow, menu: QMenu, row: int) -> None:
     if child is None:
         return
     title = window.controller.tree.title_of(child)
-    short = title if len(title) <= 60 else title[:57].rstrip() + "…"
-    action = QAction(f"Open subagent: {short}", menu)
+    action = QAction(f"Open subagent: {short_title(title)}", menu)
     action.setObjectName(OPEN_SUBAGENT)
     action.setStatusTip("Show the session of the subagent this call started")
     action.triggered.connect(lambda: window.select_session(child))
@@ -81,8 +72,7 @@ def install(window: MainWindow) -> None:
     view, tree = window.transcript, window.controller.tree
     view.menu_extensions.append(lambda menu, row, _enabled: add_open_subagent(window, menu, row))
     view.subagent_of = lambda row: subagent_of(window, row)
-    view.subagentRequested.connect(window.select_session)
-    # a subagent that appears (or goes) after its call was shown: the links follow
+    # a subagent (or a fork) that appears or goes after its row was shown: links follow
     for signal in (tree.rowsInserted, tree.rowsRemoved, tree.modelReset):
         signal.connect(lambda *_a: view.sync_links())
     view.sync_links()  # the transcript shown before this was installed

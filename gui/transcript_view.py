@@ -13,7 +13,7 @@ Signals: `forkFromMessage(row)`, `forkBeforeMessage(row)`, `editResend(row)` (ed
 new branch), `editReplace(row)` (edit in place), `retryRequested(row)`,
 `sourceRequested(session_id)`, `approvalDecided(approval_id, approved)`,
 `siblingStep(delta)`, `compareRequested()` (from the fork record, gui/fork_header),
-`subagentRequested(session_id)` (a Task call's link),
+`sessionRequested(session_id)` (a link to a Task call's subagent or to a fork),
 `endRequested()` (Ctrl+End with the session's end not loaded: it is opened there anew).
 """
 
@@ -58,7 +58,9 @@ from PySide6.QtWidgets import (
 
 from .approval_box import ApprovalBox
 from .context_menu import ContextMenuMixin
+from .foot_link import FootLink
 from .fork_header import ForkHeader
+from .fork_marks import ForkMark
 from .message_actions import (
     COPY,
     EDIT_REPLACE,
@@ -121,7 +123,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             return QSize(100, 24)
         width = self._width()
         widget = self.view.indexWidget(index)
-        if widget is not None and not isinstance(widget, SubagentLink):
+        if widget is not None and not isinstance(widget, FootLink):
             inner = width
             height = widget.heightForWidth(inner) if widget.hasHeightForWidth() else -1
             if height <= 0:
@@ -135,7 +137,7 @@ class TranscriptDelegate(QStyledItemDelegate):
         size = QSize(width, int(doc.size().height()) + 2 * PAD + 2 * MARGIN_Y)
         if entry.kind in ("turn", "model", "title"):
             size.setHeight(int(doc.size().height()) + 2 * MARGIN_Y + 4)
-        if widget is not None:  # a SubagentLink: room for it under the text
+        if widget is not None:  # a FootLink: room for it under the text
             size.setHeight(size.height() + widget.sizeHint().height() + LINK_GAP)
         self._sizes[id(entry)] = (key, size)
         return size
@@ -147,7 +149,7 @@ class TranscriptDelegate(QStyledItemDelegate):
                              index: Index) -> None:
         """A subagent link sits at the foot of its card, inside it; other index widgets
         take the whole row."""
-        if not isinstance(editor, SubagentLink):
+        if not isinstance(editor, FootLink):
             super().updateEditorGeometry(editor, option, index)
             return
         card: QRect = option.rect.adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
@@ -179,7 +181,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.setPen(pen)
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(rect, 6, 6)
-        if isinstance(self.view.indexWidget(index), SubagentLink | None):
+        if isinstance(self.view.indexWidget(index), FootLink | None):
             # the card's own width, as sizeHint measured it (the row's width drew the text
             # 18 px past the card's right edge, and left a gap under it)
             doc = self._doc(entry, rect.width(), pal)
@@ -345,7 +347,7 @@ class TranscriptView(ContextMenuMixin, QListView):
     siblingStep = Signal(int)
     compareRequested = Signal()
     endRequested = Signal()
-    subagentRequested = Signal(str)
+    sessionRequested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -369,6 +371,8 @@ class TranscriptView(ContextMenuMixin, QListView):
         self.anchor_text: Callable[[str, int, str, Callable[[str], None]], None] | None = None
         #: the subagent session the tool call at a row started, if any (gui/subagent_link)
         self.subagent_of: Callable[[int], str | None] = lambda _row: None
+        #: the forks cut right after a row, oldest first (gui/fork_marks)
+        self.forks_at: Callable[[int], list[str]] = lambda _row: []
         #: the opened child's place among its siblings, and whether its source changed
         self.fork_position: tuple[int, int] | None = None
         self.source_changed = False
@@ -531,8 +535,8 @@ class TranscriptView(ContextMenuMixin, QListView):
             return
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             link = self.indexWidget(self.currentIndex())
-            if isinstance(link, SubagentLink):  # a Task call: its subagent opens
-                link.click()
+            if isinstance(link, FootLink):  # a Task call's subagent, a fork from here
+                link.activate()
                 event.accept()
                 return
         super().keyPressEvent(event)
@@ -577,7 +581,7 @@ class TranscriptView(ContextMenuMixin, QListView):
         self._place_earlier_button()
 
     def _rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
-        for row in range(first, last + 1):
+        for row in range(max(first - 1, 0), last + 1):  # the row above may lose a fork mark
             self._sync_widget(row)
         model = self.transcript()
         if first == 0 and model.paging and last + 1 < model.rowCount():  # an earlier page
@@ -599,6 +603,7 @@ class TranscriptView(ContextMenuMixin, QListView):
         if not isinstance(entry, Entry):
             return
         current = self.indexWidget(index)
+        forks: list[str] = []
         if entry.kind == "approval" and entry.data.get("decision") is None:
             if current is None:
                 self._set_widget(index, self._approval_widget(entry))
@@ -607,12 +612,19 @@ class TranscriptView(ContextMenuMixin, QListView):
                 self._set_widget(index, self._fork_widget(entry))
         elif entry.kind == "tool" and (child := self.subagent_of(row)) is not None:
             if not isinstance(current, SubagentLink) or current.session_id != child:
-                link = SubagentLink(child, self.title_of(child), self.viewport())
-                link.clicked.connect(lambda: self.subagentRequested.emit(child))
-                self._set_widget(index, link)
-                self.delegate.sizeHintChanged.emit(index)
+                self._set_link(index, SubagentLink(child, self.title_of(child), self.viewport()))
+        elif forks := self.forks_at(row):
+            if not isinstance(current, ForkMark) or current.forks != forks:
+                titles = {sid: self.title_of(sid) for sid in forks}
+                self._set_link(index, ForkMark(forks, titles, self.viewport()))
         elif current is not None:
             self.setIndexWidget(index, None)  # type: ignore[arg-type]
+            self.delegate.sizeHintChanged.emit(index)
+
+    def _set_link(self, index: QModelIndex, link: FootLink) -> None:
+        link.opened.connect(self.sessionRequested)
+        self._set_widget(index, link)
+        self.delegate.sizeHintChanged.emit(index)
 
     def _set_widget(self, index: QModelIndex, widget: QWidget) -> None:
         """`widget` on the row at `index`, its buttons and links next after the messages
@@ -626,15 +638,9 @@ class TranscriptView(ContextMenuMixin, QListView):
                 previous = part
 
     def sync_links(self) -> None:
-        """Tool calls' subagent links again (a subagent session came or went)."""
-        model = self.transcript()
-        for row in range(model.rowCount()):
-            entry = model.entry(row)
-            if entry is not None and entry.kind == "tool":
-                had = self.indexWidget(model.index(row, 0))
-                self._sync_widget(row)
-                if had is not None and self.indexWidget(model.index(row, 0)) is None:
-                    self.delegate.sizeHintChanged.emit(model.index(row, 0))
+        """The links to other sessions again (a subagent or a fork came or went)."""
+        for row in range(self.transcript().rowCount()):
+            self._sync_widget(row)
 
     def _approval_widget(self, entry: Entry) -> QWidget:
         box = ApprovalBox(str(entry.data.get("tool")), _json(entry.data.get("args") or {}),

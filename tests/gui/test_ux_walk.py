@@ -210,3 +210,75 @@ def test_tab_from_the_messages_reaches_the_buttons_in_them_before_the_composer(
             assert order.index("composer") > order.index("forkLink")
 
     aloop(scenario())
+
+
+def test_a_source_shows_where_its_forks_continue(aloop: Any, tmp_path: Path) -> None:
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    from forkwise.gui.fork_marks import ForkMark
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w, c = app.window, app.controller
+            view = w.transcript
+            w.install_agents()
+            plan, shorter = app.sid(PLAN), app.sid(SHORTER)
+
+            def marks() -> dict[int, ForkMark]:
+                out = {}
+                for row in range(c.transcript.rowCount()):
+                    widget = view.indexWidget(c.transcript.index(row))
+                    if isinstance(widget, ForkMark):
+                        out[row] = widget
+                return out
+
+            await app.open(plan)
+            point = c.tree.summary(shorter)["seedLength"]  # type: ignore[index]
+            found = await until(marks, what="a fork mark")
+            (row, mark), = found.items()
+            assert mark.forks == [shorter]  # the subagent has its own link, not a mark
+            assert SHORTER in mark.text()
+            # under the row the fork was cut after
+            assert app.entries[row].seq <= point < app.entries[row + 1].seq
+            await app.idle()
+            QApplication.processEvents()
+            assert mark.isVisible()
+            rect = view.visualRect(c.transcript.index(row))
+            assert rect.contains(mark.geometry())
+            SHOTS and view.grab().save(str(Path(SHOTS) / "fork-mark.png"))
+            mark.click()
+            await until(lambda: c.current == shorter, what="the fork opened")
+            # two retries of the first answer: one mark, the two forks to choose from
+            await app.open(plan)
+            (answer, *_rest) = app.rows("assistant")
+            before = set(c.tree.children_of(plan))
+            c.retry(answer)
+            await until(lambda: len(set(c.tree.children_of(plan)) - before) == 1, what="one")
+            await until(lambda: c.current in set(c.tree.children_of(plan)) - before,
+                        what="the retry opened")
+            await app.open(plan)
+            (answer, *_rest) = app.rows("assistant")
+            c.retry(answer)
+            await until(lambda: len(set(c.tree.children_of(plan)) - before) == 2, what="two")
+            new = sorted(set(c.tree.children_of(plan)) - before)
+            await until(lambda: c.current in new, what="the second retry opened")
+            await app.open(plan)
+            both = await until(lambda: [m for m in marks().values() if len(m.forks) == 2],
+                               what="the mark of both")
+            assert sorted(both[0].forks) == new
+            assert "2 forks" in both[0].text()
+            assert both[0].choices is not None
+            names = [a.objectName() for a in both[0].choices.actions()]
+            assert names == [f"openFork:{sid}" for sid in both[0].forks]
+            both[0].choices.actions()[1].trigger()
+            await until(lambda: c.current == both[0].forks[1], what="the chosen fork")
+            # from the keyboard: Enter on the row of a one-fork mark opens it
+            await app.open(plan)
+            (row, mark), = [(r, m) for r, m in marks().items() if m.forks == [shorter]]
+            view.setFocus()
+            view.setCurrentIndex(c.transcript.index(row))
+            QTest.keyClick(view, Qt.Key.Key_Return)
+            await until(lambda: c.current == shorter, what="opened by Enter")
+
+    aloop(scenario())
