@@ -179,6 +179,8 @@ class MainWindow(QMainWindow):
         return self.search_panel
 
     search_panel: Any = None
+    #: the list gives way to the transcript in a small window (gui/pane_balance)
+    pane_balance: Any = None
 
     def set_store_label(self, store_label: str) -> None:
         """The title names the store (and says read-only or shared once that is known)."""

@@ -282,3 +282,37 @@ def test_a_source_shows_where_its_forks_continue(aloop: Any, tmp_path: Path) -> 
             await until(lambda: c.current == shorter, what="opened by Enter")
 
     aloop(scenario())
+
+
+def test_in_a_smaller_window_the_list_gives_way_to_the_messages(
+        aloop: Any, tmp_path: Path) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from forkwise.gui.pane_balance import balanced
+
+    # the rule: the list gives way down to its floor, then takes back what it wanted
+    assert balanced([440, 240], 500) == [280, 400]
+    assert balanced([500, 780], 500) == [500, 780]
+    assert balanced([280, 980], 500) == [500, 760]
+    assert balanced([300, 500], 500) == [360, 440]
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w = app.window
+            w.install_agents()
+            await app.open(app.sid(PLAN))
+            QApplication.processEvents()
+            wide = w.splitter.sizes()
+            w.resize(760, 520)
+            await app.idle()
+            QApplication.processEvents()
+            SHOTS and w.grab().save(str(Path(SHOTS) / "smaller-window.png"))
+            left, right = w.splitter.sizes()
+            assert right >= 440, (left, right)  # was 440 of list beside a 240 px transcript
+            assert left >= 280
+            w.resize(1280, 800)
+            await app.idle()
+            QApplication.processEvents()
+            assert w.splitter.sizes() == wide  # the list takes its width back
+
+    aloop(scenario())
