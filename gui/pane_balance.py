@@ -12,8 +12,9 @@ from PySide6.QtWidgets import QSplitter
 
 #: the transcript's width below which the list gives way
 TRANSCRIPT_COMFORT = 440
-#: the list's width it does not give below (its Title column keeps room: tree_columns)
-LIST_FLOOR = 280
+#: the list's width it does not give below: Title keeps its room (tree_columns) beside Last
+#: activity
+LIST_FLOOR = 300
 
 
 def balanced(sizes: list[int], wanted: int) -> list[int]:
