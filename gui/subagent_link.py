@@ -6,12 +6,14 @@ link is read from the tree's rows, nothing is asked of the host."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QModelIndex
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QWidget
 
 from .foot_link import FootLink, short_title
+from .session_rows import ID_ROLE
 from .transcript_entries import TOOL
 
 if TYPE_CHECKING:
@@ -72,7 +74,23 @@ def install(window: MainWindow) -> None:
     view, tree = window.transcript, window.controller.tree
     view.menu_extensions.append(lambda menu, row, _enabled: add_open_subagent(window, menu, row))
     view.subagent_of = lambda row: subagent_of(window, row)
-    # a subagent (or a fork) that appears or goes after its row was shown: links follow
-    for signal in (tree.rowsInserted, tree.rowsRemoved, tree.modelReset):
-        signal.connect(lambda *_a: view.sync_links())
+    c = window.controller
+
+    def rows_changed(parent: QModelIndex, *_rows: Any) -> None:
+        """A subagent (or a fork) of the opened session came or went after its row was
+        shown: the links follow. Rows elsewhere in the tree change nothing here (a sync
+        walks every loaded row: 26 ms for 5,000 rows of a 100k-event session)."""
+        if c.current is not None and parent.isValid() and parent.data(ID_ROLE) == c.current:
+            view.sync_links()
+
+    tree.rowsInserted.connect(rows_changed)
+    tree.rowsRemoved.connect(rows_changed)
+
+    def rows_moved(old: QModelIndex, _first: int, _last: int, new: QModelIndex,
+                   _row: int) -> None:  # a row that found its source
+        rows_changed(old)
+        rows_changed(new)
+
+    tree.rowsMoved.connect(rows_moved)
+    tree.modelReset.connect(view.sync_links)
     view.sync_links()  # the transcript shown before this was installed
