@@ -558,6 +558,11 @@ class MainWindow(QMainWindow):
             bits.append("running")
         if self.branches.source_changed(sid):
             bits.append(f"⚠ {CHANGED_TEXT.lower().replace('its ', '')}")
+        # cut short, the title gives way first, then the model: a state stays in view
+        states = bits[2:] if summary.get("model") else bits[1:]  # running, source changed
+        self.header_label.head = bits[0]
+        self.header_label.kept = tuple("".join(f"  ·  {bit}" for bit in tail)
+                                       for tail in (bits[1:], states) if tail)
         self.header_label.setText("  ·  ".join(bits))
         self.header_label.setToolTip(f"{self.header_label.text()}\nid: {sid}")
         blocked = UNREADABLE_TEXT if summary.get("error") else None

@@ -316,3 +316,28 @@ def test_in_a_smaller_window_the_list_gives_way_to_the_messages(
             assert w.splitter.sizes() == wide  # the list takes its width back
 
     aloop(scenario())
+
+
+def test_a_cut_header_keeps_the_model_and_state_whole(aloop: Any, tmp_path: Path) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w = app.window
+            await app.open(app.sid("Clean up the build folder"))  # running: waits
+            label = w.header_label
+            assert label.text() == "Clean up the build folder  ·  forkwise-offline  ·  running"
+            for width, rest in ((760, "  ·  forkwise-offline  ·  running"),
+                                (560, "  ·  running")):
+                w.resize(width, 560)
+                await app.idle()
+                QApplication.processEvents()
+                shown = label.shown_text()
+                assert "…" in shown  # the title is cut, not the rest
+                assert shown.endswith(rest), (width, shown)
+                assert shown.startswith("Clean")
+                fits = label.fontMetrics().horizontalAdvance(shown)
+                assert fits <= label.contentsRect().width()
+                SHOTS and label.grab().save(str(Path(SHOTS) / f"header-cut-{width}.png"))
+
+    aloop(scenario())
