@@ -25,6 +25,7 @@ from typing import Any
 
 import orjson
 from PySide6.QtCore import (
+    QEvent,
     QModelIndex,
     QPersistentModelIndex,
     QPoint,
@@ -522,6 +523,15 @@ class TranscriptView(ContextMenuMixin, QListView):
             self.setCurrentIndex(self.model().index(row, 0))
             self.setAutoScroll(scrolls)
 
+    def edit(self, index: Index, trigger: QAbstractItemView.EditTrigger,  # type: ignore[override]
+             event: QEvent) -> bool:
+        """A row with buttons or links does not take the keyboard from the list when it
+        becomes current (Qt focuses a row's widget then): the arrow keys keep moving
+        through the messages; Tab reaches the buttons, Enter opens a row's link."""
+        if trigger == QAbstractItemView.EditTrigger.CurrentChanged:
+            return False
+        return super().edit(index, trigger, event)
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
         ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
         if event.key() == Qt.Key.Key_Home and ctrl and self.transcript().base > 0:
@@ -627,15 +637,19 @@ class TranscriptView(ContextMenuMixin, QListView):
         self.delegate.sizeHintChanged.emit(index)
 
     def _set_widget(self, index: QModelIndex, widget: QWidget) -> None:
-        """`widget` on the row at `index`, its buttons and links next after the messages
-        in the Tab order (made after the window's other widgets, they came after the
-        composer's Send and Stop)."""
+        """`widget` on the row at `index`, its buttons and links in the Tab order after
+        the messages and the rows above's (made after the window's other widgets, they
+        came after the composer's Send and Stop), so Tab goes down the transcript."""
         self.setIndexWidget(index, widget)
         previous: QWidget = self
-        for part in [widget, *widget.findChildren(QWidget)]:
-            if part.focusPolicy() & Qt.FocusPolicy.TabFocus:
-                QWidget.setTabOrder(previous, part)
-                previous = part
+        for row in range(index.row() - 1, -1, -1):
+            above = self.indexWidget(self.model().index(row, 0))
+            if above is not None:
+                previous = (_tab_parts(above) or [previous])[-1]
+                break
+        for part in _tab_parts(widget):
+            QWidget.setTabOrder(previous, part)
+            previous = part
 
     def sync_links(self) -> None:
         """The links to other sessions again (a subagent or a fork came or went)."""
@@ -738,6 +752,12 @@ class TranscriptView(ContextMenuMixin, QListView):
         """Where a context menu for `row` would be asked for (tests send events there)."""
         rect = self.visualRect(self.model().index(row, 0))
         return rect.center()
+
+
+def _tab_parts(widget: QWidget) -> list[QWidget]:
+    """`widget` and its children that Tab stops at, in order."""
+    return [part for part in [widget, *widget.findChildren(QWidget)]
+            if part.focusPolicy() & Qt.FocusPolicy.TabFocus]
 
 
 def _action(menu: QMenu, state: ActionState, handler: Callable[[], None]) -> Any:

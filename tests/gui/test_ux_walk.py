@@ -205,9 +205,18 @@ def test_tab_from_the_messages_reaches_the_buttons_in_them_before_the_composer(
             order = tabs(3)
             assert order == ["approveButton", "denyButton", "composer"], order
             await app.open(app.sid(SHORTER))  # a fork: its record links to its source
-            order = tabs(3)
+            order = tabs(5)
             assert order[0] == "forkLink", order
-            assert order.index("composer") > order.index("forkLink")
+            assert order.index("composer") > order.index("forkMark") > order.index("forkLink")
+            # the arrow keys keep the keyboard in the list, over rows with links too
+            view = w.transcript
+            view.setFocus(Qt.FocusReason.TabFocusReason)
+            rows = range(app.controller.transcript.rowCount())
+            linked = [r for r in rows if view.indexWidget(app.controller.transcript.index(r))]
+            view.setCurrentIndex(app.controller.transcript.index(linked[-1] - 1))
+            QTest.keyClick(view, Qt.Key.Key_Down)
+            assert view.currentIndex().row() == linked[-1]
+            assert QApplication.focusWidget() is view
 
     aloop(scenario())
 
@@ -339,5 +348,41 @@ def test_a_cut_header_keeps_the_model_and_state_whole(aloop: Any, tmp_path: Path
                 fits = label.fontMetrics().horizontalAdvance(shown)
                 assert fits <= label.contentsRect().width()
                 SHOTS and label.grab().save(str(Path(SHOTS) / f"header-cut-{width}.png"))
+
+    aloop(scenario())
+
+
+def test_tab_goes_down_the_links_of_a_transcript(aloop: Any, tmp_path: Path) -> None:
+
+    from forkwise.gui.fork_marks import ForkMark
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w, c = app.window, app.controller
+            w.install_agents()
+            plan = app.sid(PLAN)
+            await app.open(plan)
+            # a second fork point, above the demo's: an edit of the first question
+            (first, *_r) = app.rows("user", FIRST)
+            before = set(c.tree.children_of(plan))
+            w.begin_edit(first)
+            w.composer.edit.setPlainText("Ship 2.5 in two weeks: what should the plan be?")
+            w.composer.send_button.click()
+            await until(lambda: c.current in set(c.tree.children_of(plan)) - before,
+                        what="the branch opened")
+            await app.open(plan)
+            view = w.transcript
+            marks = await until(lambda: sorted(
+                (r, view.indexWidget(c.transcript.index(r)))
+                for r in range(c.transcript.rowCount())
+                if isinstance(view.indexWidget(c.transcript.index(r)), ForkMark)), what="marks")
+            assert len(marks) == 2
+            # the Tab order (the focus chain) goes down the transcript, then the composer
+            chain, part = [], view.nextInFocusChain()
+            while part is not view and len(chain) < 100:
+                chain.append(part)
+                part = part.nextInFocusChain()
+            upper, lower = marks[0][1], marks[1][1]
+            assert chain.index(upper) < chain.index(lower) < chain.index(w.composer.edit)
 
     aloop(scenario())
