@@ -83,9 +83,14 @@ def install(window: MainWindow) -> None:
     window.transcript.menu_extensions.append(
         lambda menu, row, enabled: _message_continue_menu(window, menu, row, enabled)
     )
-    from . import subagent_link
+    from . import empty_list, fork_marks, subagent_link
 
+    fork_marks.install(window)  # where forks continue from, under that row
     subagent_link.install(window)  # a Task call's menu opens the subagent it started
+    empty_list.install(window)  # an empty list says how to start (New session, Import…)
+    from .pane_balance import PaneBalance
+
+    window.pane_balance = PaneBalance(window.splitter)  # the list gives way in a small window
     c.treeLoaded.connect(lambda _n: _start_watching(window))
     detail = window.header_label.parentWidget()
     origin = QLabel(detail)

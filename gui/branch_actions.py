@@ -10,6 +10,7 @@ reason is its tooltip and status tip.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QItemSelectionModel, QObject, QTimer
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import QAbstractItemView, QInputDialog, QLineEdit, QMessa
 from .message_actions import replace_cost
 from .session_rows import ID_ROLE
 from .siblings import position, step
+from .transcript_entries import build
 
 if TYPE_CHECKING:
     from .compare_view import CompareView
@@ -27,6 +29,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Json = dict[str, Any]
+
+#: events read after a fork's boundary for the message it was cut before (the turn's
+#: start, standalone events such as a model choice, then the message)
+ANCHOR_EVENTS = 8
 
 NO_SESSION = "Select a session first"
 NO_SIBLINGS = "This session has no other fork of the same point"
@@ -70,6 +76,7 @@ class BranchActions(QObject):
         t.retryRequested.connect(c.retry)
         t.siblingStep.connect(self.step_sibling)
         t.compareRequested.connect(self.compare_with_source)
+        t.anchor_text = self.anchor_text
         c.sessionOpened.connect(self._opened)
         c.tree.rowsInserted.connect(lambda *_a: self._later_update())
         c.tree.rowsRemoved.connect(lambda *_a: self._later_update())
@@ -81,6 +88,21 @@ class BranchActions(QObject):
         self._timer.setInterval(0)
         self._timer.timeout.connect(self.update)
         self.update()
+
+    def anchor_text(self, source: str, boundary: int, message: str,
+                    landed: Callable[[str], None]) -> None:
+        """The text of `message` in `source`, which opens the turn right after event
+        `boundary` (a fork cut before it), read from the source's next few events."""
+        c = self.window.controller
+
+        def found(events: list[Json]) -> None:
+            for entry in build(events).entries:
+                if entry.message_id == message and entry.text:
+                    landed(entry.text)
+                    return
+
+        c.ops.run(c.client.events(source, after=boundary, limit=ANCHOR_EVENTS), found,
+                  lambda exc: log.info("no text for %s of %s: %s", message, source, exc))
 
     # --- state ------------------------------------------------------------------------
 

@@ -17,6 +17,11 @@ class ElidedLabel(QLabel):
                  mode: Qt.TextElideMode = Qt.TextElideMode.ElideRight) -> None:
         super().__init__(parent)
         self.mode = mode
+        #: when the text does not fit: its `head` elided, then the first of `kept` that
+        #: leaves room for a few letters of it, drawn whole (a session's title, then its
+        #: model and state, or its state alone: eliding the whole line cut them)
+        self.head = ""
+        self.kept: tuple[str, ...] = ()
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setWordWrap(False)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -29,10 +34,23 @@ class ElidedLabel(QLabel):
     def sizeHint(self) -> QSize:
         return self.minimumSizeHint()
 
+    def shown_text(self) -> str:
+        """The text as drawn at the label's width: elided where it does not fit, with the
+        first of `kept` that leaves room for a few letters of the rest drawn whole."""
+        metrics, width, text = self.fontMetrics(), self.contentsRect().width(), self.text()
+        if metrics.horizontalAdvance(text) <= width:
+            return text
+        if self.head and text.startswith(self.head):
+            for kept in self.kept:
+                room = width - metrics.horizontalAdvance(kept)
+                if room >= metrics.horizontalAdvance("…") * 6:
+                    return metrics.elidedText(self.head, self.mode, room) + kept
+        return metrics.elidedText(text, self.mode, width)
+
     def paintEvent(self, _event: QPaintEvent) -> None:
         painter = QPainter(self)
         rect = self.contentsRect()
-        shown = self.fontMetrics().elidedText(self.text(), self.mode, rect.width())
+        shown = self.shown_text()
         align = int(self.alignment() | Qt.AlignmentFlag.AlignVCenter)
         self.style().drawItemText(painter, rect, align, self.palette(), self.isEnabled(), shown,
                                   self.foregroundRole())

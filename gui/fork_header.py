@@ -37,19 +37,8 @@ class ForkHeader(QWidget):
         row.setSpacing(4)
         self.link = QLabel(self)
         self.link.setObjectName("forkLink")
-        # a subagent was started by its session (the tree's tooltip says so too), and one
-        # that shares none of its history was not cut anywhere: no "at the beginning"
-        verb = "Subagent started by" if subagent else "Forked from"
-        where = "" if subagent and point == "the beginning" else f" at {point}"
-        if title == source:  # no row names it: deleted (or in the trash), nothing to open
-            self.link.setText(f"<b>{verb}</b> a session no longer in the store"
-                              f"{html.escape(where)}")
-            self.link.setToolTip(f"id: {source}")
-            self.link.setAccessibleName(f"{verb} a session no longer in the store{where}")
-        else:
-            self.link.setText(f'<b>{verb}</b> <a href="session:{html.escape(source)}">'
-                              f"{html.escape(title)}</a>{html.escape(where)}")
-            self.link.setAccessibleName(f"{verb} {title}{where}; activate to show the source")
+        self.title, self.subagent = title, subagent
+        self.set_point(point)
         self.link.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.link.setWordWrap(True)
         self.link.linkActivated.connect(self._link)
@@ -85,6 +74,32 @@ class ForkHeader(QWidget):
         button.setFont(font)
         button.clicked.connect(lambda: self.stepRequested.emit(delta))
         return button
+
+    @property
+    def gone(self) -> bool:
+        """No row names the source: deleted (or in the trash), nothing to open."""
+        return self.title == self.source
+
+    def set_point(self, point: str) -> None:
+        """Where the fork was cut, in words (`transcript_view.fork_point`): "at …" or
+        "before …" (a message it was cut before, whose text may arrive later)."""
+        # a subagent was started by its session (the tree's tooltip says so too), and one
+        # that shares none of its history was not cut anywhere: no "at the beginning"
+        verb = "Subagent started by" if self.subagent else "Forked from"
+        if self.subagent and point == "the beginning":
+            where = ""
+        else:
+            where = f" {point}" if point.startswith("before ") else f" at {point}"
+        if self.gone:
+            self.link.setText(f"<b>{verb}</b> a session no longer in the store"
+                              f"{html.escape(where)}")
+            self.link.setToolTip(f"id: {self.source}")
+            self.link.setAccessibleName(f"{verb} a session no longer in the store{where}")
+        else:
+            self.link.setText(f'<b>{verb}</b> <a href="session:{html.escape(self.source)}">'
+                              f"{html.escape(self.title)}</a>{html.escape(where)}")
+            self.link.setAccessibleName(
+                f"{verb} {self.title}{where}; activate to show the source")
 
     def set_position(self, place: tuple[int, int] | None) -> None:
         """The arrows and k/n where the child has siblings; hidden where it has none."""

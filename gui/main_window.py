@@ -160,20 +160,27 @@ class MainWindow(QMainWindow):
             _start_watching(self)
 
     @property
-    def search_dock(self) -> Any:
-        """The Search all sessions panel's dock, built when first asked for (hidden)."""
-        if self._search_dock is None:
-            from .search_panel import SearchPanel, search_dock
+    def search_page(self) -> Any:
+        """The Search all sessions panel, built when first asked for (hidden): in the
+        session pane, where it takes the list's place while open (`show_search`)."""
+        if self.search_panel is None:
+            from .search_panel import SearchPanel
 
-            self.search_panel = SearchPanel(self.controller, self)
-            self._search_dock = search_dock(self.search_panel, self)
-            self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self._search_dock)
-            self.search_panel.resultActivated.connect(
+            pane = self.tree.parentWidget()
+            assert pane is not None  # the session pane (`_build_panes`)
+            self.search_panel = panel = SearchPanel(self.controller, pane)
+            panel.hide()
+            layout = pane.layout()
+            assert isinstance(layout, QVBoxLayout)
+            layout.addWidget(panel, 1)
+            panel.resultActivated.connect(
                 lambda sid, seq: self.select_session(sid, at_seq=seq or None))
-        return self._search_dock
+            panel.closeRequested.connect(self.hide_search)
+        return self.search_panel
 
-    _search_dock: Any = None
     search_panel: Any = None
+    #: the list gives way to the transcript in a small window (gui/pane_balance)
+    pane_balance: Any = None
 
     def set_store_label(self, store_label: str) -> None:
         """The title names the store (and says read-only or shared once that is known)."""
@@ -401,6 +408,7 @@ class MainWindow(QMainWindow):
         t.forkBeforeMessage.connect(c.fork_before_message)
         t.editResend.connect(self.begin_edit)
         t.sourceRequested.connect(self.select_session)
+        t.sessionRequested.connect(self.select_session)  # a subagent's or a fork's link
         t.approvalDecided.connect(c.approve)
         t.endRequested.connect(c.reopen_at_end)
         self.composer.sendRequested.connect(self._send)
@@ -550,6 +558,11 @@ class MainWindow(QMainWindow):
             bits.append("running")
         if self.branches.source_changed(sid):
             bits.append(f"⚠ {CHANGED_TEXT.lower().replace('its ', '')}")
+        # cut short, the title gives way first, then the model: a state stays in view
+        states = bits[2:] if summary.get("model") else bits[1:]  # running, source changed
+        self.header_label.head = bits[0]
+        self.header_label.kept = tuple("".join(f"  ·  {bit}" for bit in tail)
+                                       for tail in (bits[1:], states) if tail)
         self.header_label.setText("  ·  ".join(bits))
         self.header_label.setToolTip(f"{self.header_label.text()}\nid: {sid}")
         blocked = UNREADABLE_TEXT if summary.get("error") else None
@@ -609,14 +622,27 @@ class MainWindow(QMainWindow):
                 self.tree.setCurrentIndex(first)
 
     def focus_filter(self) -> None:
+        self.hide_search(focus=False)
         self.filter_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.filter_box.selectAll()
 
     def show_search(self) -> None:
-        dock = self.search_dock
-        dock.show()
-        dock.raise_()
-        self.search_panel.focus()
+        """The search in the session list's place (the list keeps its selection)."""
+        panel = self.search_page
+        self.filter_box.hide()
+        self.tree.hide()
+        panel.show()
+        panel.focus()
+
+    def hide_search(self, focus: bool = True) -> None:
+        """The session list back in its place, with the keyboard in it."""
+        if self.search_panel is None or not self.search_panel.isVisibleTo(self):
+            return
+        self.search_panel.hide()
+        self.filter_box.show()
+        self.tree.show()
+        if focus:
+            self.tree.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def copy_text(self, text: str) -> None:
         from PySide6.QtGui import QGuiApplication

@@ -3,9 +3,12 @@ titles, answered by the host's full-text index (`session.search`), shown as a li
 hits (session, time, snippet). Activating a hit opens its session at that message.
 
 The filter box above the tree still filters the tree by title; this panel is the way to
-find text in sessions that are not open.
+find text in sessions that are not open. It takes the session list's place while it is
+open (as a sidebar's Search view does in an editor), so that neither is squeezed beside
+the other in a small window; closing it (its ✕, or Escape in an empty box) brings the list
+back.
 
-Signals (SearchPanel): `resultActivated(session_id, seq)`.
+Signals (SearchPanel): `resultActivated(session_id, seq)`, `closeRequested()`.
 """
 
 from __future__ import annotations
@@ -27,13 +30,14 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QAbstractTextDocumentLayout, QKeyEvent, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QDockWidget,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListView,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -143,12 +147,26 @@ class ResultsView(QListView):
 
 class SearchPanel(QWidget):
     resultActivated = Signal(str, int)
+    closeRequested = Signal()
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.setObjectName("searchPanel")
         self.setAccessibleName("Search all sessions")
+        title = QLabel("<b>Search all sessions</b>", self)
+        title.setObjectName("searchTitle")
+        self.close_button = QToolButton(self)
+        self.close_button.setObjectName("searchClose")
+        self.close_button.setText("✕")
+        self.close_button.setAutoRaise(True)
+        self.close_button.setToolTip("Close the search: back to the sessions (Escape)")
+        self.close_button.setAccessibleName("Close the search, back to the sessions")
+        self.close_button.clicked.connect(self._leave)
+        head = QHBoxLayout()
+        head.setContentsMargins(0, 0, 0, 0)
+        head.addWidget(title, 1)
+        head.addWidget(self.close_button)
         self.box = QLineEdit(self)
         self.box.setObjectName("searchBox")
         self.box.setAccessibleName("Search words")
@@ -169,7 +187,8 @@ class SearchPanel(QWidget):
         self.results.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.results.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(head)
         layout.addWidget(self.box)
         layout.addWidget(self.status)
         layout.addWidget(self.results, 1)
@@ -234,28 +253,11 @@ class SearchPanel(QWidget):
                 self.results.setCurrentIndex(self.model.index(0))
 
     def _leave(self) -> None:
-        """Escape in an empty box: the panel closes (its dock), back to the sessions."""
-        dock = self.parentWidget()
-        if isinstance(dock, QDockWidget):
-            dock.hide()
-        window = self.window()
-        tree = window.findChild(QAbstractItemView, "sessionTree")
-        if tree is not None:
-            tree.setFocus(Qt.FocusReason.OtherFocusReason)
+        """Escape in an empty box, or ✕: the panel closes, back to the sessions."""
+        self.closeRequested.emit()
 
     def _activated(self, index: QModelIndex) -> None:
         hit = index.data(HIT_ROLE)
         if isinstance(hit, dict):
             self.resultActivated.emit(str(hit["sessionId"]), int(hit.get("seq") or 0))
 
-
-def search_dock(panel: SearchPanel, parent: QWidget) -> QDockWidget:
-    """The panel in a dock beside the session list (hidden until asked for)."""
-    dock = QDockWidget("Search", parent)
-    dock.setObjectName("searchDock")
-    dock.setAccessibleName("Search all sessions")
-    dock.setWidget(panel)
-    dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable
-                     | QDockWidget.DockWidgetFeature.DockWidgetMovable)
-    dock.hide()
-    return dock

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import (
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
 
 from .session_rows import ID_ROLE, TITLE
 
@@ -14,12 +21,18 @@ class SessionFilterProxy(QSortFilterProxyModel):
     keeps its rows in order itself (see session_model).
 
     Message text matches come from outside (`set_text_hits`: ids of sessions whose
-    messages contain the pattern), because finding them needs the client."""
+    messages contain the pattern), because finding them needs the client.
+
+    Signals: `answeredSignal()` (the message text matches of the pattern are in)."""
+
+    answeredSignal = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._pattern = ""
         self._text_hits: set[str] = set()
+        #: whether the message-text matches of the pattern have arrived
+        self.answered = False
         self.setRecursiveFilteringEnabled(True)
         self.setAutoAcceptChildRows(False)
         self.setDynamicSortFilter(True)
@@ -37,6 +50,7 @@ class SessionFilterProxy(QSortFilterProxyModel):
         self.beginFilterChange()
         self._pattern = text.strip().casefold()
         self._text_hits = set()
+        self.answered = False
         self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def set_text_hits(self, pattern: str, hits: set[str]) -> None:
@@ -44,7 +58,9 @@ class SessionFilterProxy(QSortFilterProxyModel):
             return  # an answer to an older pattern
         self.beginFilterChange()
         self._text_hits = set(hits)
+        self.answered = True
         self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        self.answeredSignal.emit()
 
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
         if not self._pattern:

@@ -88,16 +88,20 @@ def _tooltip(sid: str, s: Json, title_of: Callable[[str], str]) -> str:
 
 def sort_key(column: int, sid: str, s: Json) -> SortKey:
     """What a row sorts by in `column`: the title (case-blind), last activity, message
-    count or model, then last activity among equals."""
+    count or model, then last activity among equals, then the id. Last activity and id
+    are the rows' one order by activity (the core's `listing.activity_key`, which the
+    store's index head picks the preview's first page by): sessions that ended at the same
+    instant keep their places when the listing replaces the preview, whatever order the
+    rows came in."""
     updated = str(s.get("updated") or "")
     if column == TITLE:
-        return (str(s.get("title") or sid).casefold(), updated)
+        return (str(s.get("title") or sid).casefold(), updated, sid)
     if column == MESSAGES:
         messages = s.get("messages")
-        return (messages if isinstance(messages, int) else 0, updated)
+        return (messages if isinstance(messages, int) else 0, updated, sid)
     if column == MODEL:
-        return (str(s.get("model") or "").casefold(), updated)
-    return (updated,)
+        return (str(s.get("model") or "").casefold(), updated, sid)
+    return (updated, sid)
 
 
 def relation_of(summary: Json) -> str | None:

@@ -1,8 +1,9 @@
 """The transcript pane: a list view that paints messages as cards.
 
-Pending approvals get real Approve/Deny buttons and the fork record a real link (index
-widgets), so both are reachable by keyboard and assistive tools. The message context
-menu is built by `build_context_menu` (tests call it) and shown with `popup()`.
+Pending approvals get real Approve/Deny buttons, the fork record a real link, and a Task
+call the subagent it started a link at the foot of its card (index widgets), so all are
+reachable by keyboard and assistive tools (Enter on a Task call's row opens its subagent).
+The message context menu is built by `build_context_menu` (tests call it) and shown with `popup()`.
 
 A transcript opened at its end follows it: new output keeps the view at the bottom while
 the person reads there; scrolled up, they keep their place and a "↓ new messages" pill
@@ -12,6 +13,7 @@ Signals: `forkFromMessage(row)`, `forkBeforeMessage(row)`, `editResend(row)` (ed
 new branch), `editReplace(row)` (edit in place), `retryRequested(row)`,
 `sourceRequested(session_id)`, `approvalDecided(approval_id, approved)`,
 `siblingStep(delta)`, `compareRequested()` (from the fork record, gui/fork_header),
+`sessionRequested(session_id)` (a link to a Task call's subagent or to a fork),
 `endRequested()` (Ctrl+End with the session's end not loaded: it is opened there anew).
 """
 
@@ -23,6 +25,7 @@ from typing import Any
 
 import orjson
 from PySide6.QtCore import (
+    QEvent,
     QModelIndex,
     QPersistentModelIndex,
     QPoint,
@@ -45,8 +48,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHBoxLayout,
-    QLabel,
     QListView,
     QMenu,
     QPushButton,
@@ -56,8 +57,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .approval_box import ApprovalBox
 from .context_menu import ContextMenuMixin
+from .foot_link import FootLink
 from .fork_header import ForkHeader
+from .fork_marks import ForkMark
 from .message_actions import (
     COPY,
     EDIT_REPLACE,
@@ -68,6 +72,7 @@ from .message_actions import (
     ActionState,
 )
 from .session_rows import format_when
+from .subagent_link import SubagentLink
 from .transcript_entries import Entry
 from .transcript_model import ENTRY_ROLE, TranscriptModel, plain_text
 
@@ -77,6 +82,10 @@ MARGIN_X, MARGIN_Y, PAD = 14, 5, 10
 #: a card is never narrower than this; the view asks for room for one (minimumSizeHint)
 MIN_CARD = 200
 RESULT_LINES = 6
+#: space above and below the "Show earlier messages" button in its strip
+EARLIER_GAP = 4
+#: space between a card's text and the subagent link at its foot
+LINK_GAP = 4
 
 
 class TranscriptDelegate(QStyledItemDelegate):
@@ -115,13 +124,13 @@ class TranscriptDelegate(QStyledItemDelegate):
             return QSize(100, 24)
         width = self._width()
         widget = self.view.indexWidget(index)
-        if widget is not None:
+        if widget is not None and not isinstance(widget, FootLink):
             inner = width
             height = widget.heightForWidth(inner) if widget.hasHeightForWidth() else -1
             if height <= 0:
                 height = widget.sizeHint().height()
             return QSize(width, height + 2 * MARGIN_Y)
-        key = self._key(entry, width)
+        key = (*self._key(entry, width), widget is not None)
         cached = self._sizes.get(id(entry))
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -129,11 +138,26 @@ class TranscriptDelegate(QStyledItemDelegate):
         size = QSize(width, int(doc.size().height()) + 2 * PAD + 2 * MARGIN_Y)
         if entry.kind in ("turn", "model", "title"):
             size.setHeight(int(doc.size().height()) + 2 * MARGIN_Y + 4)
+        if widget is not None:  # a FootLink: room for it under the text
+            size.setHeight(size.height() + widget.sizeHint().height() + LINK_GAP)
         self._sizes[id(entry)] = (key, size)
         return size
 
     def forget(self) -> None:
         self._sizes.clear()
+
+    def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem,
+                             index: Index) -> None:
+        """A subagent link sits at the foot of its card, inside it; other index widgets
+        take the whole row."""
+        if not isinstance(editor, FootLink):
+            super().updateEditorGeometry(editor, option, index)
+            return
+        card: QRect = option.rect.adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        hint = editor.sizeHint()
+        width = min(hint.width(), card.width() - 2 * PAD + 8)
+        editor.setGeometry(card.left() + PAD - 4, card.bottom() - PAD - hint.height() + 4,
+                           width, hint.height())
 
     # --- painting -----------------------------------------------------------------
 
@@ -158,7 +182,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.setPen(pen)
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(rect, 6, 6)
-        if self.view.indexWidget(index) is None:
+        if isinstance(self.view.indexWidget(index), FootLink | None):
             # the card's own width, as sizeHint measured it (the row's width drew the text
             # 18 px past the card's right edge, and left a gap under it)
             doc = self._doc(entry, rect.width(), pal)
@@ -324,6 +348,7 @@ class TranscriptView(ContextMenuMixin, QListView):
     siblingStep = Signal(int)
     compareRequested = Signal()
     endRequested = Signal()
+    sessionRequested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -342,6 +367,13 @@ class TranscriptView(ContextMenuMixin, QListView):
         self.delegate = TranscriptDelegate(self)
         self.setItemDelegate(self.delegate)
         self.title_of: Callable[[str], str] = lambda sid: sid
+        #: asks for the text of message `anchor` of session `source` just after event
+        #: `boundary` and hands it to the callback (a fork cut before it: gui/branch_actions)
+        self.anchor_text: Callable[[str, int, str, Callable[[str], None]], None] | None = None
+        #: the subagent session the tool call at a row started, if any (gui/subagent_link)
+        self.subagent_of: Callable[[int], str | None] = lambda _row: None
+        #: the forks cut right after a row, oldest first (gui/fork_marks)
+        self.forks_at: Callable[[int], list[str]] = lambda _row: []
         #: the opened child's place among its siblings, and whether its source changed
         self.fork_position: tuple[int, int] | None = None
         self.source_changed = False
@@ -353,8 +385,10 @@ class TranscriptView(ContextMenuMixin, QListView):
         bar = self.verticalScrollBar()
         bar.rangeChanged.connect(self._range_changed)
         bar.valueChanged.connect(self._scrolled)
-        # over the top of a transcript opened at its end, while earlier turns are left
-        self.earlier_button = QPushButton("Show earlier messages", self.viewport())
+        # above the top of a transcript opened at its end, while earlier turns are left: in
+        # a strip of its own over the viewport (drawn over the viewport, it hid the top of
+        # the first card)
+        self.earlier_button = QPushButton("Show earlier messages", self)
         self.earlier_button.setObjectName("earlierButton")
         self.earlier_button.setAccessibleName("Show earlier messages")
         self.earlier_button.setToolTip("Load the turns before these (Ctrl+Home at the top)")
@@ -489,6 +523,15 @@ class TranscriptView(ContextMenuMixin, QListView):
             self.setCurrentIndex(self.model().index(row, 0))
             self.setAutoScroll(scrolls)
 
+    def edit(self, index: Index, trigger: QAbstractItemView.EditTrigger,  # type: ignore[override]
+             event: QEvent) -> bool:
+        """A row with buttons or links does not take the keyboard from the list when it
+        becomes current (Qt focuses a row's widget then): the arrow keys keep moving
+        through the messages; Tab reaches the buttons, Enter opens a row's link."""
+        if trigger == QAbstractItemView.EditTrigger.CurrentChanged:
+            return False
+        return super().edit(index, trigger, event)
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
         ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
         if event.key() == Qt.Key.Key_Home and ctrl and self.transcript().base > 0:
@@ -500,6 +543,12 @@ class TranscriptView(ContextMenuMixin, QListView):
             self.go_to_end()
             event.accept()
             return
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            link = self.indexWidget(self.currentIndex())
+            if isinstance(link, FootLink):  # a Task call's subagent, a fork from here
+                link.activate()
+                event.accept()
+                return
         super().keyPressEvent(event)
 
     def show_earlier(self) -> None:
@@ -508,13 +557,19 @@ class TranscriptView(ContextMenuMixin, QListView):
             model.fetch_earlier()
 
     def _place_earlier_button(self) -> None:
+        """At the top of a transcript with earlier turns left: the button, in a strip the
+        viewport gives up for it (the first card starts below it, not under it)."""
         button, model = self.earlier_button, self.model()
         wanted = (isinstance(model, TranscriptModel) and model.base > 0
                   and self.verticalScrollBar().value() <= 4)
+        strip = button.sizeHint().height() + 2 * EARLIER_GAP if wanted else 0
+        if self.viewportMargins().top() != strip:
+            self.setViewportMargins(0, strip, 0, 0)
         if wanted:
             button.adjustSize()
-            x = (self.viewport().width() - button.width()) // 2
-            button.move(max(0, x), 6)
+            frame = self.frameWidth()
+            x = frame + (self.viewport().width() - button.width()) // 2
+            button.move(max(frame, x), frame + EARLIER_GAP)
             button.raise_()
         button.setVisible(wanted)
 
@@ -536,7 +591,7 @@ class TranscriptView(ContextMenuMixin, QListView):
         self._place_earlier_button()
 
     def _rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
-        for row in range(first, last + 1):
+        for row in range(max(first - 1, 0), last + 1):  # the row above may lose a fork mark
             self._sync_widget(row)
         model = self.transcript()
         if first == 0 and model.paging and last + 1 < model.rowCount():  # an earlier page
@@ -558,41 +613,54 @@ class TranscriptView(ContextMenuMixin, QListView):
         if not isinstance(entry, Entry):
             return
         current = self.indexWidget(index)
+        forks: list[str] = []
         if entry.kind == "approval" and entry.data.get("decision") is None:
             if current is None:
-                self.setIndexWidget(index, self._approval_widget(entry))
+                self._set_widget(index, self._approval_widget(entry))
         elif entry.kind == "fork":
             if current is None:
-                self.setIndexWidget(index, self._fork_widget(entry))
+                self._set_widget(index, self._fork_widget(entry))
+        elif entry.kind == "tool" and (child := self.subagent_of(row)) is not None:
+            if not isinstance(current, SubagentLink) or current.session_id != child:
+                self._set_link(index, SubagentLink(child, self.title_of(child), self.viewport()))
+        elif forks := self.forks_at(row):
+            if not isinstance(current, ForkMark) or current.forks != forks:
+                titles = {sid: self.title_of(sid) for sid in forks}
+                self._set_link(index, ForkMark(forks, titles, self.viewport()))
         elif current is not None:
             self.setIndexWidget(index, None)  # type: ignore[arg-type]
+            self.delegate.sizeHintChanged.emit(index)
+
+    def _set_link(self, index: QModelIndex, link: FootLink) -> None:
+        link.opened.connect(self.sessionRequested)
+        self._set_widget(index, link)
+        self.delegate.sizeHintChanged.emit(index)
+
+    def _set_widget(self, index: QModelIndex, widget: QWidget) -> None:
+        """`widget` on the row at `index`, its buttons and links in the Tab order after
+        the messages and the rows above's (made after the window's other widgets, they
+        came after the composer's Send and Stop), so Tab goes down the transcript."""
+        self.setIndexWidget(index, widget)
+        previous: QWidget = self
+        for row in range(index.row() - 1, -1, -1):
+            above = self.indexWidget(self.model().index(row, 0))
+            if above is not None:
+                previous = (_tab_parts(above) or [previous])[-1]
+                break
+        for part in _tab_parts(widget):
+            QWidget.setTabOrder(previous, part)
+            previous = part
+
+    def sync_links(self) -> None:
+        """The links to other sessions again (a subagent or a fork came or went)."""
+        for row in range(self.transcript().rowCount()):
+            self._sync_widget(row)
 
     def _approval_widget(self, entry: Entry) -> QWidget:
-        box = QWidget(self.viewport())
-        box.setObjectName("approvalBox")
-        box.setAutoFillBackground(False)
-        layout = QHBoxLayout(box)
-        layout.setContentsMargins(MARGIN_X + PAD, PAD - 2, MARGIN_X + PAD, PAD - 2)
-        tool = str(entry.data.get("tool"))
-        args = _json(entry.data.get("args") or {})
-        if len(args) > 120:
-            args = args[:117] + "…"
-        label = QLabel(f"<b>Approve {html.escape(tool)}?</b> "
-                       f"<span>{html.escape(args)}</span>", box)
-        label.setObjectName("approvalText")
-        label.setWordWrap(True)
-        approval = str(entry.data.get("approval"))
-        approve = QPushButton("Approve", box)
-        approve.setObjectName("approveButton")
-        approve.setAccessibleName(f"Approve {tool}")
-        approve.clicked.connect(lambda: self.approvalDecided.emit(approval, True))
-        deny = QPushButton("Deny", box)
-        deny.setObjectName("denyButton")
-        deny.setAccessibleName(f"Deny {tool}")
-        deny.clicked.connect(lambda: self.approvalDecided.emit(approval, False))
-        layout.addWidget(label, 1)
-        layout.addWidget(approve)
-        layout.addWidget(deny)
+        box = ApprovalBox(str(entry.data.get("tool")), _json(entry.data.get("args") or {}),
+                          str(entry.data.get("approval")), (MARGIN_X + PAD, PAD - 2),
+                          self.viewport())
+        box.decided.connect(self.approvalDecided)
         return box
 
     def _fork_widget(self, entry: Entry) -> QWidget:
@@ -600,6 +668,17 @@ class TranscriptView(ContextMenuMixin, QListView):
         header = ForkHeader(source, self.title_of(source), fork_point(entry, self._message_text),
                             self.viewport(), margins=(MARGIN_X + PAD, PAD - 2),
                             subagent=entry.data.get("relation") == "subagent")
+        anchor, boundary = entry.data.get("anchorMessage"), entry.data.get("boundary")
+        if (entry.data.get("includeMessage") is False and anchor and not header.gone
+                and isinstance(boundary, int) and self.anchor_text is not None
+                and not self._message_text(str(anchor))):
+            def landed(text: str) -> None:
+                if text and self.fork_header() is header:  # still the one shown
+                    header.set_point(fork_point(entry, lambda _m: text))
+                    index = self.indexAt(header.geometry().center())
+                    if index.isValid():
+                        self.delegate.sizeHintChanged.emit(index)
+            self.anchor_text(source, boundary, str(anchor), landed)
         header.sourceRequested.connect(self.sourceRequested)
         header.stepRequested.connect(self.siblingStep)
         header.compareRequested.connect(self.compareRequested)
@@ -675,6 +754,12 @@ class TranscriptView(ContextMenuMixin, QListView):
         return rect.center()
 
 
+def _tab_parts(widget: QWidget) -> list[QWidget]:
+    """`widget` and its children that Tab stops at, in order."""
+    return [part for part in [widget, *widget.findChildren(QWidget)]
+            if part.focusPolicy() & Qt.FocusPolicy.TabFocus]
+
+
 def _action(menu: QMenu, state: ActionState, handler: Callable[[], None]) -> Any:
     from PySide6.QtGui import QAction
 
@@ -690,13 +775,17 @@ def _action(menu: QMenu, state: ActionState, handler: Callable[[], None]) -> Any
 
 
 def fork_point(entry: Entry, text_of: Callable[[str], str | None] = lambda _m: None) -> str:
-    """Where a fork was cut, in words: the anchor message's first words where known."""
+    """Where a fork was cut, in words: the anchor message's first words where known, and
+    "before" them for a fork cut before its message (Fork before, Edit and resend: the
+    message is not in the child; its words come from the source, `anchor_text`)."""
     anchor = entry.data.get("anchorMessage")
     boundary = entry.data.get("boundary")
+    before = entry.data.get("includeMessage") is False
     if anchor:
         text = (text_of(str(anchor)) or "").strip().replace("\n", " ")
         if text:
             short = text if len(text) <= 60 else text[:57].rstrip() + "…"
-            return f"“{short}” (event {boundary})"
-        return f"message {anchor} (event {boundary})"
+            return f"{'before ' if before else ''}“{short}” (event {boundary})"
+        # not the message's id: no one reads "user:we-want-to:546d"
+        return f"{'before ' if before else ''}a message (event {boundary})"
     return f"event {boundary}" if boundary else "the beginning"

@@ -1,13 +1,18 @@
 """The session tree's columns: Title takes the free width, the others keep theirs; a
 person shows or hides columns from the header's context menu (Model is hidden at first:
 it repeats the same text on most rows); widths and visibility are remembered (QSettings).
+
+In a narrow list (a small window, a narrow pane) Title keeps room to be read: Messages,
+then Model, step aside while it would be narrower than `TITLE_ROOM`, and come back when
+there is room. That is not remembered as the person's choice; a column they turn on
+themselves stays.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtCore import QEvent, QObject, QPoint, QSettings, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHeaderView, QMenu, QStyle, QTreeView
 
@@ -18,6 +23,11 @@ WIDTHS = {ACTIVITY: 84, MESSAGES: 72, MODEL: 112}
 HIDDEN_AT_FIRST = (MODEL,)
 #: room for the header's sort arrow beside a column's name
 ARROW = 24
+#: the Title column's least width before other columns step aside (a 560 px window left
+#: it 90 px: "Cl…er" for "Clean up the build folder")
+TITLE_ROOM = 170
+#: the columns that step aside for Title, first to last
+GIVE_WAY = (MESSAGES, MODEL)
 
 
 def activity_samples() -> list[str]:
@@ -38,13 +48,18 @@ def fitted_width(tree: QTreeView, column: int) -> int:
     return max(WIDTHS.get(column, 80), cells, name)
 
 
-class TreeColumns:
+class TreeColumns(QObject):
     """Sets up `tree`'s header and keeps its state in `settings` as it changes."""
 
     def __init__(self, tree: QTreeView, settings: QSettings) -> None:
+        super().__init__(tree)
         self.tree = tree
         self.settings = settings
         self.menu: QMenu | None = None
+        #: columns hidden for Title's sake (shown again when there is room)
+        self.squeezed: set[int] = set()
+        #: columns the person turned on here: they do not step aside
+        self.kept: set[int] = set()
         header = tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(TITLE, QHeaderView.ResizeMode.Stretch)
@@ -56,17 +71,66 @@ class TreeColumns:
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._popup)
         header.sectionResized.connect(lambda *_a: self.save())
+        tree.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and watched is self.tree.viewport():
+            self.fit()
+        return False
+
+    def fit(self) -> None:
+        """Columns step aside (`GIVE_WAY`) while Title would have less than `TITLE_ROOM`,
+        and come back, in the reverse order, once it has room with them."""
+        header = self.tree.header()
+        room = self.tree.viewport().width()
+        if room <= 0 or not self.tree.isVisible():  # not laid out yet: when shown
+            return
+        shown = [c for c in WIDTHS if not header.isSectionHidden(c) or c in self.squeezed]
+        fixed = {c: header.sectionSize(c) or fitted_width(self.tree, c) for c in shown}
+        hide: set[int] = set()
+        for column in GIVE_WAY:
+            if room - sum(w for c, w in fixed.items() if c not in hide) >= TITLE_ROOM:
+                break
+            if column in fixed and column not in self.kept:
+                hide.add(column)
+        if hide == self.squeezed:
+            return
+        header.blockSignals(True)  # not the person's choice: nothing saved
+        try:
+            for column in self.squeezed - hide:
+                header.setSectionHidden(column, False)
+            for column in hide - self.squeezed:
+                header.setSectionHidden(column, True)
+        finally:
+            header.blockSignals(False)
+        self.squeezed = hide
+        header.viewport().update()
 
     def restore(self) -> None:
         state = self.settings.value(KEY)
         if state is not None:
+            self.squeezed.clear()
             self.tree.header().restoreState(state)
         # whatever was saved, Title keeps taking the free width
         self.tree.header().setSectionResizeMode(TITLE, QHeaderView.ResizeMode.Stretch)
         self.tree.header().setSectionHidden(TITLE, False)
+        self.fit()
 
     def save(self) -> None:
-        self.settings.setValue(KEY, self.tree.header().saveState())
+        """The header as the person left it (columns that stepped aside count as shown)."""
+        header = self.tree.header()
+        if not self.squeezed:
+            self.settings.setValue(KEY, header.saveState())
+            return
+        header.blockSignals(True)
+        try:
+            for column in self.squeezed:
+                header.setSectionHidden(column, False)
+            self.settings.setValue(KEY, header.saveState())
+            for column in self.squeezed:
+                header.setSectionHidden(column, True)
+        finally:
+            header.blockSignals(False)
 
     def build_menu(self) -> QMenu:
         """Show/hide each column but Title (built, not shown: tests inspect it)."""
@@ -79,7 +143,7 @@ class TreeColumns:
             action = QAction(name, menu)
             action.setObjectName(f"actionColumn{name.replace(' ', '')}")
             action.setCheckable(True)
-            action.setChecked(not header.isSectionHidden(column))
+            action.setChecked(not header.isSectionHidden(column) or column in self.squeezed)
             action.setStatusTip(f"Show or hide the {name} column")
             action.toggled.connect(lambda on, c=column: self.set_visible(c, on))
             menu.addAction(action)
@@ -87,10 +151,13 @@ class TreeColumns:
 
     def set_visible(self, column: int, visible: bool) -> None:
         header = self.tree.header()
+        self.squeezed.discard(column)
+        (self.kept.add if visible else self.kept.discard)(column)
         header.setSectionHidden(column, not visible)
         if visible and header.sectionSize(column) < 30:
             header.resizeSection(column, fitted_width(self.tree, column))
         self.save()
+        self.fit()
 
     def _popup(self, pos: QPoint) -> None:
         if self.menu is not None:

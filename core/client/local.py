@@ -30,17 +30,18 @@ log = logging.getLogger(__name__)
 
 
 def indexed_rows(store_dir: Path | str | None, newest: int | None = None) -> list[dict[str, Any]]:
-    """The catalogue rows of a folder store's summary index, for the logs it still matches:
-    what a window shows while the host opens, without importing or starting it (no lock,
-    no log read). `newest`: only the rows a list sorted by last activity starts with (the
-    `newest` most recently active sessions at the top of their lineage, and every session
-    beneath them). The host's listing follows and is the truth: it adds what the index
-    does not know and may differ where only a host can tell — the model a session without
-    one will use (left None here) and whether a turn runs (False here). [] for a
-    database, a remote host, or a store that cannot be read."""
+    """The catalogue rows of a folder store's summary index, for the logs it still matches,
+    newest first (`listing.activity_key`): what a window shows while the host opens,
+    without importing or starting it (no lock, no log read). `newest`: only the rows a
+    list sorted by last activity starts with (the `newest` most recently active sessions
+    at the top of their lineage, and every session beneath them). The host's listing
+    follows and is the truth: it adds what the index does not know and may differ where
+    only a host can tell — the model a session without one will use (left None here) and
+    whether a turn runs (False here). [] for a database, a remote host, or a store that
+    cannot be read."""
     if not isinstance(store_dir, Path):
         return []
-    from forkwise.core.runtime.listing import summary_row
+    from forkwise.core.runtime.listing import activity_key, summary_row
     from forkwise.core.store.backends.jsonl import JsonlBackend
 
     try:
@@ -55,6 +56,7 @@ def indexed_rows(store_dir: Path | str | None, newest: int | None = None) -> lis
             row["model"] = row["provider"] = None
         row["running"] = False
         rows.append(row)
+    rows.sort(key=activity_key, reverse=True)  # newest first, as a list by activity shows them
     return rows
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from forkwise.core.runtime.providers.base import ModelChoice
@@ -22,3 +23,12 @@ def summary_row(summary: SessionSummary, default: ModelChoice | None = None) -> 
         choice = default or default_choice()
         row["model"], row["provider"] = choice.model, choice.provider
     return row
+
+
+def activity_key(row: Mapping[str, Any]) -> tuple[str, str]:
+    """The one order of session rows by last activity: `updated`, then `id` among
+    sessions whose logs end at the same instant (an import's, a script's). Newest first is
+    this key reversed. The store's index head picks a list's first page by the same pair
+    (`catalogue.entry_lineage`: the store cannot import this layer), and the GUI's tree
+    sorts by it, so the rows a window previews are the rows its listing shows first."""
+    return (str(row.get("updated") or ""), str(row["id"]))

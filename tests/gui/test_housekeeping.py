@@ -101,7 +101,7 @@ def test_every_control_added_has_an_accessible_name(aloop: Any, tmp_path: Path) 
             w.show_search()
             w.controller.notifier.info("x", action_label="Undo", action=lambda: None)
             names = ("searchPanel", "searchBox", "searchResults", "searchStatus",
-                     "searchDock", "bannerAction", "newMessagesPill")
+                     "searchClose", "bannerAction", "newMessagesPill")
             for name in names:
                 widget = w.findChild(QWidget, name)
                 assert widget is not None, name

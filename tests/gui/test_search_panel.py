@@ -62,11 +62,11 @@ def test_search_finds_a_word_in_an_imported_session_and_opens_it_there(
             sid = (report["imported"] or report["updated"])[0]
             await until(lambda: sid in app.controller.tree.session_ids(), what="imported")
             w = app.window
-            assert not w.search_dock.isVisible()
+            assert not w.search_page.isVisible()
             w.setFocus()
             qtbot.keyClick(w, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier
                            | Qt.KeyboardModifier.ShiftModifier)
-            await until(w.search_dock.isVisible, what="the panel shown")
+            await until(w.search_page.isVisible, what="the panel shown")
             panel = w.search_panel
             assert panel.objectName() == "searchPanel"
             assert panel.box.hasFocus()

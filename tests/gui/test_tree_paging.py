@@ -4,6 +4,7 @@ not fetched yet (selecting it, filtering) fetches it first."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from gui_harness import open_app, until
 from PySide6.QtCore import QModelIndex
 
 from forkwise.core.bench.synth import write_store
+from forkwise.core.runtime.listing import activity_key
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session_store import SessionStore
 from forkwise.gui import session_model
@@ -21,29 +23,39 @@ from forkwise.gui.session_rows import ID_ROLE
 pytestmark = pytest.mark.gui
 
 SESSIONS = 90  # more than a screen of rows (the window is 1280x800)
-FORKED = "bench-000085"  # near the end (the synthetic logs end at about the same time)
+
+
+@dataclass
+class Paging:
+    #: the session forked: the last row by activity (beyond the first screen)
+    forked: str
+    #: the rows each load handed to the view
+    at_load: list[int] = field(default_factory=list)
 
 
 @pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """A store of more rows than fit on screen, in pages of 5; records the rows each
-    load hands to the view."""
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Paging:
+    """A store of more rows than fit on screen, in pages of 5, with a fork of its least
+    recently active session; records the rows each load hands to the view. The synthetic
+    logs end at about the same time: which one is last is the rows' tie rule (last
+    activity, then id), so it is asked of that rule, not named."""
     root = write_store(tmp_path / "store", SESSIONS, 12)
     backend = SessionStore(JsonlBackend(root))
     try:
-        backend.fork(FORKED)
+        oldest = min((s.to_dict() for s in backend.list()), key=activity_key)
+        backend.fork(oldest["id"])
     finally:
         backend.close()
     monkeypatch.setattr(session_model, "PAGE_ROWS", 5)
-    at_load: list[int] = []
+    paging = Paging(oldest["id"])
     load = SessionTreeModel.load
 
     def recording_load(self: SessionTreeModel, summaries: Any) -> None:
         load(self, summaries)
-        at_load.append(self.rowCount())
+        paging.at_load.append(self.rowCount())
 
     monkeypatch.setattr(SessionTreeModel, "load", recording_load)
-    return at_load
+    return paging
 
 
 def top_ids(model: Any) -> list[str]:
@@ -51,25 +63,25 @@ def top_ids(model: Any) -> list[str]:
 
 
 def test_first_page_then_every_row_after_the_first_frame(
-        aloop: Any, tmp_path: Path, store: list[int]) -> None:
+        aloop: Any, tmp_path: Path, store: Paging) -> None:
     async def scenario() -> None:
         async with open_app(tmp_path, demo=False) as app:
             c, w = app.controller, app.window
-            assert store == [5]
+            assert store.at_load == [5]
             await until(lambda: c.tree.rowCount() == SESSIONS, what="the rest, after a frame")
             assert not c.tree.canFetchMore(QModelIndex())
             assert top_ids(c.proxy) == c.tree.children_of(None)
             # the lineage in rows fetched later is expanded as well
-            assert c.tree.children_of(FORKED)
-            assert top_ids(c.tree).index(FORKED) > 50  # beyond the first screen
-            assert w.tree.isExpanded(c.proxy.mapFromSource(c.tree.index_for(FORKED)))
+            assert c.tree.children_of(store.forked)
+            assert top_ids(c.tree).index(store.forked) > 50  # beyond the first screen
+            assert w.tree.isExpanded(c.proxy.mapFromSource(c.tree.index_for(store.forked)))
             assert w.selected_session() == top_ids(c.tree)[0]  # the first row, as before
 
     aloop(scenario())
 
 
 def test_selecting_or_filtering_fetches_the_rows_needed(
-        aloop: Any, tmp_path: Path, store: list[int]) -> None:
+        aloop: Any, tmp_path: Path, store: Paging) -> None:
     async def scenario() -> None:
         async with open_app(tmp_path, demo=False) as app:
             c, w = app.controller, app.window

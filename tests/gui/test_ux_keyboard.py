@@ -105,7 +105,7 @@ def test_search_fields_answer_escape_and_down(aloop: Any, tmp_path: Path) -> Non
             QTest.keyClick(box, Qt.Key.Key_Escape)
             assert box.text() == ""
             QTest.keyClick(box, Qt.Key.Key_Escape)
-            assert not w.search_dock.isVisible()
+            assert not w.search_page.isVisible()
             assert QApplication.focusWidget() is w.tree
 
     aloop(scenario())
