@@ -64,6 +64,8 @@ SCHEMA_VERSION = 3
 #: what marks the matched words in a snippet
 MARK_OPEN, MARK_CLOSE = "«", "»"
 MAX_LIMIT = 500
+#: seconds between the fdatasyncs of a build file while it is filled
+WRITE_OUT_EVERY = 0.25
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -285,7 +287,8 @@ class SearchIndex:
                 db.execute("PRAGMA synchronous=OFF")
                 db.executescript(_SCHEMA)
                 db.execute("INSERT INTO meta VALUES('schema', ?)", (str(SCHEMA_VERSION),))
-                fill_anew(db, store, plan)
+                with _written_out_meanwhile(target):
+                    fill_anew(db, store, plan)
             finally:
                 db.close()
             # on disk whole before it has the index's name, and the name durable after:
@@ -386,6 +389,31 @@ def _unlink_db(path: Path, *, journals_only: bool = False) -> None:
     for suffix in suffixes if journals_only else ("", *suffixes):
         with contextlib.suppress(FileNotFoundError):
             Path(str(path) + suffix).unlink()
+
+
+@contextlib.contextmanager
+def _written_out_meanwhile(path: Path, every: float = WRITE_OUT_EVERY) -> Iterator[None]:
+    """fdatasync the file at `path` every `every` seconds on a thread while the block
+    runs: the disk writes the build out while it is being made, and the fsync before its
+    rename waits only for the rest."""
+    stop = threading.Event()
+    fd = os.open(path, os.O_RDONLY)
+
+    def write_out() -> None:
+        while not stop.wait(every):
+            try:
+                os.fdatasync(fd)
+            except OSError:  # the fsync before the rename says so
+                return
+
+    thread = threading.Thread(target=write_out, name="search-index-write-out", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        os.close(fd)
 
 
 def _forget(db: sqlite3.Connection, sid: str, after: int | None = None) -> None:
