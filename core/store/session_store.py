@@ -665,10 +665,11 @@ class SessionStore:
         try:
             self.backend.persist(change)
         except StorageError as exc:
-            if not self._forget_lost(exc) or _concerns(change) & set(self._lost):
+            lost = self._forget_lost(exc)
+            if not lost or _concerns(change) & lost:
                 raise
             self.backend.persist(change)
-        if isinstance(change, SessionCreated) and self._lost:
+        if isinstance(change, SessionCreated):
             with self._lock:
                 self._lost.pop(change.session_id, None)  # made again: not lost any more
 
@@ -678,23 +679,23 @@ class SessionStore:
         try:
             return self.backend.load(session_id)
         except StorageError as exc:
-            if not self._forget_lost(exc) or session_id in self._lost:
+            lost = self._forget_lost(exc)
+            if not lost or session_id in lost:
                 raise
             return self.backend.load(session_id)
 
-    def _forget_lost(self, exc: StorageError) -> bool:
+    def _forget_lost(self, exc: StorageError) -> set[str]:
         """Drop from memory the sessions `exc` says are not on disk (`lost`) and keep why
-        for their `flush`; whether there were any."""
-        lost = exc.details.get("lost")
-        if not lost:
-            return False
-        with self._lock:
-            for sid in lost:
-                log.warning("session %s is not in the store: %s", sid, exc.message)
-                self._records.pop(sid, None)
-                self._kept_generations.pop(sid, None)
-                self._lost[sid] = exc
-        return True
+        for their `flush`; returns them (none: `exc` is another failure)."""
+        lost = set(exc.details.get("lost", ()))
+        if lost:
+            with self._lock:
+                for sid in lost:
+                    log.warning("session %s is not in the store: %s", sid, exc.message)
+                    self._records.pop(sid, None)
+                    self._kept_generations.pop(sid, None)
+                    self._lost[sid] = exc
+        return lost
 
     @staticmethod
     def _point(rec: _Record) -> ForkPoint | None:
