@@ -656,12 +656,12 @@ class SessionStore:
     # --- helpers -------------------------------------------------------------------
 
     def _persist(self, change: StoreEvent) -> None:
-        """`backend.persist`, for every change. A StorageError naming `lost` sessions (an
-        import's files that could not get their names, which a backend gives them before
-        any other change: see `Backend.persist`) is raised before the change is made.
-        Those sessions are not on disk: they are dropped from memory here, whichever
-        change found them, and reported failed at their `flush`; a change to another
-        session is then made as if nothing happened."""
+        """`backend.persist`, for every change. A backend names an import's files before
+        any other change and, when some cannot get their names, raises a StorageError
+        listing them (`lost`) without making the change (`Backend`). Those sessions are
+        not on disk: they are dropped from memory here, whichever change found them, and
+        reported failed at their `flush`; a change to another session is then made as if
+        nothing had happened."""
         try:
             self.backend.persist(change)
         except StorageError as exc:
