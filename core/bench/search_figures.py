@@ -71,7 +71,14 @@ async def _queries(root: Path, repeat: int) -> tuple[float, int]:
 
 def run_search(root: Path, repeat: int) -> tuple[float, float, float, int]:
     """(query seconds, build seconds, parse seconds, hits) over the store at `root`."""
-    parse = statistics.median(parse_logs(root) for _ in range(repeat))
-    build = statistics.median(build_index(root) for _ in range(max(1, repeat // 2)))
+    # Alternated and equally many, so that load on a shared machine falls on both
+    # sides of the ratio alike (a single build against a median of parses swung by 2x).
+    parses: list[float] = []
+    builds: list[float] = []
+    for _ in range(repeat):
+        parses.append(parse_logs(root))
+        builds.append(build_index(root))
+    parse = statistics.median(parses)
+    build = statistics.median(builds)
     query, hits = asyncio.run(_queries(root, repeat))
     return query, build, parse, hits
