@@ -34,6 +34,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from forkwise.core.client.api import IMPORT_PROGRESS, Notification
+
 from .source_badges import TOOL_NAMES, source_icon, tool_name
 
 if TYPE_CHECKING:
@@ -203,8 +205,8 @@ def _start_watching(window: MainWindow) -> None:
     c = window.controller
     chosen = window.settings.value(WATCH_KEY)
 
-    def progress(note: Json) -> None:
-        if note.get("kind") == "import/progress" and not window.findChild(QDialog, "importDialog"):
+    def progress(note: Notification) -> None:
+        if note["kind"] == IMPORT_PROGRESS and not window.findChild(QDialog, "importDialog"):
             done, total = int(note["done"]), int(note["total"])
             text = f"Bringing in the agents' sessions… {done:,} of {total:,} files"
             window.statusBar().showMessage(text if done < total else "", 0 if done < total else 1)
@@ -313,8 +315,8 @@ class ImportDialog(QDialog):
         self.progress.setRange(0, 0)
         self.summary.setText("Importing…")
 
-        def progress(note: Json) -> None:
-            if note.get("kind") == "import/progress":
+        def progress(note: Notification) -> None:
+            if note["kind"] == IMPORT_PROGRESS:
                 self.progress.setRange(0, int(note["total"]))
                 self.progress.setValue(int(note["done"]))
 

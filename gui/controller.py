@@ -23,7 +23,18 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from forkwise.core.client.api import ClientAPI, Json, Notification, Unsubscribe
+from forkwise.core.client.api import (
+    CATALOGUE_REMOVE,
+    CATALOGUE_UPSERT,
+    SESSION_DELTA,
+    SESSION_EVENTS,
+    SESSION_TRUNCATE,
+    SESSION_TURN,
+    ClientAPI,
+    Json,
+    Notification,
+    Unsubscribe,
+)
 from forkwise.core.errors import HostUnavailable, WorkspaceAttachFailed
 
 from .message_actions import question_of
@@ -116,29 +127,29 @@ class Controller(QObject):
         self._notified.emit(note)  # queued onto the GUI thread when called from elsewhere
 
     def _apply(self, note: Notification) -> None:
-        kind = note.get("kind")
-        sid = note.get("sessionId")
-        if kind == "catalogue/upsert":
+        if note["kind"] == CATALOGUE_UPSERT:
             summary = note["summary"]
             self.tree.upsert(summary)
             if summary["id"] == self.current:
                 self.transcript.summary = dict(summary)
-        elif kind == "catalogue/remove":
+        elif note["kind"] == CATALOGUE_REMOVE:
+            sid = note["sessionId"]
             self.tree.remove(str(sid))
             if sid == self.current:
                 self.open_session(None)
-        elif kind == "session/events":
-            self.transcript.append_events(str(sid), list(note.get("events") or ()))
+        elif note["kind"] == SESSION_EVENTS:
+            sid = note["sessionId"]
+            self.transcript.append_events(str(sid), list(note["events"] or ()))
             if sid == self.current:
                 self.runningChanged.emit(self.transcript.running)
-        elif kind == "session/delta":
-            self.transcript.delta(str(sid), note.get("turn"), str(note.get("text", "")))
-        elif kind == "session/truncate":
-            self.transcript.truncate(str(sid), int(note.get("through_sequence", 0)))
-        elif kind == "session/turn" and sid == self.current:
-            running = bool(note.get("running"))
+        elif note["kind"] == SESSION_DELTA:
+            self.transcript.delta(str(note["sessionId"]), note["turn"], str(note["text"]))
+        elif note["kind"] == SESSION_TRUNCATE:
+            self.transcript.truncate(str(note["sessionId"]), int(note["through_sequence"]))
+        elif note["kind"] == SESSION_TURN and note["sessionId"] == self.current:
+            running = bool(note["running"])
             if not running:
-                self.transcript.end_stream(str(sid))
+                self.transcript.end_stream(str(note["sessionId"]))
             self.runningChanged.emit(running or self.transcript.running)
 
     # --- opening ----------------------------------------------------------------------

@@ -15,6 +15,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QProgressDialog
 
+from forkwise.core.client.api import STORE_INDEXING
+
 SHOW_AFTER_MS = 400
 
 
@@ -31,7 +33,7 @@ async def build_index(client: Any, seen: Callable[[int, int], None] | None = Non
     dialog.setWindowModality(Qt.WindowModality.NonModal)
 
     def update(note: dict[str, Any]) -> None:
-        if note.get("kind") != "store/indexing":
+        if note.get("kind") != STORE_INDEXING:
             return
         done, total = int(note["done"]), int(note["total"])
         dialog.setMaximum(total)

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from forkwise.core.client.api import IMPORT_PROGRESS, STORE_INDEXING, Notification
 from forkwise.core.client.client import Client
 from forkwise.core.errors import ForkwiseError, InvalidBoundary
 from forkwise.core.log.event_log import gc_paused
@@ -40,8 +41,8 @@ async def list_sessions(client: Client, args: argparse.Namespace) -> Outcome:
     return rows, lambda: table(rows)
 
 
-def _indexing_progress(note: Json) -> None:
-    if note.get("kind") != "store/indexing":
+def _indexing_progress(note: Notification) -> None:
+    if note["kind"] != STORE_INDEXING:
         return
     done, total = note["done"], note["total"]
     _progress_bar("reading", done, total, "session files")
@@ -200,8 +201,8 @@ async def export(client: Client, args: argparse.Namespace) -> Outcome:
     return made, f"{made['path']}\ncontinue with: {made['resume']}"
 
 
-def _import_progress(note: Json) -> None:
-    if note.get("kind") != "import/progress":
+def _import_progress(note: Notification) -> None:
+    if note["kind"] != IMPORT_PROGRESS:
         return
     done, total = note["done"], note["total"]
     if not _progress_bar("importing", done, total, "files") and (

@@ -8,7 +8,9 @@ host speaks JSON-RPC 2.0 underneath. Data crosses as plain JSON values:
 * an *event* is `Event.to_record()` (`{"seq", "type", "ts", …fields}`);
 * a *message* is `MessageView.to_dict()` (id, role, seq, turn, text, parts, origin?).
 
-Notifications (what `subscribe` delivers), each a dict with a `"kind"` key:
+Notifications (what `subscribe` delivers), each a dict with a `"kind"` key, typed one
+TypedDict a kind in `forkwise.core.notifications` (re-exported here; the client checks
+each notification it receives against them and drops one that is none of them):
 
 * `{"kind": "catalogue/upsert", "summary": {...}}` — a session appeared or its row changed;
 * `{"kind": "catalogue/remove", "sessionId": ID}`;
@@ -40,8 +42,52 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from forkwise.core.notifications import (
+    CATALOGUE_REMOVE,
+    CATALOGUE_UPSERT,
+    IMPORT_PROGRESS,
+    KINDS,
+    SESSION_DELTA,
+    SESSION_EVENTS,
+    SESSION_TRUNCATE,
+    SESSION_TURN,
+    STORE_INDEXING,
+    CatalogueRemove,
+    CatalogueUpsert,
+    ImportProgress,
+    Notification,
+    SessionDelta,
+    SessionEvents,
+    SessionTruncate,
+    SessionTurn,
+    StoreIndexing,
+)
+
+__all__ = [
+    "CATALOGUE_REMOVE",
+    "CATALOGUE_UPSERT",
+    "IMPORT_PROGRESS",
+    "KINDS",
+    "SESSION_DELTA",
+    "SESSION_EVENTS",
+    "SESSION_TRUNCATE",
+    "SESSION_TURN",
+    "STORE_INDEXING",
+    "CatalogueRemove",
+    "CatalogueUpsert",
+    "ClientAPI",
+    "ImportProgress",
+    "Json",
+    "Notification",
+    "SessionDelta",
+    "SessionEvents",
+    "SessionTruncate",
+    "SessionTurn",
+    "StoreIndexing",
+    "Unsubscribe",
+]
+
 Json = dict[str, Any]
-Notification = Json
 Unsubscribe = Callable[[], Awaitable[None]]
 
 

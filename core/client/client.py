@@ -21,7 +21,13 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from forkwise.core.client.api import Json, Notification, Unsubscribe
+from forkwise.core.client.api import (
+    CATALOGUE_REMOVE,
+    CATALOGUE_UPSERT,
+    Json,
+    Notification,
+    Unsubscribe,
+)
 from forkwise.core.errors import (
     ForkwiseError,
     HostUnavailable,
@@ -32,6 +38,7 @@ from forkwise.core.errors import (
 from forkwise.core.host.carriers import Carrier, InProcessCarrier, SocketCarrier
 from forkwise.core.host.host import Host
 from forkwise.core.host.rpc import RpcServer
+from forkwise.core.notifications import received
 
 log = logging.getLogger(__name__)
 Callback = Callable[[Notification], None]
@@ -95,8 +102,11 @@ class Client:
     def _receive(self, message: Json) -> None:
         if "method" in message:
             params = message.get("params")
-            if isinstance(params, dict):
-                self._notified(params)
+            note = received(params) if isinstance(params, dict) else None
+            if note is not None:
+                self._notified(note)
+            else:
+                log.warning("a notification of no known kind or shape: %.200r", params)
             return
         future = self._pending.get(message.get("id"))  # type: ignore[arg-type]
         if future is None or future.done():
@@ -120,17 +130,16 @@ class Client:
                 future.set_exception(HostUnavailable(f"the host connection was lost: {error}"))
 
     def _notified(self, note: Notification) -> None:
-        kind = note.get("kind")
-        if kind == "catalogue/upsert":
+        if note["kind"] == CATALOGUE_UPSERT:
             summary = note["summary"]
             self.catalogue[summary["id"]] = summary
-        elif kind == "catalogue/remove":
+        elif note["kind"] == CATALOGUE_REMOVE:
             self.catalogue.pop(note["sessionId"], None)
         for callback in list(self._callbacks):
             try:
                 callback(note)
             except Exception:
-                log.exception("a client subscriber failed on %s", kind)
+                log.exception("a client subscriber failed on %s", note["kind"])
 
     async def _reconcile(self, error: WorkspaceAttachFailed) -> None:
         """The one reconcile step: the published child joins the catalogue first."""
@@ -142,7 +151,7 @@ class Client:
             known = self.catalogue.get(child) == summary
             self.catalogue[child] = summary
             if not known:
-                self._notified({"kind": "catalogue/upsert", "summary": summary})
+                self._notified({"kind": CATALOGUE_UPSERT, "summary": summary})
 
     # --- ClientAPI -----------------------------------------------------------------
 
@@ -458,8 +467,10 @@ class Session:
         """Notifications about this session only (its events, deltas, turns, truncation)."""
 
         def mine(note: Notification) -> None:
-            summary = note.get("summary")
-            owner = note.get("sessionId") or (summary or {}).get("id")
+            if note["kind"] == CATALOGUE_UPSERT:
+                owner = note["summary"].get("id")
+            else:
+                owner = note.get("sessionId")
             if owner == self.id:
                 callback(note)
 

@@ -17,6 +17,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from forkwise.core.errors import ForkwiseError
+from forkwise.core.notifications import (
+    CATALOGUE_REMOVE,
+    CATALOGUE_UPSERT,
+    SESSION_EVENTS,
+    SESSION_TRUNCATE,
+    Notification,
+)
 from forkwise.core.store.session import SessionSummary
 from forkwise.core.store.session_store import DiskChange, SessionStore
 from forkwise.core.store.watcher import POLL, Changes, StoreWatcher
@@ -33,7 +40,7 @@ class Host(Protocol):
 
     async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
     def row(self, summary: SessionSummary) -> Json: ...
-    def disk_changed(self, change: DiskChange, notes: Sequence[Json]) -> None: ...
+    def disk_changed(self, change: DiskChange, notes: Sequence[Notification]) -> None: ...
 
 
 class DiskFollower:
@@ -75,23 +82,23 @@ class DiskFollower:
             if change is not None:
                 host.disk_changed(change, self._notes(change))
 
-    def _notes(self, change: DiskChange) -> list[Json]:
+    def _notes(self, change: DiskChange) -> list[Notification]:
         sid = change.session_id
         if change.kind == "removed":
-            return [{"kind": "catalogue/remove", "sessionId": sid}]
-        notes: list[Json] = []
+            return [{"kind": CATALOGUE_REMOVE, "sessionId": sid}]
+        notes: list[Notification] = []
         if change.kind == "appended" and change.events:
             events = [e.to_record() for e in change.events]
-            notes.append({"kind": "session/events", "sessionId": sid, "events": events})
+            notes.append({"kind": SESSION_EVENTS, "sessionId": sid, "events": events})
         elif change.kind == "replaced":
             notes.append(
-                {"kind": "session/truncate", "sessionId": sid, "variant": "session",
+                {"kind": SESSION_TRUNCATE, "sessionId": sid, "variant": "session",
                  "type": "truncate", "through_sequence": 0}
             )  # fmt: skip
             events = [e.to_record() for e in self.host.store.get(sid).events]
-            notes.append({"kind": "session/events", "sessionId": sid, "events": events})
+            notes.append({"kind": SESSION_EVENTS, "sessionId": sid, "events": events})
         if change.summary is not None:
-            notes.append({"kind": "catalogue/upsert", "summary": self.host.row(change.summary)})
+            notes.append({"kind": CATALOGUE_UPSERT, "summary": self.host.row(change.summary)})
         return notes
 
     async def close(self) -> None:

@@ -44,6 +44,7 @@ from forkwise.core.host.source_watch import SourceWatcher
 from forkwise.core.host.store_workers import StoreWorkers
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import message_boundary
+from forkwise.core.notifications import Notification, StoreIndexing
 from forkwise.core.paths import database_state_dir, is_database_url
 from forkwise.core.runtime.listing import summary_row
 from forkwise.core.runtime.providers.base import ModelChoice, Provider
@@ -86,7 +87,8 @@ if TYPE_CHECKING:  # imported where used: a one-shot command that runs no turn a
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 Json = dict[str, Any]
-Listener = Callable[[Json], None]
+#: what a subscriber gets: a typed notification, or a note of the runtime's (untyped yet)
+Listener = Callable[[Notification | Json], None]
 MAX_PAGE = 1000
 #: the most bytes of messages one `session.context` page holds (a socket message is at
 #: most 16 MB; the context of a 100,000-event session is ~40 MB)
@@ -189,7 +191,7 @@ class Host(SettingsVerbs, SourceVerbs):
             return None
         return (self.workers.failures, self._changes.get(session_id, 0))
 
-    def notify(self, note: Json) -> None:
+    def notify(self, note: Notification | Json) -> None:
         for listener in list(self._listeners):
             try:
                 listener(note)
@@ -227,7 +229,7 @@ class Host(SettingsVerbs, SourceVerbs):
         self._changes[sid] = self._changes.get(sid, 0) + 1
         if isinstance(change, SessionFlushed) or not self._listeners:
             return  # announced already, or nobody listens (a one-shot command)
-        notes: list[Json] = []
+        notes: list[Notification] = []
         if isinstance(change, EventsAppended):
             events = [e.to_record() for e in change.events]
             notes.append({"kind": "session/events", "sessionId": sid, "events": events})
@@ -256,7 +258,7 @@ class Host(SettingsVerbs, SourceVerbs):
         self.store.forget(sid, replaced=kind in ("truncated", "deleted"))
         self._changes[sid] = self._changes.get(sid, 0) + 1
         if kind == "deleted":
-            notes: list[Json] = [{"kind": "catalogue/remove", "sessionId": sid}]
+            notes: list[Notification] = [{"kind": "catalogue/remove", "sessionId": sid}]
         else:
             try:
                 raw = note.get("summary")
@@ -276,7 +278,7 @@ class Host(SettingsVerbs, SourceVerbs):
         if self._follower is None and not self._closed:
             self._follower = DiskFollower(self, poll=poll)
 
-    def disk_changed(self, change: DiskChange, notes: Sequence[Json]) -> None:
+    def disk_changed(self, change: DiskChange, notes: Sequence[Notification]) -> None:
         """A session's file changed behind the store's back and the store followed it:
         agents re-read it (`version`), a deleted one's idle agent goes, clients are told."""
         sid = change.session_id
@@ -288,7 +290,7 @@ class Host(SettingsVerbs, SourceVerbs):
                 self._served.discard(sid)
         self._deliver(notes)
 
-    def _deliver(self, notes: Sequence[Json]) -> None:
+    def _deliver(self, notes: Sequence[Notification]) -> None:
         for note in notes:
             self.notify(note)
 
@@ -397,7 +399,7 @@ class Host(SettingsVerbs, SourceVerbs):
         def progress(done: int, total: int) -> None:  # on the store worker
             if done == total or done - told[0] >= max(1, total // 100):
                 told[0] = done
-                note = {"kind": "store/indexing", "done": done, "total": total}
+                note: StoreIndexing = {"kind": "store/indexing", "done": done, "total": total}
                 loop.call_soon_threadsafe(self.notify, note)
 
         return progress

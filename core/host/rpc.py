@@ -18,6 +18,7 @@ from typing import Any, Final
 from forkwise.core.errors import ForkwiseError, RpcError, Unauthorized
 from forkwise.core.host.forking import ForkAt
 from forkwise.core.host.host import Host
+from forkwise.core.notifications import Notification
 
 log = logging.getLogger(__name__)
 Json = dict[str, Any]
@@ -123,7 +124,7 @@ class RpcConnection:
         if not self.closed:
             self._send(message)
 
-    def notify(self, note: Json) -> None:
+    def notify(self, note: Notification | Json) -> None:
         self.send({"jsonrpc": "2.0", "method": note["kind"], "params": note})
 
     def receive(self, message: object) -> None:

@@ -19,6 +19,7 @@ from forkwise.core.host.importing import (
     import_sources,
 )
 from forkwise.core.host.source_watch import SourceWatcher, available_sources
+from forkwise.core.notifications import IMPORT_PROGRESS, ImportProgress
 from forkwise.core.store.session import Session
 from forkwise.core.store.session_store import SessionStore
 
@@ -35,7 +36,7 @@ class SourceVerbs:
         sources: SourceWatcher
 
         def _check_writable(self) -> None: ...
-        def notify(self, note: Json) -> None: ...
+        def notify(self, note: ImportProgress) -> None: ...
         async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
         async def _serve(self, session_id: str) -> Session: ...
 
@@ -60,7 +61,9 @@ class SourceVerbs:
         loop = asyncio.get_running_loop()
 
         def progress(done: int, total: int, path: str) -> None:
-            note = {"kind": "import/progress", "done": done, "total": total, "path": path}
+            note: ImportProgress = {
+                "kind": IMPORT_PROGRESS, "done": done, "total": total, "path": path
+            }
             loop.call_soon_threadsafe(self.notify, note)
 
         return progress
@@ -70,7 +73,7 @@ class SourceVerbs:
         return report.to_json()
 
     def _watch_progress(self, done: int, total: int, path: str) -> None:
-        self.notify({"kind": "import/progress", "done": done, "total": total, "path": path})
+        self.notify({"kind": IMPORT_PROGRESS, "done": done, "total": total, "path": path})
 
     def _source_changed(self, path: Path) -> bool:
         try:

@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from forkwise.core.notifications import SESSION_DELTA
+
 Json = dict[str, Any]
 
 #: streamed text goes out at most once per this many seconds (about one frame)
@@ -46,7 +48,7 @@ class DeltaStream:
         self._sent_at = self._loop.time()
         self._notify(
             {
-                "kind": "session/delta",
+                "kind": SESSION_DELTA,
                 "sessionId": self._session_id,
                 "turn": self._turn,
                 "text": text,

@@ -100,9 +100,14 @@ def replace_file(path: Path, data: bytes, *, mode: int = PRIVATE_FILE) -> None:
         raise
 
 
-def fsync_dir(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """fsync what `path` names: a file (its content) or a folder (the names in it)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def fsync_dir(path: Path) -> None:
+    fsync_path(path)

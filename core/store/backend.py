@@ -74,7 +74,13 @@ class Restorable(Protocol):
 
 class Backend(Protocol):
     """Persistence for a store. `persist` raises a ForkwiseError and leaves the disk as it
-    was when it cannot complete a change."""
+    was when it cannot complete a change.
+
+    A backend that names the sessions created with `name_later` at some later call
+    (`persist` of any change, or `load`) does so before that call's own work: when some of
+    them cannot be named, it forgets them, leaves nothing of them on disk and raises a
+    StorageError whose `lost` detail lists them, without having made the change; the store
+    may then make it again."""
 
     writable: bool
 

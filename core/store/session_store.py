@@ -33,7 +33,14 @@ from forkwise.core.log.events import HISTORY_FORK, MESSAGE, Event, now_ts
 from forkwise.core.log.ids import new_session_id, random_hex, validate_session_id
 from forkwise.core.log.text import check_text
 from forkwise.core.log.turns import BracketState, check_boundary
-from forkwise.core.store.backend import Backend, IndexedFork, Progress, Remembered, Restorable
+from forkwise.core.store.backend import (
+    Backend,
+    IndexedFork,
+    LoadedLog,
+    Progress,
+    Remembered,
+    Restorable,
+)
 from forkwise.core.store.checked_log import check_records
 from forkwise.core.store.fork_point import ForkPoint, anchor_of, fork_point_of
 from forkwise.core.store.session import (
@@ -97,6 +104,9 @@ class SessionStore:
         self._kept_generations: dict[str, str] = {}
         self._listeners: list[Listener] = []
         self._lock = threading.RLock()
+        #: sessions an import created (`name_later`) whose files never got their names,
+        #: with why: no longer in the store, reported failed at their `flush`
+        self._lost: dict[str, StorageError] = {}
 
     # --- subscriptions -------------------------------------------------------------
 
@@ -189,7 +199,7 @@ class SessionStore:
         sid = validate_session_id(session_id)
         rec = self._records.get(sid)
         if rec is None:
-            loaded = self.backend.load(sid)
+            loaded = self._load(sid)
             if loaded is None:
                 raise SourceNotFound(f"there is no session {sid!r}", session_id=sid)
             summary = loaded.summary or SessionSummary.start(loaded.header).fold(loaded.events)
@@ -297,7 +307,7 @@ class SessionStore:
             # the change (subscribers index it) but not kept: the log keeps lines
             seed, rest = (log.view(n), _decoded(log.lines(len(log))[n:])) if n else ((), log.view())
             change = SessionCreated(header, seed, rest, name_later=name_later)
-            self.backend.persist(change)
+            self._persist(change)
             assert checked.summary is not None
             rec = _Record(header, log, checked.state, checked.summary, point=checked.point)
             self._records[header.id] = rec
@@ -322,16 +332,26 @@ class SessionStore:
 
     def flush(self, session_ids: Iterable[str]) -> None:
         """Make everything written to these sessions durable (an import's sessions created
-        with `name_later`); raises StorageError when the backend cannot."""
+        with `name_later`); raises StorageError when the backend cannot. The sessions of
+        `session_ids` whose files never got their names, at this flush or at any change
+        before it (`_persist`), are named in one StorageError (`lost`), after the others
+        are flushed."""
         with self._lock:
             ids = list(session_ids)
-            try:
-                for sid in ids:
-                    self.backend.persist(SessionFlushed(sid))
-            except StorageError as exc:
-                for sid in exc.details.get("lost", ()):  # never on disk: not in the store
-                    self._records.pop(sid, None)
-                raise
+            for sid in ids:
+                if sid in self._lost:
+                    continue
+                try:
+                    self._persist(SessionFlushed(sid))
+                except StorageError:
+                    if sid not in self._lost:
+                        raise
+            lost = [sid for sid in ids if sid in self._lost]
+            if lost:
+                why = self._lost[lost[0]]
+                for sid in lost:
+                    del self._lost[sid]  # reported once
+                raise StorageError(why.message, **{**why.details, "lost": lost})
 
     def fork(
         self,
@@ -450,7 +470,7 @@ class SessionStore:
         follow = _build([fork_event, *drafts], point.seq)
         seed = _UnreadPrefix(self, source.id, point.seq)
         change = SessionCreated(header, seed, follow, source.id, indexed.span)
-        self.backend.persist(change)
+        self._persist(change)
         summary = point.summary(header).fold(follow)
         state = BracketState(point.seq + len(follow))  # closed; only its facts are kept
         self.backend.save_summaries([Remembered(summary, state, point, ())])
@@ -473,8 +493,8 @@ class SessionStore:
                     return ()
                 _feed_atomically(rec.state, events)
             try:
-                self.backend.persist(EventsAppended(rec.header.id, events))
-                self.backend.persist(SessionFlushed(rec.header.id))
+                self._persist(EventsAppended(rec.header.id, events))
+                self._persist(SessionFlushed(rec.header.id))
             except BaseException:
                 with self._lock:
                     self._drop(rec)
@@ -582,7 +602,7 @@ class SessionStore:
             header = rec.header
             if b < header.seed_length:
                 header = dataclasses.replace(header, seed_length=b)
-            self.backend.persist(SessionTruncated(header.id, b, kept, header))
+            self._persist(SessionTruncated(header.id, b, kept, header))
             rec.header = header
             rec.events = rec.events.prefix(b)
             rec.state = BracketState.closed_at(rec.events.view())
@@ -600,7 +620,7 @@ class SessionStore:
         sid = source.id if isinstance(source, Session) else source
         with self._writing(sid, must_exist=False), self._lock:
             rec = self._fresh(source)
-            self.backend.persist(SessionDisposed(rec.header.id))
+            self._persist(SessionDisposed(rec.header.id))
             del self._records[rec.header.id]
             self._announce(SessionDisposed(rec.header.id))
 
@@ -634,6 +654,48 @@ class SessionStore:
             self.backend.close()
 
     # --- helpers -------------------------------------------------------------------
+
+    def _persist(self, change: StoreEvent) -> None:
+        """`backend.persist`, for every change. A backend names an import's files before
+        any other change and, when some cannot get their names, raises a StorageError
+        listing them (`lost`) without making the change (`Backend`). Those sessions are
+        not on disk: they are dropped from memory here, whichever change found them, and
+        reported failed at their `flush`; a change to another session is then made as if
+        nothing had happened."""
+        try:
+            self.backend.persist(change)
+        except StorageError as exc:
+            lost = self._forget_lost(exc)
+            if not lost or _concerns(change) & lost:
+                raise
+            self.backend.persist(change)
+        if isinstance(change, SessionCreated):
+            with self._lock:
+                self._lost.pop(change.session_id, None)  # made again: not lost any more
+
+    def _load(self, session_id: str) -> LoadedLog | None:
+        """`backend.load`, whose loading of a file not named yet names them all (see
+        `_persist` for when that fails)."""
+        try:
+            return self.backend.load(session_id)
+        except StorageError as exc:
+            lost = self._forget_lost(exc)
+            if not lost or session_id in lost:
+                raise
+            return self.backend.load(session_id)
+
+    def _forget_lost(self, exc: StorageError) -> set[str]:
+        """Drop from memory the sessions `exc` says are not on disk (`lost`) and keep why
+        for their `flush`; returns them (none: `exc` is another failure)."""
+        lost = set(exc.details.get("lost", ()))
+        if lost:
+            with self._lock:
+                for sid in lost:
+                    log.warning("session %s is not in the store: %s", sid, exc.message)
+                    self._records.pop(sid, None)
+                    self._kept_generations.pop(sid, None)
+                    self._lost[sid] = exc
+        return lost
 
     @staticmethod
     def _point(rec: _Record) -> ForkPoint | None:
@@ -671,7 +733,7 @@ class SessionStore:
             seed = tuple(seed)
             events = EventLog([*seed, *follow_events])
         change = SessionCreated(header, seed, follow_events, copied_from, header_raw=header_raw)
-        self.backend.persist(change)
+        self._persist(change)
         source_title = (
             SessionSummary.start(self._records[copied_from].header).title
             if seed_summary is not None and copied_from is not None
@@ -687,6 +749,13 @@ class SessionStore:
         snapshot = rec.snapshot()
         self._announce(change)
         return snapshot
+
+
+def _concerns(change: StoreEvent) -> set[str]:
+    """The sessions a change reads or writes."""
+    if isinstance(change, SessionCreated) and change.copied_from is not None:
+        return {change.session_id, change.copied_from}
+    return {change.session_id}
 
 
 def _decoded(lines: Sequence[bytes]) -> tuple[Event, ...]:

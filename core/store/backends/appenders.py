@@ -120,12 +120,36 @@ class Appenders:
                 os.close(appender.fd)
 
 
+@dataclass(slots=True)
+class Pending:
+    """An append written but not yet fsynced, and the size to go back to on failure."""
+
+    fd: int
+    size_before: int
+
+
+def undo_append(pending: Pending) -> None:
+    """Put the file back the way it was before a failed append, and close its
+    descriptor (the caller `forget`s its appender first)."""
+    _cut_to(pending.fd, pending.size_before)
+
+
 def _cut_back(fd: int, written: int) -> None:
     """Take back the `written` bytes a failed append put at the end of `fd`'s file, and
     close `fd`."""
+    size = None
+    if written:
+        with contextlib.suppress(OSError):
+            size = os.fstat(fd).st_size - written
+    _cut_to(fd, size)
+
+
+def _cut_to(fd: int, size: int | None) -> None:
+    """Cut `fd`'s file to `size` bytes and fsync it (None: leave it as it is), then close
+    `fd`, whatever the cut did."""
     with contextlib.suppress(OSError):
-        if written:
-            os.ftruncate(fd, os.fstat(fd).st_size - written)
+        if size is not None:
+            os.ftruncate(fd, size)
             os.fsync(fd)
     with contextlib.suppress(OSError):
         os.close(fd)

@@ -8,16 +8,16 @@ the writer next appends to that session.
 
 This module holds the backend: opening the store, the reading API and every write. The
 parsing and checking of a file is in `jsonl_read`, the fork by byte copy in `jsonl_fork`,
-the summary index in `catalogue`.
+the summary index in `catalogue` (the list it vouches for in `jsonl_listing`), the files
+kept open for appending in `appenders`, an import's files waiting for their names in
+`unnamed`, and the trash and the recovered files in `jsonl_aside`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from itertools import chain
 from pathlib import Path
 
@@ -25,22 +25,28 @@ import orjson
 
 from forkwise.core.errors import (
     DuplicateSessionId,
-    ForkwiseError,
     ReadOnlyStore,
     StaleSession,
     StorageError,
     StoreLocked,
 )
-from forkwise.core.log.event_log import event_lines, gc_paused, head
-from forkwise.core.log.events import Event, now_ts
+from forkwise.core.log.event_log import event_lines, head
+from forkwise.core.log.events import Event
 from forkwise.core.log.ids import validate_session_id
 from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import fsync_dir, write_file_atomically
 from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
-from forkwise.core.store.backends.appenders import Appenders
+from forkwise.core.store.backends.appenders import Appenders, Pending, undo_append
 from forkwise.core.store.backends.catalogue import Catalogue, LogFacts
-from forkwise.core.store.backends.index_head import read_head
+from forkwise.core.store.backends.jsonl_aside import (
+    cut_torn_tail,
+    keep_torn_tail,
+    sweep_leftovers,
+    trash,
+    untrash,
+)
 from forkwise.core.store.backends.jsonl_fork import indexed_fork, line_end, write_fork
+from forkwise.core.store.backends.jsonl_listing import indexed_summaries, scan
 from forkwise.core.store.backends.jsonl_read import Tail, parse_file, parse_log, trusted_log
 from forkwise.core.store.backends.unnamed import UnnamedFiles
 from forkwise.core.store.session import (
@@ -53,7 +59,7 @@ from forkwise.core.store.session import (
     SessionTruncated,
     StoreEvent,
 )
-from forkwise.core.store.store_dir import make_private_dir, prepare_for_writing
+from forkwise.core.store.store_dir import prepare_for_writing
 from forkwise.core.store.writer_lock import WriterLock
 
 #: parse_log is imported from here by the CLI and tests (it was defined here)
@@ -62,14 +68,6 @@ __all__ = ["JsonlBackend", "parse_log"]
 FILE_MODE = 0o600
 #: new files written and not named yet, at most (each holds a file descriptor)
 _UNNAMED_MAX = 64
-
-
-@dataclass
-class _Pending:
-    """An append written but not yet fsynced, and the size to go back to on failure."""
-
-    fd: int
-    size_before: int
 
 
 class JsonlBackend:
@@ -84,7 +82,7 @@ class JsonlBackend:
         self._tails: dict[str, Tail] = {}
         #: where a line ends in a session's file, when known: (its seq, the offset past it)
         self._line_ends: dict[str, tuple[int, int]] = {}
-        self._pending: dict[str, _Pending] = {}
+        self._pending: dict[str, Pending] = {}
         #: sessions created with `name_later` whose names the sessions folder's next fsync
         #: makes durable
         self._unsynced_names: set[str] = set()
@@ -107,26 +105,7 @@ class JsonlBackend:
             raise StorageError(f"cannot open the store at {self.root}: {exc}") from exc
         self.catalogue = Catalogue(self.root / "index.json", writable)
         if writable:
-            self._sweep_leftovers()
-
-    def _sweep_leftovers(self) -> None:
-        """Clear what a crash mid-write can leave beside the logs (the writer lock is held,
-        so no write is in flight): unplaced temp files go, and the previous version kept
-        during a rewrite (`.old`) moves to `<store>/recovered/`, where a person can find it."""
-        for folder in (self.root, self.sessions_dir):
-            try:
-                names = [n for n in os.listdir(folder) if n.startswith(".")]
-            except OSError:
-                continue
-            for name in names:
-                path = folder / name
-                with contextlib.suppress(OSError):
-                    if name.endswith(".tmp"):
-                        path.unlink()
-                    elif name.endswith(".old"):
-                        recovered = self.root / "recovered"
-                        make_private_dir(recovered)
-                        os.replace(path, recovered / name.lstrip("."))
+            sweep_leftovers(self.root, self.sessions_dir)
 
     def path(self, session_id: str) -> Path:
         return self.sessions_dir / f"{validate_session_id(session_id)}.jsonl"
@@ -136,69 +115,12 @@ class JsonlBackend:
     def exists(self, session_id: str) -> bool:
         return session_id in self._unnamed or self.path(session_id).exists()
 
-    def _scan(self) -> Iterator[os.DirEntry[str]]:
-        try:
-            with os.scandir(self.sessions_dir) as it:
-                for entry in it:
-                    name = entry.name
-                    if name.endswith(".jsonl") and not name.startswith("."):
-                        yield entry
-        except FileNotFoundError:
-            return
-
     def indexed_summaries(self, newest: int | None = None) -> list[SessionSummary]:
-        """The summaries the index vouches for (`Catalogue.vouched`): no log is read, no
-        lock is needed; a front end shows them while the store opens. With `newest`: only
-        the `newest` most recently active sessions at the top of their lineage and every
-        session beneath them (a list sorted by activity: its first page), and only their
-        logs are checked; a session beneath one the index does not vouch for is left out."""
-        if newest is None:
-            return self.catalogue.vouched(list(self._scan()))
-        # the index's head when it is current (index_head): the same entries, not all of
-        # them; the whole index when the head runs out of tops its logs still match
-        head = read_head(self.catalogue.path, newest)
-        if head is not None:
-            out, missing = self._first_page(*head.lineage(), head.vouch, newest)
-            if not missing or head.complete:
-                return out
-        return self._first_page(*self.catalogue.lineage(), self.catalogue.vouch, newest)[0]
-
-    def _first_page(
-        self,
-        tops: Sequence[str],
-        children: dict[str, list[str]],
-        vouch: Callable[[str, os.stat_result], SessionSummary | None],
-        newest: int,
-    ) -> tuple[list[SessionSummary], int]:
-        """The first `newest` tops that `vouch` vouches for and everything beneath them
-        it vouches for, and how many tops short of `newest` `tops` ran."""
-        out: list[SessionSummary] = []
-        with gc_paused():
-            for top in tops:
-                if newest <= 0:
-                    break
-                stack = [top]
-                while stack:
-                    summary = self._vouched(stack.pop(), vouch)
-                    if summary is None:
-                        continue
-                    if summary.id == top:
-                        newest -= 1
-                    out.append(summary)
-                    stack.extend(children.get(summary.id, ()))
-        return out, newest
-
-    def _vouched(
-        self, sid: str, vouch: Callable[[str, os.stat_result], SessionSummary | None]
-    ) -> SessionSummary | None:
-        try:
-            st = os.stat(self.path(sid))
-        except (OSError, ForkwiseError):
-            return None
-        return vouch(sid, st)
+        """The summaries the index vouches for, no log read (`jsonl_listing`)."""
+        return indexed_summaries(self.sessions_dir, self.catalogue, self.path, newest)
 
     def session_ids(self) -> list[str]:
-        return [e.name[: -len(".jsonl")] for e in self._scan()]
+        return [e.name[: -len(".jsonl")] for e in scan(self.sessions_dir)]
 
     def load(self, session_id: str) -> LoadedLog | None:
         if session_id in self._unnamed:
@@ -229,7 +151,7 @@ class JsonlBackend:
         return indexed_fork(self.path(session_id), session_id, self.catalogue)
 
     def summaries(self, skip: set[str], progress: Progress | None = None) -> list[SessionSummary]:
-        entries = [e for e in self._scan() if e.name[: -len(".jsonl")] not in skip]
+        entries = [e for e in scan(self.sessions_dir) if e.name[: -len(".jsonl")] not in skip]
         return self.catalogue.summaries(entries, self._summarize, progress)
 
     def _summarize(self, path: Path) -> tuple[SessionSummary, LogFacts | None]:
@@ -387,11 +309,11 @@ class JsonlBackend:
         tail = self._tails.get(sid)
         if tail is not None and tail.torn is not None:
             self._appenders.close(sid)  # the file is cut through another handle
-            self._set_aside_torn_tail(sid, self.path(sid), tail)
+            cut_torn_tail(self.root, sid, self.path(sid), tail)
         prefix = b"\n" if tail is not None and tail.needs_newline else b""
         data = prefix + b"\n".join(e.encode() for e in change.events) + b"\n"
         appender, st = self._appenders.written(sid, lambda: self.path(sid), data)
-        self._pending[sid] = _Pending(appender.fd, st.st_size - len(data))
+        self._pending[sid] = Pending(appender.fd, st.st_size - len(data))
         self._seen[sid] = _identity(st)
         if tail is not None:
             tail.needs_newline = False
@@ -407,26 +329,9 @@ class JsonlBackend:
             os.fsync(pending.fd)
         except OSError:
             self._appenders.forget(session_id)
-            _undo_append(pending.fd, pending.size_before)
+            undo_append(pending)
             raise
         self._appenders.release(session_id)
-
-    def _set_aside_torn_tail(self, session_id: str, path: Path, tail: Tail) -> None:
-        """Keep a crash's torn last line where a person can find it, then drop it from
-        the log so that appends continue after the last whole event."""
-        assert tail.torn is not None
-        self._keep_torn_tail(session_id, tail.torn)
-        with open(path, "r+b") as fh:
-            fh.truncate(tail.good_length)
-            os.fsync(fh.fileno())
-        tail.torn = None
-
-    def _keep_torn_tail(self, session_id: str, torn: bytes) -> None:
-        recovered = self.root / "recovered"
-        make_private_dir(recovered)
-        stamp = now_ts().replace(":", "").replace(".", "")
-        keep = recovered / f"{session_id}.{stamp}.torn-tail"
-        write_file_atomically(keep, torn, overwrite=False)
 
     def _rewrite(
         self, session_id: str, kept: Sequence[Event], header: SessionHeader | None
@@ -435,7 +340,7 @@ class JsonlBackend:
         path = self.path(session_id)
         tail = self._tails.get(session_id)
         if tail is not None and tail.torn is not None:
-            self._keep_torn_tail(session_id, tail.torn)  # the rewrite must not drop it
+            keep_torn_tail(self.root, session_id, tail.torn)  # the rewrite must not drop it
         header_raw = self._headers.get(session_id)
         if header_raw is None:
             header_raw = read_regular(path)[0].split(b"\n", 1)[0]
@@ -451,17 +356,7 @@ class JsonlBackend:
     def _dispose(self, session_id: str) -> None:
         """Deleting moves the file to `<store>/trash/`: a person can still get it back."""
         self._appenders.close(session_id)  # nothing more may be written to the trashed file
-        trash = self.root / "trash"
-        make_private_dir(trash)
-        stamp = now_ts().replace(":", "").replace(".", "")
-        path, trashed = self.path(session_id), trash / f"{session_id}.{stamp}.jsonl"
-        os.replace(path, trashed)
-        try:
-            fsync_dir(self.sessions_dir)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.replace(trashed, path)  # the store still has the session: so does the disk
-            raise
+        trash(self.root, self.sessions_dir, session_id, self.path(session_id))
         self._headers.pop(session_id, None)
         self._tails.pop(session_id, None)
         self._line_ends.pop(session_id, None)
@@ -470,23 +365,10 @@ class JsonlBackend:
     def restore(self, session_id: str) -> bool:
         """Move the latest trashed copy of a session (`_dispose`) back into place."""
         path = self.path(session_id)
-        trashed = re.compile(re.escape(session_id) + r"\.\d{4}-\d{2}-\d{2}T\d+Z\.jsonl")
         try:
-            names = sorted(e.name for e in os.scandir(self.root / "trash")
-                           if trashed.fullmatch(e.name))
-        except FileNotFoundError:
-            return False
-        if not names:
-            return False
-        if path.exists():
-            raise DuplicateSessionId(f"a session {session_id!r} exists already",
-                                     session_id=session_id)
-        try:
-            os.replace(self.root / "trash" / names[-1], path)
-            fsync_dir(self.sessions_dir)
+            return untrash(self.root, self.sessions_dir, session_id, path)
         except OSError as exc:
             raise StorageError(f"cannot restore {session_id!r}: {exc}", path=str(path)) from exc
-        return True
 
     def close(self) -> None:
         with contextlib.suppress(StorageError):
@@ -506,12 +388,3 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     """What tells one state of a file from another: inode (a replaced file), size, mtime
     and ctime (which no one can set back, unlike mtime)."""
     return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
-
-
-def _undo_append(fd: int, size_before: int) -> None:
-    """Put the file back the way it was before a failed append."""
-    with contextlib.suppress(OSError):
-        os.ftruncate(fd, size_before)
-        os.fsync(fd)
-    with contextlib.suppress(OSError):
-        os.close(fd)

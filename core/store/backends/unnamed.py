@@ -67,20 +67,25 @@ class UnnamedFiles:
     def name_all(self, named: Callable[[str, Path], None]) -> dict[str, OSError]:
         """Wait for every fsync and give each file its name (a hard link: an existing name
         is never overwritten), calling `named(key, path)` for each. Returns the files that
-        failed (their temporary file removed: not on disk), by key, with why."""
+        failed (neither their temporary file nor their name left: not on disk), by key,
+        with why."""
         files, self._files = self._files, {}
         failed: dict[str, OSError] = {}
         for key, f in files.items():
+            linked = False
             try:
                 try:
                     f.synced.result()
                 finally:
                     os.close(f.fd)
                 os.link(f.tmp, f.path)
+                linked = True
+                named(key, f.path)
             except OSError as exc:
                 failed[key] = exc
-            else:
-                named(key, f.path)
+                if linked:  # the name is this file's own (a link never overwrites)
+                    with contextlib.suppress(OSError):
+                        os.unlink(f.path)
             with contextlib.suppress(OSError):
                 os.unlink(f.tmp)
         return failed
