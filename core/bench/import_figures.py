@@ -6,9 +6,9 @@ store, against a fresh process that reads the same files and decodes every line 
 both in wall time and (`import-cpu`, `import-codex-cpu`) in CPU seconds of the process,
 which the neighbours on a shared machine do not inflate. `reimport` runs the verb as the
 host does (finding the files, then `import_sources` with the ledger read from disk, on a
-freshly opened store)
-against walking the tree and stat'ing every file; `reimport-cli` is the same through the
-command line in fresh processes. Repeats alternate between ours and the baseline.
+freshly opened store) against walking the tree and stat'ing every file; `reimport-cli` is
+the same through the command line in fresh processes. Repeats alternate between ours and
+the baseline.
 """
 
 from __future__ import annotations
