@@ -14,6 +14,7 @@ import pytest
 from forkwise.core.errors import InvalidEvent, StorageError
 from forkwise.core.host.importing import ImportReport, store_sessions
 from forkwise.core.log.events import MAX_NESTING, Event, check_record
+from forkwise.core.store import checked_log
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.checked_log import check_records
 from forkwise.core.store.session import SessionHeader
@@ -218,10 +219,16 @@ def test_an_import_reports_a_session_that_never_got_its_name_as_failed(tmp_path:
     store.close()
 
 
+@pytest.mark.parametrize("counted", [False, True])
 @pytest.mark.parametrize("extra", [-1, 0, 1, 2])
-def test_an_import_refuses_exactly_the_nesting_the_loader_refuses(extra: int) -> None:
+def test_an_import_refuses_exactly_the_nesting_the_loader_refuses(
+    extra: int, counted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """At the limit and one past it, for objects and arrays alike: what check_records
-    lets through is what the loader's check of the written line lets through."""
+    lets through is what the loader's check of the written line lets through, by the
+    encoder's limit or (`counted`: an encoder without one) by the line's brackets."""
+    if counted:
+        monkeypatch.setattr(checked_log, "_WRAP", 0)
     header = SessionHeader("c-edge", TS, "/w")
     for leaf in ("leaf", {}, []):
         payload: Any = leaf
