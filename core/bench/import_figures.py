@@ -3,11 +3,12 @@ does, and re-importing an unchanged tree about a `stat` per file.
 
 `import` and `import-codex` run `forkwise sessions import` in a fresh process into an empty
 store, against a fresh process that reads the same files and decodes every line with orjson;
-both in wall time and (`import-cpu`) in CPU seconds of the process, which the neighbours on
-a shared machine do not inflate. `reimport` runs the verb as the host does (finding the
-files, then `import_sources` with the ledger read from disk, on a freshly opened store)
-against walking the tree and stat'ing every file; `reimport-cli` is the same through the
-command line in fresh processes. Repeats alternate between ours and the baseline.
+both in wall time and (`import-cpu`, `import-codex-cpu`) in CPU seconds of the process,
+which the neighbours on a shared machine do not inflate. `reimport` runs the verb as the
+host does (finding the files, then `import_sources` with the ledger read from disk, on a
+freshly opened store) against walking the tree and stat'ing every file; `reimport-cli` is
+the same through the command line in fresh processes. Repeats alternate between ours and
+the baseline.
 """
 
 from __future__ import annotations

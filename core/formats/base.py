@@ -30,12 +30,12 @@ Rules a reader follows, so that every format behaves alike:
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from hashlib import blake2b
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -181,8 +181,23 @@ def message_id(role: str, text: str, key: str) -> str:
     """A readable, deterministic message id, `role:slug:suffix`: the slug from the text, the
     suffix from `key` (the source's own id for the entry, or its position), so that reading
     the same source twice gives the same ids."""
-    digest = hashlib.blake2b(key.encode(), digest_size=4).hexdigest()
-    return f"{role}:{slugify(text) or 'message'}:{digest}"
+    digest = blake2b(key.encode(), digest_size=4).hexdigest()
+    if len(text) > _SLUG_KEPT:
+        return f"{role}:{slugify(text) or 'message'}:{digest}"
+    # short texts repeat (a tool call's id is made from the tool's name): their slugs are
+    # kept, bounded, as slugifying is most of the cost of an id
+    slug = _slugs.get(text)
+    if slug is None:
+        if len(_slugs) >= _SLUGS_MAX:
+            _slugs.clear()
+        slug = _slugs[text] = slugify(text) or "message"
+    return f"{role}:{slug}:{digest}"
+
+
+#: texts up to this long have their slug kept (a tool name, a short reply)
+_SLUG_KEPT = 48
+_SLUGS_MAX = 4096
+_slugs: dict[str, str] = {}
 
 
 def jsonl_files(root: Path) -> list[Path]:

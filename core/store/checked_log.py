@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
@@ -67,33 +67,78 @@ class LogCheck:
         )
 
 
+def _encoder_depth() -> int:
+    """How many containers deep orjson encodes before it refuses ("Recursion limit
+    reached"): 254 in the orjson this project uses; found once rather than assumed. 0
+    when it encodes 1024 levels (no limit to rely on: the lines are counted instead)."""
+    value: list[Any] = []
+    for depth in range(1, 1025):
+        try:
+            orjson.dumps(value)
+        except TypeError:
+            return depth - 1
+        value = [value]
+    return 0
+
+
+#: containers an event is wrapped in when it is encoded, so that the encoder's own limit
+#: refuses exactly the events that nest deeper than MAX_NESTING (0: the encoder cannot)
+_WRAP = max(0, _encoder_depth() - MAX_NESTING)
+
+
 def check_records(header: SessionHeader, records: Iterable[Record]) -> LoadedLog:
     """Records (`seq`, `type`, `ts`, fields; seq 1, 2, …) checked as the log of `header`
-    and encoded once each; raises InvalidEvent naming the event that fails."""
+    and encoded once each; raises InvalidEvent naming the event that fails.
+
+    The records hold JSON values as orjson decodes them and the readers build them (dict,
+    list, str, int, float, bool, None): the nesting the loader refuses is found by the
+    encoder itself, each event encoded inside `_WRAP` lists, instead of by counting the
+    brackets of every line and decoding the ones with many (twice the encoding, for the
+    large lines of a Claude Code import: measured)."""
     with gc_paused():
         check = LogCheck(header)
         dumps = orjson.dumps
-        # the lines are put together in one buffer and split once: keeping each encoder
-        # result alive costs four times the encoding (measured), a split's lines do not
-        text = bytearray()
+        wrap = _WRAP
+        # one wrapper per call (never shared: another thread may be encoding): its
+        # innermost list holds the event being encoded
+        inner: list[Any] = [None]
+        outer: list[Any] = inner
+        for _ in range(wrap - 1):
+            outer = [outer]
+        lines = check.lines
         for record in records:
             if type(record) is not dict:
                 raise InvalidEvent("an event must be a JSON object")
             try:
-                raw = dumps(record)
+                if wrap:
+                    inner[0] = record
+                    # the slice is the line: a copy of its exact size, and the encoder's
+                    # buffer freed at once (keeping the encoder's results alive cost four
+                    # times the encoding, measured)
+                    raw = dumps(outer)[wrap:-wrap]
+                else:
+                    raw = dumps(record)
+                    if line_too_deep(raw):
+                        raise InvalidEvent(
+                            f"an event's JSON nests deeper than {MAX_NESTING} levels"
+                        )
             except TypeError as exc:
-                raise InvalidEvent(
-                    f"event {record.get('type')!r} cannot be stored as JSON: {exc}"
-                ) from exc
-            if line_too_deep(raw):
-                raise InvalidEvent(f"an event's JSON nests deeper than {MAX_NESTING} levels")
+                _refuse(record, exc)
             check.check(record, None)
-            text += raw
-            text += b"\n"
+            lines.append(raw)
+        inner[0] = None
         if header.seed_length > len(check.types):
             raise InvalidEvent(
                 f"seedLength {header.seed_length} exceeds the {len(check.types)} events"
             )
-        # an encoded line holds no newline (JSON escapes it in strings)
-        check.lines = bytes(text).split(b"\n")[:-1] if text else []
         return check.result()
+
+
+def _refuse(record: Record, exc: TypeError) -> NoReturn:
+    """Why an event the encoder refused cannot be stored: it nests too deep (it encodes
+    outside the wrapper) or it holds what JSON cannot."""
+    try:
+        orjson.dumps(record)
+    except TypeError:
+        raise InvalidEvent(f"event {record.get('type')!r} cannot be stored as JSON: {exc}") from exc
+    raise InvalidEvent(f"an event's JSON nests deeper than {MAX_NESTING} levels") from exc

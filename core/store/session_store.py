@@ -288,7 +288,8 @@ class SessionStore:
         name_later: bool = False,
     ) -> Session:
         """Adopt a session an import made: `records` (`seq` 1, 2, …, `type`, `ts`, fields;
-        the store takes them over) are checked as the loader checks a file's lines
+        JSON values as a decoder makes them: dict, list, str, int, float, bool, None; the
+        store takes them over) are checked as the loader checks a file's lines
         (`check_records`), encoded once and written in one atomic write; what stays in
         memory is their lines, decoded when read. `name_later`: the session is written
         when this returns, and named and durable once `flush` is called for it (an import

@@ -8,6 +8,7 @@ import io
 from pathlib import Path
 
 import orjson
+import pytest
 
 from forkwise.core.bench.import_figures import tree_size
 from forkwise.core.bench.synth_sources import claude_projects, codex_home
@@ -85,3 +86,28 @@ def test_codex_home_imports_with_its_forks(tmp_path: Path) -> None:
         parent = by_id[fork.parent or ""]
         strip = without_src(parent.events)
         assert without_src(fork.events[: len(strip)]) == strip
+
+
+def test_the_import_stages_add_up_for_both_tools(tmp_path: Path) -> None:
+    """`import_stages` runs each stage over every line of the files and prints one row
+    for each, per line (a smoke, not a timing check)."""
+    from forkwise.core.bench.import_stages import main, stages
+
+    claude_projects(tmp_path / "claude", sessions=3, turns=2, seed=3)
+    codex_home(tmp_path / "codex", 0.05)
+    for tool in ("claude", "codex"):
+        root = tmp_path / tool
+        files = sorted(root.rglob("*.jsonl"))
+        lines, found = stages(tool, root)
+        assert lines == sum(1 for f in files for raw in f.read_bytes().split(b"\n") if raw)
+        names = [name for name, _ in found]
+        assert names[0].startswith("parse")
+        assert names[-2].startswith("verb")
+        verb = dict(found)["verb (import_sources)"]
+        assert verb > 0
+        parts = sum(took for _, took in found[1:5])  # load, mapping, layout, check
+        assert dict(found)["rest (write, fsync, store)"] == pytest.approx(verb - parts)
+    assert main(["pi", str(tmp_path)]) == 2
+    assert main(["codex", str(tmp_path / "nothing")]) == 2
+    (tmp_path / "empty").mkdir()
+    assert main(["codex", str(tmp_path / "empty")]) == 1

@@ -57,3 +57,21 @@ def test_a_slug_reads_only_the_start_of_a_long_text_and_is_the_same() -> None:
     ]
     for text in cases:
         assert slugify(text) == whole(text), text[:40]
+
+
+def test_a_slug_of_any_text_is_its_first_words_lowercased() -> None:
+    import random
+    import re
+
+    from forkwise.core.log.ids import _first_words, slugify
+
+    rng = random.Random(7)
+    alphabet = "abcXYZ019 -_.,!?\n\t\u00c9\u00e9\u0130\u0131K\u00df\u212a\u65e5\u672c"
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 260)))
+        for words in (1, 3, 4):
+            found = re.findall(r"[a-z0-9]+", text.lower())[:words]
+            expected = "-".join(found)[:24].strip("-") or "message"
+            assert slugify(text, words) == expected, text
+        for n in range(6):  # the words read off a text's head: exactly the first n
+            assert _first_words(text, n) == re.findall(r"[a-z0-9]+", text.lower())[:n]

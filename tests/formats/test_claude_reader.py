@@ -24,6 +24,7 @@ from claude_fixtures import (
 from forkwise.core.formats.base import FormatError, source_session_id
 from forkwise.core.formats.claude import READER
 from forkwise.core.formats.claude.layout import munge_cwd
+from forkwise.core.formats.claude.tree import load
 
 
 def main_of(path: Path):
@@ -245,6 +246,29 @@ def test_bad_line_names_it_and_torn_tail_is_a_file_being_written(tmp_path: Path)
     path.write_bytes(good + b'{"parentUuid":"x","type":"user","mess')
     main, _ = main_of(path)
     assert [c[1] for c in convo(main)] == ["hello", "hi"]
+
+
+def test_blank_and_whitespace_lines_keep_the_line_numbers_of_the_file(tmp_path: Path) -> None:
+    t = Transcript(SID)
+    t.exchange("hello", "hi")
+    path = write_old(t, tmp_path)
+    good = path.read_bytes().splitlines()
+    # empty lines, a whitespace-only line, CRLF endings and no newline at the end
+    odd = b"\n" + good[0] + b"\r\n\n  \t \n" + b"\n".join(good[1:])
+    path.write_bytes(odd)
+    loaded = load(path)
+    assert loaded.lines == [2, *range(5, 5 + len(good) - 1)]
+    assert not loaded.torn
+    assert [orjson.dumps(e) for e in loaded.entries] == [
+        orjson.dumps(orjson.loads(raw)) for raw in good
+    ]
+    main, _ = main_of(path)
+    assert [c[1] for c in convo(main)] == ["hello", "hi"]
+    # a bad line after them is named by its number in the file
+    path.write_bytes(odd + b"\n\n{oops}\n")
+    with pytest.raises(FormatError) as err:
+        READER.read(path)
+    assert err.value.line == 5 + len(good) - 1 + 1
 
 
 def test_file_without_session_id_fails(tmp_path: Path) -> None:

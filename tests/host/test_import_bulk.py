@@ -8,11 +8,13 @@ import gc
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from forkwise.core.errors import InvalidEvent, StorageError
 from forkwise.core.host.importing import ImportReport, store_sessions
-from forkwise.core.log.events import MAX_NESTING, Event
+from forkwise.core.log.events import MAX_NESTING, Event, check_record
+from forkwise.core.store import checked_log
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.checked_log import check_records
 from forkwise.core.store.session import SessionHeader
@@ -215,3 +217,40 @@ def test_an_import_reports_a_session_that_never_got_its_name_as_failed(tmp_path:
     assert again.imported == [lost]
     assert again.failed == []
     store.close()
+
+
+@pytest.mark.parametrize("counted", [False, True])
+@pytest.mark.parametrize("extra", [-1, 0, 1, 2])
+def test_an_import_refuses_exactly_the_nesting_the_loader_refuses(
+    extra: int, counted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the limit and one past it, for objects and arrays alike: what check_records
+    lets through is what the loader's check of the written line lets through, by the
+    encoder's limit or (`counted`: an encoder without one) by the line's brackets."""
+    if counted:
+        monkeypatch.setattr(checked_log, "_WRAP", 0)
+    header = SessionHeader("c-edge", TS, "/w")
+    for leaf in ("leaf", {}, []):
+        payload: Any = leaf
+        for level in range(MAX_NESTING - 1 + extra - (leaf != "leaf")):
+            payload = [payload] if level % 2 else {"k": payload}
+        record = {"seq": 1, "type": "plugin/x/deep", "ts": TS, "payload": payload}
+        raw = orjson.dumps(record)
+        try:
+            check_record(orjson.loads(raw), raw)
+            loader_ok = True
+        except InvalidEvent:
+            loader_ok = False
+        assert loader_ok == (extra <= 0)
+        if loader_ok:
+            assert check_records(header, [record]).events.lines(1) == [raw]
+        else:
+            with pytest.raises(InvalidEvent, match="nests deeper"):
+                check_records(header, [record])
+
+
+def test_an_event_json_cannot_hold_is_refused_as_such() -> None:
+    header = SessionHeader("c-odd", TS, "/w")
+    record = {"seq": 1, "type": "plugin/x/odd", "ts": TS, "payload": {1.5j}}
+    with pytest.raises(InvalidEvent, match="cannot be stored as JSON"):
+        check_records(header, [record])

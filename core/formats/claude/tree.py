@@ -39,37 +39,50 @@ class Transcript:
 
 def load(path: Path) -> Transcript:
     """Decode every line once; a bad line is a FormatError naming it, except a torn last
-    line of a file still being written."""
+    line of a file still being written.
+
+    Each line is decoded from a view of the file's bytes, not from a copy: the lines of a
+    Claude Code file are large, and copying them all (`split`) while their decoded entries
+    are kept cost a fifth of the import (fresh pages for both, measured)."""
     try:
         data = read_source(path)
     except OSError as exc:
         raise FormatError(f"cannot read {path}: {exc.strerror}", path=str(path)) from exc
-    raws = data.split(b"\n")
     out = Transcript(path, [], [])
     entries, numbers, by_uuid = out.entries, out.lines, out.by_uuid
     loads = orjson.loads
-    last = len(raws) - 1
-    for i, raw in enumerate(raws):
-        if not raw:
+    view = memoryview(data)
+    find = data.find
+    size = len(data)
+    start = 0
+    no = 0
+    while start <= size:
+        end = find(b"\n", start)
+        last = end < 0  # no newline after it: the file's last line
+        if last:
+            end = size
+        no += 1
+        if end == start:
+            start = end + 1
             continue
         try:
-            entry = loads(raw)
+            entry = loads(view[start:end])
         except orjson.JSONDecodeError as exc:
-            if not raw.strip():
+            if not data[start:end].strip():
+                start = end + 1
                 continue
-            if i == last:  # no newline after it: cut off while being written
+            if last:  # cut off while being written
                 out.torn = True
                 break
-            raise FormatError(
-                f"line {i + 1} is not JSON: {exc}", path=str(path), line=i + 1
-            ) from exc
+            raise FormatError(f"line {no} is not JSON: {exc}", path=str(path), line=no) from exc
+        start = end + 1
         if type(entry) is not dict:
-            raise FormatError(f"line {i + 1} is not a JSON object", path=str(path), line=i + 1)
+            raise FormatError(f"line {no} is not a JSON object", path=str(path), line=no)
         uuid = entry.get("uuid")
         if uuid is not None and type(uuid) is str and "parentUuid" in entry:
             by_uuid[uuid] = len(entries)
         entries.append(entry)
-        numbers.append(i + 1)
+        numbers.append(no)
     return out
 
 

@@ -247,7 +247,11 @@ class Mapper:
             elif kind == "response_item":
                 response_item(p, line)
             elif kind == "event_msg":
-                event_msg(p, line)
+                etype = p.get("type")
+                if type(etype) is str and etype in DUPLICATES:
+                    self._pending.append(line.no)  # `_defer`, the commonest line, inline
+                else:
+                    event_msg(p, line)
             elif kind == "turn_context":
                 self._turn_context(p, line)
             elif kind == "compacted":
@@ -271,7 +275,9 @@ class Mapper:
 
     def _response_item(self, p: dict[str, Any], line: Line) -> None:
         kind = p.get("type")
-        item_id = p.get("id") if isinstance(p.get("id"), str) else None
+        item_id = p.get("id")
+        if type(item_id) is not str:
+            item_id = None
         if kind == "message":
             text, other = content_text(p.get("content"))
             role = p.get("role")

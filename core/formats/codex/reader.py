@@ -68,18 +68,22 @@ class _File:
         data = read_bytes(path)
         self.size = len(data)
         self.lines, self.partial = parse_lines(data, path)
-        meta_line = next((ln for ln in self.lines if ln.type == "session_meta"), None)
-        if meta_line is None:
+        at = next((i for i, ln in enumerate(self.lines) if ln.type == "session_meta"), None)
+        if at is None:
             raise NoSessionMeta(
                 f"{path.name} has no session_meta line: no thread id to import it under",
                 path=str(path),
                 line=1,
             )
+        meta_line = self.lines[at]
         meta = meta_line.payload
         tid = meta.get("id") or meta.get("session_id") if isinstance(meta, dict) else None
         if not isinstance(tid, str) or not tid:
             raise FormatError("session_meta has no string id", path=str(path), line=meta_line.no)
         self.meta_line = meta_line
+        #: the lines after and around the meta line, the conversation: a list, not a filter
+        #: that runs a test for each line
+        self.body = self.lines[:at] + self.lines[at + 1 :]
         self.meta: dict[str, Any] = meta
         self.thread_id = tid.lower()
         name = parse_name(path.name)
@@ -100,6 +104,7 @@ class CodexReader:
         #: recently parsed files, so that a fork read after its parent (name order is
         #: creation order) does not parse the parent again; bounded by their size
         self._parsed: OrderedDict[Path, tuple[tuple[int, int], _File]] = OrderedDict()
+        self._parsed_bytes = 0  # their sizes added up, kept as they come and go
         self._lock = threading.Lock()  # one READER serves the host's threads
         self._index_names: dict[Path, tuple[tuple[int, int], dict[str, str]]] = {}
 
@@ -151,6 +156,7 @@ class CodexReader:
         kept, they would hold hundreds of thousands of objects for the collector to walk."""
         with self._lock:
             self._parsed.clear()
+            self._parsed_bytes = 0
 
     def _load(self, path: Path) -> _File:
         try:
@@ -165,11 +171,14 @@ class CodexReader:
                 return cached[1]
         file = _File(path)
         with self._lock:
+            replaced = self._parsed.pop(path, None)
+            if replaced is not None:
+                self._parsed_bytes -= replaced[1].size
             self._parsed[path] = (key, file)
-            total = sum(f.size for _, f in self._parsed.values())
-            while total > _CACHE_BYTES and len(self._parsed) > 1:
+            self._parsed_bytes += file.size
+            while self._parsed_bytes > _CACHE_BYTES and len(self._parsed) > 1:
                 _, (_, old) = self._parsed.popitem(last=False)
-                total -= old.size
+                self._parsed_bytes -= old.size
         return file
 
     def _read(self, path: Path) -> list[ImportedSession]:
@@ -182,7 +191,7 @@ class CodexReader:
         reverted = self._prefix(own, mapper, home, 0)
         copied = isinstance(meta.get("forked_from_id"), str)
         ts = self._parent_times(own, home) if copied else None
-        mapper.feed((ln for ln in own.lines if ln is not own.meta_line), own.src_id, ts)
+        mapper.feed(own.body, own.src_id, ts)
         mapper.finish(live=own.partial or self._recent(path))
 
         sid = source_session_id(TOOL, own.thread_id)

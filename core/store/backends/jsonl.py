@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Sequence
-from itertools import chain
 from pathlib import Path
 
 import orjson
@@ -241,23 +240,20 @@ class JsonlBackend:
             if change.seed:
                 self._line_ends[sid] = (len(change.seed), len(header_raw) + 1 + end - start)
         else:
-            # one join of lines made and dropped one by one: the file's bytes are put
-            # together once (adding the parts up copied a large import four times)
-            lines = chain(
-                (header_raw + b"\n",),
-                (line + b"\n" for line in event_lines(change.seed)),
-                (line + b"\n" for line in event_lines(change.events)),
-            )
+            # the file's bytes put together in one join, each line copied once (adding
+            # the parts up copied a large import four times; a newline added to each line
+            # first, twice: measured)
+            lines = [header_raw, *event_lines(change.seed), *event_lines(change.events), b""]
             if change.name_later:
                 # named after its fsync, which runs beside the next files' (`unnamed`)
                 if len(self._unnamed) >= _UNNAMED_MAX:
                     self._name_unnamed()
-                self._unnamed.write(sid, path, b"".join(lines), FILE_MODE)
+                self._unnamed.write(sid, path, b"\n".join(lines), FILE_MODE)
                 self._unsynced_names.add(sid)
                 self._headers[sid] = header_raw
                 self._tails[sid] = Tail(0, None, False)
                 return
-            write_file_atomically(path, b"".join(lines), overwrite=False)
+            write_file_atomically(path, b"\n".join(lines), overwrite=False)
         self._seen[sid] = _identity(os.lstat(path))
         self._headers[sid] = header_raw
         self._tails[sid] = Tail(0, None, False)
