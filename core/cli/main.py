@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +24,9 @@ from forkwise.core.errors import ForkwiseError
 SUBCOMMANDS = ("sessions", "host", "store")
 #: options that take a value, so the value is not mistaken for the subcommand
 _VALUE_OPTIONS = ("--store", "--connect", "--token-file")
+#: one-shot commands whose process ends with them, whatever the store's size: they run
+#: without the cyclic collector (see `main`)
+_NO_CYCLE_COLLECTION = READERS | {"fork"}
 
 
 def is_cli_invocation(args: Sequence[str]) -> bool:
@@ -209,6 +213,19 @@ def main(
     out = out or sys.stdout
     err = err or sys.stderr
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.command == "sessions" and args.action in _NO_CYCLE_COLLECTION and gc.isenabled():
+        # what they allocate is kept until printed or freed by reference counting, and
+        # the process ends after them: each pass of the cyclic collector would only walk
+        # it (a 10,000-session listing: ~20 ms of ~220 ms CPU, 0 found)
+        gc.disable()
+        try:
+            return _main(args, out, err)
+        finally:
+            gc.enable()
+    return _main(args, out, err)
+
+
+def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         if args.command == "host":
             from forkwise.core.cli.serve import run_host
