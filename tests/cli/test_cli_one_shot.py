@@ -1,11 +1,13 @@
 """What a one-shot CLI process loads and leaves behind: a listing does not load the import
 verb, the foreign formats or the replay fold, a fork not the import verb, and a command
-run in-process gives the cyclic collector back as it found it."""
+run in-process gives the cyclic collector back as it found it; `--json` output written
+in parts is the one encoding byte for byte."""
 
 from __future__ import annotations
 
 import gc
 import io
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -94,3 +96,41 @@ def test_a_one_shot_command_in_process_leaves_the_collector_as_it_found_it(
         assert not gc.isenabled()  # a caller that had it off keeps it off
     finally:
         gc.enable()
+
+
+def _value(rng: random.Random, depth: int = 0) -> object:
+    pick = rng.random()
+    if depth > 3 or pick < 0.3:
+        return rng.choice([1, -2.5, 'x\u00e9\n"', None, True, "", "\u00fc\u20ac"])
+    if pick < 0.6:
+        return [_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {f"k{i}": _value(rng, depth + 1) for i in range(rng.randint(0, 3))}
+
+
+def test_json_is_written_in_parts_byte_for_byte_as_in_one_piece() -> None:
+    """A listing's rows and a context's messages are encoded a part at a time: the bytes
+    are those of one encoding, on a binary stream and on a text one."""
+    rng = random.Random(3)
+    many = cli._PART_ITEMS * 2 + 345
+    cases: list[object] = [
+        [],
+        {},
+        [1],
+        {"a": []},
+        list(range(many)),
+        [_value(rng) for _ in range(many)],
+        {"sessionId": "s", "model": {"m": 1}, "messages": [_value(rng) for _ in range(many)]},
+        {"m": [_value(rng) for _ in range(cli._PART_ITEMS)]},  # one part exactly
+        {"m": [_value(rng) for _ in range(cli._PART_ITEMS + 1)]},  # and one item more
+        {"messages": [_value(rng) for _ in range(many)], "after": 1},  # not the last value
+        {"\u00e9": [{}] * many},
+    ]
+    for data in cases:
+        want = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        raw = io.BytesIO()
+        binary = io.TextIOWrapper(raw, encoding="utf-8")
+        cli._write_json(binary, data)
+        assert raw.getvalue() == want
+        text = io.StringIO()
+        cli._write_json(text, data)
+        assert text.getvalue().encode() == want
