@@ -10,6 +10,7 @@ error's details; notifications are JSON-RPC notifications named by their `kind`.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
@@ -94,8 +95,6 @@ class RpcServer:
             return True
         if not isinstance(offered, str):
             return False
-        import hmac  # only a host with a token (tcp) asks: a one-shot command's never
-
         return hmac.compare_digest(offered.encode(), self.token.encode())
 
     async def close(self) -> None:

@@ -26,18 +26,16 @@ LOG = (
     b'"status":"completed"}\n'
 )
 
-#: modules a listing has no use for (what `sessions import`, `export`, a replay and a
-#: host with a token load when they run)
+#: modules a listing has no use for (what `sessions import`, `export` and a replay load
+#: when they run)
 UNUSED = (
     "forkwise.core.host.importing",
     "forkwise.core.host.exporting",
     "forkwise.core.formats.base",
     "forkwise.core.log.replay",
-    "hmac",
 )
-#: a fork makes a new id (`secrets`, which loads hmac) and registers the child's agent
-#: (which loads the replay fold)
-FORK_USES = ("forkwise.core.log.replay", "hmac")
+#: a fork registers the child's agent, which loads the replay fold
+FORK_USES = ("forkwise.core.log.replay",)
 
 PROBE = """
 import sys
