@@ -108,7 +108,8 @@ def codex_tree(tmp: Path, megabytes: float) -> tuple[Path, list[Path]]:
 
 def measure_reimport(tmp: Path, files: int, repeat: int) -> tuple[list[Timed], list[Timed]]:
     """(in process: verb, walk + stat), (fresh processes: CLI, walk + stat)."""
-    from forkwise.core.host.importing import ImportLedger, discover, import_sources
+    from forkwise.core.host.import_ledger import ImportLedger
+    from forkwise.core.host.importing import discover, import_sources
     from forkwise.core.store.backends.jsonl import JsonlBackend
     from forkwise.core.store.session_store import SessionStore
 

@@ -30,7 +30,8 @@ import orjson
 
 from forkwise.core.formats.base import ImportedSession
 from forkwise.core.host.import_layout import layout
-from forkwise.core.host.importing import ImportLedger, discover, import_sources, reader
+from forkwise.core.host.import_ledger import ImportLedger
+from forkwise.core.host.importing import discover, import_sources, reader
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.backends.memory import MemoryBackend
 from forkwise.core.store.checked_log import check_records

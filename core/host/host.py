@@ -33,9 +33,7 @@ from forkwise.core.errors import (
 )
 from forkwise.core.host.disk_follow import DiskFollower
 from forkwise.core.host.forking import ForkAt, child_model, follow_drafts
-from forkwise.core.host.importing import (
-    ImportLedger,
-)
+from forkwise.core.host.import_ledger import ImportLedger
 from forkwise.core.host.lineage import source_state
 from forkwise.core.host.paging import page_end
 from forkwise.core.host.settings_verbs import SettingsVerbs

@@ -21,8 +21,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import orjson
-
 from forkwise.core.errors import (
     CorruptLog,
     DuplicateSessionId,
@@ -44,8 +42,8 @@ from forkwise.core.host.import_layout import (
     records_of,
     shared_turns,
 )
+from forkwise.core.host.import_ledger import ImportLedger
 from forkwise.core.safe_read import read_head, read_regular
-from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.backends.jsonl import parse_log
 from forkwise.core.store.session import SessionHeader
 from forkwise.core.store.session_store import SessionStore
@@ -106,45 +104,6 @@ class ImportReport:
             "failed": self.failed,
             "unmapped": self.unmapped,
         }
-
-
-class ImportLedger:
-    """Size and modification time of every source file imported, with the sessions it
-    gave: a file whose size and mtime still match is not read again. A cache: losing it
-    costs one full read, never a wrong import (sessions are compared before writing)."""
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self._files: dict[str, list[Any]] = {}
-        self._dirty = False
-        if path is not None:
-            try:
-                data = orjson.loads(read_regular(path)[0])  # no link, no FIFO's wait
-                if isinstance(data, dict) and isinstance(data.get("files"), dict):
-                    self._files = data["files"]
-            except (OSError, orjson.JSONDecodeError):
-                self._files = {}
-
-    def unchanged(self, path: Path, st: os.stat_result) -> list[str] | None:
-        known = self._files.get(str(path))
-        if (
-            isinstance(known, list)
-            and len(known) == 3
-            and known[0] == st.st_size
-            and known[1] == st.st_mtime_ns
-            and isinstance(known[2], list)
-        ):
-            return [str(i) for i in known[2]]
-        return None
-
-    def remember(self, path: Path, st: os.stat_result, ids: Sequence[str]) -> None:
-        self._files[str(path)] = [st.st_size, st.st_mtime_ns, list(ids)]
-        self._dirty = True
-
-    def save(self) -> None:
-        if self.path is not None and self._dirty:
-            replace_file(self.path, orjson.dumps({"version": 1, "files": self._files}))
-            self._dirty = False
 
 
 # --- finding and recognising files ----------------------------------------------------

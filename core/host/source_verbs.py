@@ -10,18 +10,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from forkwise.core.host.exporting import export_session
-from forkwise.core.host.importing import (
-    TOOLS,
-    ImportLedger,
-    UnknownFormat,
-    discover,
-    import_sources,
-)
-from forkwise.core.host.source_watch import SourceWatcher, available_sources
 from forkwise.core.notifications import IMPORT_PROGRESS, ImportProgress
-from forkwise.core.store.session import Session
-from forkwise.core.store.session_store import SessionStore
+
+if TYPE_CHECKING:  # the verbs import their modules when first used (see source_watch)
+    from forkwise.core.host.import_ledger import ImportLedger
+    from forkwise.core.host.source_watch import SourceWatcher
+    from forkwise.core.store.session import Session
+    from forkwise.core.store.session_store import SessionStore
 
 Json = dict[str, Any]
 T = TypeVar("T")
@@ -44,6 +39,8 @@ class SourceVerbs:
         """The import verb (DESIGN §9) on files this host can read: `paths` are files or
         folders (none: the tools' default folders on this host's machine); `tool` one of
         claude, codex, pi, forkwise, or None to recognise each file."""
+        from forkwise.core.host.importing import TOOLS, UnknownFormat, discover, import_sources
+
         self._check_writable()
         if tool is not None and tool not in TOOLS:
             raise UnknownFormat(f"unknown tool {tool!r} (known: {', '.join(TOOLS)})", tool=tool)
@@ -69,6 +66,8 @@ class SourceVerbs:
         return progress
 
     async def _import_changed(self, files: list[tuple[Path, str | None]]) -> Json:
+        from forkwise.core.host.importing import import_sources
+
         report = await self.io(import_sources, self.store, files, self.imports)
         return report.to_json()
 
@@ -96,6 +95,8 @@ class SourceVerbs:
 
     async def list_sources(self) -> Json:
         """`sources.list`: the tools found on this host's machine and those watched."""
+        from forkwise.core.host.source_watch import available_sources
+
         home = Path(os.path.expanduser("~"))
         found = await asyncio.to_thread(available_sources, dict(os.environ), home)
         return {"sources": found, "watching": list(self.sources.tools)}
@@ -103,6 +104,8 @@ class SourceVerbs:
     async def export(self, session_id: str, tool: str, out: str | None = None) -> Json:
         """The export verb (DESIGN §10): `{"tool", "path", "id", "resume"}`; the file is
         written on this host's machine."""
+        from forkwise.core.host.exporting import export_session
+
         self._check_writable()
         await self._serve(session_id)
         return await self.io(export_session, self.store, session_id, tool, out)

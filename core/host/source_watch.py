@@ -17,7 +17,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from forkwise.core.host.importing import FORMATS, UnknownFormat, discover, reader
+# the import verb (and the formats behind it) is imported when a folder is first watched:
+# a host that watches none, as a one-shot command's, never loads it
 
 log = logging.getLogger(__name__)
 Json = dict[str, Any]
@@ -29,6 +30,8 @@ BATCH = 16
 
 def available_sources(env: Mapping[str, str], home: Path) -> list[Json]:
     """The tools whose default session folders exist on this machine, with those folders."""
+    from forkwise.core.host.importing import FORMATS, UnknownFormat, reader
+
     out: list[Json] = []
     for tool in FORMATS:
         try:
@@ -74,6 +77,8 @@ class SourceWatcher:
         self, tools: Sequence[str], folders: Mapping[str, Sequence[str]] | None = None
     ) -> None:
         """Watch these tools (their default folders, or `folders[tool]`); none stops."""
+        from forkwise.core.host.importing import FORMATS, reader
+
         self.tools = [t for t in tools if t in FORMATS]
         self.folders = {
             t: [Path(f) for f in (folders or {}).get(t, [])]
@@ -131,6 +136,8 @@ class SourceWatcher:
         return report
 
     def _changed_files(self) -> list[tuple[Path, str | None]]:
+        from forkwise.core.host.importing import discover
+
         found: list[tuple[Path, str | None]] = []
         for tool in self.tools:
             roots = [r for r in self.folders.get(tool, []) if r.exists()]

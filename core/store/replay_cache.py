@@ -21,7 +21,7 @@ import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -29,11 +29,13 @@ from forkwise.core.errors import ForkwiseError
 from forkwise.core.log.digest import prefix_digest
 from forkwise.core.log.event_log import gc_paused, head
 from forkwise.core.log.ids import validate_session_id
-from forkwise.core.log.replay import Replayer
 from forkwise.core.safe_read import MAX_SESSION_BYTES, open_regular
 from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.session import Session
 from forkwise.core.store.store_dir import make_private_dir
+
+if TYPE_CHECKING:  # imported when a session is first replayed: a listing replays none
+    from forkwise.core.log.replay import Replayer
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +108,8 @@ class ReplayCache:
         covers all but `refresh_events` of it. The fold's state is copied into it as it
         is now, so that the replayer can fold on while the checkpoint waits to be
         written (after the turn that needed the replay, say)."""
+        from forkwise.core.log.replay import Replayer
+
         events = snap.events
         replayer = self._load(snap)
         covered = 0 if replayer is None else replayer.last_seq
@@ -161,6 +165,8 @@ class ReplayCache:
                 return None
         if state is None:
             return None
+        from forkwise.core.log.replay import Replayer
+
         return Replayer.restore(state, snap.events)
 
     def write(self, due: Due) -> None:

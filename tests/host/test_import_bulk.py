@@ -120,7 +120,8 @@ def test_an_import_makes_every_name_it_stored_durable_before_it_reports(tmp_path
 
     # through the verb, on a Claude Code tree: nothing left to sync when it returns
     from forkwise.core.bench.synth_sources import claude_projects
-    from forkwise.core.host.importing import ImportLedger, discover, import_sources
+    from forkwise.core.host.import_ledger import ImportLedger
+    from forkwise.core.host.importing import discover, import_sources
 
     home = tmp_path / "claude-home"
     claude_projects(home, sessions=3, turns=2, seed=9)
@@ -187,7 +188,8 @@ def test_an_import_reports_a_session_that_never_got_its_name_as_failed(tmp_path:
     others imported and on disk; importing again reads that file again."""
     from forkwise.core.bench.synth_sources import claude_projects
     from forkwise.core.formats.base import source_session_id
-    from forkwise.core.host.importing import ImportLedger, discover, import_sources
+    from forkwise.core.host.import_ledger import ImportLedger
+    from forkwise.core.host.importing import discover, import_sources
 
     home = tmp_path / "claude-home"
     claude_projects(home, sessions=3, turns=2, seed=9)

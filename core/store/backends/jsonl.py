@@ -32,7 +32,7 @@ from forkwise.core.errors import (
 from forkwise.core.log.event_log import event_lines, head
 from forkwise.core.log.events import Event
 from forkwise.core.log.ids import validate_session_id
-from forkwise.core.safe_read import read_regular
+from forkwise.core.safe_read import read_lines, read_regular
 from forkwise.core.store.atomic import fsync_dir, write_file_atomically
 from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
 from forkwise.core.store.backends.appenders import Appenders, Pending, undo_append
@@ -126,19 +126,19 @@ class JsonlBackend:
             self._name_unnamed()
         path = self.path(session_id)
         try:
-            data, st = read_regular(path)  # no link, no FIFO, bounded
+            lines, size, st = read_lines(path)  # no link, no FIFO, bounded
             self._seen[session_id] = _identity(st)
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise StorageError(f"cannot read {path}: {exc}", path=str(path)) from exc
         parsed = None
-        known = self.catalogue.checked(session_id, st) if len(data) == st.st_size else None
+        known = self.catalogue.checked(session_id, st) if size == st.st_size else None
         if known is not None and (known[1].open_turn is not None or known[1].pending_approvals):
             known = None  # facts that would block a write (an open turn) come from the log
         if known is not None:
-            parsed = trusted_log(data, str(path), *known)
-        loaded, header_raw, tail = parsed or parse_file(session_id, path, data)
+            parsed = trusted_log(lines, size, str(path), *known)
+        loaded, header_raw, tail = parsed or parse_file(session_id, path, lines, size)
         self._headers[session_id] = header_raw
         self._tails[session_id] = tail
         if loaded.point is not None and tail.point_end is not None:
@@ -154,7 +154,8 @@ class JsonlBackend:
         return self.catalogue.summaries(entries, self._summarize, progress)
 
     def _summarize(self, path: Path) -> tuple[SessionSummary, LogFacts | None]:
-        loaded, _, tail = parse_file(path.name[: -len(".jsonl")], path, read_regular(path)[0])
+        lines, size, _ = read_lines(path)
+        loaded, _, tail = parse_file(path.name[: -len(".jsonl")], path, lines, size)
         assert loaded.summary is not None  # the parser computes it
         return loaded.summary, LogFacts.of(loaded.state, loaded.point, tail.point_end)
 

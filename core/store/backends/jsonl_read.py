@@ -41,12 +41,18 @@ def parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, Tail]:
 
     Raises CorruptLog naming the file and line for anything but a torn last line.
     """
+    return parse_lines(split_lines(data), len(data), path)
+
+
+def parse_lines(lines: list[bytes], size: int, path: str) -> tuple[LoadedLog, bytes, Tail]:
+    """`parse_log` of a file of `size` bytes given as its lines (`safe_read.read_lines`:
+    the file's bytes split at every newline). Takes `lines` over."""
     with gc_paused():
-        return _parse_log(data, path)
+        return _parse_log(lines, size, path)
 
 
-def _parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, Tail]:
-    lines, header, tail = _split_log(data, path)
+def _parse_log(all_lines: list[bytes], size: int, path: str) -> tuple[LoadedLog, bytes, Tail]:
+    lines, header, tail = _split_log(all_lines, size, path)
     header_raw = lines[0]
     check = LogCheck(header)
     loads, checked = orjson.loads, check.check
@@ -82,13 +88,15 @@ def _parse_log(data: bytes, path: str) -> tuple[LoadedLog, bytes, Tail]:
     return loaded, header_raw, tail
 
 
-def _split_log(data: bytes, path: str) -> tuple[list[bytes], SessionHeader, Tail]:
-    """The file's lines (header first; a torn last line left out) and its parsed header."""
-    lines = split_lines(data)
+def _split_log(
+    lines: list[bytes], size: int, path: str
+) -> tuple[list[bytes], SessionHeader, Tail]:
+    """The file's lines (header first; a torn last line left out) and its parsed header,
+    from all its `lines` (split at every newline; changed in place) and its `size`."""
     last = lines.pop()  # b"" when the file ends with a newline
     torn: bytes | None = None
     needs_newline = False
-    good_length = len(data)
+    good_length = size
     if last.strip():
         try:
             orjson.loads(last)
@@ -96,7 +104,7 @@ def _split_log(data: bytes, path: str) -> tuple[list[bytes], SessionHeader, Tail
             needs_newline = True
         except orjson.JSONDecodeError:
             torn = last
-            good_length = len(data) - len(last)
+            good_length = size - len(last)
     if not lines:
         raise CorruptLog(f"{path}: the file is empty or has no header line", path=path, line=1)
     header_raw = lines[0]
@@ -116,11 +124,12 @@ def _split_log(data: bytes, path: str) -> tuple[list[bytes], SessionHeader, Tail
 
 
 def trusted_log(
-    data: bytes, path: str, summary: SessionSummary, facts: LogFacts
+    all_lines: list[bytes], size: int, path: str, summary: SessionSummary, facts: LogFacts
 ) -> tuple[LoadedLog, bytes, Tail] | None:
-    """The log as the index says a full check found it, when the file is laid out as
-    this backend writes it (one line per event); None sends the caller to `parse_log`."""
-    lines, header, tail = _split_log(data, path)
+    """The log as the index says a full check found it, when the file (of `size` bytes,
+    split at every newline into `all_lines`) is laid out as this backend writes it (one
+    line per event); None sends the caller to `parse_lines`, with the lines as they were."""
+    lines, header, tail = _split_log(list(all_lines), size, path)
     if len(lines) != facts.events + 1 or header.id != summary.id:
         return None  # blank lines or another shape: check every line
     events = EventLog.lazy(lines[1:])
@@ -154,9 +163,11 @@ def ends_turn(line: bytes, point: ForkPoint) -> bool:
     )
 
 
-def parse_file(session_id: str, path: Path, data: bytes) -> tuple[LoadedLog, bytes, Tail]:
-    """parse_log, and the header must name the session its file is named for."""
-    loaded, header_raw, tail = parse_log(data, str(path))
+def parse_file(
+    session_id: str, path: Path, lines: list[bytes], size: int
+) -> tuple[LoadedLog, bytes, Tail]:
+    """parse_lines, and the header must name the session its file is named for."""
+    loaded, header_raw, tail = parse_lines(lines, size, str(path))
     if loaded.header.id != session_id:
         raise CorruptLog(
             f"{path}, line 1: header id {loaded.header.id!r} does not match the file name",

@@ -1,0 +1,134 @@
+"""What a one-shot CLI process loads and leaves behind: a listing does not load the import
+verb, the foreign formats or the replay fold, a fork not the import verb, and a command
+run in-process gives the cyclic collector back as it found it; `--json` output written
+in parts is the one encoding byte for byte."""
+
+from __future__ import annotations
+
+import gc
+import io
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from forkwise.core.cli import main as cli
+
+LOG = (
+    b'{"type":"session","version":1,"id":"s-1","created":"2026-01-01T00:00:00Z",'
+    b'"cwd":"/w","parentSession":null,"seedLength":0,"meta":{}}\n'
+    b'{"seq":1,"type":"turn/start","ts":"2026-01-01T00:00:01Z","turn":"turn:1"}\n'
+    b'{"seq":2,"type":"message","ts":"2026-01-01T00:00:02Z","turn":"turn:1",'
+    b'"id":"user:q:1","role":"user","parts":[{"type":"text","text":"hello"}]}\n'
+    b'{"seq":3,"type":"turn/end","ts":"2026-01-01T00:00:03Z","turn":"turn:1",'
+    b'"status":"completed"}\n'
+)
+
+#: modules a listing has no use for (what `sessions import`, `export` and a replay load
+#: when they run)
+UNUSED = (
+    "forkwise.core.host.importing",
+    "forkwise.core.host.exporting",
+    "forkwise.core.formats.base",
+    "forkwise.core.log.replay",
+)
+#: a fork registers the child's agent, which loads the replay fold
+FORK_USES = ("forkwise.core.log.replay",)
+
+PROBE = """
+import sys
+from forkwise.core.cli import main as cli
+code = cli.main(sys.argv[1:], out=open("/dev/null", "w"))
+print(sorted(m for m in {unused!r} if m in sys.modules))
+sys.exit(code)
+"""
+
+
+def _store(tmp_path: Path) -> Path:
+    root = tmp_path / "store"
+    (root / "sessions").mkdir(parents=True)
+    (root / "sessions" / "s-1.jsonl").write_bytes(LOG)
+    return root
+
+
+def _loaded(*argv: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(unused=UNUSED), *argv],
+        capture_output=True,
+        check=True,
+        text=True,
+    )
+    return list(orjson.loads(done.stdout.strip().replace("'", '"')))
+
+
+def test_list_and_fork_do_not_load_the_import_verb(tmp_path: Path) -> None:
+    root = str(_store(tmp_path))
+    assert _loaded("sessions", "list", "--store", root, "--json") == []
+    assert _loaded("sessions", "fork", "s-1", "--store", root, "--json") == sorted(FORK_USES)
+    # the replay is loaded when it is used: the probe sees a module that is imported
+    assert _loaded("sessions", "context", "s-1", "--store", root, "--json") == [
+        "forkwise.core.log.replay"
+    ]
+
+
+def test_a_one_shot_command_in_process_leaves_the_collector_as_it_found_it(
+    tmp_path: Path,
+) -> None:
+    root = str(_store(tmp_path))
+    assert gc.isenabled()
+    out, err = io.StringIO(), io.StringIO()
+    for argv in (
+        ("sessions", "list", "--store", root, "--json"),
+        ("sessions", "context", "s-1", "--store", root),
+        ("sessions", "fork", "s-1", "--store", root, "--json"),
+        ("sessions", "fork", "no-such", "--store", root, "--json"),  # fails: exit 1
+    ):
+        code = cli.main(list(argv), out=out, err=err)
+        assert code == (1 if "no-such" in argv else 0), err.getvalue()
+        assert gc.isenabled(), argv
+    gc.disable()
+    try:
+        assert cli.main(["sessions", "list", "--store", root], out=out, err=err) == 0
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()
+
+
+def _value(rng: random.Random, depth: int = 0) -> object:
+    pick = rng.random()
+    if depth > 3 or pick < 0.3:
+        return rng.choice([1, -2.5, 'x\u00e9\n"', None, True, "", "\u00fc\u20ac"])
+    if pick < 0.6:
+        return [_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {f"k{i}": _value(rng, depth + 1) for i in range(rng.randint(0, 3))}
+
+
+def test_json_is_written_in_parts_byte_for_byte_as_in_one_piece() -> None:
+    """A listing's rows and a context's messages are encoded a part at a time: the bytes
+    are those of one encoding, on a binary stream and on a text one."""
+    rng = random.Random(3)
+    many = cli._PART_ITEMS * 2 + 345
+    cases: list[object] = [
+        [],
+        {},
+        [1],
+        {"a": []},
+        list(range(many)),
+        [_value(rng) for _ in range(many)],
+        {"sessionId": "s", "model": {"m": 1}, "messages": [_value(rng) for _ in range(many)]},
+        {"m": [_value(rng) for _ in range(cli._PART_ITEMS)]},  # one part exactly
+        {"m": [_value(rng) for _ in range(cli._PART_ITEMS + 1)]},  # and one item more
+        {"messages": [_value(rng) for _ in range(many)], "after": 1},  # not the last value
+        {"\u00e9": [{}] * many},
+    ]
+    for data in cases:
+        want = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        raw = io.BytesIO()
+        binary = io.TextIOWrapper(raw, encoding="utf-8")
+        cli._write_json(binary, data)
+        assert raw.getvalue() == want
+        text = io.StringIO()
+        cli._write_json(text, data)
+        assert text.getvalue().encode() == want
