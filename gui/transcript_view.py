@@ -70,6 +70,7 @@ from .message_actions import (
 from .session_rows import format_when
 from .transcript_entries import Entry
 from .transcript_model import ENTRY_ROLE, TranscriptModel, plain_text
+from .viewport import adopt_viewport
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -353,15 +354,16 @@ class TranscriptView(ContextMenuMixin, QListView):
         bar = self.verticalScrollBar()
         bar.rangeChanged.connect(self._range_changed)
         bar.valueChanged.connect(self._scrolled)
+        viewport = adopt_viewport(self)  # before the first frame: see gui/viewport
         # over the top of a transcript opened at its end, while earlier turns are left
-        self.earlier_button = QPushButton("Show earlier messages", self.viewport())
+        self.earlier_button = QPushButton("Show earlier messages", viewport)
         self.earlier_button.setObjectName("earlierButton")
         self.earlier_button.setAccessibleName("Show earlier messages")
         self.earlier_button.setToolTip("Load the turns before these (Ctrl+Home at the top)")
         self.earlier_button.clicked.connect(self.show_earlier)
         self.earlier_button.hide()
         # over the bottom while new output arrives below a person who scrolled up
-        self.new_pill = QPushButton("↓ New messages", self.viewport())
+        self.new_pill = QPushButton("↓ New messages", viewport)
         self.new_pill.setObjectName("newMessagesPill")
         self.new_pill.setAccessibleName("New messages below: go to the end")
         self.new_pill.setToolTip("Go to the end of the session (Ctrl+End)")
