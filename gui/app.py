@@ -108,7 +108,6 @@ def app_icon() -> Any:
 def run(store_dir: Path | str | None, connect: str | None, token: str | None,
         *, self_test: bool = False) -> int:
     import PySide6.QtWidgets  # noqa: F401  (qasync must find PySide6 first)
-    import qasync  # type: ignore[import-untyped]
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
@@ -120,11 +119,20 @@ def run(store_dir: Path | str | None, connect: str | None, token: str | None,
     from .main_thread_gc import MainThreadCollector
 
     collector = MainThreadCollector(app)
+    # The window's first frame, and the index's rows in its tree, come before the asyncio
+    # loop is: qasync and its loop are not needed to paint them (~10 ms of CPU).
+    window = _build_window(store_dir, connect)
+    _paint_now(window)
+    if not connect:
+        _preview(window.controller, store_dir)
+        app.processEvents()  # the rows paint before the loop and the host's imports
+    import qasync  # type: ignore[import-untyped]
+
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
         return int(loop.run_until_complete(
-            _session(app, store_dir, connect, token, self_test=self_test)))
+            _session(app, store_dir, connect, token, self_test=self_test, window=window)))
     finally:
         loop.close()
         asyncio.set_event_loop(None)
@@ -148,24 +156,41 @@ async def open_client(store_dir: Path | str | None, connect: str | None,
     return opened
 
 
-async def _session(app: Any, store_dir: Path | str | None, connect: str | None, token: str | None,
-                   *, self_test: bool = False, settings: Any = None) -> int:
-    """The window first (it paints a loading state), then the store: the host stack is
-    imported and opened after the first frame, and the controller gets its client then."""
+def _build_window(store_dir: Path | str | None, connect: str | None,
+                  settings: Any = None) -> Any:
+    """The main window over a controller that has no client yet (it paints a loading
+    state); the client comes once the store is open (`_session`)."""
     from PySide6.QtCore import QSettings
+
+    from forkwise.core.paths import store_label
 
     from .controller import Controller
     from .main_window import MainWindow
-    from .notify import WARNING, Notifier
+    from .notify import Notifier
 
-    started = time.perf_counter()
-    notifier = Notifier()
-    controller = Controller(None, notifier)
-    from forkwise.core.paths import store_label
-
+    controller = Controller(None, Notifier())
     label = connect or (store_label(store_dir) if store_dir is not None else "")
     window = MainWindow(controller, settings if settings is not None else QSettings(),
                         store_label=label)
+    # its agents' entries after the index's rows (`_session`), not right after the frame
+    window.agents_later = True
+    return window
+
+
+async def _session(app: Any, store_dir: Path | str | None, connect: str | None, token: str | None,
+                   *, self_test: bool = False, settings: Any = None, window: Any = None) -> int:
+    """The window first (it paints a loading state), then the store: the host stack is
+    imported and opened after the first frame, and the controller gets its client then.
+    `window`: built, painted and previewed already (`run` does so before the loop)."""
+    from .notify import WARNING
+
+    started = time.perf_counter()
+    painted = window is not None
+    if window is None:
+        window = _build_window(store_dir, connect, settings)
+    controller = window.controller
+    notifier = controller.notifier
+    label = window.store_label
     loop = asyncio.get_running_loop()
     closed: asyncio.Future[None] = loop.create_future()
     loaded: asyncio.Future[int] = loop.create_future()
@@ -180,9 +205,15 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
 
     app.lastWindowClosed.connect(window_closed)
     controller.treeLoaded.connect(tree_loaded)
-    await _shown(window)
-    if not connect:
-        await _preview(controller, store_dir)
+    if not painted:
+        await _shown(window)
+        if not connect:
+            _preview(controller, store_dir)
+            await asyncio.sleep(0)  # the rows paint before the host's imports take the thread
+    elif not window.isVisible():  # closed before the loop ran
+        window_closed()
+    window.agents_later = False
+    window.install_agents()
     # after the first frame and the index's rows: its SVG loads an image plugin
     app.setWindowIcon(app_icon())
     try:
@@ -232,11 +263,12 @@ async def _save_index_head(store_dir: Path | str | None) -> None:
         log.exception("the index head could not be saved")
 
 
-async def _preview(controller: Any, store_dir: Path | str | None) -> None:
+def _preview(controller: Any, store_dir: Path | str | None) -> None:
     """The tree's rows from the store's index while the host stack is imported and opened
-    (`indexed_rows`: the client's read of the index, no host), painted before that starts.
-    Sorted by last activity (as it opens unless the person chose another column), only
-    its first page is read: the host's listing brings the rest a moment later."""
+    (`indexed_rows`: the client's read of the index, no host); the caller lets them paint
+    before that starts. Sorted by last activity (as it opens unless the person chose
+    another column), only its first page is read: the host's listing brings the rest a
+    moment later."""
     from PySide6.QtCore import Qt
 
     from forkwise.core.client.local import indexed_rows
@@ -251,7 +283,6 @@ async def _preview(controller: Any, store_dir: Path | str | None) -> None:
         log.exception("the index could not be previewed")
         return
     controller.preview(rows)
-    await asyncio.sleep(0)  # the rows paint before the host's imports take the thread
 
 
 async def _start_failed(window: Any, exc: BaseException, label: str, *, remote: bool,
@@ -305,6 +336,35 @@ async def _shown(window: Any, timeout: float = 0.5) -> None:
         window.removeEventFilter(watch)
         watch.deleteLater()
     await asyncio.sleep(0)  # the paint event itself completes before the store work starts
+
+
+def _paint_now(window: Any, timeout: float = 0.5) -> None:
+    """`_shown` before there is an asyncio loop: show `window` and run Qt's events until
+    it has painted (or for `timeout`, as `_shown` does)."""
+    from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer
+
+    waiter = QEventLoop()
+
+    class FirstPaint(QObject):
+        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                QTimer.singleShot(0, waiter.quit)  # once the paint itself is done
+            return False
+
+    watch = FirstPaint(window)
+    window.installEventFilter(watch)
+    limit = QTimer(waiter)
+    limit.setSingleShot(True)
+    limit.timeout.connect(waiter.quit)
+    limit.start(int(timeout * 1000))
+    window.show()
+    waiter.exec()
+    if limit.isActive():
+        limit.stop()
+    else:
+        log.info("the window was not painted within %.1f s; opening the store anyway", timeout)
+    window.removeEventFilter(watch)
+    watch.deleteLater()
 
 
 def _quit_on_signals(window: Any) -> dict[int, Any]:

@@ -34,6 +34,7 @@ from .session_rows import ACTIVITY, ID_ROLE
 from .sort_header import SortHeader
 from .transcript_view import TranscriptView
 from .tree_columns import TreeColumns
+from .viewport import adopt_viewport
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,8 @@ class SessionTree(ContextMenuMixin, QTreeView):
         # would narrow the viewport and so the stretched Title column under the cursor.
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         # shown while the store opens (the window's first frame comes before the store)
-        self.placeholder = QLabel("Loading sessions…", self.viewport())
+        # (the viewport as gui/viewport wraps it: cheaper before the first frame)
+        self.placeholder = QLabel("Loading sessions…", adopt_viewport(self))
         self.placeholder.setObjectName("treePlaceholder")
         self.placeholder.setAccessibleName("Loading sessions")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -141,10 +143,13 @@ class MainWindow(QMainWindow):
         # after the first frame (`paintEvent`): the agents' menu entries and the origin
         # line (nothing in that frame shows them; their module is the window's largest)
         self._agents_installed = False
+        #: set by the app while the tree fills from the store's index after the first
+        #: frame: it calls `install_agents` once those rows are in (they come first)
+        self.agents_later = False
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
-        if not self._agents_installed:
+        if not self._agents_installed and not self.agents_later:
             QTimer.singleShot(0, self.install_agents)
 
     def install_agents(self) -> None:
@@ -184,6 +189,7 @@ class MainWindow(QMainWindow):
 
     def set_store_label(self, store_label: str) -> None:
         """The title names the store (and says read-only or shared once that is known)."""
+        self.store_label = store_label
         self.setWindowTitle(f"Forkwise — {store_label}" if store_label else "Forkwise")
 
     # --- building -----------------------------------------------------------------------

@@ -75,6 +75,7 @@ from .session_rows import format_when
 from .subagent_link import SubagentLink
 from .transcript_entries import Entry
 from .transcript_model import ENTRY_ROLE, TranscriptModel, plain_text
+from .viewport import adopt_viewport
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -385,6 +386,7 @@ class TranscriptView(ContextMenuMixin, QListView):
         bar = self.verticalScrollBar()
         bar.rangeChanged.connect(self._range_changed)
         bar.valueChanged.connect(self._scrolled)
+        viewport = adopt_viewport(self)  # before the first frame: see gui/viewport
         # above the top of a transcript opened at its end, while earlier turns are left: in
         # a strip of its own over the viewport (drawn over the viewport, it hid the top of
         # the first card)
@@ -395,7 +397,7 @@ class TranscriptView(ContextMenuMixin, QListView):
         self.earlier_button.clicked.connect(self.show_earlier)
         self.earlier_button.hide()
         # over the bottom while new output arrives below a person who scrolled up
-        self.new_pill = QPushButton("↓ New messages", self.viewport())
+        self.new_pill = QPushButton("↓ New messages", viewport)
         self.new_pill.setObjectName("newMessagesPill")
         self.new_pill.setAccessibleName("New messages below: go to the end")
         self.new_pill.setToolTip("Go to the end of the session (Ctrl+End)")
