@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from forkwise.core.client.api import IMPORT_PROGRESS, STORE_INDEXING, Notificati
 from forkwise.core.client.client import Client
 from forkwise.core.errors import ForkwiseError, InvalidBoundary
 from forkwise.core.log.event_log import gc_paused
+from forkwise.core.runtime.listing import activity_key
 
 Json = dict[str, Any]
 #: what `--json` prints, and what a person reads (or how to make it: only when printed)
@@ -37,7 +37,8 @@ async def list_sessions(client: Client, args: argparse.Namespace) -> Outcome:
             rows = await client.list_sessions()
     finally:
         await unsubscribe()
-    rows.sort(key=itemgetter("updated"), reverse=True)
+    # newest first by the one order of rows by activity, ties too: the app's tree order
+    rows.sort(key=activity_key, reverse=True)
     return rows, lambda: table(rows)
 
 

@@ -65,6 +65,26 @@ def test_hand_written_log_imports_unchanged_and_lists(store: Path, imported: Pat
     assert row["updated"] == "2026-01-01T00:00:09Z"
 
 
+def test_list_orders_sessions_of_one_instant_as_the_app_does(
+    store: Path, tmp_path: Path
+) -> None:
+    """Newest first, and among sessions whose logs end at the same instant (one import's,
+    one script's) by id, newest first too: the order of the app's tree and its preview."""
+    ids = ["tie-b", "tie-c", "tie-a", "later"]
+    for sid in ids:
+        text = HAND_WRITTEN.replace("hand-1", sid)
+        if sid == "later":
+            text = text.replace("2026-01-01T00:00:09Z", "2026-01-02T00:00:00Z")
+        (tmp_path / f"{sid}.jsonl").write_text(text)
+    code, _, err = run(
+        "sessions", "import", "--store", str(store), *(str(tmp_path / f"{s}.jsonl") for s in ids)
+    )
+    assert (code, err) == (0, "")
+    code, out, _ = run("sessions", "list", "--store", str(store), "--json")
+    assert code == 0
+    assert [row["id"] for row in orjson.loads(out)] == ["later", "tie-c", "tie-b", "tie-a"]
+
+
 def test_fork_without_position_goes_through_last_completed_turn(
     store: Path, imported: Path
 ) -> None:
