@@ -175,9 +175,12 @@ def bench_fork(tmp: Path, events: int, repeat: int) -> list[Figure]:
     # the index a store has once any Forkwise process has listed it (the app, the CLI)
     process(LIST_SNIPPET, str(root), "1")
     index = saved_index(root)
-    warm_index = median(lambda: timed(FORK_SNIPPET, index), repeat)
-    no_index = median(lambda: timed(FORK_SNIPPET), repeat)
-    base = median(lambda: timed(COPY_SNIPPET), repeat)
+    runs: dict[str, list[float]] = {"index": [], "none": [], "base": []}
+    for _ in range(repeat):  # interleaved: writing 48 MB swings 10-90 ms with the load
+        runs["base"].append(timed(COPY_SNIPPET))
+        runs["index"].append(timed(FORK_SNIPPET, index))
+        runs["none"].append(timed(FORK_SNIPPET))
+    warm_index, no_index, base = (statistics.median(runs[k]) for k in ("index", "none", "base"))
     tidy(None)
     mb = len(data) / 1e6
     load = f"{events:,}-event session ({mb:.0f} MB), fresh process, last completed turn"
@@ -217,8 +220,12 @@ def bench_fork(tmp: Path, events: int, repeat: int) -> list[Figure]:
         dst.unlink()
         return took
 
-    warm = median(warm_fork, repeat)
-    copy = median(warm_copy, repeat)
+    forks: list[float] = []
+    copies: list[float] = []
+    for _ in range(repeat):
+        copies.append(warm_copy())
+        forks.append(warm_fork())
+    warm, copy = statistics.median(forks), statistics.median(copies)
     store.close()
     out.append(
         Figure(

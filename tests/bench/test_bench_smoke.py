@@ -39,7 +39,7 @@ CORE_FIGURES = {"list", "list-cli", "list-rebuild", "fork", "fork-no-index", "fo
                 "import", "import-cpu", "import-codex", "import-codex-cpu", "reimport",
                 "reimport-cli"}
 GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "cold-ready", "tree",
-               "tree-rest", "tree-scroll"}
+               "tree-rest", "tree-scroll", "tree-scroll-cpu"}
 
 
 def quick_run(*only: str) -> tuple[dict[str, dict[str, object]], str]:

@@ -13,7 +13,7 @@ import pytest
 pytestmark = pytest.mark.gui
 
 GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "cold-ready", "tree",
-               "tree-rest", "tree-scroll"}
+               "tree-rest", "tree-scroll", "tree-scroll-cpu"}
 
 
 def test_quick_gui_figures_are_reported_with_baselines() -> None:
