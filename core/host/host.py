@@ -7,10 +7,10 @@ announces each committed change on the thread that made it; the host turns it in
 notifications and hands them to the loop, in order, before the coroutine that caused the
 change resumes.
 
-Forks follow DESIGN §4: the anchor rule picks the boundary, the child is created with the
-latest model/select of the source recorded after its `history/fork` (one atomic write, so
-nothing can run the child on another model), it is registered as a live agent, and only
-then attached to the source's workspace — an attach failure reports the child's id.
+The verbs live in parts of Host, one module each: read_verbs (list, show, context,
+events, search), fork_verbs (DESIGN §4), source_verbs (import, export, watched folders),
+settings_verbs; this module keeps what they share — serving a session, its live agent,
+the store's notifications — and the verbs that create, prompt, rename and delete.
 """
 
 from __future__ import annotations
@@ -32,17 +32,14 @@ from forkwise.core.errors import (
     WorkspaceAttachFailed,
 )
 from forkwise.core.host.disk_follow import DiskFollower
-from forkwise.core.host.forking import ForkAt, child_model, follow_drafts
+from forkwise.core.host.fork_verbs import ForkVerbs
 from forkwise.core.host.import_ledger import ImportLedger
-from forkwise.core.host.lineage import source_state
-from forkwise.core.host.paging import page_end
+from forkwise.core.host.read_verbs import ReadVerbs
 from forkwise.core.host.settings_verbs import SettingsVerbs
 from forkwise.core.host.source_verbs import SourceVerbs
 from forkwise.core.host.source_watch import SourceWatcher
 from forkwise.core.host.store_workers import StoreWorkers
-from forkwise.core.log.events import Event
-from forkwise.core.log.turns import message_boundary
-from forkwise.core.notifications import Notification, StoreIndexing
+from forkwise.core.notifications import Notification
 from forkwise.core.paths import database_state_dir, is_database_url
 from forkwise.core.runtime.listing import summary_row
 from forkwise.core.runtime.providers.base import ModelChoice, Provider
@@ -52,7 +49,7 @@ from forkwise.core.runtime.providers.offline import (
     model_select_draft,
 )
 from forkwise.core.runtime.tools import Delegate, Tool, builtin_tools
-from forkwise.core.runtime.turn_state import OpenTurn, choice_of, latest_choice
+from forkwise.core.runtime.turn_state import OpenTurn
 from forkwise.core.runtime.workspaces import (
     FileWorkspaces,
     MemoryWorkspaces,
@@ -87,14 +84,10 @@ T = TypeVar("T")
 Json = dict[str, Any]
 #: what a subscriber gets: a typed notification, or a note of the runtime's (untyped yet)
 Listener = Callable[[Notification | Json], None]
-MAX_PAGE = 1000
-#: the most bytes of messages one `session.context` page holds (a socket message is at
-#: most 16 MB; the context of a 100,000-event session is ~40 MB)
-MAX_CONTEXT_PAGE = 4 * 1024 * 1024
 MAX_TITLE = 200
 
 
-class Host(SettingsVerbs, SourceVerbs):
+class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
     def __init__(
         self,
         store: SessionStore | None = None,
@@ -361,123 +354,6 @@ class Host(SettingsVerbs, SourceVerbs):
 
     # --- the client API (JSON in, JSON out) ----------------------------------------
 
-    async def list_sessions(self) -> list[Json]:
-        summaries = await self.io(self.store.list, self._indexing_progress())
-        # A turn a crash left open is closed (interrupted) when the host first serves its
-        # session. Listing serves the sessions whose log ends inside a turn, so that none
-        # of them shows as running while nothing runs it; a turn waiting for an approval
-        # stays open. Only those few logs are loaded.
-        dangling = [
-            s.id
-            for s in summaries
-            if s.running and s.error is None and s.id not in self._served and not self.read_only
-        ]
-        if dangling:
-            for sid in dangling:
-                await self._serve(sid)
-            fresh = {sid: await self.io(self.store.summary, sid) for sid in dangling}
-            summaries = [fresh.get(s.id, s) for s in summaries]
-        rows = [self.row(s) for s in summaries]
-        if self.read_only and self.orphaned:
-            for row in rows:
-                if row.get("running") and row.get("error") is None:
-                    turn = OpenTurn.of(await self.io(self.store.get, row["id"]))
-                    if turn is not None and not turn.pending:
-                        row.update(running=False, interrupted=True)
-        return rows
-
-    def _indexing_progress(self) -> Callable[[int, int], None] | None:
-        """Progress of a listing that reads logs (no index yet), as `store/indexing`
-        notifications, about a hundred per listing; None when nobody listens."""
-        if not self._listeners:
-            return None
-        loop = asyncio.get_running_loop()
-        told = [0]
-
-        def progress(done: int, total: int) -> None:  # on the store worker
-            if done == total or done - told[0] >= max(1, total // 100):
-                told[0] = done
-                note: StoreIndexing = {"kind": "store/indexing", "done": done, "total": total}
-                loop.call_soon_threadsafe(self.notify, note)
-
-        return progress
-
-    async def get_session(self, session_id: str) -> Json:
-        snap = await self._serve(session_id)
-        summary = await self.io(self.store.summary, session_id)
-        turn = OpenTurn.of(snap)
-        agent = self._agents.get(session_id)
-        state = (
-            agent.state()
-            if agent is not None
-            else {"running": turn is not None, "queued": 0, "waiting": bool(turn and turn.pending)}
-        )
-        if self.read_only and self.orphaned and turn is not None and not turn.pending:
-            state = {**state, "running": False, "interrupted": True}  # no writer: a crash's
-        choice = latest_choice(snap) or self._default_model
-        source = await self.io(source_state, self.store, snap)
-        return {
-            "header": snap.header.to_record(),
-            "summary": self.row(summary),
-            "state": state,
-            "pendingApprovals": [r.to_dict() for r in turn.pending.values()] if turn else [],
-            "model": {k: v for k, v in model_select_draft(choice).items() if k != "type"},
-            # a fork's child: whether its source still starts with what it copied
-            "source": source,
-        }
-
-    async def messages(self, session_id: str) -> list[Json]:
-        snap = await self._serve(session_id)
-        replayer = await self.io(self.replays.replayer, snap)
-        return [m.to_dict() for m in replayer.messages]
-
-    async def context(
-        self, session_id: str, after: int = 0, max_bytes: int = MAX_CONTEXT_PAGE
-    ) -> Json:
-        """What the model would receive on the next prompt: the provider transcript of the
-        session's log (chat messages with role, content, tool calls and their ids) and the
-        model it would go to; a page of it, messages `after`.. up to about `max_bytes` (at
-        least one message). Replayed on the store worker; the replay is kept for the next
-        page while the session is unchanged (`lastSeq` says which state a page is of)."""
-        for name, value in (("after", after), ("maxBytes", max_bytes)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise InvalidBoundary(f"{name} must be a non-negative integer", **{name: value})
-        snap = await self._serve(session_id)
-        key = (session_id, snap.generation, snap.last_seq)
-        kept = self._context_kept
-        if kept is not None and kept[0] == key:
-            replayed = kept[1]
-        else:
-            replayed = (await self.io(self.replays.replayer, snap)).result()
-            self._context_kept = (key, replayed)
-        transcript = replayed.transcript
-        end = page_end(transcript, after, min(max_bytes, MAX_CONTEXT_PAGE))
-        choice = choice_of(replayed.model) or self._default_model
-        return {
-            "sessionId": session_id,
-            "model": {k: v for k, v in model_select_draft(choice).items() if k != "type"},
-            "messages": list(transcript[after:end]),
-            "lastSeq": snap.last_seq,
-            "more": end < len(transcript),
-        }
-
-    async def events(self, session_id: str, after: int = 0, limit: int = MAX_PAGE) -> Json:
-        for name, value in (("after", after), ("limit", limit)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise InvalidBoundary(f"{name} must be a non-negative integer", **{name: value})
-        await self._serve(session_id)
-        size = max(1, min(limit, MAX_PAGE))
-
-        def page_of() -> tuple[tuple[Event, ...], int]:
-            return self.store.events_since(session_id, after, size), self.store.last_seq(session_id)
-
-        page, last = await self.io(page_of)
-        return {
-            "events": [e.to_record() for e in page],
-            "lastSeq": max(last, after),
-            "more": after + len(page) < last,
-        }
-
     async def create_session(
         self,
         title: str | None = None,
@@ -576,110 +452,6 @@ class Host(SettingsVerbs, SourceVerbs):
 
         return await self.io(rename)
 
-    # --- forks: one policy (forking.py) for every entry point -------------------------
-
-    async def fork(self, session_id: str, at_seq: int | None = None) -> Json:
-        """`session.fork`: the anchor rule of DESIGN §4 picks the boundary."""
-        return await self.fork_session(session_id, ForkAt(at_seq=at_seq))
-
-    async def fork_at_message(
-        self,
-        session_id: str,
-        message_id: str,
-        include_message: bool = True,
-        replace: bool = False,
-    ) -> Json:
-        """Seed-002 fork at a message; `replace` truncates this session in place instead."""
-        if replace:
-            return await self.truncate(session_id, message_id, include_message)
-        at = ForkAt(message_id=message_id, include_message=include_message)
-        return await self.fork_session(session_id, at)
-
-    def serves(self, choice: ModelChoice) -> bool:
-        """Whether a configured provider of this host serves `choice`: one that lists the
-        model, lists no particular model (an endpoint that takes any name), or answers the
-        same whatever model is named (the offline one)."""
-        if getattr(self.providers.get(choice.provider), "any_model", False):
-            return True
-        for row in self.models():
-            if row.get("provider") == choice.provider and row.get("model") in (None, choice.model):
-                return True
-        return False
-
-    def _child_follow(self, source: SessionSummary) -> list[Json]:
-        return follow_drafts(child_model(source, self.serves, self._default_model))
-
-    async def fork_session(
-        self,
-        source: str,
-        at: ForkAt,
-        child_id: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """The one fork: cut `source` where `at` says, give the child the model its source
-        runs on (or this host's default when none serves it), publish the child, attach it
-        to its source's workspace. Raises `WorkspaceAttachFailed` (with the child's id)
-        after the child exists."""
-
-        def create() -> SessionSummary:
-            if at.last_turn:
-                made = self.store.fork_indexed(
-                    source, child_id, meta=meta, follow=self._child_follow
-                )
-                if made is not None:
-                    return made
-            snap = self._recover_sync(source)
-            boundary = at.resolve(snap.events, source)
-            follow = self._child_follow(self.store.summary(source))
-            child = self.store.fork(
-                snap, boundary, child_id, meta=meta, follow=follow, anchor=at.anchor()
-            )
-            return self.store.summary(child.id)
-
-        self._check_writable()
-        made = await self.io(create)
-        self._publish(made.id)
-        await self._attach_like(source, made.id)
-        return self.row(made)
-
-    async def truncate(self, session_id: str, message_id: str, include_message: bool) -> Json:
-        """Replace in place (seed 002 `replace=True`): the session keeps its id and ends at
-        that message's turn; refused while a turn is open or prompts are queued."""
-        self._check_writable()
-        await self._serve(session_id)
-        agent = self._agents.get(session_id)
-        if agent is not None and agent.busy:
-            raise SessionBusy(
-                "this session is running a turn or has queued prompts", session_id=session_id
-            )
-
-        def truncate() -> Json:
-            snap = self.store.get(session_id)
-            if OpenTurn.of(snap) is not None:
-                raise SessionBusy("this session has an open turn", session_id=session_id)
-            boundary = message_boundary(snap.events, message_id, include_message, session_id)
-            self.store.truncate(snap, boundary)
-            return self.row(self.store.summary(session_id))
-
-        return await self.io(truncate)
-
-    async def run_subagent(self, parent: str, task: str) -> Json:
-        """The `delegate` tool: a child clipped to the parent's last completed turn."""
-        meta = {"relation": "subagent", "title": f"Subagent: {task[:60]}"}
-        try:
-            row = await self.fork_session(parent, ForkAt(subagent=True), meta=meta)
-        except WorkspaceAttachFailed as exc:
-            log.warning("subagent %s could not join its parent's workspace", exc.details)
-            row = {"id": exc.details["childId"]}
-        _, outcome = self._agents[row["id"]].prompt(task)
-        result = await outcome
-        return {
-            "session": row["id"],
-            "status": result["status"],
-            "reply": result["reply"],
-            "error": result.get("error"),
-        }
-
     async def delete_session(self, session_id: str) -> Json:
         """Move a session to the store's trash; refused while it runs a turn."""
         self._check_writable()
@@ -701,35 +473,6 @@ class Host(SettingsVerbs, SourceVerbs):
             return self.row(self.store.summary(session_id))
 
         return await self.io(restore)
-
-    async def search(self, query: str, limit: int = 50) -> list[Json]:
-        """Events of every session whose text (message text, tool calls, titles) has every
-        word of `query`, the latest first: session id and title, seq, message id, time,
-        kind and a snippet with the words between « and »."""
-
-        def search() -> list[Json]:
-            index = self.search_index
-            if not index.ready:
-                index.sync(self.store)  # the first search: catch up from the logs
-            out: list[Json] = []
-            for hit in index.search(query, limit):
-                try:
-                    summary = self.store.summary(hit.session_id)
-                except ForkwiseError:
-                    continue  # gone since it was indexed
-                out.append({
-                    "sessionId": hit.session_id,
-                    "title": summary.title or summary.first_user_text or hit.session_id,
-                    "seq": hit.seq,
-                    "messageId": hit.message_id,
-                    "ts": hit.ts,
-                    "kind": hit.kind,
-                    "snippet": hit.snippet,
-                })
-            return out
-
-        # beside the store worker: a first search that reads every log holds no writer up
-        return await asyncio.to_thread(search)
 
     async def list_workspaces(self) -> list[Json]:
         return await self.io(self.workspaces.groups)

@@ -1,0 +1,203 @@
+"""The host's read verbs: list, show, messages, the model's context, events, search. A
+part of Host (a base class of it): what a client reads, served from the store worker and
+the replay checkpoints; nothing here writes to a session except the crash recovery that
+serving a session does (`Host._serve`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from forkwise.core.errors import ForkwiseError, InvalidBoundary
+from forkwise.core.host.lineage import source_state
+from forkwise.core.host.paging import page_end
+from forkwise.core.notifications import StoreIndexing
+from forkwise.core.runtime.providers.offline import model_select_draft
+from forkwise.core.runtime.turn_state import OpenTurn, choice_of, latest_choice
+
+if TYPE_CHECKING:  # what Host gives its parts
+    from forkwise.core.log.events import Event
+    from forkwise.core.log.replay import Replay
+    from forkwise.core.notifications import Notification
+    from forkwise.core.runtime.agent import Agent
+    from forkwise.core.runtime.providers.base import ModelChoice
+    from forkwise.core.store.replay_cache import ReplayCache
+    from forkwise.core.store.search_index import SearchIndex
+    from forkwise.core.store.session import Session, SessionSummary
+    from forkwise.core.store.session_store import SessionStore
+
+Json = dict[str, Any]
+T = TypeVar("T")
+MAX_PAGE = 1000
+#: the most bytes of messages one `session.context` page holds (a socket message is at
+#: most 16 MB; the context of a 100,000-event session is ~40 MB)
+MAX_CONTEXT_PAGE = 4 * 1024 * 1024
+
+
+class ReadVerbs:
+    """Reads of sessions and of the store, for every client alike."""
+
+    if TYPE_CHECKING:  # what Host gives its parts
+        store: SessionStore
+        replays: ReplayCache
+        search_index: SearchIndex
+        orphaned: bool
+        _agents: dict[str, Agent]
+        _served: set[str]
+        _listeners: Sequence[object]
+        _default_model: ModelChoice
+        _context_kept: tuple[tuple[str, str, int], Replay] | None
+
+        @property
+        def read_only(self) -> bool: ...
+        def row(self, summary: SessionSummary) -> Json: ...
+        def notify(self, note: Notification) -> None: ...
+        async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
+        async def _serve(self, session_id: str) -> Session: ...
+
+    async def list_sessions(self) -> list[Json]:
+        summaries = await self.io(self.store.list, self._indexing_progress())
+        # A turn a crash left open is closed (interrupted) when the host first serves its
+        # session. Listing serves the sessions whose log ends inside a turn, so that none
+        # of them shows as running while nothing runs it; a turn waiting for an approval
+        # stays open. Only those few logs are loaded.
+        dangling = [
+            s.id
+            for s in summaries
+            if s.running and s.error is None and s.id not in self._served and not self.read_only
+        ]
+        if dangling:
+            for sid in dangling:
+                await self._serve(sid)
+            fresh = {sid: await self.io(self.store.summary, sid) for sid in dangling}
+            summaries = [fresh.get(s.id, s) for s in summaries]
+        rows = [self.row(s) for s in summaries]
+        if self.read_only and self.orphaned:
+            for row in rows:
+                if row.get("running") and row.get("error") is None:
+                    turn = OpenTurn.of(await self.io(self.store.get, row["id"]))
+                    if turn is not None and not turn.pending:
+                        row.update(running=False, interrupted=True)
+        return rows
+
+    def _indexing_progress(self) -> Callable[[int, int], None] | None:
+        """Progress of a listing that reads logs (no index yet), as `store/indexing`
+        notifications, about a hundred per listing; None when nobody listens."""
+        if not self._listeners:
+            return None
+        loop = asyncio.get_running_loop()
+        told = [0]
+
+        def progress(done: int, total: int) -> None:  # on the store worker
+            if done == total or done - told[0] >= max(1, total // 100):
+                told[0] = done
+                note: StoreIndexing = {"kind": "store/indexing", "done": done, "total": total}
+                loop.call_soon_threadsafe(self.notify, note)
+
+        return progress
+
+    async def get_session(self, session_id: str) -> Json:
+        snap = await self._serve(session_id)
+        summary = await self.io(self.store.summary, session_id)
+        turn = OpenTurn.of(snap)
+        agent = self._agents.get(session_id)
+        state = (
+            agent.state()
+            if agent is not None
+            else {"running": turn is not None, "queued": 0, "waiting": bool(turn and turn.pending)}
+        )
+        if self.read_only and self.orphaned and turn is not None and not turn.pending:
+            state = {**state, "running": False, "interrupted": True}  # no writer: a crash's
+        choice = latest_choice(snap) or self._default_model
+        source = await self.io(source_state, self.store, snap)
+        return {
+            "header": snap.header.to_record(),
+            "summary": self.row(summary),
+            "state": state,
+            "pendingApprovals": [r.to_dict() for r in turn.pending.values()] if turn else [],
+            "model": {k: v for k, v in model_select_draft(choice).items() if k != "type"},
+            # a fork's child: whether its source still starts with what it copied
+            "source": source,
+        }
+
+    async def messages(self, session_id: str) -> list[Json]:
+        snap = await self._serve(session_id)
+        replayer = await self.io(self.replays.replayer, snap)
+        return [m.to_dict() for m in replayer.messages]
+
+    async def context(
+        self, session_id: str, after: int = 0, max_bytes: int = MAX_CONTEXT_PAGE
+    ) -> Json:
+        """What the model would receive on the next prompt: the provider transcript of the
+        session's log (chat messages with role, content, tool calls and their ids) and the
+        model it would go to; a page of it, messages `after`.. up to about `max_bytes` (at
+        least one message). Replayed on the store worker; the replay is kept for the next
+        page while the session is unchanged (`lastSeq` says which state a page is of)."""
+        for name, value in (("after", after), ("maxBytes", max_bytes)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InvalidBoundary(f"{name} must be a non-negative integer", **{name: value})
+        snap = await self._serve(session_id)
+        key = (session_id, snap.generation, snap.last_seq)
+        kept = self._context_kept
+        if kept is not None and kept[0] == key:
+            replayed = kept[1]
+        else:
+            replayed = (await self.io(self.replays.replayer, snap)).result()
+            self._context_kept = (key, replayed)
+        transcript = replayed.transcript
+        end = page_end(transcript, after, min(max_bytes, MAX_CONTEXT_PAGE))
+        choice = choice_of(replayed.model) or self._default_model
+        return {
+            "sessionId": session_id,
+            "model": {k: v for k, v in model_select_draft(choice).items() if k != "type"},
+            "messages": list(transcript[after:end]),
+            "lastSeq": snap.last_seq,
+            "more": end < len(transcript),
+        }
+
+    async def events(self, session_id: str, after: int = 0, limit: int = MAX_PAGE) -> Json:
+        for name, value in (("after", after), ("limit", limit)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InvalidBoundary(f"{name} must be a non-negative integer", **{name: value})
+        await self._serve(session_id)
+        size = max(1, min(limit, MAX_PAGE))
+
+        def page_of() -> tuple[tuple[Event, ...], int]:
+            return self.store.events_since(session_id, after, size), self.store.last_seq(session_id)
+
+        page, last = await self.io(page_of)
+        return {
+            "events": [e.to_record() for e in page],
+            "lastSeq": max(last, after),
+            "more": after + len(page) < last,
+        }
+
+    async def search(self, query: str, limit: int = 50) -> list[Json]:
+        """Events of every session whose text (message text, tool calls, titles) has every
+        word of `query`, the latest first: session id and title, seq, message id, time,
+        kind and a snippet with the words between « and »."""
+
+        def search() -> list[Json]:
+            index = self.search_index
+            if not index.ready:
+                index.sync(self.store)  # the first search: catch up from the logs
+            out: list[Json] = []
+            for hit in index.search(query, limit):
+                try:
+                    summary = self.store.summary(hit.session_id)
+                except ForkwiseError:
+                    continue  # gone since it was indexed
+                out.append({
+                    "sessionId": hit.session_id,
+                    "title": summary.title or summary.first_user_text or hit.session_id,
+                    "seq": hit.seq,
+                    "messageId": hit.message_id,
+                    "ts": hit.ts,
+                    "kind": hit.kind,
+                    "snippet": hit.snippet,
+                })
+            return out
+
+        # beside the store worker: a first search that reads every log holds no writer up
+        return await asyncio.to_thread(search)
