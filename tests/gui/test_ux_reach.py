@@ -51,7 +51,7 @@ def test_a_task_call_shows_its_subagent_as_a_link_on_its_card(
         aloop: Any, tmp_path: Path) -> None:
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
-    from test_ux_transcript import PROMPT, SID, claude_task_session
+    from test_ux_transcript import PROMPT, claude_task_session, open_task_call
 
     from forkwise.gui.subagent_link import SubagentLink
     from forkwise.gui.transcript_view import MARGIN_X, MARGIN_Y
@@ -63,13 +63,7 @@ def test_a_task_call_shows_its_subagent_as_a_link_on_its_card(
             w, c = app.window, app.controller
             view = w.transcript
             w.install_agents()
-            report = await app.client.import_files([str(projects)], "claude")
-            assert not report["failed"], report["failed"]
-            parent = f"claude-{SID}"
-            await until(lambda: len(c.tree.children_of(parent)) == 1, what="the subagent")
-            (child,) = c.tree.children_of(parent)
-            await app.open(parent)
-            (task,) = [i for i, e in enumerate(app.entries) if e.kind == "tool"]
+            parent, child, task = await open_task_call(app, projects)
             index = c.transcript.index(task)
             link = await until(lambda: view.indexWidget(index), what="the link on the card")
             assert isinstance(link, SubagentLink)

@@ -99,19 +99,27 @@ def claude_task_session(root: Path) -> Path:
     return root / "projects"
 
 
+async def open_task_call(app: Any, projects: Path) -> tuple[str, str, int]:
+    """Import `claude_task_session`'s projects into the open app and open the parent:
+    (parent id, subagent id, the transcript row of the Task call)."""
+    report = await app.client.import_files([str(projects)], "claude")
+    assert not report["failed"], report["failed"]
+    parent = f"claude-{SID}"
+    tree = app.controller.tree
+    await until(lambda: len(tree.children_of(parent)) == 1, what="the subagent")
+    (child,) = tree.children_of(parent)
+    await app.open(parent)
+    (task,) = [i for i, e in enumerate(app.entries) if e.kind == "tool"]
+    return parent, child, task
+
+
 def test_a_task_call_opens_the_subagent_it_started(aloop: Any, tmp_path: Path) -> None:
     projects = claude_task_session(tmp_path / "claude")
 
     async def scenario() -> None:
         async with open_app(tmp_path, demo=False) as app:
             c = app.controller
-            report = await app.client.import_files([str(projects)], "claude")
-            assert not report["failed"], report["failed"]
-            parent = f"claude-{SID}"
-            await until(lambda: len(c.tree.children_of(parent)) == 1, what="the subagent")
-            (child,) = c.tree.children_of(parent)
-            await app.open(parent)
-            (task,) = [i for i, e in enumerate(app.entries) if e.kind == "tool"]
+            parent, child, task = await open_task_call(app, projects)
             menu = app.message_menu(task)
             first = menu.actions()[0]
             assert first.objectName() == "actionOpenSubagent"
