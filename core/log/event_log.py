@@ -305,6 +305,11 @@ class _Types(Sequence[str]):
         return self._log.type_at(position(index, self._n))
 
 
+#: containers a pause keeps before they count as long-lived with the collector off (a
+#: small session's replay stays young; a long one's moves to the oldest generation)
+LONG_LIVED = 50_000
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Decoding a log allocates many containers and nothing cyclic; the cyclic collector
@@ -315,16 +320,23 @@ def gc_paused() -> Iterator[None]:
     that the first allocation after the pause does not start a young collection that
     walks all of it once more (~13 ms after a 100,000-event replay). It stays tracked:
     a full collection still finds any cycle in it. Not done when something froze objects
-    on purpose (they would be unfrozen)."""
+    on purpose (they would be unfrozen).
+
+    Where the collector is off already (the app runs it from a timer on its GUI thread:
+    gui/main_thread_gc.py), a pause that kept a log's worth (LONG_LIVED containers or
+    more) is moved the same way: the timer's next young collection would walk all of it
+    on the GUI thread (27 ms, the window frozen, after a 100,000-event replay)."""
     was_enabled = gc.isenabled()
+    made = gc.get_count()[0]
     gc.disable()
     try:
         yield
     finally:
+        kept = gc.get_count()[0] - made
+        if (was_enabled or kept >= LONG_LIVED) and not gc.get_freeze_count():
+            gc.freeze()
+            gc.unfreeze()
         if was_enabled:
-            if not gc.get_freeze_count():
-                gc.freeze()
-                gc.unfreeze()
             gc.enable()
 
 

@@ -69,3 +69,38 @@ def test_a_pause_inside_a_pause_leaves_the_collector_off_until_the_outer_ends(
             pass
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+@pytest.fixture
+def collector_off() -> Iterator[None]:
+    """The collector switched off by its owner, as the app does (gui/main_thread_gc)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if was:
+            gc.enable()
+
+
+def test_with_the_collector_off_a_log_kept_in_a_pause_is_moved_old(collector_off: None) -> None:
+    from forkwise.core.log.event_log import LONG_LIVED
+
+    gc.collect()
+    with gc_paused():
+        kept = [{"n": i} for i in range(LONG_LIVED + 1000)]
+    assert not gc.isenabled()  # the owner's choice is kept
+    # nothing young for the owner's next young collection to walk (on the GUI thread)
+    assert gc.get_count()[0] < 700
+    assert gc.get_freeze_count() == 0
+    assert len(kept) == LONG_LIVED + 1000
+
+
+def test_with_the_collector_off_a_small_pause_stays_young(collector_off: None) -> None:
+    gc.collect()
+    with gc_paused():
+        kept = [{"n": i} for i in range(5000)]
+    assert not gc.isenabled()
+    assert gc.get_count()[0] >= 5000  # left for the owner's young collection
+    assert len(kept) == 5000
