@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import orjson
+
 from forkwise.core.errors import (
     ForkwiseError,
     InvalidBoundary,
@@ -45,6 +47,7 @@ from forkwise.core.host.store_workers import StoreWorkers
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import message_boundary
 from forkwise.core.paths import database_state_dir, is_database_url
+from forkwise.core.runtime.fresh_notes import FreshNote
 from forkwise.core.runtime.listing import summary_row
 from forkwise.core.runtime.providers.base import ModelChoice, Provider
 from forkwise.core.runtime.providers.offline import (
@@ -229,8 +232,10 @@ class Host(SettingsVerbs, SourceVerbs):
             return  # announced already, or nobody listens (a one-shot command)
         notes: list[Json] = []
         if isinstance(change, EventsAppended):
-            events = [e.to_record() for e in change.events]
-            notes.append({"kind": "session/events", "sessionId": sid, "events": events})
+            # the records as a reader of the lines gets them, in one decode: objects of
+            # this note alone, so a client may take them without a copy (fresh_notes.py)
+            events = orjson.loads(b"[" + b",".join(e.encode() for e in change.events) + b"]")
+            notes.append(FreshNote({"kind": "session/events", "sessionId": sid, "events": events}))
         elif isinstance(change, SessionTruncated):
             notes.append(
                 {
@@ -244,7 +249,10 @@ class Host(SettingsVerbs, SourceVerbs):
         if isinstance(change, SessionDisposed):
             notes.append({"kind": "catalogue/remove", "sessionId": sid})
         elif isinstance(change, EventsAppended | SessionTruncated | SessionCreated):
-            notes.append({"kind": "catalogue/upsert", "summary": self.row(self.store.summary(sid))})
+            row = self.row(self.store.summary(sid))
+            # scalars only, but for the error's mapping (then copied as usual)
+            upsert = {"kind": "catalogue/upsert", "summary": row}
+            notes.append(FreshNote(upsert) if row["error"] is None else upsert)
         self.workers.post(self._deliver, notes)
 
     def _on_remote(self, note: Json) -> None:

@@ -41,6 +41,7 @@ from forkwise.core.log.events import (
 from forkwise.core.log.ids import new_message_id, new_token
 from forkwise.core.log.replay import Replay, Replayer
 from forkwise.core.runtime.deltas import DeltaStream
+from forkwise.core.runtime.fresh_notes import FreshNote
 from forkwise.core.runtime.held_drafts import HeldDrafts, landed
 from forkwise.core.runtime.providers.base import ModelChoice, Provider, StepResult, TextDelta
 from forkwise.core.runtime.step_drafts import (
@@ -142,7 +143,7 @@ class Agent:
 
     def _send_state(self) -> None:
         self._announcing = None
-        self.rt.notify({"kind": "session/turn", "sessionId": self.id, **self.state()})
+        self.rt.notify(FreshNote({"kind": "session/turn", "sessionId": self.id, **self.state()}))
 
     # --- commands ------------------------------------------------------------------
 

@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from forkwise.core.runtime.fresh_notes import FreshNote
+
 Json = dict[str, Any]
 
 #: streamed text goes out at most once per this many seconds (about one frame)
@@ -45,10 +47,12 @@ class DeltaStream:
         self._pending.clear()
         self._sent_at = self._loop.time()
         self._notify(
-            {
-                "kind": "session/delta",
-                "sessionId": self._session_id,
-                "turn": self._turn,
-                "text": text,
-            }
+            FreshNote(
+                {
+                    "kind": "session/delta",
+                    "sessionId": self._session_id,
+                    "turn": self._turn,
+                    "text": text,
+                }
+            )
         )
