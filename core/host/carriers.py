@@ -1,7 +1,8 @@
 """Carriers: how JSON-RPC messages travel between a client and a host.
 
 * in-process (the default): the client and the host share the event loop; messages pass
-  through an orjson round trip, so they have exactly the shapes they would have on a wire;
+  through an orjson round trip, so they have exactly the shapes they would have on a wire
+  (a turn's notes are made in those shapes and go to one client uncopied: FreshNote);
 * socket: newline-delimited JSON over asyncio streams, on `unix:PATH` (the socket file is
   0600 before it listens) or `tcp:HOST:PORT` (a token is required, compared in constant
   time; non-loopback addresses are refused unless explicitly allowed). Messages have a size
