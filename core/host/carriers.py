@@ -1,7 +1,8 @@
 """Carriers: how JSON-RPC messages travel between a client and a host.
 
 * in-process (the default): the client and the host share the event loop; messages pass
-  through an orjson round trip, so they have exactly the shapes they would have on a wire;
+  through an orjson round trip, so they have exactly the shapes they would have on a wire
+  (a turn's notes are made in those shapes and go to one client uncopied: FreshNote);
 * socket: newline-delimited JSON over asyncio streams, on `unix:PATH` (the socket file is
   0600 before it listens) or `tcp:HOST:PORT` (a token is required, compared in constant
   time; non-loopback addresses are refused unless explicitly allowed). Messages have a size
@@ -32,6 +33,7 @@ from forkwise.core.errors import HostUnavailable, RpcError
 from forkwise.core.host.rpc import INVALID_REQUEST, PARSE_ERROR, RpcConnection, RpcServer
 from forkwise.core.log.event_log import gc_paused
 from forkwise.core.log.text import check_text, find_invalid
+from forkwise.core.runtime.fresh_notes import take
 
 Json = dict[str, Any]
 Receive = Callable[[Json], None]
@@ -95,7 +97,8 @@ class InProcessCarrier:
     sides never share objects, and a request is checked as the wire checks it), except
     with `shared` what the host sends: that is handed over as it is, for a one-shot
     caller that only writes a result out and drops it (the CLI) — a 100,000-event
-    context is ~40 MB that a copy would encode and decode once more."""
+    context is ~40 MB that a copy would encode and decode once more — and except a
+    `FreshNote` (fresh_notes.py), which the first connection takes without a copy."""
 
     def __init__(self, server: RpcServer, *, shared: bool = False) -> None:
         self.server = server
@@ -112,7 +115,12 @@ class InProcessCarrier:
         # handed over on the loop's next turn, all that came meanwhile at once: the order
         # a socket would have, and the host is never re-entered
         if self._receive is not None:
-            self._inbox.append(self._pass(message))
+            # a note made for one delivery goes to the first connection as it is
+            params = take(message.get("params"))
+            if params is not None:
+                self._inbox.append({**message, "params": params})
+            else:
+                self._inbox.append(self._pass(message))
             if len(self._inbox) == 1:
                 asyncio.get_running_loop().call_soon(self._hand_over)
 

@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import orjson
+
 from forkwise.core.errors import (
     ForkwiseError,
     InvalidBoundary,
@@ -39,8 +41,15 @@ from forkwise.core.host.settings_verbs import SettingsVerbs
 from forkwise.core.host.source_verbs import SourceVerbs
 from forkwise.core.host.source_watch import SourceWatcher
 from forkwise.core.host.store_workers import StoreWorkers
-from forkwise.core.notifications import Notification
+from forkwise.core.notifications import (
+    CATALOGUE_UPSERT,
+    SESSION_EVENTS,
+    CatalogueUpsert,
+    Notification,
+    SessionEvents,
+)
 from forkwise.core.paths import database_state_dir, is_database_url
+from forkwise.core.runtime.fresh_notes import fresh
 from forkwise.core.runtime.listing import summary_row
 from forkwise.core.runtime.providers.base import ModelChoice, Provider
 from forkwise.core.runtime.providers.offline import (
@@ -82,8 +91,8 @@ if TYPE_CHECKING:  # imported where used: a one-shot command that runs no turn a
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 Json = dict[str, Any]
-#: what a subscriber gets: a typed notification, or a note of the runtime's (untyped yet)
-Listener = Callable[[Notification | Json], None]
+#: what a subscriber gets: a typed notification (core/notifications.py)
+Listener = Callable[[Notification], None]
 MAX_TITLE = 200
 
 
@@ -182,7 +191,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
             return None
         return (self.workers.failures, self._changes.get(session_id, 0))
 
-    def notify(self, note: Notification | Json) -> None:
+    def notify(self, note: Notification) -> None:
         for listener in list(self._listeners):
             try:
                 listener(note)
@@ -222,8 +231,11 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
             return  # announced already, or nobody listens (a one-shot command)
         notes: list[Notification] = []
         if isinstance(change, EventsAppended):
-            events = [e.to_record() for e in change.events]
-            notes.append({"kind": "session/events", "sessionId": sid, "events": events})
+            # the records as a reader of the lines gets them, in one decode: objects of
+            # this note alone, so a client may take them without a copy (fresh_notes.py)
+            events = orjson.loads(b"[" + b",".join(e.encode() for e in change.events) + b"]")
+            appended: SessionEvents = {"kind": SESSION_EVENTS, "sessionId": sid, "events": events}
+            notes.append(fresh(appended))
         elif isinstance(change, SessionTruncated):
             notes.append(
                 {
@@ -237,7 +249,10 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         if isinstance(change, SessionDisposed):
             notes.append({"kind": "catalogue/remove", "sessionId": sid})
         elif isinstance(change, EventsAppended | SessionTruncated | SessionCreated):
-            notes.append({"kind": "catalogue/upsert", "summary": self.row(self.store.summary(sid))})
+            row = self.row(self.store.summary(sid))
+            # scalars only, but for the error's mapping (then copied as usual)
+            upsert: CatalogueUpsert = {"kind": CATALOGUE_UPSERT, "summary": row}
+            notes.append(fresh(upsert) if row["error"] is None else upsert)
         self.workers.post(self._deliver, notes)
 
     def _on_remote(self, note: Json) -> None:

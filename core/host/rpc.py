@@ -124,7 +124,7 @@ class RpcConnection:
         if not self.closed:
             self._send(message)
 
-    def notify(self, note: Notification | Json) -> None:
+    def notify(self, note: Notification) -> None:
         self.send({"jsonrpc": "2.0", "method": note["kind"], "params": note})
 
     def receive(self, message: object) -> None:

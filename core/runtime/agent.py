@@ -40,7 +40,9 @@ from forkwise.core.log.events import (
 )
 from forkwise.core.log.ids import new_message_id, new_token
 from forkwise.core.log.replay import Replay, Replayer
+from forkwise.core.notifications import SESSION_TURN, Notification, SessionDelta, SessionTurn
 from forkwise.core.runtime.deltas import DeltaStream
+from forkwise.core.runtime.fresh_notes import fresh
 from forkwise.core.runtime.held_drafts import HeldDrafts, landed
 from forkwise.core.runtime.providers.base import ModelChoice, Provider, StepResult, TextDelta
 from forkwise.core.runtime.step_drafts import (
@@ -78,7 +80,7 @@ class Runtime(Protocol):
 
     async def session_io(self, session_id: str, fn: Callable[..., T], *args: Any) -> T: ...
     def version(self, session_id: str) -> object | None: ...
-    def notify(self, note: Json) -> None: ...
+    def notify(self, note: Notification) -> None: ...
     def provider(self, name: str) -> Provider: ...
     def default_choice(self) -> ModelChoice: ...
 
@@ -142,7 +144,14 @@ class Agent:
 
     def _send_state(self) -> None:
         self._announcing = None
-        self.rt.notify({"kind": "session/turn", "sessionId": self.id, **self.state()})
+        note: SessionTurn = {
+            "kind": SESSION_TURN,
+            "sessionId": self.id,
+            "running": self.busy,
+            "queued": len(self._queue),
+            "waiting": self._waiting,
+        }
+        self.rt.notify(fresh(note))
 
     # --- commands ------------------------------------------------------------------
 
@@ -481,7 +490,7 @@ class Agent:
         finally:
             self._opening.release(self.rt.notify)
 
-    def _tell(self, note: Json) -> None:
+    def _tell(self, note: SessionDelta) -> None:
         """A streamed-text note: held while the step's opening is (`HeldDrafts.tell`)."""
         self._opening.tell(note, self.rt.notify)
 

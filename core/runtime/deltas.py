@@ -6,7 +6,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from forkwise.core.notifications import SESSION_DELTA
+from forkwise.core.notifications import SESSION_DELTA, SessionDelta
+from forkwise.core.runtime.fresh_notes import fresh
 
 Json = dict[str, Any]
 
@@ -20,7 +21,9 @@ class DeltaStream:
     joined and sent when the interval is over (or at `flush`). A fast model costs a few
     notes per step instead of one per token; a slow one still streams piece by piece."""
 
-    def __init__(self, notify: Callable[[Json], None], session_id: str, turn: str) -> None:
+    def __init__(
+        self, notify: Callable[[SessionDelta], None], session_id: str, turn: str
+    ) -> None:
         self._notify = notify
         self._session_id = session_id
         self._turn = turn
@@ -46,11 +49,10 @@ class DeltaStream:
         text = "".join(self._pending)
         self._pending.clear()
         self._sent_at = self._loop.time()
-        self._notify(
-            {
-                "kind": SESSION_DELTA,
-                "sessionId": self._session_id,
-                "turn": self._turn,
-                "text": text,
-            }
-        )
+        note: SessionDelta = {
+            "kind": SESSION_DELTA,
+            "sessionId": self._session_id,
+            "turn": self._turn,
+            "text": text,
+        }
+        self._notify(fresh(note))

@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import Any
 
 from forkwise.core.log.events import Event
+from forkwise.core.notifications import Notification
 
 Json = dict[str, Any]
 Write = Callable[[list[Json], tuple[Event, ...]], Awaitable[object]]
@@ -47,7 +48,7 @@ class HeldDrafts:
         #: held drafts being written on their own (the step had to wait)
         self._writing: asyncio.Task[object] | None = None
         #: notes held until the opening is told (`tell`), and whether they are
-        self._notes: list[Json] = []
+        self._notes: list[Notification] = []
         self._holding_notes = False
 
     @property
@@ -70,14 +71,14 @@ class HeldDrafts:
         self._holding_notes = True
         return events
 
-    def tell(self, note: Json, notify: Callable[[Json], None]) -> None:
+    def tell(self, note: Notification, notify: Callable[[Notification], None]) -> None:
         """`notify(note)` now, or once the held drafts are told (`release`)."""
         if self._holding_notes:
             self._notes.append(note)
         else:
             notify(note)
 
-    def release(self, notify: Callable[[Json], None]) -> None:
+    def release(self, notify: Callable[[Notification], None]) -> None:
         """Send the notes held by `tell`, in order; later ones go out as they come."""
         notes, self._notes = self._notes, []
         self._holding_notes = False
