@@ -189,13 +189,37 @@ class Mapper:
         return out
 
     def _message(self, role: str, parts: list[Record], text: str, key: str | None, no: int) -> None:
+        """A message event from line `no` (`_emit` and `_unique` inline: a third of the
+        lines of a rollout are messages)."""
         turn = self._turn
         if turn is None:
             turn = self._open(no)
         self._item += 1
+        unique = f"{role}:{key}" if key else f"{role}:{turn}:{self._item}"
+        used = self._used
+        if unique in used:
+            unique = self._unique(unique)
+        else:
+            used.add(unique)
         # the slug is the first words: a long text need not be scanned whole
-        mid = message_id(role, text[:256], self._unique(f"{role}:{key or f'{turn}:{self._item}'}"))
-        self._emit({"type": "message", "id": mid, "role": role, "turn": turn, "parts": parts}, no)
+        mid = message_id(role, text[:256], unique)
+        pending = self._pending
+        if pending:
+            pending.append(no)
+            self._pending = []
+        else:
+            pending = [no]
+        self.events.append(
+            {
+                "type": "message",
+                "id": mid,
+                "role": role,
+                "turn": turn,
+                "parts": parts,
+                "ts": self._ts,
+                "src": {"id": self._src, "lines": pending},
+            }
+        )
 
     # -- turns ----------------------------------------------------------------------------
 

@@ -59,7 +59,10 @@ from .mapping import PROVIDER, Mapper
 
 TOOL: Tool = "codex"
 _MAX_DEPTH = 32
-_CACHE_BYTES = 64 << 20
+#: the bytes of recently read files kept for the forks read after them (at least the last
+#: file): 64 MB of them kept the pages of a 60 MB import from being used again (RSS 155 MB
+#: against 70 MB, a sixth more system time, measured)
+_CACHE_BYTES = 8 << 20
 _AFTER_TS = len('{"timestamp":"2025-09-01T10:00:00.000Z"')
 
 
