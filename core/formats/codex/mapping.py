@@ -118,8 +118,10 @@ def _failed_output(output: object) -> bool:
         return False
     size = len(output)
     for marker in ('"exit_code":', "Process exited with code ", "Exit code: "):
-        # Codex's JSON summary keeps its metadata last; its text summaries start with it
-        at = output.find(marker, size - 400) if marker[0] == '"' else output.find(marker, 0, 400)
+        # Codex's JSON summary keeps its metadata last (searched from the end: the key is
+        # there, a few characters back, and escaped inside the output it never matches);
+        # its text summaries start with it
+        at = output.rfind(marker, size - 400) if marker[0] == '"' else output.find(marker, 0, 400)
         if at >= 0:
             digits = output[at + len(marker) : at + len(marker) + 8].lstrip()
             end = 1 if digits[:1] == "-" else 0
