@@ -427,3 +427,17 @@ def test_a_spawned_thread_with_its_parents_history_is_a_subagent(tmp_path: Path)
     c = read_one(child.write(tmp_path))
     assert (c.parent, c.relation) == (p.id, "subagent")
     assert without_src(c.events[: len(p.events)]) == without_src(p.events)
+
+
+def test_a_tool_output_that_quotes_an_exit_code_is_judged_by_codex_own_summary() -> None:
+    """Codex's JSON summary of a shell call keeps its metadata last: an `"exit_code":`
+    inside the command's output is escaped in that JSON and never taken for it."""
+    from forkwise.core.formats.codex.mapping import _failed_output
+
+    quoted = 'log: {"exit_code": 1}\n' * 3
+    for code, failed in ((0, False), (2, True), (-1, True)):
+        summary = json.dumps({"output": quoted, "metadata": {"exit_code": code}})
+        assert _failed_output(summary) is failed
+        assert _failed_output({"content": summary}) is failed
+    assert _failed_output(json.dumps({"output": quoted})) is False  # no summary: no failure
+    assert _failed_output({"success": False, "content": "done"}) is True
