@@ -232,6 +232,29 @@ def test_legacy_fork_shares_its_parents_events(tmp_path: Path) -> None:
     store_and_replay(tmp_path, [p, c])
 
 
+def test_a_fork_read_right_after_its_parent_reads_as_it_does_alone(tmp_path: Path) -> None:
+    """One reader decodes a file's lines as it maps them and keeps only its bytes: the fork
+    read next decodes its parent again from them, and must read as a fresh reader reads it
+    (the parent's times on the shared lines, the parent's events), the parent's file cut
+    off in the middle of its last line as Codex leaves it while writing."""
+    parent = Rollout(thread_id(41)).meta()
+    parent.turn("first", "one", first=True)
+    parent.turn("second", "two")
+    child = fork_of(parent, thread_id(42))
+    child.turn("in the fork", "forked answer")
+    torn = parent.raw() + b'{"timestamp":"2025-09-01T11:00:00.000Z","type":"event_msg","pa'
+    parent_path = parent.write(tmp_path, data=torn)
+    child_path = child.write(tmp_path)
+    reader = CodexReader()
+    p = reader.read(parent_path)
+    c = reader.read(child_path)
+    assert c == CodexReader().read(child_path)
+    assert p == CodexReader().read(parent_path)
+    assert p[0].events[-1]["type"] == "turn/end"
+    assert without_src(c[0].events[: len(p[0].events)]) == without_src(p[0].events)
+    assert c[0].events[0]["ts"] == p[0].events[0]["ts"] != child.lines[1]["timestamp"]
+
+
 def test_subagent_thread_spawn(tmp_path: Path) -> None:
     source = {
         "subagent": {
@@ -404,3 +427,17 @@ def test_a_spawned_thread_with_its_parents_history_is_a_subagent(tmp_path: Path)
     c = read_one(child.write(tmp_path))
     assert (c.parent, c.relation) == (p.id, "subagent")
     assert without_src(c.events[: len(p.events)]) == without_src(p.events)
+
+
+def test_a_tool_output_that_quotes_an_exit_code_is_judged_by_codex_own_summary() -> None:
+    """Codex's JSON summary of a shell call keeps its metadata last: an `"exit_code":`
+    inside the command's output is escaped in that JSON and never taken for it."""
+    from forkwise.core.formats.codex.mapping import _failed_output
+
+    quoted = 'log: {"exit_code": 1}\n' * 3
+    for code, failed in ((0, False), (2, True), (-1, True)):
+        summary = json.dumps({"output": quoted, "metadata": {"exit_code": code}})
+        assert _failed_output(summary) is failed
+        assert _failed_output({"content": summary}) is failed
+    assert _failed_output(json.dumps({"output": quoted})) is False  # no summary: no failure
+    assert _failed_output({"success": False, "content": "done"}) is True

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -28,16 +28,19 @@ _UUID = 36
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
-@dataclass(slots=True)
-class Line:
-    """One parsed rollout line: its 1-based number, its bytes and its decoded object."""
-
-    no: int
-    raw: bytes
-    ts: str
-    type: str
-    payload: Any
-    ordinal: int | None
+#: One decoded rollout line: `(no, start, end, ts, type, payload, ordinal)` — its 1-based
+#: number, where its bytes are in the file (`data[start:end]`), its time, its type, its
+#: decoded payload and its ordinal (None when it has none). A tuple, not an object, and no
+#: copy of its bytes: a rollout has hundreds of thousands of small lines, and an object and
+#: a copy a line cost about as much as decoding them (measured).
+Line = tuple[int, int, int, str, str, Any, int | None]
+NO: Final = 0
+START: Final = 1
+END: Final = 2
+TS: Final = 3
+TYPE: Final = 4
+PAYLOAD: Final = 5
+ORDINAL: Final = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,23 +111,42 @@ def parse_lines(data: bytes, path: Path) -> tuple[list[Line], bool]:
     the middle of a line (Codex is writing it right now; that last fragment is left out).
 
     A line that is not a JSON object with a string `type` raises FormatError naming it."""
-    out: list[Line] = []
-    chunks = data.split(b"\n")
-    partial = bool(chunks) and chunks[-1] != b""
-    last = len(chunks)
+    torn: list[bool] = []
+    lines = list(iter_lines(data, path, torn))
+    return lines, bool(torn)
+
+
+def iter_lines(data: bytes, path: Path, torn: list[bool]) -> Iterator[Line]:
+    """The lines of `parse_lines` one at a time, so that a reader that maps them as they
+    come keeps none of them; `torn` gets True when the file ends in the middle of a line.
+    Each line is decoded from a view of `data`, not from a copy of its bytes."""
     loads = orjson.loads
+    view = memoryview(data)
+    find = data.find
+    size = len(data)
     bare: bool | None = None  # the mid-2025 layout: a bare meta line, then bare items
     bare_ts = ""
-    for no, raw in enumerate(chunks, 1):
-        if not raw:
+    first = True
+    start = 0
+    no = 0
+    while start < size:
+        end = find(b"\n", start)
+        last = end < 0  # no newline after it: the file's last line
+        if last:
+            end = size
+        no += 1
+        if end == start:
+            start = end + 1
             continue
         try:
-            obj = loads(raw)
+            obj = loads(view[start:end])
         except orjson.JSONDecodeError as exc:
-            if not raw.strip():
+            if not data[start:end].strip():
+                start = end + 1
                 continue
-            if no == last and partial:
-                return out, True
+            if last:  # cut off while Codex writes it
+                torn.append(True)
+                return
             raise FormatError(f"line {no} is not JSON: {exc}", path=str(path), line=no) from exc
         if type(obj) is not dict:
             raise FormatError(f"line {no} is not a JSON object", path=str(path), line=no)
@@ -133,7 +155,9 @@ def parse_lines(data: bytes, path: Path) -> tuple[list[Line], bool]:
             if bare and type(obj.get("timestamp")) is str:
                 bare_ts = obj["timestamp"]
         if bare:
-            out.append(_bare_line(no, raw, obj, bare_ts, first=not out))
+            yield _bare_line(no, start, end, obj, bare_ts, first=first)
+            first = False
+            start = end + 1
             continue
         kind = obj.get("type")
         ts = obj.get("timestamp")
@@ -144,21 +168,28 @@ def parse_lines(data: bytes, path: Path) -> tuple[list[Line], bool]:
                 line=no,
             )
         ordinal = obj.get("ordinal")
-        out.append(
-            Line(no, raw, ts, kind, obj.get("payload"), ordinal if type(ordinal) is int else None)
+        yield (
+            no,
+            start,
+            end,
+            ts,
+            kind,
+            obj.get("payload"),
+            ordinal if type(ordinal) is int else None,
         )
-    return out, False
+        first = False
+        start = end + 1
 
 
-def _bare_line(no: int, raw: bytes, obj: dict[str, Any], ts: str, *, first: bool) -> Line:
+def _bare_line(no: int, start: int, end: int, obj: dict[str, Any], ts: str, *, first: bool) -> Line:
     """A line of a rollout from before the `{timestamp, type, payload}` envelope (Codex
     before 0.30): the first line is the session meta itself, the others are response items
     or `{"record_type": "state"}` markers; none has a time of its own but the meta's."""
     if first:
-        return Line(no, raw, ts, "session_meta", obj, None)
+        return (no, start, end, ts, "session_meta", obj, None)
     if "record_type" in obj:
-        return Line(no, raw, ts, str(obj["record_type"]), obj, None)
-    return Line(no, raw, ts, "response_item", obj, None)
+        return (no, start, end, ts, str(obj["record_type"]), obj, None)
+    return (no, start, end, ts, "response_item", obj, None)
 
 
 def codex_home(path: Path) -> Path | None:

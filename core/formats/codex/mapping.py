@@ -118,8 +118,10 @@ def _failed_output(output: object) -> bool:
         return False
     size = len(output)
     for marker in ('"exit_code":', "Process exited with code ", "Exit code: "):
-        # Codex's JSON summary keeps its metadata last; its text summaries start with it
-        at = output.find(marker, size - 400) if marker[0] == '"' else output.find(marker, 0, 400)
+        # Codex's JSON summary keeps its metadata last (searched from the end: the key is
+        # there, a few characters back, and escaped inside the output it never matches);
+        # its text summaries start with it
+        at = output.rfind(marker, size - 400) if marker[0] == '"' else output.find(marker, 0, 400)
         if at >= 0:
             digits = output[at + len(marker) : at + len(marker) + 8].lstrip()
             end = 1 if digits[:1] == "-" else 0
@@ -158,75 +160,98 @@ class Mapper:
 
     # -- plumbing -------------------------------------------------------------------------
 
-    def _emit(self, record: Record, line: Line | None) -> Record:
-        """Append an event; one made from `line` carries it (and the lines waiting) as src."""
+    def _emit(self, record: Record, no: int | None) -> None:
+        """Append an event; one made from line `no` carries it (and the lines waiting) as
+        src."""
         record["ts"] = self._ts
-        if line is not None:
+        if no is not None:
             if self._pending:  # all of them of this file: `feed` flushes them on a change
                 lines = self._pending
-                lines.append(line.no)
+                lines.append(no)
                 self._pending = []
             else:
-                lines = [line.no]
+                lines = [no]
             record["src"] = {"id": self._src, "lines": lines}
         self.events.append(record)
-        return record
 
-    def _defer(self, line: Line) -> None:
-        self._pending.append(line.no)
-
-    def _plugin(self, kind: str, payload: Any, line: Line) -> None:
+    def _plugin(self, kind: str, payload: Any, no: int) -> None:
         self.unmapped[kind] += 1
-        self._emit({"type": f"plugin/codex/{kind}", "payload": payload}, line)
+        self._emit({"type": f"plugin/codex/{kind}", "payload": payload}, no)
 
     def _unique(self, key: str) -> str:
+        used = self._used
+        if key not in used:
+            used.add(key)
+            return key
         out, n = key, 1
-        while out in self._used:
+        while out in used:
             n += 1
             out = f"{key}#{n}"
-        self._used.add(out)
+        used.add(out)
         return out
 
-    def _message(
-        self, role: str, parts: list[Record], text: str, key: str | None, line: Line
-    ) -> None:
-        if self._turn is None:
-            self._open(line)
+    def _message(self, role: str, parts: list[Record], text: str, key: str | None, no: int) -> None:
+        """A message event from line `no` (`_emit` and `_unique` inline: a third of the
+        lines of a rollout are messages)."""
+        turn = self._turn
+        if turn is None:
+            turn = self._open(no)
         self._item += 1
-        base = key or f"{self._turn}:{self._item}"
+        unique = f"{role}:{key}" if key else f"{role}:{turn}:{self._item}"
+        used = self._used
+        if unique in used:
+            unique = self._unique(unique)
+        else:
+            used.add(unique)
         # the slug is the first words: a long text need not be scanned whole
-        mid = message_id(role, text[:256], self._unique(f"{role}:{base}"))
-        self._emit(
-            {"type": "message", "id": mid, "role": role, "turn": self._turn, "parts": parts}, line
+        mid = message_id(role, text[:256], unique)
+        pending = self._pending
+        if pending:
+            pending.append(no)
+            self._pending = []
+        else:
+            pending = [no]
+        self.events.append(
+            {
+                "type": "message",
+                "id": mid,
+                "role": role,
+                "turn": turn,
+                "parts": parts,
+                "ts": self._ts,
+                "src": {"id": self._src, "lines": pending},
+            }
         )
 
     # -- turns ----------------------------------------------------------------------------
 
-    def _open(self, line: Line | None) -> None:
+    def _open(self, no: int | None) -> str:
+        """Start a turn (made from line `no`); its id."""
         self._turn_count += 1
         wanted = f"turn-{self._codex_turn}" if self._codex_turn else f"turn-{self._turn_count}"
-        self._turn = self._unique(wanted)
+        turn = self._turn = self._unique(wanted)
         self._turn_prompted = False
         self._turn_failed = False
         self._item = 0
         self._turn_starts.append(len(self.events))
-        self._emit({"type": "turn/start", "turn": self._turn}, line)
+        self._emit({"type": "turn/start", "turn": turn}, no)
+        return turn
 
-    def _close(self, status: str, line: Line | None) -> None:
+    def _close(self, status: str, no: int | None) -> None:
         if self._turn is None:
             return
-        self._emit({"type": "turn/end", "turn": self._turn, "status": status}, line)
+        self._emit({"type": "turn/end", "turn": self._turn, "status": status}, no)
         self._turn = None
         self._codex_turn = None
 
-    def _select(self, model: str, effort: str | None, line: Line) -> bool:
+    def _select(self, model: str, effort: str | None, no: int) -> bool:
         if self._model == (model, effort):
             return False
         self._model = (model, effort)
         record: Record = {"type": "model/select", "provider": self.provider, "model": model}
         if effort:
             record["reasoning"] = effort
-        self._emit(record, line)
+        self._emit(record, no)
         return True
 
     # -- feeding --------------------------------------------------------------------------
@@ -238,31 +263,30 @@ class Mapper:
             self._flush_pending()
         self._src = src
         response_item, event_msg = self._response_item, self._event_msg
-        for line in lines:
-            self._ts = ts.get(line.no, line.ts) if ts else line.ts
-            kind = line.type
-            p = line.payload
+        duplicates = DUPLICATES
+        for no, _start, _end, line_ts, kind, p, _ordinal in lines:
+            self._ts = ts.get(no, line_ts) if ts else line_ts
             if type(p) is not dict:
-                self._plugin(kind, p, line)
+                self._plugin(kind, p, no)
             elif kind == "response_item":
-                response_item(p, line)
+                response_item(p, no)
             elif kind == "event_msg":
                 etype = p.get("type")
-                if type(etype) is str and etype in DUPLICATES:
-                    self._pending.append(line.no)  # `_defer`, the commonest line, inline
+                if type(etype) is str and etype in duplicates:
+                    self._pending.append(no)  # the commonest line: its event comes next
                 else:
-                    event_msg(p, line)
+                    event_msg(p, no)
             elif kind == "turn_context":
-                self._turn_context(p, line)
+                self._turn_context(p, no)
             elif kind == "compacted":
                 record: Record = {"type": "context/summary", "text": str(p.get("message", ""))}
                 if p.get("replacement_history") is not None:
                     record["replacement_history"] = p["replacement_history"]
-                self._emit(record, line)
+                self._emit(record, no)
             elif kind == "session_meta":
-                self._defer(line)  # an ancestor's header, repeated by a fork
+                self._pending.append(no)  # an ancestor's header, repeated by a fork
             else:
-                self._plugin(kind, p, line)
+                self._plugin(kind, p, no)
 
     def _flush_pending(self) -> None:
         for record in reversed(self.events):
@@ -273,7 +297,7 @@ class Mapper:
                 break
         self._pending = []
 
-    def _response_item(self, p: dict[str, Any], line: Line) -> None:
+    def _response_item(self, p: dict[str, Any], no: int) -> None:
         kind = p.get("type")
         item_id = p.get("id")
         if type(item_id) is not str:
@@ -282,67 +306,67 @@ class Mapper:
             text, other = content_text(p.get("content"))
             role = p.get("role")
             if role == "assistant":
-                self._message("assistant", [{"type": "text", "text": text}], text, item_id, line)
+                self._message("assistant", [{"type": "text", "text": text}], text, item_id, no)
             elif role == "user" and not is_injected(text):
-                self._prompt(text, other, item_id, line)
+                self._prompt(text, other, item_id, no)
             else:
                 if self.context_cwd is None and "<cwd>" in text:
                     self.context_cwd = text.split("<cwd>", 1)[1].split("</cwd>", 1)[0].strip()
-                self._plugin("context", p, line)
+                self._plugin("context", p, no)
         elif kind == "reasoning":
             texts = [s.get("text", "") for s in p.get("summary") or [] if isinstance(s, dict)]
             texts += [c.get("text", "") for c in p.get("content") or [] if isinstance(c, dict)]
             text = "\n\n".join(t for t in texts if t)
             if text:
-                self._message(
-                    "assistant", [{"type": "reasoning", "text": text}], text, item_id, line
-                )
-            if p.get("encrypted_content") and text:
+                self._message("assistant", [{"type": "reasoning", "text": text}], text, item_id, no)
+            encrypted = p.get("encrypted_content")
+            if encrypted and text:
                 self.unmapped["encrypted_reasoning"] += 1
                 self._emit(
                     {
                         "type": "plugin/codex/encrypted_reasoning",
                         "id": item_id,
-                        "encrypted_content": p["encrypted_content"],
+                        "encrypted_content": encrypted,
                     },
-                    line,
+                    no,
                 )
             elif not text:
-                self._plugin("reasoning", p, line)
+                self._plugin("reasoning", p, no)
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
-            self._tool_call(kind, p, item_id, line)
+            self._tool_call(kind, p, item_id, no)
         elif kind in ("function_call_output", "custom_tool_call_output"):
             call = str(p.get("call_id", ""))
-            if self._turn is None:
-                self._open(line)
+            turn = self._turn
+            if turn is None:
+                turn = self._open(no)
             output = p.get("output")
             record: Record = {
                 "type": "tool/result",
-                "turn": self._turn,
+                "turn": turn,
                 "call": call,
                 "tool": self._calls.get(call, "unknown"),
                 "output": output,
             }
             if _failed_output(output):
                 record["error"] = True
-            self._emit(record, line)
+            self._emit(record, no)
         else:
-            self._plugin(str(kind or "response_item"), p, line)
+            self._plugin(str(kind or "response_item"), p, no)
 
-    def _prompt(self, text: str, other: list[Any], item_id: str | None, line: Line) -> None:
+    def _prompt(self, text: str, other: list[Any], item_id: str | None, no: int) -> None:
         if self._turn is not None and (self._turn_prompted and not self._bracketed):
             self._close("completed", None)  # an old rollout without task brackets
         if self._turn is None:
-            self._open(line)
+            self._open(no)
         self._turn_prompted = True
         if self.first_prompt is None and text.strip():
             self.first_prompt = text
-        self._message("user", [{"type": "text", "text": text}], text, item_id, line)
+        self._message("user", [{"type": "text", "text": text}], text, item_id, no)
         for item in other:
             self.unmapped["image"] += 1
-            self._emit({"type": "plugin/codex/image", "turn": self._turn, "item": item}, line)
+            self._emit({"type": "plugin/codex/image", "turn": self._turn, "item": item}, no)
 
-    def _tool_call(self, kind: str, p: dict[str, Any], item_id: str | None, line: Line) -> None:
+    def _tool_call(self, kind: str, p: dict[str, Any], item_id: str | None, no: int) -> None:
         call = str(p.get("call_id") or p.get("id") or "")
         if kind == "function_call":
             name, args = str(p.get("name", "")), decode_args(p.get("arguments"))
@@ -352,38 +376,38 @@ class Mapper:
             name, args = "local_shell", p.get("action", {})
         self._calls[call] = name
         part = {"type": "tool_call", "id": call, "name": name, "args": args}
-        self._message("assistant", [part], name, item_id or call, line)
+        self._message("assistant", [part], name, item_id or call, no)
 
-    def _event_msg(self, p: dict[str, Any], line: Line) -> None:
+    def _event_msg(self, p: dict[str, Any], no: int) -> None:
         kind = str(p.get("type", ""))
         if kind in DUPLICATES:
-            self._defer(line)
+            self._pending.append(no)
         elif kind == "task_started":
             if self._turn is not None:
                 self._close("failed" if self._turn_failed else "interrupted", None)
             self._bracketed = True
             turn_id = p.get("turn_id")
             self._codex_turn = turn_id if isinstance(turn_id, str) and turn_id else None
-            self._defer(line)
+            self._pending.append(no)
         elif kind == "task_complete":
             if self._turn is None:
-                self._defer(line)
+                self._pending.append(no)
             else:
-                self._close("completed", line)
+                self._close("completed", no)
         elif kind == "turn_aborted":
             if self._turn is None:
-                self._defer(line)
+                self._pending.append(no)
             else:
                 reason = p.get("reason")
-                self._close("cancelled" if reason in _CANCEL_REASONS else "interrupted", line)
+                self._close("cancelled" if reason in _CANCEL_REASONS else "interrupted", no)
         elif kind == "thread_rolled_back":
-            self._rollback(p.get("num_turns"), line)
+            self._rollback(p, no)
         else:
             if kind in ("error", "stream_error") and self._turn is not None:
                 self._turn_failed = kind == "error"
-            self._plugin(kind or "event_msg", p, line)
+            self._plugin(kind or "event_msg", p, no)
 
-    def _turn_context(self, p: dict[str, Any], line: Line) -> None:
+    def _turn_context(self, p: dict[str, Any], no: int) -> None:
         turn_id = p.get("turn_id")
         if self._turn is None and isinstance(turn_id, str) and turn_id:
             self._codex_turn = turn_id
@@ -396,17 +420,18 @@ class Mapper:
         if not (
             isinstance(model, str)
             and model
-            and self._select(model, effort if isinstance(effort, str) else None, line)
+            and self._select(model, effort if isinstance(effort, str) else None, no)
         ):
-            self._defer(line)
+            self._pending.append(no)
 
-    def _rollback(self, num_turns: object, line: Line) -> None:
+    def _rollback(self, p: dict[str, Any], no: int) -> None:
         if self._turn is not None:
             self._close("failed" if self._turn_failed else "interrupted", None)
+        num_turns = p.get("num_turns")
         n = num_turns if isinstance(num_turns, int) else 0
         if n > 0 and self._turn_starts:
             cut = self._turn_starts[-min(n, len(self._turn_starts))]
-            self.branches.append((line.no, list(self.events)))
+            self.branches.append((no, list(self.events)))
             del self.events[cut:]
             self._turn_starts = [i for i in self._turn_starts if i < cut]
             self._model = None
@@ -414,7 +439,7 @@ class Mapper:
                 if record["type"] == "model/select":
                     self._model = (record["model"], record.get("reasoning"))
                     break
-        self._plugin("thread_rolled_back", line.payload, line)
+        self._plugin("thread_rolled_back", p, no)
 
     def finish(self, live: bool) -> None:
         """End of the file: waiting lines join the last event; an open turn is closed as
