@@ -260,3 +260,22 @@ def test_an_older_object_entry_is_exact_only_without_an_open_turn() -> None:
         SessionSummary.from_older_index({**idle, "running": True})
     waiting = {**idle, "running": True, "approvals": {"a": "shell"}}
     assert SessionSummary.from_older_index(waiting).approvals == (("a", "shell"),)
+
+
+def test_an_older_index_with_no_open_turn_is_saved_brought_up_to_date(tmp_path: Path) -> None:
+    """No log is read again (every row is exact), and yet the index is saved in the new
+    form: the rows need not be brought up to date again at every listing."""
+    store = SessionStore(JsonlBackend(tmp_path))
+    try:
+        store.create("idle", cwd="/w")
+        store.append("idle", [*turn_start("t1"), turn_end("t1")])
+        store.list()
+    finally:
+        store.close()
+    older_index(tmp_path)
+    store = SessionStore(JsonlBackend(tmp_path))
+    try:
+        assert [(s.title, s.waiting) for s in store.list()] == [("from the older index", False)]
+    finally:
+        store.close()
+    assert [len(row) for row in index_rows(tmp_path).values()] == [len(INDEX_ROW_KEYS)]
