@@ -17,11 +17,13 @@ SortKey = tuple[Any, ...]
 
 COLUMNS = ("Title", "Last activity", "Messages", "Model")
 #: what Last activity says of a session whose turn runs, and of one whose turn waits for
-#: the person to approve a tool call (the row to act on, not to wait for). A flag, not
-#: "⏸": the common UI fonts (DejaVu, the only font of many Linux desktops) have no pause
-#: sign, which showed as an empty box
+#: the person to approve a tool call (the row to act on, not to wait for; its tooltip and
+#: accessible text name the tool). A flag, not "⏸": the common UI fonts (DejaVu, the only
+#: font of many Linux desktops) have no pause sign, which showed as an empty box. No wider
+#: than a date: "needs approval" widened the column by 26 px, which a narrow list's
+#: titles could not spare
 RUNNING_TEXT = "● running"
-WAITING_TEXT = "⚑ needs approval"
+WAITING_TEXT = "⚑ to approve"
 TITLE, ACTIVITY, MESSAGES, MODEL = range(4)
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
