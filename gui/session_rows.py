@@ -16,6 +16,14 @@ Json = dict[str, Any]
 SortKey = tuple[Any, ...]
 
 COLUMNS = ("Title", "Last activity", "Messages", "Model")
+#: what Last activity says of a session whose turn runs, and of one whose turn waits for
+#: the person to approve a tool call (the row to act on, not to wait for; its tooltip and
+#: accessible text name the tool). A flag, not "⏸": the common UI fonts (DejaVu, the only
+#: font of many Linux desktops) have no pause sign, which showed as an empty box. No wider
+#: than a date: "needs approval" widened the column by 26 px, which a narrow list's
+#: titles could not spare
+RUNNING_TEXT = "● running"
+WAITING_TEXT = "⚑ to approve"
 TITLE, ACTIVITY, MESSAGES, MODEL = range(4)
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -41,7 +49,9 @@ def row_data(sid: str, s: Json, column: int, role: int, title_of: Callable[[str]
                 return f"{sid} — cannot be read"
             return title_of(sid)
         if column == ACTIVITY:
-            return "● running" if s.get("running") else format_when(s.get("updated"))
+            if s.get("waiting"):
+                return WAITING_TEXT
+            return RUNNING_TEXT if s.get("running") else format_when(s.get("updated"))
         if column == MESSAGES:
             return str(s.get("messages", 0))
         if column == MODEL:
@@ -54,8 +64,13 @@ def row_data(sid: str, s: Json, column: int, role: int, title_of: Callable[[str]
         return _tooltip(sid, s, title_of)
     elif role == Qt.ItemDataRole.AccessibleTextRole and column == TITLE:
         kind = {"fork": "fork", "subagent": "subagent"}.get(relation_of(s) or "", "session")
-        state = ", running" if s.get("running") else ""
+        if s.get("waiting"):
+            state = ", needs your approval"
+        else:
+            state = ", running" if s.get("running") else ""
         return f"{kind} {title_of(sid)}{state}"
+    elif role == Qt.ItemDataRole.AccessibleTextRole and column == ACTIVITY and s.get("waiting"):
+        return waiting_text(s)
     elif role == Qt.ItemDataRole.TextAlignmentRole and column == MESSAGES:
         return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     elif role == ID_ROLE:
@@ -79,11 +94,22 @@ def _tooltip(sid: str, s: Json, title_of: Callable[[str], str]) -> str:
         lines.append(f"{verb} “{parent_title}” at event {s.get('seedLength', 0)}")
     if s.get("source"):
         lines.append(f"Imported from {tool_name(s['source'])}")
-    if s.get("running"):
+    if s.get("waiting"):
+        lines.append(waiting_text(s))
+    elif s.get("running"):
         lines.append("A turn is running")
     if s.get("error"):
         lines.append(f"Could not be read: {(s['error'] or {}).get('message', '')}")
     return "\n".join(lines)
+
+
+def waiting_text(s: Json) -> str:
+    """Says what a waiting session waits for: the tools its turn asks to approve."""
+    tools = [str(t) for t in dict.fromkeys(s.get("waitingTools") or ())]
+    if not tools:
+        return "Waiting for your approval"
+    names = tools[0] if len(tools) == 1 else f"{', '.join(tools[:-1])} and {tools[-1]}"
+    return f"Waiting for your approval of {names}"
 
 
 def sort_key(column: int, sid: str, s: Json) -> SortKey:

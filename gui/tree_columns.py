@@ -16,7 +16,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QSettings, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHeaderView, QMenu, QStyle, QTreeView
 
-from .session_rows import ACTIVITY, COLUMNS, MESSAGES, MODEL, TITLE
+from .session_rows import ACTIVITY, COLUMNS, MESSAGES, MODEL, RUNNING_TEXT, TITLE, WAITING_TEXT
 
 KEY = "window/treeHeader"
 WIDTHS = {ACTIVITY: 84, MESSAGES: 72, MODEL: 112}
@@ -32,9 +32,10 @@ GIVE_WAY = (MESSAGES, MODEL)
 
 def activity_samples() -> list[str]:
     """The widest things Last activity shows: a date and time in every month (as
-    `format_when` writes them for this year), an older date, a running session."""
+    `format_when` writes them for this year), an older date, a running session, one that
+    waits for an approval."""
     when = [datetime(2000, month, 28, 23, 59) for month in range(1, 13)]
-    return [d.strftime("%d %b %H:%M") for d in when] + ["2000-12-28", "● running"]
+    return [d.strftime("%d %b %H:%M") for d in when] + ["2000-12-28", RUNNING_TEXT, WAITING_TEXT]
 
 
 def fitted_width(tree: QTreeView, column: int) -> int:

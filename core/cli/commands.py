@@ -73,13 +73,22 @@ def table(rows: Sequence[Json]) -> str:
     for r in rows:
         error = r.get("error")
         title = r["title"] if error is None else f"(unreadable: {error.get('message')})"
-        mark = "* " if r["running"] else ""
+        mark = _state_mark(r)
         parent = f"  [from {r['parentSession']}]" if r["parentSession"] else ""
         lines.append(
             f"{r['id']:<26} {r['events']:>6} {r['messages']:>5} {r['updated']:<24} "
             f"{(r['model'] or '-'):<16} {mark}{title}{parent}"
         )
     return "\n".join(lines)
+
+
+def _state_mark(row: Json) -> str:
+    """What a table row puts before its title: a turn that waits for the person (the row
+    to act on) is told apart from one that runs."""
+    if row.get("waiting"):
+        tools = ", ".join(dict.fromkeys(row.get("waitingTools") or ()))
+        return f"[needs approval: {tools}] " if tools else "[needs approval] "
+    return "* " if row["running"] else ""
 
 
 async def show(client: Client, args: argparse.Namespace) -> Outcome:

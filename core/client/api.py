@@ -4,7 +4,9 @@ The same coroutine methods run over the in-process carrier and the socket carrie
 host speaks JSON-RPC 2.0 underneath. Data crosses as plain JSON values:
 
 * a *summary* is `SessionSummary.to_dict()` (id, title, parentSession, seedLength, relation,
-  events, turns, messages, created, updated, running, model, provider, cwd, error);
+  events, turns, messages, created, updated, running, waiting, waitingTools, model,
+  provider, cwd, error; `waiting`: the open turn waits for the person to answer an
+  `approval/request`, `waitingTools` names the tools asked about, in request order);
 * an *event* is `Event.to_record()` (`{"seq", "type", "ts", …fields}`);
 * a *message* is `MessageView.to_dict()` (id, role, seq, turn, text, parts, origin?).
 

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from forkwise.core.errors import CorruptLog, UnsupportedVersion
 from forkwise.core.log.event_log import event_types
 from forkwise.core.log.events import (
+    APPROVAL_REQUEST,
+    APPROVAL_RESOLVE,
     MESSAGE,
     MODEL_SELECT,
     SESSION_TITLE,
@@ -131,6 +133,9 @@ class SessionSummary:
     #: the tool an imported session came from (its header's meta.source.tool)
     source: str | None = None
     error: Mapping[str, Any] | None = None
+    #: the open turn's approval requests with no answer yet, in request order: (approval
+    #: id, tool) each; None when there is none (`OpenTurn.pending`'s rule, kept by `fold`)
+    approvals: tuple[tuple[str, str], ...] | None = None
 
     @classmethod
     def start(cls, header: SessionHeader) -> SessionSummary:
@@ -176,6 +181,11 @@ class SessionSummary:
     def display_title(self) -> str:
         return self.title or self.first_user_text or self.id
 
+    @property
+    def waiting(self) -> bool:
+        """Whether the open turn waits for the person to answer an approval request."""
+        return self.approvals is not None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -189,6 +199,9 @@ class SessionSummary:
             "created": self.created,
             "updated": self.updated,
             "running": self.running,
+            "waiting": self.approvals is not None,
+            #: the tools the open turn asks to approve, in request order ([]: none)
+            "waitingTools": [tool for _, tool in self.approvals] if self.approvals else [],
             "model": self.model,
             "provider": self.provider,
             "reasoning": self.reasoning,
@@ -200,8 +213,10 @@ class SessionSummary:
     def to_index(self) -> dict[str, Any]:
         """The form kept in the on-disk catalogue (round-trips through from_index)."""
         out = self.to_dict()
+        del out["waiting"], out["waitingTools"]  # what `approvals` says
         out["title"] = self.title
         out["firstUserText"] = self.first_user_text
+        out["approvals"] = dict(self.approvals) if self.approvals else None
         return out
 
     @classmethod
@@ -212,15 +227,37 @@ class SessionSummary:
         exact types; bool must not pass for int) and builds the record positionally: the
         index keys are listed in the dataclass's field order. The checks run in C (one
         itemgetter, one lookup of the row's types among the allowed ones): 10,000 rows at
-        every start-up."""
+        every start-up. An object without `approvals` (written before they were kept)
+        waits for nothing: `from_older_index` says when that is exact."""
         values = _index_values(data)
         if tuple(map(type, values)) not in _INDEX_TYPE_ROWS:
             raise TypeError("an index field has the wrong type")
         error = data.get("error")
         if error is not None and type(error) is not dict:
             raise TypeError("index field 'error' has the wrong type")
-        fields: tuple[Any, ...] = (*values, error)  # the keys are the fields, in order
+        approvals = data.get("approvals")
+        if approvals is not None:
+            approvals = _approvals_from_index(approvals)
+        fields: tuple[Any, ...] = (*values, error, approvals)  # the keys are the fields
         return cls(*fields)
+
+    @classmethod
+    def from_older_index(cls, data: object) -> SessionSummary:
+        """A summary as the index of the version before `approvals` were kept holds it (a
+        row one value short, or an object without them), when it is exact without them:
+        a session with no open turn waits for nothing. TypeError otherwise: a session
+        whose log ends in an open turn is summarized from its log again (a few)."""
+        if type(data) is list and len(data) == len(INDEX_ROW_KEYS) - 1:
+            summary = cls.from_index_row([*data, None])
+        elif type(data) is dict:
+            summary = cls.from_index(data)
+            if "approvals" in data:
+                return summary  # not older: exact as it is
+        else:
+            raise TypeError("not a summary of an index of the previous version")
+        if summary.running:
+            raise TypeError("an older index does not say whether this open turn waits")
+        return summary
 
     def to_index_row(self) -> list[Any]:
         """The form an index entry keeps (round-trips through from_index_row): the values
@@ -235,6 +272,9 @@ class SessionSummary:
         exact-type checks as from_index)."""
         if type(row) is not list or tuple(map(type, row)) not in _INDEX_ROW_TYPES:
             raise TypeError("an index row has the wrong shape or a field of the wrong type")
+        approvals = row[-1]
+        if approvals is not None:  # the few sessions waiting for a person
+            row = [*row[:-1], _approvals_from_index(approvals)]
         if cls is not SessionSummary:
             return cls(*row)  # the keys are the fields, in order
         # A frozen dataclass sets each field through object.__setattr__, eight times the
@@ -242,6 +282,16 @@ class SessionSummary:
         summary = _UnfrozenSummary(*row)
         summary.__class__ = SessionSummary
         return summary  # type: ignore[no-any-return]
+
+
+def _approvals_from_index(data: object) -> tuple[tuple[str, str], ...] | None:
+    """The `approvals` an index keeps (an object: approval id → tool) as the field holds
+    them; TypeError when it is not one."""
+    if type(data) is not dict or not all(
+        type(k) is str and type(v) is str for k, v in data.items()
+    ):
+        raise TypeError("index field 'approvals' has the wrong type")
+    return tuple(data.items()) or None
 
 
 #: SessionSummary's slots in a class that is not frozen: a row becomes a summary this way
@@ -266,12 +316,14 @@ _INDEX_TYPES: dict[str, frozenset[type]] = {
 }  # fmt: skip
 _INDEX_KEYS = tuple(_INDEX_TYPES)
 #: the values of an index row (SessionSummary.to_index_row), in order: the fields
-INDEX_ROW_KEYS = (*_INDEX_KEYS, "error")
+INDEX_ROW_KEYS = (*_INDEX_KEYS, "error", "approvals")
 _index_values = itemgetter(*_INDEX_KEYS)  # KeyError when one is missing
 #: every allowed combination of exact types, in key order (2**8 rows: eight optional fields)
 _INDEX_TYPE_ROWS: frozenset[tuple[type, ...]] = frozenset(product(*_INDEX_TYPES.values()))
-#: the same for an index row, its error (None or an object) last: one lookup checks a row
-_INDEX_ROW_TYPES = frozenset(product(*_INDEX_TYPES.values(), (type(None), dict)))
+#: the same for an index row, its error and approvals (None or an object each) last: one
+#: lookup checks a row
+_OBJ = (type(None), dict)
+_INDEX_ROW_TYPES = frozenset(product(*_INDEX_TYPES.values(), _OBJ, _OBJ))
 
 
 def _source_tool(source: object) -> str | None:
@@ -299,6 +351,7 @@ class SummaryFold:
     the loader, which checks lines without building events."""
 
     __slots__ = (
+        "approvals",
         "events",
         "first_user",
         "messages",
@@ -316,6 +369,8 @@ class SummaryFold:
         self.running, self.title = base.running, base.title
         self.model, self.provider, self.reasoning = base.model, base.provider, base.reasoning
         self.updated, self.first_user = base.updated, base.first_user_text
+        #: approval id → tool of the open turn's unanswered requests; None: there is none
+        self.approvals = dict(base.approvals) if base.approvals else None
 
     def add(self, etype: str, ts: str, fields: Mapping[str, Any]) -> None:
         self.events += 1
@@ -327,14 +382,24 @@ class SummaryFold:
         elif etype == TURN_START:
             self.turns += 1
             self.running = True
+            self.approvals = None
         elif etype == TURN_END:
             self.running = False
+            self.approvals = None  # every status closes the turn and what it asked
         elif etype == MODEL_SELECT:
             self.model, self.provider = fields.get("model"), fields.get("provider")
             reasoning = fields.get("reasoning")
             self.reasoning = reasoning if type(reasoning) is str else None
         elif etype == SESSION_TITLE:
             self.title = fields.get("title")
+        elif etype == APPROVAL_REQUEST:
+            # OpenTurn.pending's rule: keyed by approval id (asked again: the later tool,
+            # in the first place), gone when answered; a turn's end or start clears them
+            if self.approvals is None:
+                self.approvals = {}
+            self.approvals[fields["approval"]] = fields["tool"]
+        elif etype == APPROVAL_RESOLVE and self.approvals is not None:
+            self.approvals.pop(fields["approval"], None)
 
     def result(self, start: SessionSummary) -> SessionSummary:
         """`start` (the session's own header facts) with the counts folded so far."""
@@ -350,6 +415,7 @@ class SummaryFold:
             reasoning=self.reasoning,
             updated=self.updated,
             first_user_text=self.first_user,
+            approvals=tuple(self.approvals.items()) if self.approvals else None,
         )
 
 

@@ -75,8 +75,13 @@ def test_a_summary_from_a_row_is_a_frozen_summary_like_any_other() -> None:
     made, built = SessionSummary.from_index_row(row), SessionSummary(*row)
     assert type(made) is SessionSummary
     assert made == built
-    assert hash(SessionSummary.from_index_row([*row[:-1], None])) == hash(
-        SessionSummary(*row[:-1], None)
+    # error and approvals last: a row with neither hashes (a waiting one too: a tuple)
+    assert hash(SessionSummary.from_index_row([*row[:-2], None, None])) == hash(
+        SessionSummary(*row[:-2], None, None)
+    )
+    waiting = [*row[:-2], None, {"ap-1": "shell"}]
+    assert hash(SessionSummary.from_index_row(waiting)) == hash(
+        SessionSummary(*row[:-2], None, (("ap-1", "shell"),))
     )
     assert repr(made) == repr(built)
     assert dataclasses.asdict(made) == dataclasses.asdict(built)

@@ -201,6 +201,7 @@ class Catalogue:
         get = index.get
         out: list[SessionSummary] = []
         rebuilt = 0
+        migrated: list[str] = []  # entries an older version wrote, brought up to date
         for n, entry in enumerate(entries, start=1):
             try:
                 st = entry.stat()
@@ -214,7 +215,7 @@ class Catalogue:
                 and cached.get("size") == st.st_size
                 and cached.get("mtime") == st.st_mtime_ns
             ):
-                summary = _summary_for(cached, sid)
+                summary = _summary_for(cached, sid, migrated)
             if summary is None:
                 summary, facts = _summarize_or_error(sid, Path(entry.path), summarize)
                 index[sid] = _entry(st, summary)
@@ -223,7 +224,7 @@ class Catalogue:
                 if progress is not None and rebuilt % 250 == 0:
                     progress(n, len(entries))
             out.append(summary)
-        if rebuilt:
+        if rebuilt or migrated:
             self._save()
         if progress is not None and rebuilt >= 250:
             progress(len(entries), len(entries))
@@ -264,11 +265,8 @@ class Catalogue:
         facts = LogFacts.from_index(_log_record(record.get("log")))
         if facts is None:
             return None
-        try:
-            summary = _summary_of(cached["summary"])
-        except (KeyError, TypeError):
-            return None
-        if summary.id != sid or summary.events != facts.events or summary.error is not None:
+        summary = _summary_for(cached, sid)
+        if summary is None or summary.events != facts.events or summary.error is not None:
             return None
         return summary, facts
 
@@ -399,13 +397,38 @@ def vouch_entry(
     return _summary_for(cached, sid)
 
 
-def _summary_for(cached: dict[str, Any], sid: str) -> SessionSummary | None:
-    """The summary an entry holds if it holds together and is `sid`'s; None otherwise."""
+def _summary_for(
+    cached: dict[str, Any], sid: str, migrated: list[str] | None = None
+) -> SessionSummary | None:
+    """The summary an entry holds if it holds together and is `sid`'s; None otherwise.
+    An entry an older version wrote is brought up to date in place (`_older_summary`),
+    and `sid` added to `migrated`: the index is to be saved."""
     try:
         summary = _summary_of(cached["summary"])
     except (KeyError, TypeError):
-        return None
+        older = _older_summary(cached)
+        if older is None:
+            return None
+        if migrated is not None:
+            migrated.append(sid)
+        summary = older
     return summary if summary.id == sid else None
+
+
+def _older_summary(cached: dict[str, Any]) -> SessionSummary | None:
+    """The summary of an entry the version before `approvals` were kept wrote, when it is
+    exact without them (`SessionSummary.from_older_index`), its row brought up to date in
+    `cached` (written with the next save); None when it is not one or not exact (the
+    caller reads that log again, as for an entry that no longer matches its log)."""
+    data = cached.get("summary")
+    if type(data) is not list:
+        return None  # an object: `_summary_of` read it as older already
+    try:
+        summary = SessionSummary.from_older_index(data)
+    except (KeyError, TypeError):
+        return None
+    cached["summary"] = summary.to_index_row()
+    return summary
 
 
 _PARENT, _UPDATED = INDEX_ROW_KEYS.index("parentSession"), INDEX_ROW_KEYS.index("updated")
@@ -413,8 +436,9 @@ _PARENT, _UPDATED = INDEX_ROW_KEYS.index("parentSession"), INDEX_ROW_KEYS.index(
 
 def _lineage_of(data: Any) -> tuple[str | None, str]:
     """An entry's source session and last activity, as its summary (a row, or an object
-    in entries written before rows) holds them; (None, "") when they are not strings."""
-    if type(data) is list and len(data) == len(INDEX_ROW_KEYS):
+    in entries written before rows) holds them; (None, "") when they are not strings. A
+    row of the version before `approvals` were kept is one value short (the last)."""
+    if type(data) is list and len(INDEX_ROW_KEYS) - 1 <= len(data) <= len(INDEX_ROW_KEYS):
         parent, updated = data[_PARENT], data[_UPDATED]
     elif type(data) is dict:
         parent, updated = data.get("parentSession"), data.get("updated")
@@ -424,11 +448,11 @@ def _lineage_of(data: Any) -> tuple[str | None, str]:
 
 
 def _summary_of(data: Any) -> SessionSummary:
-    """An entry's summary: kept as a row, or as an object (entries written before rows);
-    KeyError or TypeError when it is neither."""
+    """An entry's summary: kept as a row, or as an object (entries written before rows,
+    which are older than `approvals` too); KeyError or TypeError when it is neither."""
     if type(data) is list:
         return SessionSummary.from_index_row(data)
-    return SessionSummary.from_index(data)
+    return SessionSummary.from_older_index(data)
 
 
 def _log_record(data: object) -> object:
