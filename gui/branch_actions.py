@@ -25,6 +25,7 @@ from .transcript_entries import build
 if TYPE_CHECKING:
     from .compare_view import CompareView
     from .main_window import MainWindow
+    from .transcript_view import TranscriptView
 
 log = logging.getLogger(__name__)
 
@@ -71,12 +72,6 @@ class BranchActions(QObject):
     def wire(self) -> None:
         """Connect to the window's parts (called once they exist)."""
         w, c = self.window, self.window.controller
-        t = w.transcript
-        t.editReplace.connect(self.confirm_replace)
-        t.retryRequested.connect(c.retry)
-        t.siblingStep.connect(self.step_sibling)
-        t.compareRequested.connect(self.compare_with_source)
-        t.anchor_text = self.anchor_text
         c.sessionOpened.connect(self._opened)
         c.tree.rowsInserted.connect(lambda *_a: self._later_update())
         c.tree.rowsRemoved.connect(lambda *_a: self._later_update())
@@ -87,6 +82,16 @@ class BranchActions(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self.update)
+        self.update()
+
+    def wire_transcript(self, t: TranscriptView) -> None:
+        """Connect to the transcript view, once the window has built it."""
+        c = self.window.controller
+        t.editReplace.connect(self.confirm_replace)
+        t.retryRequested.connect(c.retry)
+        t.siblingStep.connect(self.step_sibling)
+        t.compareRequested.connect(self.compare_with_source)
+        t.anchor_text = self.anchor_text
         self.update()
 
     def anchor_text(self, source: str, boundary: int, message: str,
@@ -131,7 +136,9 @@ class BranchActions(QObject):
         pair = self.pair()
         _set(self.compare, pair is not None, NOTHING_TO_COMPARE,
              "Two sessions of one lineage side by side, from where they part")
-        w.transcript.set_fork_context(place, self._source_changed.get(current or "", False))
+        view = w._transcript  # not built yet: it gets the context once it is
+        if view is not None:
+            view.set_fork_context(place, self._source_changed.get(current or "", False))
 
     def pair(self) -> tuple[str, str] | None:
         """What Compare compares: two sessions selected in the tree (of one lineage), or

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPaintEvent, QResizeEvent
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QKeySequence,
+    QPaintEvent,
+    QPalette,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -32,9 +40,11 @@ from .housekeeping import Housekeeping
 from .notify import Banner
 from .session_rows import ACTIVITY, ID_ROLE
 from .sort_header import SortHeader
-from .transcript_view import TranscriptView
 from .tree_columns import TreeColumns
 from .viewport import adopt_viewport
+
+if TYPE_CHECKING:
+    from .transcript_view import TranscriptView
 
 log = logging.getLogger(__name__)
 
@@ -158,11 +168,49 @@ class MainWindow(QMainWindow):
         if self._agents_installed:
             return
         self._agents_installed = True
+        self.transcript  # noqa: B018  (built now: the agents add to its menu)
         from .agents import _start_watching, install
 
         install(self)
         if self.controller.loaded:
             _start_watching(self)
+
+    _transcript: TranscriptView | None = None
+
+    @property
+    def transcript(self) -> TranscriptView:
+        """The transcript view, built (in the placeholder's place) when first asked for."""
+        if self._transcript is None:
+            self._transcript = self._build_transcript()
+        return self._transcript
+
+    def _build_transcript(self) -> TranscriptView:
+        from .transcript_view import TranscriptView
+
+        c, slot = self.controller, self.transcript_slot
+        right = slot.parentWidget()
+        assert right is not None  # the detail pane (`_build_panes`)
+        t = TranscriptView(right)
+        t.setModel(c.transcript)
+        t.title_of = self._title_of
+        layout = right.layout()
+        assert isinstance(layout, QVBoxLayout)
+        layout.replaceWidget(slot, t)
+        slot.hide()
+        slot.deleteLater()
+        # in the focus chain where it was built before: right before the composer
+        before = self.composer.edit.previousInFocusChain()
+        if before is not None and before is not t:
+            QWidget.setTabOrder(before, t)
+        t.forkFromMessage.connect(c.fork_from_message)
+        t.forkBeforeMessage.connect(c.fork_before_message)
+        t.editResend.connect(self.begin_edit)
+        t.sourceRequested.connect(self.select_session)
+        t.sessionRequested.connect(self.select_session)  # a subagent's or a fork's link
+        t.approvalDecided.connect(c.approve)
+        t.endRequested.connect(c.reopen_at_end)
+        self.branches.wire_transcript(t)
+        return t
 
     @property
     def search_page(self) -> Any:
@@ -281,16 +329,21 @@ class MainWindow(QMainWindow):
         font.setBold(True)
         self.header_label.setFont(font)
         self.banner = Banner(c.notifier, right)
-        self.transcript = TranscriptView(right)
-        self.transcript.setModel(c.transcript)
-        self.transcript.title_of = self._title_of
+        # The transcript view in the first frame is this empty frame of the same look:
+        # its module (the window's largest) and its widget come once they are used
+        # (`transcript`), at the latest right after the tree's first rows (`install_agents`).
+        self.transcript_slot = QFrame(right)
+        self.transcript_slot.setObjectName("transcriptSlot")
+        self.transcript_slot.setFrameStyle(QFrame.Shape.StyledPanel | QFrame.Shadow.Sunken)
+        self.transcript_slot.setBackgroundRole(QPalette.ColorRole.Base)
+        self.transcript_slot.setAutoFillBackground(True)
         self.composer = Composer(right)
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 6, 6, 0)
         rl.setSpacing(4)
         rl.addWidget(self.header_label)
         rl.addWidget(self.banner)
-        rl.addWidget(self.transcript, 1)
+        rl.addWidget(self.transcript_slot, 1)
         rl.addWidget(self.composer)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -409,14 +462,6 @@ class MainWindow(QMainWindow):
         self.tree.collapsed.connect(lambda index: self._expanded_changed(index, False))
         self.tree.expanded.connect(lambda index: self._expanded_changed(index, True))
         c.forkShown.connect(self._fork_shown)
-        t = self.transcript
-        t.forkFromMessage.connect(c.fork_from_message)
-        t.forkBeforeMessage.connect(c.fork_before_message)
-        t.editResend.connect(self.begin_edit)
-        t.sourceRequested.connect(self.select_session)
-        t.sessionRequested.connect(self.select_session)  # a subagent's or a fork's link
-        t.approvalDecided.connect(c.approve)
-        t.endRequested.connect(c.reopen_at_end)
         self.composer.sendRequested.connect(self._send)
         self.composer.stopRequested.connect(c.cancel)
         self.action_new.setEnabled(c.loaded)  # it needs the client: enabled once loaded
