@@ -13,16 +13,19 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QItemSelectionModel, QObject, QTimer
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QAbstractItemView, QInputDialog, QLineEdit, QMessageBox
 
 from .message_actions import replace_cost
 from .session_rows import ID_ROLE
 from .siblings import position, step
 from .transcript_entries import build
 
+# The dialogs' and selection's classes are imported where used: importing a PySide class
+# creates it and its enums (QMessageBox, QInputDialog: ~1.5 ms before the first frame).
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QInputDialog, QMessageBox
+
     from .compare_view import CompareView
     from .main_window import MainWindow
     from .transcript_view import TranscriptView
@@ -192,6 +195,8 @@ class BranchActions(QObject):
         self._land_at_fork = None
         t.stop_following()
         index = c.transcript.index(rows[0])
+        from PySide6.QtWidgets import QAbstractItemView
+
         QTimer.singleShot(0, lambda: t.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtTop))
 
     # --- verbs ------------------------------------------------------------------------
@@ -209,6 +214,8 @@ class BranchActions(QObject):
         sid = self.window.selected_session()
         if sid is None:
             return
+        from PySide6.QtWidgets import QInputDialog, QLineEdit
+
         c = self.window.controller
         dialog = QInputDialog(self.window)
         dialog.setObjectName("renameDialog")
@@ -241,6 +248,8 @@ class BranchActions(QObject):
         entry = c.transcript.entry(row)
         if entry is None or entry.message_id is None:
             return
+        from PySide6.QtWidgets import QMessageBox
+
         turns, messages = replace_cost(entry, c.transcript.builder)
         box = QMessageBox(QMessageBox.Icon.Warning, "Edit and replace",
                           f"This deletes {turns} turn{'s' if turns != 1 else ''} "
@@ -299,6 +308,8 @@ class BranchActions(QObject):
     def select_pair(self, a: str, b: str) -> None:
         """Select two rows in the tree (what a person does with Ctrl+click)."""
         w, c = self.window, self.window.controller
+        from PySide6.QtCore import QItemSelectionModel
+
         model = w.tree.selectionModel()
         flags = QItemSelectionModel.SelectionFlag
         for i, sid in enumerate((a, b)):

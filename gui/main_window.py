@@ -5,22 +5,20 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QSettings, Qt, QTimer
+from PySide6.QtCore import QModelIndex, QSettings, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
     QKeySequence,
     QPaintEvent,
-    QPalette,
     QResizeEvent,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFrame,
+    QAbstractScrollArea,
     QLabel,
     QLineEdit,
     QMainWindow,
-    QMenu,
     QSplitter,
     QToolBar,
     QTreeView,
@@ -43,7 +41,12 @@ from .sort_header import SortHeader
 from .tree_columns import TreeColumns
 from .viewport import adopt_viewport
 
+# Classes the first frame does not use are imported where they are: importing a PySide
+# class creates it and its enums.
 if TYPE_CHECKING:
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QMenu
+
     from .transcript_view import TranscriptView
 
 log = logging.getLogger(__name__)
@@ -104,6 +107,8 @@ class SessionTree(ContextMenuMixin, QTreeView):
             QTimer.singleShot(0, self.window_.controller.tree.fetch_all)
 
     def build_context_menu(self, index: QModelIndex) -> QMenu:
+        from PySide6.QtWidgets import QMenu
+
         w = self.window_
         menu = QMenu(self)
         menu.setObjectName("sessionMenu")
@@ -168,12 +173,29 @@ class MainWindow(QMainWindow):
         if self._agents_installed:
             return
         self._agents_installed = True
+        self.banner  # noqa: B018  (built now: notices may come from here on)
         self.transcript  # noqa: B018  (built now: the agents add to its menu)
         from .agents import _start_watching, install
 
         install(self)
         if self.controller.loaded:
             _start_watching(self)
+
+    _banner: Banner | None = None
+
+    @property
+    def banner(self) -> Banner:
+        """The notifications' strip above the transcript, built when first asked for (at
+        the latest after the tree's first rows): hidden until a notice comes, it is not in
+        the first frame, and the notifier holds what is posted before it exists."""
+        if self._banner is None:
+            right = self.header_label.parentWidget()
+            assert right is not None  # the detail pane (`_build_panes`)
+            self._banner = Banner(self.controller.notifier, right)
+            layout = right.layout()
+            assert isinstance(layout, QVBoxLayout)
+            layout.insertWidget(layout.indexOf(self.header_label) + 1, self._banner)
+        return self._banner
 
     _transcript: TranscriptView | None = None
 
@@ -328,21 +350,17 @@ class MainWindow(QMainWindow):
         font.setPointSizeF(font.pointSizeF() * 1.15)
         font.setBold(True)
         self.header_label.setFont(font)
-        self.banner = Banner(c.notifier, right)
         # The transcript view in the first frame is this empty frame of the same look:
         # its module (the window's largest) and its widget come once they are used
         # (`transcript`), at the latest right after the tree's first rows (`install_agents`).
-        self.transcript_slot = QFrame(right)
+        # (a scroll area draws the list view's frame and base-coloured viewport)
+        self.transcript_slot = QAbstractScrollArea(right)
         self.transcript_slot.setObjectName("transcriptSlot")
-        self.transcript_slot.setFrameStyle(QFrame.Shape.StyledPanel | QFrame.Shadow.Sunken)
-        self.transcript_slot.setBackgroundRole(QPalette.ColorRole.Base)
-        self.transcript_slot.setAutoFillBackground(True)
         self.composer = Composer(right)
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 6, 6, 0)
         rl.setSpacing(4)
         rl.addWidget(self.header_label)
-        rl.addWidget(self.banner)
         rl.addWidget(self.transcript_slot, 1)
         rl.addWidget(self.composer)
 
@@ -495,6 +513,8 @@ class MainWindow(QMainWindow):
         while parent.isValid():
             self.tree.expand(parent)
             parent = parent.parent()
+        from PySide6.QtCore import QItemSelectionModel
+
         self.tree.selectionModel().setCurrentIndex(
             index,
             QItemSelectionModel.SelectionFlag.ClearAndSelect

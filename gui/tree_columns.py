@@ -11,12 +11,16 @@ themselves stays.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QSettings, Qt
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QHeaderView, QMenu, QStyle, QTreeView
+from PySide6.QtCore import QEvent, QObject, QSettings, Qt
+from PySide6.QtWidgets import QHeaderView, QStyle, QTreeView
 
 from .session_rows import ACTIVITY, COLUMNS, MESSAGES, MODEL, TITLE
+
+if TYPE_CHECKING:  # the header's menu: built when first asked for
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QMenu
 
 KEY = "window/treeHeader"
 WIDTHS = {ACTIVITY: 84, MESSAGES: 72, MODEL: 112}
@@ -134,6 +138,9 @@ class TreeColumns(QObject):
 
     def build_menu(self) -> QMenu:
         """Show/hide each column but Title (built, not shown: tests inspect it)."""
+        from PySide6.QtGui import QAction
+        from PySide6.QtWidgets import QMenu
+
         header = self.tree.header()
         menu = QMenu(header)
         menu.setObjectName("columnsMenu")
