@@ -16,10 +16,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QAction
 
-from .message_actions import replace_cost
 from .session_rows import ID_ROLE
 from .siblings import position, step
-from .transcript_entries import build
 
 # The dialogs' and selection's classes are imported where used: importing a PySide class
 # creates it and its enums (QMessageBox, QInputDialog: ~1.5 ms before the first frame).
@@ -79,7 +77,6 @@ class BranchActions(QObject):
         c.tree.rowsInserted.connect(lambda *_a: self._later_update())
         c.tree.rowsRemoved.connect(lambda *_a: self._later_update())
         c.tree.dataChanged.connect(lambda *_a: self._later_update())
-        c.transcript.rowsInserted.connect(self._rows_arrived)
         w.tree.selectionModel().selectionChanged.connect(lambda *_a: self.update())
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -95,6 +92,7 @@ class BranchActions(QObject):
         t.siblingStep.connect(self.step_sibling)
         t.compareRequested.connect(self.compare_with_source)
         t.anchor_text = self.anchor_text
+        c.transcript.rowsInserted.connect(self._rows_arrived)
         self.update()
 
     def anchor_text(self, source: str, boundary: int, message: str,
@@ -104,6 +102,8 @@ class BranchActions(QObject):
         c = self.window.controller
 
         def found(events: list[Json]) -> None:
+            from .transcript_entries import build
+
             for entry in build(events).entries:
                 if entry.message_id == message and entry.text:
                     landed(entry.text)
@@ -249,6 +249,8 @@ class BranchActions(QObject):
         if entry is None or entry.message_id is None:
             return
         from PySide6.QtWidgets import QMessageBox
+
+        from .message_actions import replace_cost
 
         turns, messages = replace_cost(entry, c.transcript.builder)
         box = QMessageBox(QMessageBox.Icon.Warning, "Edit and replace",

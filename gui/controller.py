@@ -29,10 +29,11 @@ from .notify import Notifier
 from .ops import OpRunner
 from .session_filter import SessionFilterProxy
 from .session_model import SessionTreeModel
-from .transcript_model import TranscriptModel
 
 if TYPE_CHECKING:  # the client's module comes with the client, after the first frame
     from forkwise.core.client.api import ClientAPI, Json, Notification, Unsubscribe
+
+    from .transcript_model import TranscriptModel
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +57,6 @@ class Controller(QObject):
         self.tree = SessionTreeModel(self)
         self.proxy = SessionFilterProxy(self)
         self.proxy.setSourceModel(self.tree)
-        self.transcript = TranscriptModel(self)
-        self.transcript.pageRequested.connect(self._fetch_page)
         self.current: str | None = None
         self.loaded = False
         #: the tree holds rows from the store's index, not yet the client's listing
@@ -66,6 +65,23 @@ class Controller(QObject):
         self._fork_started: dict[str, float] = {}
         self._pending_fork: float | None = None
         self._notified.connect(self._apply)
+
+    _transcript: TranscriptModel | None = None
+
+    @property
+    def transcript(self) -> TranscriptModel:
+        """The opened session's rows: built when first asked for (the window's transcript
+        view does so after the first frame, which shows none)."""
+        if self._transcript is None:
+            from .transcript_model import TranscriptModel
+
+            self._transcript = TranscriptModel(self)
+            self._transcript.pageRequested.connect(self._fetch_page)
+        return self._transcript
+
+    def transcript_if_built(self) -> TranscriptModel | None:
+        """The transcript model, or None while nothing has asked for it (no rows yet)."""
+        return self._transcript
 
     # --- start-up -----------------------------------------------------------------
 

@@ -33,7 +33,6 @@ from .context_menu import ContextMenuMixin
 from .controller import Controller
 from .elided_label import ElidedLabel
 from .field_keys import FieldKeys
-from .fork_header import CHANGED_TEXT
 from .housekeeping import Housekeeping
 from .notify import Banner
 from .session_rows import ACTIVITY, ID_ROLE
@@ -231,6 +230,9 @@ class MainWindow(QMainWindow):
         t.sessionRequested.connect(self.select_session)  # a subagent's or a fork's link
         t.approvalDecided.connect(c.approve)
         t.endRequested.connect(c.reopen_at_end)
+        for signal in (c.transcript.rowsInserted, c.transcript.dataChanged,
+                       c.transcript.modelReset, c.transcript.rowsRemoved):
+            signal.connect(self._update_approval_actions)
         self.branches.wire_transcript(t)
         return t
 
@@ -439,9 +441,6 @@ class MainWindow(QMainWindow):
             lambda: self.housekeeping.duplicate(self.selected_session()))
         self.action_approve.triggered.connect(lambda: self.housekeeping.answer(True))
         self.action_deny.triggered.connect(lambda: self.housekeeping.answer(False))
-        for signal in (c.transcript.rowsInserted, c.transcript.dataChanged,
-                       c.transcript.modelReset, c.transcript.rowsRemoved):
-            signal.connect(self._update_approval_actions)
         self.action_stop.triggered.connect(c.cancel)
         self.action_use_model.triggered.connect(
             lambda: c.use_configured_model(self.selected_session()))
@@ -628,6 +627,8 @@ class MainWindow(QMainWindow):
         if summary.get("running"):
             bits.append("running")
         if self.branches.source_changed(sid):
+            from .fork_header import CHANGED_TEXT  # (a fork's header: after the first frame)
+
             bits.append(f"⚠ {CHANGED_TEXT.lower().replace('its ', '')}")
         # cut short, the title gives way first, then the model: a state stays in view
         states = bits[2:] if summary.get("model") else bits[1:]  # running, source changed
