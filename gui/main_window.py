@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QSettings, Qt, QTimer
@@ -194,6 +195,7 @@ class MainWindow(QMainWindow):
             layout = right.layout()
             assert isinstance(layout, QVBoxLayout)
             layout.insertWidget(layout.indexOf(self.header_label) + 1, self._banner)
+            self._order_focus()
         return self._banner
 
     _transcript: TranscriptView | None = None
@@ -219,10 +221,8 @@ class MainWindow(QMainWindow):
         layout.replaceWidget(slot, t)
         slot.hide()
         slot.deleteLater()
-        # in the focus chain where it was built before: right before the composer
-        before = self.composer.edit.previousInFocusChain()
-        if before is not None and before is not t:
-            QWidget.setTabOrder(before, t)
+        self._transcript = t
+        self._order_focus()
         t.forkFromMessage.connect(c.fork_from_message)
         t.forkBeforeMessage.connect(c.fork_before_message)
         t.editResend.connect(self.begin_edit)
@@ -235,6 +235,18 @@ class MainWindow(QMainWindow):
             signal.connect(self._update_approval_actions)
         self.branches.wire_transcript(t)
         return t
+
+    def _order_focus(self) -> None:
+        """Tab goes list, banner, transcript, composer, as the panes are laid out: the
+        banner and the transcript, built after the first frame, would come last."""
+        chain: list[QWidget] = [self.tree]
+        if self._banner is not None:
+            chain += [self._banner.close_button, self._banner.action_button]
+        if self._transcript is not None:
+            chain.append(self._transcript)
+        chain += [self.composer.edit, self.composer.send_button, self.composer.stop_button]
+        for first, second in pairwise(chain):
+            QWidget.setTabOrder(first, second)
 
     @property
     def search_page(self) -> Any:
