@@ -173,6 +173,7 @@ class MainWindow(QMainWindow):
         if self._agents_installed:
             return
         self._agents_installed = True
+        self.columns.settle()  # the tree's widths with the style's own margin
         self.banner  # noqa: B018  (built now: notices may come from here on)
         self.transcript  # noqa: B018  (built now: the agents add to its menu)
         from .agents import _start_watching, install

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt
-from PySide6.QtWidgets import QHeaderView, QStyle, QTreeView
+from PySide6.QtWidgets import QHeaderView, QTreeView
 
 from .session_rows import ACTIVITY, COLUMNS, MESSAGES, MODEL, TITLE
 
@@ -32,6 +32,11 @@ ARROW = 24
 TITLE_ROOM = 170
 #: the columns that step aside for Title, first to last
 GIVE_WAY = (MESSAGES, MODEL)
+#: the style's focus-frame margin the widths are fitted with before the window's first
+#: frame: Qt's common value (QCommonStyle, Fusion, Windows). Asking the style has PySide
+#: create its QStyle class and every enum of it (~4 ms of CPU, PySide 6.11), which that
+#: frame needs nowhere else; the style's own value is asked right after it (`settle`).
+PROVISIONAL_MARGIN = 2
 
 
 def activity_samples() -> list[str]:
@@ -41,11 +46,18 @@ def activity_samples() -> list[str]:
     return [d.strftime("%d %b %H:%M") for d in when] + ["2000-12-28", "● running"]
 
 
-def fitted_width(tree: QTreeView, column: int) -> int:
+def focus_margin(tree: QTreeView) -> int:
+    """The tree's style's horizontal focus-frame margin."""
+    from PySide6.QtWidgets import QStyle
+
+    return tree.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, tree)
+
+
+def fitted_width(tree: QTreeView, column: int, focus: int | None = None) -> int:
     """`column`'s starting width: its widest usual text in the tree's font (a fixed pixel
-    width cut "03 Dec 21:21" to "03 D…1:21"), and never narrower than its header."""
-    style = tree.style()
-    margin = 2 * (style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, tree) + 1)
+    width cut "03 Dec 21:21" to "03 D…1:21"), and never narrower than its header.
+    `focus`: the style's focus-frame margin, if known (else it is asked)."""
+    margin = 2 * ((focus_margin(tree) if focus is None else focus) + 1)
     samples = activity_samples() if column == ACTIVITY else ["999999"]
     cells = max(tree.fontMetrics().horizontalAdvance(text) for text in samples) + 2 * margin
     name = tree.header().fontMetrics().horizontalAdvance(COLUMNS[column]) + ARROW + margin
@@ -64,18 +76,48 @@ class TreeColumns(QObject):
         self.squeezed: set[int] = set()
         #: columns the person turned on here: they do not step aside
         self.kept: set[int] = set()
+        #: the focus margin the widths are fitted with (the style's once `settle` ran)
+        self.focus = PROVISIONAL_MARGIN
+        #: widths fitted with the provisional margin, until `settle`
+        self._provisional: dict[int, int] = {}
+        self._settling = False
         header = tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(TITLE, QHeaderView.ResizeMode.Stretch)
         for column in WIDTHS:
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-            header.resizeSection(column, fitted_width(tree, column))
+            width = fitted_width(tree, column, self.focus)
+            header.resizeSection(column, width)
+            self._provisional[column] = width
         for column in HIDDEN_AT_FIRST:
             header.setSectionHidden(column, True)
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._popup)
-        header.sectionResized.connect(lambda *_a: self.save())
+        header.sectionResized.connect(self._resized)
         tree.viewport().installEventFilter(self)
+
+    def _resized(self, *_args: object) -> None:
+        if not self._settling:
+            self.save()
+
+    def settle(self) -> None:
+        """After the first frame: the widths fitted with the style's own focus margin,
+        where it differs from the provisional one and the width is still that fit (not
+        restored from the settings, nor set by the person)."""
+        provisional, self._provisional = self._provisional, {}
+        if self.focus != PROVISIONAL_MARGIN:
+            return  # settled already
+        self.focus = focus_margin(self.tree)
+        if self.focus == PROVISIONAL_MARGIN:
+            return
+        header = self.tree.header()
+        self._settling = True  # not the person's choice: nothing saved
+        try:
+            for column, width in provisional.items():
+                if header.sectionSize(column) == width:
+                    header.resizeSection(column, fitted_width(self.tree, column, self.focus))
+        finally:
+            self._settling = False
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize and watched is self.tree.viewport():
@@ -90,7 +132,8 @@ class TreeColumns(QObject):
         if room <= 0 or not self.tree.isVisible():  # not laid out yet: when shown
             return
         shown = [c for c in WIDTHS if not header.isSectionHidden(c) or c in self.squeezed]
-        fixed = {c: header.sectionSize(c) or fitted_width(self.tree, c) for c in shown}
+        fixed = {c: header.sectionSize(c) or fitted_width(self.tree, c, self.focus)
+                 for c in shown}
         hide: set[int] = set()
         for column in GIVE_WAY:
             if room - sum(w for c, w in fixed.items() if c not in hide) >= TITLE_ROOM:
@@ -162,7 +205,7 @@ class TreeColumns(QObject):
         (self.kept.add if visible else self.kept.discard)(column)
         header.setSectionHidden(column, not visible)
         if visible and header.sectionSize(column) < 30:
-            header.resizeSection(column, fitted_width(self.tree, column))
+            header.resizeSection(column, fitted_width(self.tree, column, self.focus))
         self.save()
         self.fit()
 
