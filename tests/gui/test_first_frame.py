@@ -13,10 +13,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import QProxyStyle, QStyle, QTreeView
 
 from forkwise.core.demo import build_demo_store
+from forkwise.gui.session_rows import ACTIVITY, COLUMNS, MESSAGES
+from forkwise.gui.tree_columns import KEY, PROVISIONAL_MARGIN, TreeColumns, fitted_width
 
 pytestmark = pytest.mark.gui
 
@@ -124,3 +130,40 @@ def test_first_frame_leaves_out_the_transcript_which_then_takes_its_place(
     order = later["order"]
     assert order.index("sessionTree") < order.index("transcript") < order.index("composer")
     assert later["find_focus"], "Ctrl+F puts the keyboard in the filter"
+
+
+def test_column_widths_take_the_styles_own_focus_margin_after_the_first_frame(
+        qapp: Any, tmp_path: Path) -> None:
+    """Fitted with Qt's common focus margin before the first frame, the tree's columns are
+    refitted with the style's own (`TreeColumns.settle`): here a style with a wider one.
+    A width the person set meanwhile stays, and settling saves nothing."""
+
+    class WideFocus(QProxyStyle):
+        def pixelMetric(self, metric: QStyle.PixelMetric, option: Any = None,
+                        widget: Any = None) -> int:
+            if metric == QStyle.PixelMetric.PM_FocusFrameHMargin:
+                return 12
+            return super().pixelMetric(metric, option, widget)
+
+    tree = QTreeView()
+    model = QStandardItemModel(0, len(COLUMNS), tree)
+    model.setHorizontalHeaderLabels(list(COLUMNS))
+    tree.setModel(model)
+    style = WideFocus()
+    tree.setStyle(style)
+    settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+    columns = TreeColumns(tree, settings)
+    header = tree.header()
+    provisional = header.sectionSize(ACTIVITY)
+    assert provisional == fitted_width(tree, ACTIVITY, PROVISIONAL_MARGIN)
+    header.resizeSection(MESSAGES, 150)  # the person's width
+    settings.remove(KEY)
+
+    columns.settle()
+
+    assert header.sectionSize(ACTIVITY) == fitted_width(tree, ACTIVITY) > provisional
+    assert header.sectionSize(MESSAGES) == 150
+    assert settings.value(KEY) is None
+    columns.settle()  # once only
+    assert header.sectionSize(ACTIVITY) == fitted_width(tree, ACTIVITY)
+    tree.deleteLater()
