@@ -43,7 +43,10 @@ def _recoloured(pix: QPixmap, colour: QColor) -> QPixmap:
     p = QPainter(out)
     p.drawPixmap(0, 0, pix)
     p.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceIn)
-    p.fillRect(out.rect(), colour)
+    # (fillRect's overloads would have PySide create QGradient and its enums for it)
+    p.setPen(Qt.PenStyle.NoPen)
+    p.setBrush(colour)
+    p.drawRect(out.rect())
     p.end()
     return out
 

@@ -13,18 +13,20 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QItemSelectionModel, QObject, QTimer
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QAbstractItemView, QInputDialog, QLineEdit, QMessageBox
 
-from .message_actions import replace_cost
 from .session_rows import ID_ROLE
 from .siblings import position, step
-from .transcript_entries import build
 
+# The dialogs' and selection's classes are imported where used: importing a PySide class
+# creates it and its enums (QMessageBox, QInputDialog: ~1.5 ms before the first frame).
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QInputDialog, QMessageBox
+
     from .compare_view import CompareView
     from .main_window import MainWindow
+    from .transcript_view import TranscriptView
 
 log = logging.getLogger(__name__)
 
@@ -71,22 +73,26 @@ class BranchActions(QObject):
     def wire(self) -> None:
         """Connect to the window's parts (called once they exist)."""
         w, c = self.window, self.window.controller
-        t = w.transcript
-        t.editReplace.connect(self.confirm_replace)
-        t.retryRequested.connect(c.retry)
-        t.siblingStep.connect(self.step_sibling)
-        t.compareRequested.connect(self.compare_with_source)
-        t.anchor_text = self.anchor_text
         c.sessionOpened.connect(self._opened)
         c.tree.rowsInserted.connect(lambda *_a: self._later_update())
         c.tree.rowsRemoved.connect(lambda *_a: self._later_update())
         c.tree.dataChanged.connect(lambda *_a: self._later_update())
-        c.transcript.rowsInserted.connect(self._rows_arrived)
         w.tree.selectionModel().selectionChanged.connect(lambda *_a: self.update())
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self.update)
+        self.update()
+
+    def wire_transcript(self, t: TranscriptView) -> None:
+        """Connect to the transcript view, once the window has built it."""
+        c = self.window.controller
+        t.editReplace.connect(self.confirm_replace)
+        t.retryRequested.connect(c.retry)
+        t.siblingStep.connect(self.step_sibling)
+        t.compareRequested.connect(self.compare_with_source)
+        t.anchor_text = self.anchor_text
+        c.transcript.rowsInserted.connect(self._rows_arrived)
         self.update()
 
     def anchor_text(self, source: str, boundary: int, message: str,
@@ -96,6 +102,8 @@ class BranchActions(QObject):
         c = self.window.controller
 
         def found(events: list[Json]) -> None:
+            from .transcript_entries import build
+
             for entry in build(events).entries:
                 if entry.message_id == message and entry.text:
                     landed(entry.text)
@@ -131,7 +139,9 @@ class BranchActions(QObject):
         pair = self.pair()
         _set(self.compare, pair is not None, NOTHING_TO_COMPARE,
              "Two sessions of one lineage side by side, from where they part")
-        w.transcript.set_fork_context(place, self._source_changed.get(current or "", False))
+        view = w._transcript  # not built yet: it gets the context once it is
+        if view is not None:
+            view.set_fork_context(place, self._source_changed.get(current or "", False))
 
     def pair(self) -> tuple[str, str] | None:
         """What Compare compares: two sessions selected in the tree (of one lineage), or
@@ -185,6 +195,8 @@ class BranchActions(QObject):
         self._land_at_fork = None
         t.stop_following()
         index = c.transcript.index(rows[0])
+        from PySide6.QtWidgets import QAbstractItemView
+
         QTimer.singleShot(0, lambda: t.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtTop))
 
     # --- verbs ------------------------------------------------------------------------
@@ -202,6 +214,8 @@ class BranchActions(QObject):
         sid = self.window.selected_session()
         if sid is None:
             return
+        from PySide6.QtWidgets import QInputDialog, QLineEdit
+
         c = self.window.controller
         dialog = QInputDialog(self.window)
         dialog.setObjectName("renameDialog")
@@ -234,6 +248,10 @@ class BranchActions(QObject):
         entry = c.transcript.entry(row)
         if entry is None or entry.message_id is None:
             return
+        from PySide6.QtWidgets import QMessageBox
+
+        from .message_actions import replace_cost
+
         turns, messages = replace_cost(entry, c.transcript.builder)
         box = QMessageBox(QMessageBox.Icon.Warning, "Edit and replace",
                           f"This deletes {turns} turn{'s' if turns != 1 else ''} "
@@ -292,6 +310,8 @@ class BranchActions(QObject):
     def select_pair(self, a: str, b: str) -> None:
         """Select two rows in the tree (what a person does with Ctrl+click)."""
         w, c = self.window, self.window.controller
+        from PySide6.QtCore import QItemSelectionModel
+
         model = w.tree.selectionModel()
         flags = QItemSelectionModel.SelectionFlag
         for i, sid in enumerate((a, b)):

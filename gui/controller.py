@@ -19,30 +19,21 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from forkwise.core.client.api import (
-    CATALOGUE_REMOVE,
-    CATALOGUE_UPSERT,
-    SESSION_DELTA,
-    SESSION_EVENTS,
-    SESSION_TRUNCATE,
-    SESSION_TURN,
-    ClientAPI,
-    Json,
-    Notification,
-    Unsubscribe,
-)
 from forkwise.core.errors import HostUnavailable, WorkspaceAttachFailed
 
-from .message_actions import question_of
 from .notify import Notifier
 from .ops import OpRunner
 from .session_filter import SessionFilterProxy
 from .session_model import SessionTreeModel
-from .transcript_model import TranscriptModel
+
+if TYPE_CHECKING:  # the client's module comes with the client, after the first frame
+    from forkwise.core.client.api import ClientAPI, Json, Notification, Unsubscribe
+
+    from .transcript_model import TranscriptModel
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +57,6 @@ class Controller(QObject):
         self.tree = SessionTreeModel(self)
         self.proxy = SessionFilterProxy(self)
         self.proxy.setSourceModel(self.tree)
-        self.transcript = TranscriptModel(self)
-        self.transcript.pageRequested.connect(self._fetch_page)
         self.current: str | None = None
         self.loaded = False
         #: the tree holds rows from the store's index, not yet the client's listing
@@ -76,6 +65,23 @@ class Controller(QObject):
         self._fork_started: dict[str, float] = {}
         self._pending_fork: float | None = None
         self._notified.connect(self._apply)
+
+    _transcript: TranscriptModel | None = None
+
+    @property
+    def transcript(self) -> TranscriptModel:
+        """The opened session's rows: built when first asked for (the window's transcript
+        view does so after the first frame, which shows none)."""
+        if self._transcript is None:
+            from .transcript_model import TranscriptModel
+
+            self._transcript = TranscriptModel(self)
+            self._transcript.pageRequested.connect(self._fetch_page)
+        return self._transcript
+
+    def transcript_if_built(self) -> TranscriptModel | None:
+        """The transcript model, or None while nothing has asked for it (no rows yet)."""
+        return self._transcript
 
     # --- start-up -----------------------------------------------------------------
 
@@ -127,6 +133,15 @@ class Controller(QObject):
         self._notified.emit(note)  # queued onto the GUI thread when called from elsewhere
 
     def _apply(self, note: Notification) -> None:
+        from forkwise.core.client.api import (
+            CATALOGUE_REMOVE,
+            CATALOGUE_UPSERT,
+            SESSION_DELTA,
+            SESSION_EVENTS,
+            SESSION_TRUNCATE,
+            SESSION_TURN,
+        )
+
         if note["kind"] == CATALOGUE_UPSERT:
             summary = note["summary"]
             self.tree.upsert(summary)
@@ -214,6 +229,8 @@ class Controller(QObject):
     def retry(self, row: int) -> None:
         """Retry an answer: a branch forked before its turn asks the same question again."""
         entry = self.transcript.entry(row)
+        from .message_actions import question_of
+
         question = (question_of(entry, self.transcript.builder)
                     if entry is not None else None)
         if self.current is None or question is None or question.message_id is None:

@@ -47,10 +47,13 @@ class ElidedLabel(QLabel):
                     return metrics.elidedText(self.head, self.mode, room) + kept
         return metrics.elidedText(text, self.mode, width)
 
-    def paintEvent(self, _event: QPaintEvent) -> None:
+    def paintEvent(self, event: QPaintEvent) -> None:
+        shown = self.shown_text()
+        if shown == self.text():  # it fits: QLabel draws it (without asking for the
+            super().paintEvent(event)  # style in Python: see gui/tree_columns)
+            return
         painter = QPainter(self)
         rect = self.contentsRect()
-        shown = self.shown_text()
         align = int(self.alignment() | Qt.AlignmentFlag.AlignVCenter)
         self.style().drawItemText(painter, rect, align, self.palette(), self.isEnabled(), shown,
                                   self.foregroundRole())

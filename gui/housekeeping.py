@@ -5,11 +5,14 @@ the keyboard. Every call goes through the client (`session.delete`, `session.res
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject
 
-from forkwise.core.client.api import Json
-
 from .controller import Controller
+
+if TYPE_CHECKING:  # the client's module comes with the client, after the first frame
+    from forkwise.core.client.api import Json
 
 
 class Housekeeping(QObject):
@@ -54,7 +57,9 @@ class Housekeeping(QObject):
 
     def pending_approval(self) -> str | None:
         """The opened session's approval that waits for an answer (the latest one)."""
-        model = self.controller.transcript
+        model = self.controller.transcript_if_built()
+        if model is None:  # not built yet: no session was opened
+            return None
         for entry in reversed(model.builder.entries):
             if entry.kind == "approval" and entry.data.get("decision") is None:
                 return str(entry.data.get("approval"))

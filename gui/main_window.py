@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPaintEvent, QResizeEvent
+from PySide6.QtCore import QModelIndex, QSettings, Qt, QTimer
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QKeySequence,
+    QPaintEvent,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QAbstractScrollArea,
     QLabel,
     QLineEdit,
     QMainWindow,
-    QMenu,
     QSplitter,
     QToolBar,
     QTreeView,
@@ -27,14 +34,20 @@ from .context_menu import ContextMenuMixin
 from .controller import Controller
 from .elided_label import ElidedLabel
 from .field_keys import FieldKeys
-from .fork_header import CHANGED_TEXT
 from .housekeeping import Housekeeping
 from .notify import Banner
 from .session_rows import ACTIVITY, ID_ROLE
 from .sort_header import SortHeader
-from .transcript_view import TranscriptView
 from .tree_columns import TreeColumns
 from .viewport import adopt_viewport
+
+# Classes the first frame does not use are imported where they are: importing a PySide
+# class creates it and its enums.
+if TYPE_CHECKING:
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QMenu
+
+    from .transcript_view import TranscriptView
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +107,8 @@ class SessionTree(ContextMenuMixin, QTreeView):
             QTimer.singleShot(0, self.window_.controller.tree.fetch_all)
 
     def build_context_menu(self, index: QModelIndex) -> QMenu:
+        from PySide6.QtWidgets import QMenu
+
         w = self.window_
         menu = QMenu(self)
         menu.setObjectName("sessionMenu")
@@ -158,11 +173,81 @@ class MainWindow(QMainWindow):
         if self._agents_installed:
             return
         self._agents_installed = True
+        self.columns.settle()  # the tree's widths with the style's own margin
+        self.banner  # noqa: B018  (built now: notices may come from here on)
+        self.transcript  # noqa: B018  (built now: the agents add to its menu)
         from .agents import _start_watching, install
 
         install(self)
         if self.controller.loaded:
             _start_watching(self)
+
+    _banner: Banner | None = None
+
+    @property
+    def banner(self) -> Banner:
+        """The notifications' strip above the transcript, built when first asked for (at
+        the latest after the tree's first rows): hidden until a notice comes, it is not in
+        the first frame, and the notifier holds what is posted before it exists."""
+        if self._banner is None:
+            right = self.header_label.parentWidget()
+            assert right is not None  # the detail pane (`_build_panes`)
+            self._banner = Banner(self.controller.notifier, right)
+            layout = right.layout()
+            assert isinstance(layout, QVBoxLayout)
+            layout.insertWidget(layout.indexOf(self.header_label) + 1, self._banner)
+            self._order_focus()
+        return self._banner
+
+    _transcript: TranscriptView | None = None
+
+    @property
+    def transcript(self) -> TranscriptView:
+        """The transcript view, built (in the placeholder's place) when first asked for."""
+        if self._transcript is None:
+            self._transcript = self._build_transcript()
+        return self._transcript
+
+    def _build_transcript(self) -> TranscriptView:
+        from .transcript_view import TranscriptView
+
+        c, slot = self.controller, self.transcript_slot
+        right = slot.parentWidget()
+        assert right is not None  # the detail pane (`_build_panes`)
+        t = TranscriptView(right)
+        t.setModel(c.transcript)
+        t.title_of = self._title_of
+        layout = right.layout()
+        assert isinstance(layout, QVBoxLayout)
+        layout.replaceWidget(slot, t)
+        slot.hide()
+        slot.deleteLater()
+        self._transcript = t
+        self._order_focus()
+        t.forkFromMessage.connect(c.fork_from_message)
+        t.forkBeforeMessage.connect(c.fork_before_message)
+        t.editResend.connect(self.begin_edit)
+        t.sourceRequested.connect(self.select_session)
+        t.sessionRequested.connect(self.select_session)  # a subagent's or a fork's link
+        t.approvalDecided.connect(c.approve)
+        t.endRequested.connect(c.reopen_at_end)
+        for signal in (c.transcript.rowsInserted, c.transcript.dataChanged,
+                       c.transcript.modelReset, c.transcript.rowsRemoved):
+            signal.connect(self._update_approval_actions)
+        self.branches.wire_transcript(t)
+        return t
+
+    def _order_focus(self) -> None:
+        """Tab goes list, banner, transcript, composer, as the panes are laid out: the
+        banner and the transcript, built after the first frame, would come last."""
+        chain: list[QWidget] = [self.tree]
+        if self._banner is not None:
+            chain += [self._banner.close_button, self._banner.action_button]
+        if self._transcript is not None:
+            chain.append(self._transcript)
+        chain += [self.composer.edit, self.composer.send_button, self.composer.stop_button]
+        for first, second in pairwise(chain):
+            QWidget.setTabOrder(first, second)
 
     @property
     def search_page(self) -> Any:
@@ -280,17 +365,18 @@ class MainWindow(QMainWindow):
         font.setPointSizeF(font.pointSizeF() * 1.15)
         font.setBold(True)
         self.header_label.setFont(font)
-        self.banner = Banner(c.notifier, right)
-        self.transcript = TranscriptView(right)
-        self.transcript.setModel(c.transcript)
-        self.transcript.title_of = self._title_of
+        # The transcript view in the first frame is this empty frame of the same look:
+        # its module (the window's largest) and its widget come once they are used
+        # (`transcript`), at the latest right after the tree's first rows (`install_agents`).
+        # (a scroll area draws the list view's frame and base-coloured viewport)
+        self.transcript_slot = QAbstractScrollArea(right)
+        self.transcript_slot.setObjectName("transcriptSlot")
         self.composer = Composer(right)
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 6, 6, 0)
         rl.setSpacing(4)
         rl.addWidget(self.header_label)
-        rl.addWidget(self.banner)
-        rl.addWidget(self.transcript, 1)
+        rl.addWidget(self.transcript_slot, 1)
         rl.addWidget(self.composer)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -368,9 +454,6 @@ class MainWindow(QMainWindow):
             lambda: self.housekeeping.duplicate(self.selected_session()))
         self.action_approve.triggered.connect(lambda: self.housekeeping.answer(True))
         self.action_deny.triggered.connect(lambda: self.housekeeping.answer(False))
-        for signal in (c.transcript.rowsInserted, c.transcript.dataChanged,
-                       c.transcript.modelReset, c.transcript.rowsRemoved):
-            signal.connect(self._update_approval_actions)
         self.action_stop.triggered.connect(c.cancel)
         self.action_use_model.triggered.connect(
             lambda: c.use_configured_model(self.selected_session()))
@@ -409,14 +492,6 @@ class MainWindow(QMainWindow):
         self.tree.collapsed.connect(lambda index: self._expanded_changed(index, False))
         self.tree.expanded.connect(lambda index: self._expanded_changed(index, True))
         c.forkShown.connect(self._fork_shown)
-        t = self.transcript
-        t.forkFromMessage.connect(c.fork_from_message)
-        t.forkBeforeMessage.connect(c.fork_before_message)
-        t.editResend.connect(self.begin_edit)
-        t.sourceRequested.connect(self.select_session)
-        t.sessionRequested.connect(self.select_session)  # a subagent's or a fork's link
-        t.approvalDecided.connect(c.approve)
-        t.endRequested.connect(c.reopen_at_end)
         self.composer.sendRequested.connect(self._send)
         self.composer.stopRequested.connect(c.cancel)
         self.action_new.setEnabled(c.loaded)  # it needs the client: enabled once loaded
@@ -450,6 +525,8 @@ class MainWindow(QMainWindow):
         while parent.isValid():
             self.tree.expand(parent)
             parent = parent.parent()
+        from PySide6.QtCore import QItemSelectionModel
+
         self.tree.selectionModel().setCurrentIndex(
             index,
             QItemSelectionModel.SelectionFlag.ClearAndSelect
@@ -563,6 +640,8 @@ class MainWindow(QMainWindow):
         if summary.get("running"):
             bits.append("running")
         if self.branches.source_changed(sid):
+            from .fork_header import CHANGED_TEXT  # (a fork's header: after the first frame)
+
             bits.append(f"⚠ {CHANGED_TEXT.lower().replace('its ', '')}")
         # cut short, the title gives way first, then the model: a state stays in view
         states = bits[2:] if summary.get("model") else bits[1:]  # running, source changed

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+from PySide6.QtWidgets import QFrame, QWidget
 
 from .error_text import describe, error_code
 
@@ -77,6 +77,10 @@ class Banner(QFrame):
     INFO_MS = 6000
 
     def __init__(self, notifier: Notifier, parent: QWidget | None = None) -> None:
+        # imported here: a PySide class is created (with its enums) when first imported,
+        # and the window builds its banner after its first frame
+        from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton
+
         super().__init__(parent)
         self.setObjectName("banner")
         self.setAccessibleName("Notifications")

@@ -10,7 +10,6 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from .badges import badge_icon
-from .source_badges import source_icon, tool_name
 
 Json = dict[str, Any]
 SortKey = tuple[Any, ...]
@@ -58,6 +57,8 @@ def row_data(sid: str, s: Json, column: int, role: int, title_of: Callable[[str]
             return s.get("model") or ""
     elif role == Qt.ItemDataRole.DecorationRole and column == TITLE:
         if s.get("source") and relation_of(s) is None:
+            from .source_badges import source_icon  # (its rows come after the first frame)
+
             return source_icon(str(s["source"]))  # an agent's own session: its tool
         return badge_icon(relation_of(s))
     elif role == Qt.ItemDataRole.ToolTipRole:
@@ -93,6 +94,8 @@ def _tooltip(sid: str, s: Json, title_of: Callable[[str], str]) -> str:
         verb = "Subagent started by" if relation_of(s) == "subagent" else "Forked from"
         lines.append(f"{verb} “{parent_title}” at event {s.get('seedLength', 0)}")
     if s.get("source"):
+        from .source_badges import tool_name
+
         lines.append(f"Imported from {tool_name(s['source'])}")
     if s.get("waiting"):
         lines.append(waiting_text(s))

@@ -10,13 +10,17 @@ indicator themselves (windowsvista, windows11, macos) get Qt's value unchanged.
 
 from __future__ import annotations
 
+import sys
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHeaderView, QStyleOptionHeader, QWidget
+from PySide6.QtWidgets import QHeaderView, QWidget
+
+if TYPE_CHECKING:  # imported once the header paints: not before the window's first frame
+    from PySide6.QtWidgets import QStyleOptionHeader
 
 #: styles that translate Qt's sort indicator into the platform's own
 NATIVE_STYLES = frozenset({"windowsvista", "windows11", "macos"})
-
-_Sort = QStyleOptionHeader.SortIndicator
 
 
 class SortHeader(QHeaderView):
@@ -31,14 +35,19 @@ class SortHeader(QHeaderView):
 
     def arrow(self) -> QStyleOptionHeader.SortIndicator:
         """The arrow this header asks the style to draw (None when it shows no sort)."""
+        from PySide6.QtWidgets import QStyleOptionHeader
+
+        _Sort = QStyleOptionHeader.SortIndicator
         if not self.isSortIndicatorShown() or self.sortIndicatorSection() < 0:
             return _Sort.None_
         ascending = self.sortIndicatorOrder() == Qt.SortOrder.AscendingOrder
-        if self.style().name().lower() in NATIVE_STYLES:
+        # (those styles exist on Windows and macOS only; elsewhere the style is not asked:
+        # its PySide class and enums cost ~4 ms on the way to the first frame)
+        if sys.platform in ("win32", "darwin") and self.style().name().lower() in NATIVE_STYLES:
             return _Sort.SortDown if ascending else _Sort.SortUp  # Qt's own value
         return _Sort.SortUp if ascending else _Sort.SortDown
 
     def initStyleOptionForIndex(self, option: QStyleOptionHeader, logicalIndex: int) -> None:
         super().initStyleOptionForIndex(option, logicalIndex)
-        if option.sortIndicator != _Sort.None_:
+        if option.sortIndicator != type(option).SortIndicator.None_:
             option.sortIndicator = self.arrow()

@@ -11,12 +11,16 @@ themselves stays.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QSettings, Qt
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QHeaderView, QMenu, QStyle, QTreeView
+from PySide6.QtCore import QEvent, QObject, QSettings, Qt
+from PySide6.QtWidgets import QHeaderView, QTreeView
 
 from .session_rows import ACTIVITY, COLUMNS, MESSAGES, MODEL, RUNNING_TEXT, TITLE, WAITING_TEXT
+
+if TYPE_CHECKING:  # the header's menu: built when first asked for
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QMenu
 
 KEY = "window/treeHeader"
 WIDTHS = {ACTIVITY: 84, MESSAGES: 72, MODEL: 112}
@@ -28,6 +32,11 @@ ARROW = 24
 TITLE_ROOM = 170
 #: the columns that step aside for Title, first to last
 GIVE_WAY = (MESSAGES, MODEL)
+#: the style's focus-frame margin the widths are fitted with before the window's first
+#: frame: Qt's common value (QCommonStyle, Fusion, Windows). Asking the style has PySide
+#: create its QStyle class and every enum of it (~4 ms of CPU, PySide 6.11), which that
+#: frame needs nowhere else; the style's own value is asked right after it (`settle`).
+PROVISIONAL_MARGIN = 2
 
 
 def activity_samples() -> list[str]:
@@ -38,11 +47,18 @@ def activity_samples() -> list[str]:
     return [d.strftime("%d %b %H:%M") for d in when] + ["2000-12-28", RUNNING_TEXT, WAITING_TEXT]
 
 
-def fitted_width(tree: QTreeView, column: int) -> int:
+def focus_margin(tree: QTreeView) -> int:
+    """The tree's style's horizontal focus-frame margin."""
+    from PySide6.QtWidgets import QStyle
+
+    return tree.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, tree)
+
+
+def fitted_width(tree: QTreeView, column: int, focus: int | None = None) -> int:
     """`column`'s starting width: its widest usual text in the tree's font (a fixed pixel
-    width cut "03 Dec 21:21" to "03 D…1:21"), and never narrower than its header."""
-    style = tree.style()
-    margin = 2 * (style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, tree) + 1)
+    width cut "03 Dec 21:21" to "03 D…1:21"), and never narrower than its header.
+    `focus`: the style's focus-frame margin, if known (else it is asked)."""
+    margin = 2 * ((focus_margin(tree) if focus is None else focus) + 1)
     samples = activity_samples() if column == ACTIVITY else ["999999"]
     cells = max(tree.fontMetrics().horizontalAdvance(text) for text in samples) + 2 * margin
     name = tree.header().fontMetrics().horizontalAdvance(COLUMNS[column]) + ARROW + margin
@@ -61,18 +77,48 @@ class TreeColumns(QObject):
         self.squeezed: set[int] = set()
         #: columns the person turned on here: they do not step aside
         self.kept: set[int] = set()
+        #: the focus margin the widths are fitted with (the style's once `settle` ran)
+        self.focus = PROVISIONAL_MARGIN
+        #: widths fitted with the provisional margin, until `settle`
+        self._provisional: dict[int, int] = {}
+        self._settling = False
         header = tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(TITLE, QHeaderView.ResizeMode.Stretch)
         for column in WIDTHS:
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-            header.resizeSection(column, fitted_width(tree, column))
+            width = fitted_width(tree, column, self.focus)
+            header.resizeSection(column, width)
+            self._provisional[column] = width
         for column in HIDDEN_AT_FIRST:
             header.setSectionHidden(column, True)
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._popup)
-        header.sectionResized.connect(lambda *_a: self.save())
+        header.sectionResized.connect(self._resized)
         tree.viewport().installEventFilter(self)
+
+    def _resized(self, *_args: object) -> None:
+        if not self._settling:
+            self.save()
+
+    def settle(self) -> None:
+        """After the first frame: the widths fitted with the style's own focus margin,
+        where it differs from the provisional one and the width is still that fit (not
+        restored from the settings, nor set by the person)."""
+        provisional, self._provisional = self._provisional, {}
+        if self.focus != PROVISIONAL_MARGIN:
+            return  # settled already
+        self.focus = focus_margin(self.tree)
+        if self.focus == PROVISIONAL_MARGIN:
+            return
+        header = self.tree.header()
+        self._settling = True  # not the person's choice: nothing saved
+        try:
+            for column, width in provisional.items():
+                if header.sectionSize(column) == width:
+                    header.resizeSection(column, fitted_width(self.tree, column, self.focus))
+        finally:
+            self._settling = False
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize and watched is self.tree.viewport():
@@ -87,7 +133,8 @@ class TreeColumns(QObject):
         if room <= 0 or not self.tree.isVisible():  # not laid out yet: when shown
             return
         shown = [c for c in WIDTHS if not header.isSectionHidden(c) or c in self.squeezed]
-        fixed = {c: header.sectionSize(c) or fitted_width(self.tree, c) for c in shown}
+        fixed = {c: header.sectionSize(c) or fitted_width(self.tree, c, self.focus)
+                 for c in shown}
         hide: set[int] = set()
         for column in GIVE_WAY:
             if room - sum(w for c, w in fixed.items() if c not in hide) >= TITLE_ROOM:
@@ -135,6 +182,9 @@ class TreeColumns(QObject):
 
     def build_menu(self) -> QMenu:
         """Show/hide each column but Title (built, not shown: tests inspect it)."""
+        from PySide6.QtGui import QAction
+        from PySide6.QtWidgets import QMenu
+
         header = self.tree.header()
         menu = QMenu(header)
         menu.setObjectName("columnsMenu")
@@ -156,7 +206,7 @@ class TreeColumns(QObject):
         (self.kept.add if visible else self.kept.discard)(column)
         header.setSectionHidden(column, not visible)
         if visible and header.sectionSize(column) < 30:
-            header.resizeSection(column, fitted_width(self.tree, column))
+            header.resizeSection(column, fitted_width(self.tree, column, self.focus))
         self.save()
         self.fit()
 

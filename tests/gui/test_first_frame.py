@@ -1,0 +1,169 @@
+"""The window's first frame leaves out what it does not show (issue 19): the transcript view
+and its model, the banner, the client's modules. They come right after the tree's first
+rows, and the window then works as before: the transcript in the placeholder's place, Tab
+going list, transcript, composer, the shortcuts working.
+
+The app starts in a fresh process (this one has every module imported already); it prints
+what it saw at the main window's first Paint event and once the store's listing is in."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import QProxyStyle, QStyle, QTreeView
+
+from forkwise.core.demo import build_demo_store
+from forkwise.gui.session_rows import ACTIVITY, COLUMNS, MESSAGES
+from forkwise.gui.tree_columns import KEY, PROVISIONAL_MARGIN, TreeColumns, fitted_width
+
+pytestmark = pytest.mark.gui
+
+SCRIPT = r"""
+import json, os, sys
+from forkwise.gui import app as A
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QWidget
+
+seen = {}
+
+def focus_order(window):
+    names, w = [], window.filter_box
+    for _ in range(300):
+        policy = w.focusPolicy()
+        if (policy & Qt.FocusPolicy.TabFocus) == Qt.FocusPolicy.TabFocus and w.isVisible() \
+                and w.isEnabled() and w.objectName():
+            names.append(w.objectName())
+        w = w.nextInFocusChain()
+        if w is window.filter_box:
+            break
+    return names
+
+def geometry(widget):
+    r = widget.geometry()
+    return [r.x(), r.y(), r.width(), r.height()]
+
+class FirstPaint(QObject):
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint and "first" not in seen:
+            w = self.window
+            slot = w.findChild(QWidget, "transcriptSlot")
+            seen["first"] = {
+                "modules": sorted(m for m in sys.modules if m.startswith("forkwise")),
+                "transcript": w.findChild(QWidget, "transcript") is not None,
+                "banner": w.findChild(QWidget, "banner") is not None,
+                "slot": geometry(slot) if slot is not None and slot.isVisible() else None,
+            }
+        return False
+
+def after(window):
+    t = window.findChild(QWidget, "transcript")
+    slot = window.findChild(QWidget, "transcriptSlot")
+    seen["after"] = {
+        "transcript": geometry(t) if t is not None and t.isVisible() else None,
+        "slot": slot is not None and slot.isVisible(),
+        "banner": window.findChild(QWidget, "banner") is not None,
+        "rows": window.controller.transcript.rowCount(),
+        "order": focus_order(window),
+    }
+    window.activateWindow()
+    window.tree.setFocus()
+    QTest.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)  # Find…
+    seen["after"]["find_focus"] = QApplication.focusWidget() is window.filter_box
+    window.close()
+
+build = A._build_window
+
+def watched(*args, **kwargs):
+    window = build(*args, **kwargs)
+    window._first_paint = FirstPaint(window)
+    window.installEventFilter(window._first_paint)
+    window.controller.treeLoaded.connect(
+        lambda _n: QTimer.singleShot(500, lambda: after(window)))
+    return window
+
+A._build_window = watched
+status = A.run(sys.argv[1], None, None)
+print(json.dumps({"status": status, **seen}))
+"""
+
+
+def test_first_frame_leaves_out_the_transcript_which_then_takes_its_place(
+        tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    build_demo_store(store)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_API="pyside6",
+               QT_LOGGING_RULES="qt.qpa.*=false", XDG_CONFIG_HOME=str(tmp_path / "config"))
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(store)], capture_output=True,
+                          text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["status"] == 0
+
+    first = seen["first"]
+    for module in ("forkwise.gui.transcript_view", "forkwise.gui.transcript_model",
+                   "forkwise.gui.agents", "forkwise.core.client.api",
+                   "forkwise.core.client.local"):
+        assert module not in first["modules"], f"{module} imported before the first frame"
+    assert "forkwise.gui.main_window" in first["modules"]  # the watch saw the real window
+    assert not first["transcript"]
+    assert not first["banner"]
+    assert first["slot"] is not None, "a placeholder holds the transcript's place"
+
+    later = seen["after"]
+    assert later["transcript"] == first["slot"], "the transcript where its placeholder was"
+    assert not later["slot"]
+    assert later["banner"]
+    assert later["rows"] > 0  # the newest session was opened into it
+    order = later["order"]
+    assert order.index("sessionTree") < order.index("transcript") < order.index("composer")
+    assert later["find_focus"], "Ctrl+F puts the keyboard in the filter"
+
+
+def test_column_widths_take_the_styles_own_focus_margin_after_the_first_frame(
+        qapp: Any, tmp_path: Path) -> None:
+    """Fitted with Qt's common focus margin before the first frame, the tree's columns are
+    refitted with the style's own (`TreeColumns.settle`): here a style with a wider one.
+    A width the person set meanwhile stays, and settling saves nothing."""
+
+    class WideFocus(QProxyStyle):
+        def pixelMetric(self, metric: QStyle.PixelMetric, option: Any = None,
+                        widget: Any = None) -> int:
+            if metric == QStyle.PixelMetric.PM_FocusFrameHMargin:
+                return 12
+            return super().pixelMetric(metric, option, widget)
+
+    tree = QTreeView()
+    model = QStandardItemModel(0, len(COLUMNS), tree)
+    model.setHorizontalHeaderLabels(list(COLUMNS))
+    tree.setModel(model)
+    style = WideFocus()
+    tree.setStyle(style)
+    settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+    columns = TreeColumns(tree, settings)
+    header = tree.header()
+    provisional = header.sectionSize(ACTIVITY)
+    assert provisional == fitted_width(tree, ACTIVITY, PROVISIONAL_MARGIN)
+    header.resizeSection(MESSAGES, 150)  # the person's width
+    settings.remove(KEY)
+
+    columns.settle()
+
+    assert header.sectionSize(ACTIVITY) == fitted_width(tree, ACTIVITY) > provisional
+    assert header.sectionSize(MESSAGES) == 150
+    assert settings.value(KEY) is None
+    columns.settle()  # once only
+    assert header.sectionSize(ACTIVITY) == fitted_width(tree, ACTIVITY)
+    tree.deleteLater()
