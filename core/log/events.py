@@ -17,6 +17,7 @@ from typing import Any, Final
 import orjson
 
 from forkwise.core.errors import InvalidEvent
+from forkwise.core.log.plain_json import plain_copy
 
 TURN_START: Final = "turn/start"
 TURN_END: Final = "turn/end"
@@ -112,12 +113,15 @@ class Event:
             raw = orjson.dumps(record)
         except TypeError as exc:
             raise InvalidEvent(f"event {etype!r} cannot be stored as JSON: {exc}") from exc
-        # the fields as a reader of the line gets them; the payload was checked above
-        decoded = orjson.loads(raw)
-        if too_deep(raw, decoded):
+        # the fields as a reader of the line gets them: a copy of a payload of plain JSON
+        # values is that already; anything else is decoded from the line
+        fields = plain_copy(payload)
+        if fields is None:
+            fields = orjson.loads(raw)
+            del fields["seq"], fields["type"], fields["ts"]
+        if too_deep(raw, fields):
             raise InvalidEvent(f"event {seq}: JSON nested deeper than {MAX_NESTING} levels")
-        del decoded["seq"], decoded["type"], decoded["ts"]
-        return cls(seq, etype, record["ts"], MappingProxyType(decoded), raw)
+        return cls(seq, etype, record["ts"], MappingProxyType(fields), raw)
 
 
 def check_record(record: dict[str, Any], raw: bytes | None = None) -> tuple[int, str]:
