@@ -195,13 +195,22 @@ def _deeper(value: object) -> bool:
 def check_fields(etype: str, payload: Mapping[str, Any], seq: int | None = None) -> None:
     """Check that a payload may be stored: no reserved keys, and the required fields of a
     known event type."""
-    bad = RESERVED.intersection(payload)
-    if bad:
+    if not RESERVED.isdisjoint(payload):
+        bad = sorted(RESERVED.intersection(payload))
         where = f"event {seq} ({etype})" if seq is not None else f"event {etype}"
-        raise InvalidEvent(f"{where}: payload may not set {sorted(bad)}")
+        raise InvalidEvent(f"{where}: payload may not set {bad}")
     required = _REQUIRED.get(etype)
     if required is not None:
-        _check_required(etype, payload, required, seq)
+        # the check of every appended event: inline while it passes (as `check_record`)
+        get = payload.get
+        for name, kind in required:
+            if type(get(name)) is not kind:
+                _check_required(etype, payload, required, seq)  # raises, naming the field
+        if etype == MESSAGE:
+            if payload["role"] not in ROLES:
+                _check_required(etype, payload, required, seq)
+        elif etype == HISTORY_FORK and payload["boundary"] < 0:
+            _check_required(etype, payload, required, seq)
 
 
 def _check_required(
