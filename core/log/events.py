@@ -108,20 +108,53 @@ class Event:
     ) -> Event:
         """A new event for appending; its line is encoded once, here."""
         check_fields(etype, payload)
-        record = {"seq": seq, "type": etype, "ts": ts or now_ts(), **payload}
+        return cls._encoded(seq, etype, ts or now_ts(), payload, plain_copy(payload))
+
+    @classmethod
+    def from_draft(cls, seq: int, draft: Mapping[str, Any], ts: str) -> Event:
+        """`build` from a draft `{"type": …, fields…}`: its own `ts` when it gives a
+        string, else `ts`; a `seq` it gives is not kept. One copy of a plain draft serves
+        as both the payload and the fields."""
+        etype = draft.get("type")
+        if not isinstance(etype, str) or not etype:
+            raise InvalidEvent("a draft needs a non-empty 'type'")
+        own_ts = draft.get("ts")
+        fields = plain_copy(draft)
+        if fields is None:
+            payload: Mapping[str, Any] = {k: v for k, v in draft.items() if k not in RESERVED}
+        else:
+            del fields["type"]
+            fields.pop("ts", None)
+            fields.pop("seq", None)
+            payload = fields
+        check_fields(etype, payload)
+        return cls._encoded(
+            seq, etype, own_ts if isinstance(own_ts, str) else ts, payload, fields
+        )
+
+    @classmethod
+    def _encoded(
+        cls,
+        seq: int,
+        etype: str,
+        ts: str,
+        payload: Mapping[str, Any],
+        fields: dict[str, Any] | None,
+    ) -> Event:
+        """The event of a checked payload, its line encoded; `fields`: the payload's
+        plain copy (`plain_copy`), or None to decode them from the line."""
         try:
-            raw = orjson.dumps(record)
+            raw = orjson.dumps({"seq": seq, "type": etype, "ts": ts, **payload})
         except TypeError as exc:
             raise InvalidEvent(f"event {etype!r} cannot be stored as JSON: {exc}") from exc
         # the fields as a reader of the line gets them: a copy of a payload of plain JSON
         # values is that already; anything else is decoded from the line
-        fields = plain_copy(payload)
         if fields is None:
             fields = orjson.loads(raw)
             del fields["seq"], fields["type"], fields["ts"]
         if too_deep(raw, fields):
             raise InvalidEvent(f"event {seq}: JSON nested deeper than {MAX_NESTING} levels")
-        return cls(seq, etype, record["ts"], MappingProxyType(fields), raw)
+        return cls(seq, etype, ts, MappingProxyType(fields), raw)
 
 
 def check_record(record: dict[str, Any], raw: bytes | None = None) -> tuple[int, str]:

@@ -179,3 +179,38 @@ def test_built_fields_share_nothing_with_the_payload() -> None:
 def test_build_refuses_what_a_line_cannot_hold(payload: dict[str, Any]) -> None:
     with pytest.raises(InvalidEvent, match="cannot be stored as JSON"):
         Event.build(1, "plugin/test", payload)
+
+
+@given(seq=st.integers(1, 10**6), payload=payloads, own_ts=st.sampled_from([None, "t0", 5]))
+@examples(default=200, long=2000)
+def test_an_event_from_a_draft_is_the_one_built_from_its_payload(
+    seq: int, payload: dict[str, Any], own_ts: Any
+) -> None:
+    """`from_draft` (the store's appends) is `build` of the draft less its type, ts and
+    seq, at the draft's own ts when it is a string."""
+    draft: dict[str, Any] = {"type": "plugin/test", **payload, "seq": 99}
+    if own_ts is not None:
+        draft["ts"] = own_ts
+    ts = own_ts if isinstance(own_ts, str) else "2026-01-01T00:00:00.000Z"
+    built = Event.build(seq, "plugin/test", payload, ts)
+    drafted = Event.from_draft(seq, draft, "2026-01-01T00:00:00.000Z")
+    assert drafted.raw == built.raw
+    assert (drafted.seq, drafted.type, drafted.ts) == (built.seq, built.type, built.ts)
+    assert same_json(dict(drafted.fields), dict(built.fields))
+    assert same_json(dict(drafted.fields), dict(_read_back(drafted).fields))
+
+
+@pytest.mark.parametrize("value", [(1, 2), _Text("sub"), float("nan"), {"k": [(1,)]}])
+def test_a_draft_a_line_would_change_is_what_the_line_reads_back(value: Any) -> None:
+    drafted = Event.from_draft(3, {"type": "plugin/test", "v": value, "ts": "t"}, "now")
+    assert drafted.ts == "t"
+    assert same_json(dict(drafted.fields), dict(_read_back(drafted).fields))
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [{}, {"type": ""}, {"type": 3}, {"type": "plugin/test", "v": object()}, {"type": MESSAGE}],
+)
+def test_from_draft_refuses_what_build_refuses(draft: dict[str, Any]) -> None:
+    with pytest.raises(InvalidEvent):
+        Event.from_draft(1, draft, "now")
