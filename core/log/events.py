@@ -17,6 +17,7 @@ from typing import Any, Final
 import orjson
 
 from forkwise.core.errors import InvalidEvent
+from forkwise.core.log.plain_json import plain_copy
 
 TURN_START: Final = "turn/start"
 TURN_END: Final = "turn/end"
@@ -107,17 +108,53 @@ class Event:
     ) -> Event:
         """A new event for appending; its line is encoded once, here."""
         check_fields(etype, payload)
-        record = {"seq": seq, "type": etype, "ts": ts or now_ts(), **payload}
+        return cls._encoded(seq, etype, ts or now_ts(), payload, plain_copy(payload))
+
+    @classmethod
+    def from_draft(cls, seq: int, draft: Mapping[str, Any], ts: str) -> Event:
+        """`build` from a draft `{"type": …, fields…}`: its own `ts` when it gives a
+        string, else `ts`; a `seq` it gives is not kept. One copy of a plain draft serves
+        as both the payload and the fields."""
+        etype = draft.get("type")
+        if not isinstance(etype, str) or not etype:
+            raise InvalidEvent("a draft needs a non-empty 'type'")
+        own_ts = draft.get("ts")
+        fields = plain_copy(draft)
+        if fields is None:
+            payload: Mapping[str, Any] = {k: v for k, v in draft.items() if k not in RESERVED}
+        else:
+            del fields["type"]
+            fields.pop("ts", None)
+            fields.pop("seq", None)
+            payload = fields
+        check_fields(etype, payload)
+        return cls._encoded(
+            seq, etype, own_ts if isinstance(own_ts, str) else ts, payload, fields
+        )
+
+    @classmethod
+    def _encoded(
+        cls,
+        seq: int,
+        etype: str,
+        ts: str,
+        payload: Mapping[str, Any],
+        fields: dict[str, Any] | None,
+    ) -> Event:
+        """The event of a checked payload, its line encoded; `fields`: the payload's
+        plain copy (`plain_copy`), or None to decode them from the line."""
         try:
-            raw = orjson.dumps(record)
+            raw = orjson.dumps({"seq": seq, "type": etype, "ts": ts, **payload})
         except TypeError as exc:
             raise InvalidEvent(f"event {etype!r} cannot be stored as JSON: {exc}") from exc
-        # the fields as a reader of the line gets them; the payload was checked above
-        decoded = orjson.loads(raw)
-        if too_deep(raw, decoded):
+        # the fields as a reader of the line gets them: a copy of a payload of plain JSON
+        # values is that already; anything else is decoded from the line
+        if fields is None:
+            fields = orjson.loads(raw)
+            del fields["seq"], fields["type"], fields["ts"]
+        if too_deep(raw, fields):
             raise InvalidEvent(f"event {seq}: JSON nested deeper than {MAX_NESTING} levels")
-        del decoded["seq"], decoded["type"], decoded["ts"]
-        return cls(seq, etype, record["ts"], MappingProxyType(decoded), raw)
+        return cls(seq, etype, ts, MappingProxyType(fields), raw)
 
 
 def check_record(record: dict[str, Any], raw: bytes | None = None) -> tuple[int, str]:
@@ -191,13 +228,22 @@ def _deeper(value: object) -> bool:
 def check_fields(etype: str, payload: Mapping[str, Any], seq: int | None = None) -> None:
     """Check that a payload may be stored: no reserved keys, and the required fields of a
     known event type."""
-    bad = RESERVED.intersection(payload)
-    if bad:
+    if not RESERVED.isdisjoint(payload):
+        bad = sorted(RESERVED.intersection(payload))
         where = f"event {seq} ({etype})" if seq is not None else f"event {etype}"
-        raise InvalidEvent(f"{where}: payload may not set {sorted(bad)}")
+        raise InvalidEvent(f"{where}: payload may not set {bad}")
     required = _REQUIRED.get(etype)
     if required is not None:
-        _check_required(etype, payload, required, seq)
+        # the check of every appended event: inline while it passes (as `check_record`)
+        get = payload.get
+        for name, kind in required:
+            if type(get(name)) is not kind:
+                _check_required(etype, payload, required, seq)  # raises, naming the field
+        if etype == MESSAGE:
+            if payload["role"] not in ROLES:
+                _check_required(etype, payload, required, seq)
+        elif etype == HISTORY_FORK and payload["boundary"] < 0:
+            _check_required(etype, payload, required, seq)
 
 
 def _check_required(

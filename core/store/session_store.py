@@ -22,7 +22,6 @@ import orjson
 from forkwise.core.errors import (
     DuplicateSessionId,
     ForkwiseError,
-    InvalidEvent,
     SourceNotFound,
     StaleSession,
     StorageError,
@@ -777,16 +776,10 @@ class _Taken:
 
 def _build(drafts: Iterable[Draft], last_seq: int) -> tuple[Event, ...]:
     """The events of one write: drafts without a `ts` get the time of the write."""
-    out = []
     now = now_ts()
-    for i, draft in enumerate(drafts, start=last_seq + 1):
-        etype = draft.get("type")
-        if not isinstance(etype, str) or not etype:
-            raise InvalidEvent("a draft needs a non-empty 'type'")
-        ts = draft.get("ts")
-        payload = {k: v for k, v in draft.items() if k not in ("type", "ts", "seq")}
-        out.append(Event.build(i, etype, payload, ts if isinstance(ts, str) else now))
-    return tuple(out)
+    return tuple(
+        Event.from_draft(i, draft, now) for i, draft in enumerate(drafts, start=last_seq + 1)
+    )
 
 
 def _feed_atomically(state: BracketState, events: Sequence[Event]) -> None:

@@ -3,6 +3,7 @@ what the loader would refuse is never built."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import orjson
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import examples, payloads
+from typed_json import same_json
 
 from forkwise.core.errors import InvalidEvent
 from forkwise.core.log.events import (
@@ -110,3 +112,105 @@ def test_the_loader_and_the_writer_refuse_the_same_fields(etype: str) -> None:
         with pytest.raises(InvalidEvent) as read:
             check_record(record, orjson.dumps(record))
         assert str(read.value) == str(written.value)
+
+
+def _read_back(event: Event) -> Event:
+    assert event.raw is not None
+    return Event.from_record(orjson.loads(event.raw), event.raw)
+
+
+@given(seq=st.integers(1, 10**6), payload=payloads)
+@examples(default=200, long=2000)
+def test_built_fields_have_the_types_a_reader_gets(seq: int, payload: dict[str, Any]) -> None:
+    built = Event.build(seq, "plugin/test", payload, "2026-01-01T00:00:00.000Z")
+    assert same_json(dict(built.fields), dict(_read_back(built).fields))
+
+
+class _Text(str):
+    pass
+
+
+class _Number(int):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        (1, 2),
+        [(1,), {"a": (2, 3)}],
+        _Text("sub"),
+        {"k": _Text("sub")},
+        _Number(3),
+        [_Number(3)],
+        float("nan"),
+        float("inf"),
+        [float("-inf")],
+        {"n": OrderedDict(a=1)},
+        1.0,
+        -0.0,
+        True,
+        2**63 - 1,
+    ],
+)
+def test_values_a_line_would_change_are_what_the_line_reads_back(value: Any) -> None:
+    """A tuple becomes a list, a subclass its base, NaN and the infinities null: what is
+    built is what is read, type for type."""
+    built = Event.build(1, "plugin/test", {"v": value, "w": [value]})
+    assert same_json(dict(built.fields), dict(_read_back(built).fields))
+
+
+def test_built_fields_share_nothing_with_the_payload() -> None:
+    parts = [{"type": "text", "text": "hi"}]
+    payload = {"id": "m", "role": "user", "turn": "t", "parts": parts, "meta": {"a": [1]}}
+    built = Event.build(1, MESSAGE, payload)
+    parts[0]["text"] = "changed"
+    parts.append({"type": "text", "text": "more"})
+    payload["meta"]["a"].append(2)  # type: ignore[index]
+    payload["extra"] = 1
+    assert same_json(dict(built.fields), dict(_read_back(built).fields))
+    assert built.fields["parts"] == [{"type": "text", "text": "hi"}]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [{"v": object()}, {"v": {1: "x"}}, {"v": [{"k": {2: 3}}]}, {"v": {"s"}}, {"v": 2**64}],
+)
+def test_build_refuses_what_a_line_cannot_hold(payload: dict[str, Any]) -> None:
+    with pytest.raises(InvalidEvent, match="cannot be stored as JSON"):
+        Event.build(1, "plugin/test", payload)
+
+
+@given(seq=st.integers(1, 10**6), payload=payloads, own_ts=st.sampled_from([None, "t0", 5]))
+@examples(default=200, long=2000)
+def test_an_event_from_a_draft_is_the_one_built_from_its_payload(
+    seq: int, payload: dict[str, Any], own_ts: Any
+) -> None:
+    """`from_draft` (the store's appends) is `build` of the draft less its type, ts and
+    seq, at the draft's own ts when it is a string."""
+    draft: dict[str, Any] = {"type": "plugin/test", **payload, "seq": 99}
+    if own_ts is not None:
+        draft["ts"] = own_ts
+    ts = own_ts if isinstance(own_ts, str) else "2026-01-01T00:00:00.000Z"
+    built = Event.build(seq, "plugin/test", payload, ts)
+    drafted = Event.from_draft(seq, draft, "2026-01-01T00:00:00.000Z")
+    assert drafted.raw == built.raw
+    assert (drafted.seq, drafted.type, drafted.ts) == (built.seq, built.type, built.ts)
+    assert same_json(dict(drafted.fields), dict(built.fields))
+    assert same_json(dict(drafted.fields), dict(_read_back(drafted).fields))
+
+
+@pytest.mark.parametrize("value", [(1, 2), _Text("sub"), float("nan"), {"k": [(1,)]}])
+def test_a_draft_a_line_would_change_is_what_the_line_reads_back(value: Any) -> None:
+    drafted = Event.from_draft(3, {"type": "plugin/test", "v": value, "ts": "t"}, "now")
+    assert drafted.ts == "t"
+    assert same_json(dict(drafted.fields), dict(_read_back(drafted).fields))
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [{}, {"type": ""}, {"type": 3}, {"type": "plugin/test", "v": object()}, {"type": MESSAGE}],
+)
+def test_from_draft_refuses_what_build_refuses(draft: dict[str, Any]) -> None:
+    with pytest.raises(InvalidEvent):
+        Event.from_draft(1, draft, "now")
