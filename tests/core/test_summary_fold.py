@@ -13,7 +13,7 @@ def test_a_fold_of_nothing_keeps_every_field_of_the_summary() -> None:
         id="s", created="c", cwd="/w", parent_session="p", seed_length=3, relation="fork",
         title="t", events=9, turns=2, messages=4, updated="u", running=True, model="m",
         provider="pr", first_user_text="hi", reasoning="high", source="codex",
-        error={"code": "x"},
+        error={"code": "x"}, approvals=(("approval-1", "read_file"),),
     )  # fmt: skip
     defaults = SessionSummary(id="", created="", cwd="")
     # every field is set apart from its default, so a forgotten one shows
