@@ -637,7 +637,9 @@ class MainWindow(QMainWindow):
             bits[0] += " — cannot be read"  # as its row says (the banner says why)
         if summary.get("model"):
             bits.append(str(summary["model"]))
-        if summary.get("running"):
+        if summary.get("waiting"):
+            bits.append("waiting for your approval")  # as its row says: not "running"
+        elif summary.get("running"):
             bits.append("running")
         if self.branches.source_changed(sid):
             from .fork_header import CHANGED_TEXT  # (a fork's header: after the first frame)

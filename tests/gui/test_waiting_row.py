@@ -41,6 +41,11 @@ def test_the_list_says_which_session_needs_approval(aloop: Any, tmp_path: Path) 
             text = view.fontMetrics().horizontalAdvance(WAITING_TEXT)
             assert view.columnWidth(ACTIVITY) > text
             app.window.grab().save(str(tmp_path / "list.png"))
+            # the open session's header says so too (it said "running")
+            await app.open(sid)
+            await until(lambda: "waiting for your approval" in app.window.header_label.text(),
+                        what="the header")
+            assert "running" not in app.window.header_label.text()
 
             info = await app.client.get_session(sid)
             approval = info["pendingApprovals"][0]["approval"]
@@ -52,6 +57,8 @@ def test_the_list_says_which_session_needs_approval(aloop: Any, tmp_path: Path) 
             assert "approval" not in tree.index_for(sid, ACTIVITY).data(
                 Qt.ItemDataRole.ToolTipRole
             )
+            await until(lambda: "approval" not in app.window.header_label.text(),
+                        what="the header updated")
 
     aloop(scenario())
 
