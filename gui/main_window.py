@@ -36,7 +36,7 @@ from .elided_label import ElidedLabel
 from .field_keys import FieldKeys
 from .housekeeping import Housekeeping
 from .notify import Banner
-from .session_rows import ACTIVITY, ID_ROLE
+from .session_rows import ACTIVITY, ID_ROLE, WAITING_TEXT
 from .sort_header import SortHeader
 from .tree_columns import TreeColumns
 from .viewport import adopt_viewport
@@ -638,7 +638,7 @@ class MainWindow(QMainWindow):
         if summary.get("model"):
             bits.append(str(summary["model"]))
         if summary.get("waiting"):
-            bits.append("waiting for your approval")  # as its row says: not "running"
+            bits.append(WAITING_TEXT)  # as its row says: it waits for the person, not "running"
         elif summary.get("running"):
             bits.append("running")
         if self.branches.source_changed(sid):

@@ -12,6 +12,7 @@ from gui_harness import open_app, until
 from PySide6.QtCore import Qt
 
 from forkwise.gui.fork_header import ForkHeader
+from forkwise.gui.session_rows import WAITING_TEXT
 
 pytestmark = pytest.mark.gui
 SHOTS = os.environ.get("FORKWISE_SHOTS")
@@ -333,11 +334,12 @@ def test_a_cut_header_keeps_the_model_and_state_whole(aloop: Any, tmp_path: Path
     async def scenario() -> None:
         async with open_app(tmp_path) as app:
             w = app.window
-            await app.open(app.sid("Clean up the build folder"))  # running: waits
+            await app.open(app.sid("Clean up the build folder"))  # its turn waits
             label = w.header_label
-            assert label.text() == "Clean up the build folder  ·  forkwise-offline  ·  running"
-            for width, rest in ((760, "  ·  forkwise-offline  ·  running"),
-                                (560, "  ·  running")):
+            state = WAITING_TEXT
+            assert label.text() == f"Clean up the build folder  ·  forkwise-offline  ·  {state}"
+            for width, rest in ((760, f"  ·  forkwise-offline  ·  {state}"),
+                                (560, f"  ·  {state}")):
                 w.resize(width, 560)
                 await app.idle()
                 QApplication.processEvents()

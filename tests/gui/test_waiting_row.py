@@ -43,7 +43,7 @@ def test_the_list_says_which_session_needs_approval(aloop: Any, tmp_path: Path) 
             app.window.grab().save(str(tmp_path / "list.png"))
             # the open session's header says so too (it said "running")
             await app.open(sid)
-            await until(lambda: "waiting for your approval" in app.window.header_label.text(),
+            await until(lambda: WAITING_TEXT in app.window.header_label.text(),
                         what="the header")
             assert "running" not in app.window.header_label.text()
 
@@ -57,7 +57,7 @@ def test_the_list_says_which_session_needs_approval(aloop: Any, tmp_path: Path) 
             assert "approval" not in tree.index_for(sid, ACTIVITY).data(
                 Qt.ItemDataRole.ToolTipRole
             )
-            await until(lambda: "approval" not in app.window.header_label.text(),
+            await until(lambda: WAITING_TEXT not in app.window.header_label.text(),
                         what="the header updated")
 
     aloop(scenario())
