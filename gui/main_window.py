@@ -133,6 +133,9 @@ UNREADABLE_TEXT = "This session's file cannot be read: nothing can be written to
 
 
 class MainWindow(QMainWindow):
+    #: the transcript's placeholder until the view takes its place (then None: deleted)
+    transcript_slot: QAbstractScrollArea | None
+
     def __init__(
         self,
         controller: Controller,
@@ -212,6 +215,7 @@ class MainWindow(QMainWindow):
         from .transcript_view import TranscriptView
 
         c, slot = self.controller, self.transcript_slot
+        assert slot is not None  # built once: `transcript` keeps the view
         right = slot.parentWidget()
         assert right is not None  # the detail pane (`_build_panes`)
         t = TranscriptView(right)
@@ -222,6 +226,7 @@ class MainWindow(QMainWindow):
         layout.replaceWidget(slot, t)
         slot.hide()
         slot.deleteLater()
+        self.transcript_slot = None  # no reference left to a deleted widget
         self._transcript = t
         self._order_focus()
         t.forkFromMessage.connect(c.fork_from_message)
@@ -369,14 +374,15 @@ class MainWindow(QMainWindow):
         # its module (the window's largest) and its widget come once they are used
         # (`transcript`), at the latest right after the tree's first rows (`install_agents`).
         # (a scroll area draws the list view's frame and base-coloured viewport)
-        self.transcript_slot = QAbstractScrollArea(right)
-        self.transcript_slot.setObjectName("transcriptSlot")
+        slot = QAbstractScrollArea(right)
+        slot.setObjectName("transcriptSlot")
+        self.transcript_slot = slot
         self.composer = Composer(right)
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 6, 6, 0)
         rl.setSpacing(4)
         rl.addWidget(self.header_label)
-        rl.addWidget(self.transcript_slot, 1)
+        rl.addWidget(slot, 1)
         rl.addWidget(self.composer)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)

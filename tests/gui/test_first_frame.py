@@ -74,6 +74,7 @@ def after(window):
     seen["after"] = {
         "transcript": geometry(t) if t is not None and t.isVisible() else None,
         "slot": slot is not None and slot.isVisible(),
+        "slot kept": window.transcript_slot is not None,  # a reference to a deleted widget
         "banner": window.findChild(QWidget, "banner") is not None,
         "rows": window.controller.transcript.rowCount(),
         "order": focus_order(window),
@@ -125,6 +126,7 @@ def test_first_frame_leaves_out_the_transcript_which_then_takes_its_place(
     later = seen["after"]
     assert later["transcript"] == first["slot"], "the transcript where its placeholder was"
     assert not later["slot"]
+    assert not later["slot kept"]
     assert later["banner"]
     assert later["rows"] > 0  # the newest session was opened into it
     order = later["order"]
