@@ -64,7 +64,6 @@ from forkwise.core.runtime.workspaces import (
     Workspaces,
     check_workspace_name,
 )
-from forkwise.core.store.backends.memory import MemoryBackend
 from forkwise.core.store.opening import open_backend
 from forkwise.core.store.replay_cache import ReplayCache
 from forkwise.core.store.search_index import SearchIndex
@@ -109,7 +108,11 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         search: SearchIndex | None = None,
         replays: ReplayCache | None = None,
     ) -> None:
-        self.store = store if store is not None else SessionStore(MemoryBackend())
+        if store is None:  # a host of its own in memory (tests, demos); imported then
+            from forkwise.core.store.backends.memory import MemoryBackend
+
+            store = SessionStore(MemoryBackend())
+        self.store = store
         #: the full-text index (`store/search_index.py`), in memory unless one is given
         self.search_index = search if search is not None else SearchIndex(None)
         #: what earlier imports read (`importing.ImportLedger`)
