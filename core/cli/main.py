@@ -48,7 +48,41 @@ def is_cli_invocation(args: Sequence[str]) -> bool:
     return bool(positional) and positional[0] in SUBCOMMANDS
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, sized to the terminal when it formats: argparse makes
+    one for each argument it adds (to check the argument's metavar), and sizing one
+    imports shutil (~1.6 ms of CPU with the bz2 and lzma it imports), which a command
+    line that asks for no help and makes no error never uses."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(prog, indent_increment, max_help_position, 0 if width is None else width)
+        self._sized = width is not None
+        self._asked_position = max_help_position
+
+    def format_help(self) -> str:
+        if not self._sized:  # as argparse sizes it when no width is given
+            import shutil
+
+            width = shutil.get_terminal_size().columns - 2
+            self._width = width
+            self._max_help_position = min(
+                self._asked_position, max(width - 20, self._indent_increment * 2)
+            )
+            self._sized = True
+        return super().format_help()
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> Any:  # usage errors: exit 2, as argparse does
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -112,16 +146,24 @@ class _Deferred:
         self.kwargs = kwargs
 
 
+def _subcommands(parser: argparse.ArgumentParser, dest: str) -> _Subcommands:
+    """`parser`'s subcommands. Their usage starts with `parser.prog`, given here: argparse
+    would format the usage of `parser`'s positional arguments before them to find it
+    (none here, so it is the prog at any width), sizing a formatter to the terminal."""
+    subcommands = parser.add_subparsers(
+        dest=dest, required=True, parser_class=_Parser, action=_Subcommands, prog=parser.prog
+    )
+    assert isinstance(subcommands, _Subcommands)
+    return subcommands
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="forkwise", description="Browse and branch AI-agent sessions.")
     parser.add_argument(
         "--version", action=VersionAction, nargs=0, help="print the version and exit"
     )
     _connect_options(parser, None)  # given before it
-    top = parser.add_subparsers(
-        dest="command", required=True, parser_class=_Parser, action=_Subcommands
-    )
-    assert isinstance(top, _Subcommands)
+    top = _subcommands(parser, "command")
     top.add("host", _host_arguments, help="serve the store to other processes (headless host)")
     top.add("store", _store_arguments, help="whole-store operations")
     top.add(
@@ -149,10 +191,7 @@ def _host_arguments(host: argparse.ArgumentParser) -> None:
 
 
 def _store_arguments(store: argparse.ArgumentParser) -> None:
-    store_sub = store.add_subparsers(
-        dest="action", required=True, parser_class=_Parser, action=_Subcommands
-    )
-    assert isinstance(store_sub, _Subcommands)
+    store_sub = _subcommands(store, "action")
     store_sub.add(
         "copy",
         _copy_arguments,
@@ -183,10 +222,7 @@ def _with_id(parser: argparse.ArgumentParser) -> None:
 
 
 def _sessions_arguments(sessions: argparse.ArgumentParser) -> None:
-    sub = sessions.add_subparsers(
-        dest="action", required=True, parser_class=_Parser, action=_Subcommands
-    )
-    assert isinstance(sub, _Subcommands)
+    sub = _subcommands(sessions, "action")
     sub.add("list", _common, help="list sessions, newest activity first")
     sub.add("show", _with_id, help="show a session's header and events")
     sub.add(

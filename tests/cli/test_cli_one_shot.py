@@ -39,7 +39,8 @@ UNUSED = (
 )
 #: a fork registers the child's agent, which loads the replay fold
 FORK_USES = ("forkwise.core.log.replay",)
-#: what only other verbs use: forks, turns, a followed disk, the search index, a token
+#: what only other verbs use: forks, turns, a followed disk, the search index, a token;
+#: and what only help and usage errors use: the terminal's size (shutil)
 LISTING_UNUSED = (
     "forkwise.core.host.forking",
     "forkwise.core.runtime.turn_state",
@@ -47,6 +48,7 @@ LISTING_UNUSED = (
     "forkwise.core.store.search_build",
     "sqlite3",
     "hmac",
+    "shutil",
 )
 
 PROBE = """
