@@ -38,8 +38,8 @@ from forkwise.core.store.backend import (
     Remembered,
     Restorable,
 )
-from forkwise.core.store.backends.import_naming import ImportNaming, imported
 from forkwise.core.store.fork_point import ForkPoint, anchor_of, fork_point_of
+from forkwise.core.store.import_naming import ImportNaming, imported
 from forkwise.core.store.session import (
     EventsAppended,
     Session,
@@ -289,7 +289,7 @@ class SessionStore:
         """Adopt a session an import made: `records` (`seq` 1, 2, …, `type`, `ts`, fields;
         JSON values as a decoder makes them: dict, list, str, int, float, bool, None; the
         store takes them over) are checked as the loader checks a file's lines and written
-        in one atomic write (`backends/import_naming.py`). `name_later`: the session is
+        in one atomic write (`import_naming.py`). `name_later`: the session is
         written when this returns, and named and durable once `flush` is called for it (an
         import of many files syncs them together, and the folder once for a batch of them)."""
         with self._lock:
