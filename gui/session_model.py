@@ -63,6 +63,8 @@ NO_PARENT = QModelIndex()  # the default parent: the root
 
 _ROOT = 0
 _COLUMN_COUNT = len(COLUMNS)
+_PAINT_AT = {role: at for at, role in enumerate(PAINT_ROLES)}
+_UNPAINTED = (None,) * len(PAINT_ROLES)
 _ENABLED = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled
 _DISABLED = Qt.ItemFlag.ItemIsSelectable
 
@@ -81,8 +83,9 @@ class _Node:
 
 
 PAGE_ROWS = 200  # top-level rows per fetch: a few screens
-#: cells (a row's column) whose answers are kept: ~50 pages of scrolling (~2 MB)
-CELLS_KEPT = 6_000
+CELLS_KEPT = 20_000  # cached data() answers: the titles and ids a filter reads
+#: cells whose painted roles are kept: ~70 pages of scrolling (~1.6 MB)
+PAINTED_KEPT = 8_000
 #: more changed rows than this in `merge`: one reset is cheaper than that many upserts
 MERGE_ROWS = 200
 
@@ -106,10 +109,12 @@ class SessionTreeModel(QAbstractItemModel):
         self._next_key = 1
         #: (column, descending) rows are kept in; None: in arrival order (never sorted)
         self._order: tuple[int, bool] | None = None
-        #: what each cell answered, by role; cells by `row key * columns + column`. A view
-        #: asks each visible cell for seven roles at every paint; any change clears it
-        self._cells: dict[int, dict[int, Any]] = {}
-        self._cells_until = 0.0  # they are kept until midnight (times show as dates)
+        #: what `data` answered, by (row key, column, role); any change clears it
+        self._cells: dict[tuple[int, int, int], Any] = {}
+        #: what cells answered to `PAINT_ROLES` (in that order), by `row key * columns +
+        #: column`: a view asks them of each visible cell at every paint; cleared with it
+        self._painted: dict[int, tuple[Any, ...]] = {}
+        self._cells_until = 0.0  # both are kept until midnight (times show as dates)
         self._today = date.today()  # the local date they were answered on
 
     # --- changes ------------------------------------------------------------------
@@ -543,15 +548,22 @@ class SessionTreeModel(QAbstractItemModel):
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role not in ANSWERED_ROLES or not index.isValid():
             return None
-        cell = self._cell(index)
+        if time.time() >= self._cells_until:
+            self._forget_cells()  # the day changed: times show as dates
+        cell = (index.internalId(), index.column(), role)
         try:
-            return cell[role]
+            return self._cells[cell]
         except KeyError:
-            value = cell[role] = self._data(index, role)
-            return value
+            pass
+        value = self._data(index, role)
+        if len(self._cells) >= CELLS_KEPT:
+            self._cells.clear()
+        self._cells[cell] = value
+        return value
 
     def multiData(self, index: Index, roleDataSpan: QModelRoleDataSpan | QModelRoleData) -> None:
-        """Every role of `roleDataSpan` at once (a delegate asks seven to paint a cell)."""
+        """Every role of `roleDataSpan` at once (a delegate asks `PAINT_ROLES` to paint a
+        cell); other roles as `data` answers them."""
         # (a sequence of QModelRoleData, which PySide's stubs do not say)
         span: Any = roleDataSpan
         if not isinstance(span, QModelRoleDataSpan):  # one role (PySide's other overload)
@@ -560,52 +572,44 @@ class SessionTreeModel(QAbstractItemModel):
             for i in range(len(span)):
                 span[i].clearData()
             return
-        cell = self._cell(index)
-        if not cell:  # first asked: what it paints, at once
-            cell.update(self._painted(index))
+        if time.time() >= self._cells_until:
+            self._forget_cells()
+        key = index.internalId() * _COLUMN_COUNT + index.column()
+        values = self._painted.get(key)
+        if values is None:
+            if len(self._painted) >= PAINTED_KEPT:
+                self._painted.clear()
+            values = self._painted[key] = self._paint(index)
         for i in range(len(span)):
             slot = span[i]
             role = slot.role()
-            try:
-                value = cell[role]
-            except KeyError:
-                value = cell[role] = self._data(index, role) if role in ANSWERED_ROLES else None
+            at = _PAINT_AT.get(role)
+            value = values[at] if at is not None else self.data(index, role)
             if value is None:
                 slot.clearData()
             else:
                 slot.setData(value)
 
-    def _cell(self, index: Index) -> dict[int, Any]:
-        """The answers kept for `index`'s cell (valid), by role."""
-        if time.time() >= self._cells_until:
-            self._forget_cells()  # the day changed: times show as dates
-        key = index.internalId() * _COLUMN_COUNT + index.column()
-        cell = self._cells.get(key)
-        if cell is None:
-            if len(self._cells) >= CELLS_KEPT:
-                self._cells.clear()
-            cell = self._cells[key] = {}
-        return cell
-
     def _forget_cells(self) -> None:
         """Rows changed (or the day did: times show as dates): every cell is asked again."""
         self._cells.clear()
+        self._painted.clear()
         now = datetime.now().astimezone()
         self._today = now.date()
         midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
         self._cells_until = midnight.timestamp()
 
-    def _painted(self, index: Index) -> dict[int, Any]:
+    def _paint(self, index: Index) -> tuple[Any, ...]:
         """A cell's answers to `PAINT_ROLES` (`_data`'s, all at once)."""
         try:
             node = self._by_key.get(index.internalId())
             if node is None or node.sid is None:
-                return dict.fromkeys(PAINT_ROLES)
+                return _UNPAINTED
             return painted(node.sid, self._summaries[node.sid], index.column(), self._title_of,
                            self._today)
         except Exception:  # as `_data` answers: a placeholder title, logged
-            return {role: self._data(index, role) if role in ANSWERED_ROLES else None
-                    for role in PAINT_ROLES}
+            return tuple(self._data(index, role) if role in ANSWERED_ROLES else None
+                         for role in PAINT_ROLES)
 
     def _data(self, index: Index, role: int) -> Any:
         try:

@@ -38,9 +38,6 @@ ANSWERED_ROLES = frozenset(int(role) for role in (
     Qt.ItemDataRole.AccessibleTextRole, Qt.ItemDataRole.TextAlignmentRole, ID_ROLE,
     SUMMARY_ROLE, UPDATED_ROLE, RELATION_ROLE, RUNNING_ROLE,
 ))  # fmt: skip
-_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
-_DECORATION = int(Qt.ItemDataRole.DecorationRole)
-_ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
 #: the roles a view's delegate asks of each cell it paints, in one `multiData` call
 #: (QStyledItemDelegate: font, alignment, colours, check state, icon, text); those no row
 #: answers are None (the view's own)
@@ -50,22 +47,21 @@ PAINT_ROLES = tuple(int(role) for role in (
     Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.DisplayRole,
     Qt.ItemDataRole.BackgroundRole,
 ))  # fmt: skip
-_UNPAINTED = dict.fromkeys(PAINT_ROLES)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
 def painted(
     sid: str, s: Json, column: int, title_of: Callable[[str], str], today: date | None = None
-) -> dict[int, Any]:
-    """What a session row's cell in `column` answers for each of `PAINT_ROLES`, at once (as
-    `row_data` would, role by role); `today`: the local date (asked if not given)."""
-    cell = _UNPAINTED.copy()
-    cell[_DISPLAY] = display_text(sid, s, column, title_of, today)
+) -> tuple[Any, ...]:
+    """What a session row's cell in `column` answers for each of `PAINT_ROLES`, in that
+    order, at once (as `row_data` would, role by role); `today`: the local date (asked if
+    not given)."""
+    text = display_text(sid, s, column, title_of, today)
     if column == TITLE:
-        cell[_DECORATION] = decoration(s)
-    elif column == MESSAGES:
-        cell[_ALIGNMENT] = _RIGHT
-    return cell
+        return (None, None, None, None, decoration(s), text, None)
+    if column == MESSAGES:
+        return (None, _RIGHT, None, None, None, text, None)
+    return (None, None, None, None, None, text, None)
 
 
 def display_text(
