@@ -43,10 +43,10 @@ def _watch_looks(looks: list[tuple[float, float]]) -> None:
 
     look_now = watcher.StoreWatcher.look_now
 
-    def timed(self: Any) -> Any:
+    def timed(self: Any, names: Any = None) -> Any:
         start = time.perf_counter()
         try:
-            return look_now(self)
+            return look_now(self, names)
         finally:
             looks.append((start, time.perf_counter()))
 
