@@ -441,3 +441,21 @@ def test_a_tool_output_that_quotes_an_exit_code_is_judged_by_codex_own_summary()
         assert _failed_output({"content": summary}) is failed
     assert _failed_output(json.dumps({"output": quoted})) is False  # no summary: no failure
     assert _failed_output({"success": False, "content": "done"}) is True
+
+
+def test_a_kept_file_is_read_again_once_it_changed(tmp_path: Path) -> None:
+    """The reader keeps what it parsed (for the forks read after a file) by the size and
+    mtime the file had when it was read: a file that grew is parsed again, one that did
+    not is not."""
+    reader = CodexReader()
+    r = Rollout(thread_id(8)).meta()
+    r.turn("first question", "first answer", first=True)
+    path = r.write(tmp_path)
+    assert prompts(reader.read(path)[0]) == ["first question"]
+    kept = reader._load(path)
+    assert reader._load(path) is kept  # unchanged: the parse is used again
+    r.turn("second question", "second answer")
+    assert r.write(tmp_path) == path
+    assert reader._load(path) is not kept
+    assert prompts(reader.read(path)[0]) == ["first question", "second question"]
+    reader.release()
