@@ -9,7 +9,10 @@ and brings an earlier import up to date by appending.
 Rules a reader follows, so that every format behaves alike:
 
 - `events` is the whole conversation of that session as the tool shows it, root first, as
-  Forkwise event records *without* `seq`: `{"type": …, "ts": …, …fields}`. Messages sit
+  Forkwise event records *without* `seq`: `{"type": …, "ts": …, …fields}` — or, with
+  `seq_first`, each record's keys in a log line's order with a placeholder `seq` first
+  (`{"seq": 0, "type": …, "ts": …, …fields}`), which the import numbers in place instead
+  of copying every record to put `seq` first. Messages sit
   inside `turn/start` … `turn/end` brackets; message ids are `role:slug:suffix`, unique in
   the list and deterministic (derived from the source's own ids or positions, never random),
   so that two sessions read from one tree carry equal records for the entries they share.
@@ -96,6 +99,9 @@ class ImportedSession:
     relation: Relation | None = None
     #: plugin/<tool>/<kind> events made, by kind (what could not be mapped)
     unmapped: dict[str, int] = field(default_factory=dict)
+    #: every record of `events` starts with `seq` (a placeholder), `type` and `ts`, in a
+    #: log line's order: the import numbers them in place (the records are its own then)
+    seq_first: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,3 +251,9 @@ def read_source(path: Path) -> bytes:
     file only (a FIFO or device named *.jsonl in an agent's folder must not hang an import
     or the folder watcher), whole, within the size a session file may have."""
     return read_regular(path, follow=True)[0]
+
+
+def read_source_stat(path: Path) -> tuple[bytes, os.stat_result]:
+    """`read_source`, and the file's stat as it was read (for a reader that keeps what it
+    parsed by size and mtime: no second stat of the file)."""
+    return read_regular(path, follow=True)

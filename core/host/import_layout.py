@@ -4,7 +4,7 @@ child a fork of the parent at the last turn end they share (DESIGN §9)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -61,14 +61,20 @@ def records_of(events: Sequence[Event], n: int | None = None) -> list[Record]:
 
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Whether two records are equal but for their `src`: compared key by key, not as two
-    copies without it (a fork's copy of its parent's events differs in every `src`)."""
+    """Whether two records are equal but for their `src` and `seq`: compared key by key,
+    not as two copies without them (a fork's copy of its parent's events differs in every
+    `src`; a parent's records are numbered where they are when it is stored, a reader's
+    `seq_first` records carry a placeholder)."""
     if a == b:
         return True
-    if len(a) - ("src" in a) != len(b) - ("src" in b):
+    if len(a) - ("src" in a) - ("seq" in a) != len(b) - ("src" in b) - ("seq" in b):
         return False
     missing = object()
-    return all(k == "src" or b.get(k, missing) == v for k, v in a.items())
+    return all(k in _NOT_COMPARED or b.get(k, missing) == v for k, v in a.items())
+
+
+#: the keys two records of the same event may differ in (`_same`)
+_NOT_COMPARED = frozenset({"src", "seq"})
 
 
 def shared_turns(mine: Sequence[Record], theirs: Sequence[Record]) -> int:
@@ -95,12 +101,12 @@ def layout(
         meta["relation"] = s.relation
     if s.parent is None or parent_full is None:
         header = SessionHeader(s.id, s.created, s.cwd, None, 0, MappingProxyType(meta))
-        return header, _numbered(s.events)
+        return header, _numbered(s.events, in_place=s.seq_first)
     shared = shared_turns(s.events, parent_full)
     parent = store.get(s.parent) if store.exists(s.parent) else None
     if parent is None:  # the parent failed: stand alone rather than lose the session
         header = SessionHeader(s.id, s.created, s.cwd, None, 0, MappingProxyType(meta))
-        return header, _numbered(s.events)
+        return header, _numbered(s.events, in_place=s.seq_first)
     seed = shared
     p_seed = parent.header.seed_length
     if parent.header.parent_session is not None and shared > p_seed:
@@ -123,7 +129,10 @@ def layout(
         return i + (seed - shared) + 1
 
     own = [_renumber_through(r, stored_seq) for r in s.events[shared:]]
-    rest = _numbered([fork_event, *own], start=seed + 1)
+    if s.seq_first:
+        rest = _numbered([{"seq": 0, **fork_event}, *own], start=seed + 1, in_place=True)
+    else:
+        rest = _numbered([fork_event, *own], start=seed + 1)
     header = SessionHeader(s.id, s.created, s.cwd, s.parent, seed, MappingProxyType(meta))
     return header, [*prefix, *rest]
 
@@ -137,8 +146,16 @@ def _renumber_through(record: Record, stored_seq: Callable[[int], int]) -> Recor
     return {**record, "through": stored_seq(through)}
 
 
-def _numbered(records: Iterable[Record], start: int = 1) -> list[Record]:
-    """Fresh records with their seq, keys in the order a log line has them."""
+def _numbered(records: list[Record], start: int = 1, *, in_place: bool = False) -> list[Record]:
+    """The records with their seq, keys in the order a log line has them: fresh copies, or
+    (`in_place`, for records made `seq` first: `ImportedSession.seq_first`) the records
+    themselves, numbered where they are. A record of a session laid out earlier may be
+    renumbered then: that session's lines are encoded already (`store_sessions` stores
+    each session before it lays out the next), and comparisons ignore `seq` (`_same`)."""
+    if in_place:
+        for seq, r in enumerate(records, start):
+            r["seq"] = seq
+        return records
     return [
         {"seq": seq, "type": r["type"], "ts": r["ts"], **r} for seq, r in enumerate(records, start)
     ]

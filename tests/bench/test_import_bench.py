@@ -111,3 +111,31 @@ def test_the_import_stages_add_up_for_both_tools(tmp_path: Path) -> None:
     assert main(["codex", str(tmp_path / "nothing")]) == 2
     (tmp_path / "empty").mkdir()
     assert main(["codex", str(tmp_path / "empty")]) == 1
+
+
+def test_the_floor_scripts_write_every_session_durably_and_time_each_level(
+    tmp_path: Path,
+) -> None:
+    """`import_floor`'s levels run over a real Codex home: the write level leaves one
+    named file a rollout, each line a numbered event; every level takes CPU time."""
+    import subprocess
+    import sys
+
+    from forkwise.core.bench import import_floor
+
+    home = tmp_path / "codex"
+    codex_home(home, 0.3)
+    rollouts = sorted(home.rglob("*.jsonl"))
+    dest = tmp_path / "written"
+    subprocess.run(
+        [sys.executable, "-c", import_floor.SCRIPT, str(home), str(dest), "2"], check=True
+    )
+    written = sorted(dest.iterdir())
+    assert [p.suffix for p in written] == [".jsonl"] * len(rollouts)  # no temporary left
+    first = written[0].read_bytes().split(b"\n")
+    events = [orjson.loads(x) for x in first[1:] if x]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert all(list(e)[:3] == ["seq", "type", "ts"] for e in events)
+    took = import_floor.floors(home, repeat=1)
+    assert len(took) == len(import_floor.LEVELS)
+    assert all(t > 0 for t in took)

@@ -441,3 +441,56 @@ def test_a_tool_output_that_quotes_an_exit_code_is_judged_by_codex_own_summary()
         assert _failed_output({"content": summary}) is failed
     assert _failed_output(json.dumps({"output": quoted})) is False  # no summary: no failure
     assert _failed_output({"success": False, "content": "done"}) is True
+
+
+def test_a_kept_file_is_read_again_once_it_changed(tmp_path: Path) -> None:
+    """The reader keeps what it parsed (for the forks read after a file) by the size and
+    mtime the file had when it was read: a file that grew is parsed again, one that did
+    not is not."""
+    reader = CodexReader()
+    r = Rollout(thread_id(8)).meta()
+    r.turn("first question", "first answer", first=True)
+    path = r.write(tmp_path)
+    assert prompts(reader.read(path)[0]) == ["first question"]
+    kept = reader._load(path)
+    assert reader._load(path) is kept  # unchanged: the parse is used again
+    r.turn("second question", "second answer")
+    assert r.write(tmp_path) == path
+    assert reader._load(path) is not kept
+    assert prompts(reader.read(path)[0]) == ["first question", "second question"]
+    reader.release()
+
+
+def test_every_record_is_made_in_a_log_lines_key_order(tmp_path: Path) -> None:
+    """The records are `seq_first` (the import numbers them where they are, without a
+    copy): every one starts with `seq`, `type` and `ts`, whichever kind of event it is."""
+    r = basic(40)
+    r.turn("stop me", "partial", end="interrupted")
+    r.add("compacted", {"message": "Summary.", "replacement_history": []})
+    r.add("some_future_line", {"x": 1})
+    r.event("stream_error", message="reconnecting")
+    r.item(
+        "message",
+        role="user",
+        content=[
+            {"type": "input_text", "text": "look"},
+            {"type": "input_image", "image_url": "data:image/png;base64,AAAA"},
+        ],
+    )
+    r.turn("drop me", "dropped")
+    r.event("thread_rolled_back", num_turns=1)
+    r.turn("never finished", "partial", end=None)
+    sessions = CodexReader().read(r.write(tmp_path))
+    assert len(sessions) == 2  # the main line and the rolled back branch
+    kinds = set()
+    for s in sessions:
+        assert s.seq_first
+        for record in s.events:
+            assert list(record)[:3] == ["seq", "type", "ts"], record
+            kinds.add(record["type"])
+    assert {
+        "message", "turn/start", "turn/end", "tool/result", "model/select", "context/summary",
+        "plugin/codex/encrypted_reasoning", "plugin/codex/image", "plugin/codex/stream_error",
+        "plugin/codex/some_future_line", "plugin/codex/token_count",
+    } <= kinds
+    store_and_replay(tmp_path, sessions)

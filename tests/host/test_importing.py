@@ -120,3 +120,55 @@ def test_a_source_rewritten_after_a_turn_is_cut_back_and_continued(
     stored = lines(store, "m")
     assert len(stored) == 9
     assert stored[7]["parts"][0]["text"] == "changed"
+
+
+def seq_first(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records as a `seq_first` reader makes them: a placeholder `seq`, `type`, `ts`."""
+    return [{"seq": 0, "type": r["type"], "ts": r["ts"], **r} for r in records]
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((root / "sessions").glob("*.jsonl"))}
+
+
+def test_seq_first_records_are_numbered_in_place_and_stored_byte_for_byte(
+    tmp_path: Path,
+) -> None:
+    t1, t2, t3 = turn("t1", "a", "b", 1), turn("t2", "c", "d", 2), turn("t3", "e", "f", 3)
+    main = [*t1, *t2]
+    rewind = [*t1, *turn("t2", "c", "other", 4)]  # a branch of main after t1
+    deeper = [*t1, *turn("t2", "c", "other", 4), *t3]  # a branch of the branch after t2
+
+    def sessions(convert: bool) -> list[ImportedSession]:
+        out = []
+        for sid, events, parent in (
+            ("d", deeper, "r"), ("r", rewind, "m"), ("m", main, None)  # children first
+        ):
+            s = session(sid, seq_first(events) if convert else events, parent)
+            s.seq_first = convert
+            out.append(s)
+        # a branch made from the same record objects as its parent (as Codex's rolled
+        # back turns are): numbering the parent's records must not change the branch's
+        shared = session("m-rb", [*out[2].events[:4], *(seq_first(t3) if convert else t3)], "m")
+        shared.seq_first = convert
+        return [*out, shared]
+
+    stored = {}
+    for convert in (False, True):
+        folder = tmp_path / str(convert)
+        store = SessionStore(JsonlBackend(folder))
+        read = sessions(convert)
+        report = ImportReport()
+        store_sessions(store, read, report)
+        store.close()
+        assert sorted(report.imported) == ["d", "m", "m-rb", "r"]
+        stored[convert] = _files(folder)
+        if convert:  # the reader's own records carry their seq now: no copy was made
+            m = next(s for s in read if s.id == "m")
+            assert [r["seq"] for r in m.events] == list(range(1, 9))
+            assert orjson.dumps(m.events[0]) == stored[True]["m.jsonl"].split(b"\n")[1]
+    assert stored[True] == stored[False]
+    child = [orjson.loads(x) for x in stored[True]["d.jsonl"].splitlines()]
+    assert (child[0]["parentSession"], child[0]["seedLength"]) == ("r", 9)
+    rb = [orjson.loads(x) for x in stored[True]["m-rb.jsonl"].splitlines()]
+    assert (rb[0]["parentSession"], rb[0]["seedLength"]) == ("m", 4)

@@ -10,6 +10,7 @@ earlier history it builds on (`history_base`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any, Final
 
 import orjson
 
-from ..base import FormatError, read_source
+from ..base import FormatError, read_source_stat
 
 SESSIONS = "sessions"
 ARCHIVED = "archived_sessions"
@@ -71,13 +72,18 @@ def parse_name(name: str) -> RolloutName | None:
 
 def read_bytes(path: Path) -> bytes:
     """The file's text, decompressed when it is a zstd frame (a `.jsonl.zst` rollout)."""
+    return read_text_stat(path)[0]
+
+
+def read_text_stat(path: Path) -> tuple[bytes, os.stat_result]:
+    """`read_bytes`, and the file's stat as it was read."""
     try:
-        data = read_source(path)
+        data, st = read_source_stat(path)
     except OSError as exc:
         raise FormatError(f"cannot read {path}: {exc.strerror or exc}", path=str(path)) from exc
     if data.startswith(_ZSTD_MAGIC):
-        return _unzstd(data, path)
-    return data
+        return _unzstd(data, path), st
+    return data, st
 
 
 def _unzstd(data: bytes, path: Path) -> bytes:

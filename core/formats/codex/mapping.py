@@ -132,7 +132,11 @@ def _failed_output(output: object) -> bool:
 
 
 class Mapper:
-    """Feeds rollout lines in order; `finish()` closes what the file left open."""
+    """Feeds rollout lines in order; `finish()` closes what the file left open.
+
+    Every event is made in the key order of a log line, `seq` first (0, for the import to
+    number: `ImportedSession.numbered`), then `type` and `ts`, so that the import numbers
+    the records where they are instead of copying each one to put `seq` first."""
 
     def __init__(self, provider: str = PROVIDER) -> None:
         self.provider = provider
@@ -161,9 +165,8 @@ class Mapper:
     # -- plumbing -------------------------------------------------------------------------
 
     def _emit(self, record: Record, no: int | None) -> None:
-        """Append an event; one made from line `no` carries it (and the lines waiting) as
-        src."""
-        record["ts"] = self._ts
+        """Append an event (made with `seq`, `type` and `ts` first: see `Mapper`); one made
+        from line `no` carries it (and the lines waiting) as src."""
         if no is not None:
             if self._pending:  # all of them of this file: `feed` flushes them on a change
                 lines = self._pending
@@ -176,7 +179,8 @@ class Mapper:
 
     def _plugin(self, kind: str, payload: Any, no: int) -> None:
         self.unmapped[kind] += 1
-        self._emit({"type": f"plugin/codex/{kind}", "payload": payload}, no)
+        record = {"seq": 0, "type": f"plugin/codex/{kind}", "ts": self._ts, "payload": payload}
+        self._emit(record, no)
 
     def _unique(self, key: str) -> str:
         used = self._used
@@ -213,12 +217,13 @@ class Mapper:
             pending = [no]
         self.events.append(
             {
+                "seq": 0,
                 "type": "message",
+                "ts": self._ts,
                 "id": mid,
                 "role": role,
                 "turn": turn,
                 "parts": parts,
-                "ts": self._ts,
                 "src": {"id": self._src, "lines": pending},
             }
         )
@@ -234,13 +239,16 @@ class Mapper:
         self._turn_failed = False
         self._item = 0
         self._turn_starts.append(len(self.events))
-        self._emit({"type": "turn/start", "turn": turn}, no)
+        self._emit({"seq": 0, "type": "turn/start", "ts": self._ts, "turn": turn}, no)
         return turn
 
     def _close(self, status: str, no: int | None) -> None:
         if self._turn is None:
             return
-        self._emit({"type": "turn/end", "turn": self._turn, "status": status}, no)
+        turn = self._turn
+        self._emit(
+            {"seq": 0, "type": "turn/end", "ts": self._ts, "turn": turn, "status": status}, no
+        )
         self._turn = None
         self._codex_turn = None
 
@@ -248,7 +256,13 @@ class Mapper:
         if self._model == (model, effort):
             return False
         self._model = (model, effort)
-        record: Record = {"type": "model/select", "provider": self.provider, "model": model}
+        record: Record = {
+            "seq": 0,
+            "type": "model/select",
+            "ts": self._ts,
+            "provider": self.provider,
+            "model": model,
+        }
         if effort:
             record["reasoning"] = effort
         self._emit(record, no)
@@ -279,7 +293,8 @@ class Mapper:
             elif kind == "turn_context":
                 self._turn_context(p, no)
             elif kind == "compacted":
-                record: Record = {"type": "context/summary", "text": str(p.get("message", ""))}
+                text = str(p.get("message", ""))
+                record: Record = {"seq": 0, "type": "context/summary", "ts": self._ts, "text": text}
                 if p.get("replacement_history") is not None:
                     record["replacement_history"] = p["replacement_history"]
                 self._emit(record, no)
@@ -324,7 +339,9 @@ class Mapper:
                 self.unmapped["encrypted_reasoning"] += 1
                 self._emit(
                     {
+                        "seq": 0,
                         "type": "plugin/codex/encrypted_reasoning",
+                        "ts": self._ts,
                         "id": item_id,
                         "encrypted_content": encrypted,
                     },
@@ -341,7 +358,9 @@ class Mapper:
                 turn = self._open(no)
             output = p.get("output")
             record: Record = {
+                "seq": 0,
                 "type": "tool/result",
+                "ts": self._ts,
                 "turn": turn,
                 "call": call,
                 "tool": self._calls.get(call, "unknown"),
@@ -364,7 +383,9 @@ class Mapper:
         self._message("user", [{"type": "text", "text": text}], text, item_id, no)
         for item in other:
             self.unmapped["image"] += 1
-            self._emit({"type": "plugin/codex/image", "turn": self._turn, "item": item}, no)
+            image = {"seq": 0, "type": "plugin/codex/image", "ts": self._ts, "turn": self._turn}
+            image["item"] = item
+            self._emit(image, no)
 
     def _tool_call(self, kind: str, p: dict[str, Any], item_id: str | None, no: int) -> None:
         call = str(p.get("call_id") or p.get("id") or "")
@@ -440,6 +461,11 @@ class Mapper:
                     self._model = (record["model"], record.get("reasoning"))
                     break
         self._plugin("thread_rolled_back", p, no)
+
+    @property
+    def turn_open(self) -> bool:
+        """Whether the lines fed so far leave a turn open (`finish` closes it unless live)."""
+        return self._turn is not None
 
     def finish(self, live: bool) -> None:
         """End of the file: waiting lines join the last event; an open turn is closed as

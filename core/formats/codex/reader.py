@@ -51,7 +51,7 @@ from .lines import (
     iter_lines,
     parse_lines,
     parse_name,
-    read_bytes,
+    read_text_stat,
     rollout_files,
     thread_names,
 )
@@ -80,8 +80,12 @@ class _File:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        data = self.data = read_bytes(path)
+        data, st = read_text_stat(path)
+        self.data = data
         self.size = len(data)
+        #: the file's size and mtime as it was read (what the reader's cache is checked by)
+        self.key = (st.st_size, st.st_mtime_ns)
+        self.mtime = st.st_mtime
         self._lines: tuple[list[Line], bool] | None = None
         torn: list[bool] = []
         stream = iter_lines(data, path, torn)
@@ -214,22 +218,26 @@ class CodexReader:
             self._parsed_bytes = 0
 
     def _load(self, path: Path) -> _File:
-        try:
-            st = path.stat()
-        except OSError:
-            return _File(path)  # raises the FormatError that says why
-        key = (st.st_size, st.st_mtime_ns)
+        """The file, parsed again unless it is kept and its size and mtime did not change
+        (a file not kept is read at once: its stat is taken as it is read)."""
         with self._lock:
             cached = self._parsed.get(path)
-            if cached is not None and cached[0] == key:
-                self._parsed.move_to_end(path)
+        if cached is not None:
+            try:
+                st = path.stat()
+            except OSError:
+                st = None
+            if st is not None and cached[0] == (st.st_size, st.st_mtime_ns):
+                with self._lock:
+                    if self._parsed.get(path) is cached:  # not dropped by another thread
+                        self._parsed.move_to_end(path)
                 return cached[1]
-        file = _File(path)
+        file = _File(path)  # raises the FormatError that says why it cannot be read
         with self._lock:
             replaced = self._parsed.pop(path, None)
             if replaced is not None:
                 self._parsed_bytes -= replaced[1].size
-            self._parsed[path] = (key, file)
+            self._parsed[path] = (file.key, file)
             self._parsed_bytes += file.size
             while self._parsed_bytes > _CACHE_BYTES and len(self._parsed) > 1:
                 _, (_, old) = self._parsed.popitem(last=False)
@@ -254,7 +262,8 @@ class CodexReader:
         else:
             mapper.feed(streamed[0], own.src_id)
             partial = bool(streamed[1])
-        mapper.finish(live=partial or self._recent(path))
+        # whether Codex is still writing the file matters only to a turn it left open
+        mapper.finish(live=partial or (mapper.turn_open and self._recent(path)))
 
         sid = source_session_id(TOOL, own.thread_id)
         title = self._names(home).get(own.thread_id) or _short(mapper.first_prompt)
@@ -273,6 +282,7 @@ class CodexReader:
             parent=source_session_id(TOOL, parent_tid) if parent_tid else None,
             relation=relation,
             unmapped=dict(mapper.unmapped),
+            seq_first=True,
         )
         out = [main]
         for line_no, events in mapper.branches:
@@ -287,6 +297,7 @@ class CodexReader:
                     parent=sid,
                     relation="fork",
                     unmapped=_unmapped(events),
+                    seq_first=True,
                 )
             )
         for key, events, source_ref in reverted:
@@ -301,6 +312,7 @@ class CodexReader:
                     parent=sid,
                     relation="fork",
                     unmapped=_unmapped(events),
+                    seq_first=True,
                 )
             )
         return out
