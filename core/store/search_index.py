@@ -65,6 +65,10 @@ MARK_OPEN, MARK_CLOSE = "«", "»"
 MAX_LIMIT = 500
 #: seconds between the fdatasyncs of a build file while it is filled
 WRITE_OUT_EVERY = 0.25
+#: bytes a page: a row of up to ~2 KB (most messages) is kept in its page, where 4 KB pages
+#: spill a row of over ~1 KB to an overflow page of its own (the bench's index: 360 MB
+#: against 407 MB, its rows stored in 0.08 s less of 0.9 s)
+PAGE_SIZE = 8192
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -376,7 +380,9 @@ def fts_query(query: str) -> str | None:
 
 
 def _connect(target: str) -> sqlite3.Connection:
-    return sqlite3.connect(target, check_same_thread=False, isolation_level=None)
+    db = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
+    db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # for a new database: an existing one keeps its
+    return db
 
 
 def _unlink_db(path: Path, *, journals_only: bool = False) -> None:
