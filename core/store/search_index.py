@@ -381,7 +381,7 @@ def fts_query(query: str) -> str | None:
 
 def _connect(target: str) -> sqlite3.Connection:
     db = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
-    db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # for a new database: an existing one keeps its
+    db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new database only
     return db
 
 
