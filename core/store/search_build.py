@@ -232,8 +232,7 @@ def event_rows(sid: str, events: Sequence[Event]) -> Iterator[Row]:
 
 def line_rows(sid: str, events: Sequence[Event], start: int) -> Iterator[Row]:
     """Rows of events[start:], read off their lines where the log keeps them (only lines
-    that can hold a message or a title are decoded). A message of one text part, the
-    most common by far, is taken as it is; any other line goes through `_row`."""
+    that can hold a message or a title are decoded)."""
     if not isinstance(events, EventLog):
         yield from event_rows(sid, events[start:])
         return
@@ -242,18 +241,6 @@ def line_rows(sid: str, events: Sequence[Event], start: int) -> Iterator[Row]:
         if b"message" not in raw and b"session/title" not in raw:
             continue
         record = loads(raw)
-        parts = record.get("parts")
-        if type(parts) is list and len(parts) == 1 and record.get("type") == MESSAGE:
-            part = parts[0]
-            if type(part) is dict and part.get("type") == "text":
-                text = part.get("text", "")
-                if type(text) is str:
-                    if text:
-                        role, message = record.get("role"), record.get("id")
-                        yield (sid, seq, message if type(message) is str else None,
-                               str(record.get("ts", "")),
-                               role if type(role) is str else "message", text)
-                    continue
         row = _row(sid, seq, str(record.get("type")), str(record.get("ts", "")), record)
         if row is not None:
             yield row
