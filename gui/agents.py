@@ -29,13 +29,13 @@ from PySide6.QtWidgets import (
     QMenu,
     QProgressBar,
     QPushButton,
-    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
 from forkwise.core.client.api import IMPORT_PROGRESS, Notification
 
+from .elided_label import ElidedLabel
 from .source_badges import TOOL_NAMES, source_icon, tool_name
 
 if TYPE_CHECKING:
@@ -95,14 +95,13 @@ def install(window: MainWindow) -> None:
     window.pane_balance = PaneBalance(window.splitter)  # the list gives way in a small window
     c.treeLoaded.connect(lambda _n: _start_watching(window))
     detail = window.header_label.parentWidget()
-    origin = QLabel(detail)
+    # a long path must not widen the pane (and squeeze the session list): its middle is
+    # elided, so the agent's name and the file's name stay in view
+    origin = ElidedLabel(detail, Qt.TextElideMode.ElideMiddle)
     origin.setObjectName("originLabel")
     origin.setAccessibleName("Where this session came from")
     origin.setContentsMargins(8, 0, 8, 0)
-    origin.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     origin.setVisible(False)
-    # a long path must not widen the pane (and squeeze the session list): it is cut
-    origin.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
     pane = detail.layout() if detail is not None else None
     if isinstance(pane, QVBoxLayout):  # just under the session's title
         pane.insertWidget(pane.indexOf(window.header_label) + 1, origin)
@@ -149,7 +148,7 @@ def continue_from_message(window: MainWindow, row: int, tool: str) -> None:
     c.ops.run(fork_and_export(), done, what=f"Forking for {TOOL_NAMES[tool]}")
 
 
-def _show_origin(window: MainWindow, label: QLabel, session_id: str) -> None:
+def _show_origin(window: MainWindow, label: ElidedLabel, session_id: str) -> None:
     """Under the session's title: the agent and file an imported session came from, or
     that a fork descends from one (so Continue in knows where it goes back to)."""
     c = window.controller
@@ -168,8 +167,9 @@ def _show_origin(window: MainWindow, label: QLabel, session_id: str) -> None:
         if c.current != session_id:
             return  # another session was opened meanwhile
         source = (info.get("header", {}).get("meta") or {}).get("source") or {}
-        label.setText(f"Imported from {tool_name(tool)}: {source.get('path', '')}")
-        # the path may be clipped at the pane's edge: all of it a hover away
+        label.lead = f"Imported from {tool_name(tool)}: "
+        label.setText(f"{label.lead}{source.get('path', '')}")
+        # the path's middle may be elided at the pane's width: all of it a hover away
         label.setToolTip(f"{source.get('path', '')}\n{tool_name(tool)} session "
                          f"{source.get('id', '')}")
         label.setVisible(True)

@@ -22,6 +22,9 @@ class ElidedLabel(QLabel):
         #: model and state, or its state alone: eliding the whole line cut them)
         self.head = ""
         self.kept: tuple[str, ...] = ()
+        #: when the text does not fit and starts with it: drawn whole, the rest elided (what
+        #: a path is, before the path)
+        self.lead = ""
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setWordWrap(False)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -40,10 +43,15 @@ class ElidedLabel(QLabel):
         metrics, width, text = self.fontMetrics(), self.contentsRect().width(), self.text()
         if metrics.horizontalAdvance(text) <= width:
             return text
+        ellipsis = metrics.horizontalAdvance("…")
+        if self.lead and text.startswith(self.lead):
+            room = width - metrics.horizontalAdvance(self.lead)
+            if room >= ellipsis * 6:
+                return self.lead + metrics.elidedText(text[len(self.lead) :], self.mode, room)
         if self.head and text.startswith(self.head):
             for kept in self.kept:
                 room = width - metrics.horizontalAdvance(kept)
-                if room >= metrics.horizontalAdvance("…") * 6:
+                if room >= ellipsis * 6:
                     return metrics.elidedText(self.head, self.mode, room) + kept
         return metrics.elidedText(text, self.mode, width)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import (
     QModelIndex,
+    QModelRoleData,
+    QModelRoleDataSpan,
     QObject,
     QPersistentModelIndex,
     QSortFilterProxyModel,
@@ -41,6 +43,20 @@ class SessionFilterProxy(QSortFilterProxyModel):
         source = self.sourceModel()
         if source is not None:
             source.sort(column, order)
+
+    def multiData(self, index: Index, roleDataSpan: QModelRoleDataSpan | QModelRoleData) -> None:
+        """The source's answers for the roles a delegate asks at once (QSortFilterProxyModel
+        leaves this to Qt's default: a `data()` call per role, each mapping the index to
+        the source, which costs an `index()` call into Python every time)."""
+        source = self.sourceModel()
+        if source is None:
+            super().multiData(index, roleDataSpan)
+            return
+        mapped = self.mapToSource(index)
+        if index.isValid() and not mapped.isValid():  # as QSortFilterProxyModel.data does
+            super().multiData(QModelIndex(), roleDataSpan)
+            return
+        source.multiData(mapped, roleDataSpan)
 
     @property
     def pattern(self) -> str:

@@ -3,8 +3,9 @@ key each column sorts by, and short times."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -37,52 +38,94 @@ ANSWERED_ROLES = frozenset(int(role) for role in (
     Qt.ItemDataRole.AccessibleTextRole, Qt.ItemDataRole.TextAlignmentRole, ID_ROLE,
     SUMMARY_ROLE, UPDATED_ROLE, RELATION_ROLE, RUNNING_ROLE,
 ))  # fmt: skip
+#: the roles a view's delegate asks of each cell it paints, in one `multiData` call
+#: (QStyledItemDelegate: font, alignment, colours, check state, icon, text); those no row
+#: answers are None (the view's own)
+PAINT_ROLES = tuple(int(role) for role in (
+    Qt.ItemDataRole.FontRole, Qt.ItemDataRole.TextAlignmentRole,
+    Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.CheckStateRole,
+    Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.DisplayRole,
+    Qt.ItemDataRole.BackgroundRole,
+))  # fmt: skip
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
-def row_data(sid: str, s: Json, column: int, role: int, title_of: Callable[[str], str]) -> Any:
+def painted(
+    sid: str, s: Json, column: int, title_of: Callable[[str], str], today: date | None = None
+) -> tuple[Any, ...]:
+    """What a session row's cell in `column` answers for each of `PAINT_ROLES`, in that
+    order, at once (as `row_data` would, role by role); `today`: the local date (asked if
+    not given)."""
+    text = display_text(sid, s, column, title_of, today)
+    if column == TITLE:
+        return (None, None, None, None, decoration(s), text, None)
+    if column == MESSAGES:
+        return (None, _RIGHT, None, None, None, text, None)
+    return (None, None, None, None, None, text, None)
+
+
+def display_text(
+    sid: str, s: Json, column: int, title_of: Callable[[str], str], today: date | None = None
+) -> str | None:
+    """The text a session row shows in `column`."""
+    if column == TITLE:
+        if s.get("error"):
+            return f"{sid} — cannot be read"
+        return title_of(sid)
+    if column == ACTIVITY:
+        if s.get("waiting"):
+            return WAITING_TEXT
+        return RUNNING_TEXT if s.get("running") else format_when(s.get("updated"), today=today)
+    if column == MESSAGES:
+        return str(s.get("messages", 0))
+    if column == MODEL:
+        return s.get("model") or ""
+    return None
+
+
+def decoration(s: Json) -> Any:
+    """The icon beside a session's title: its relation's badge, or an agent's own session's
+    tool."""
+    if s.get("source") and relation_of(s) is None:
+        from .source_badges import source_icon  # (its rows come after the first frame)
+
+        return source_icon(str(s["source"]))  # an agent's own session: its tool
+    return badge_icon(relation_of(s))
+
+
+def row_data(
+    sid: str, s: Json, column: int, role: int, title_of: Callable[[str], str], *,
+    today: date | None = None,
+) -> Any:
     """What a session row shows in `column` for `role`; `title_of` names a session (a fork
-    not renamed yet after its source: see siblings.display_title)."""
+    not renamed yet after its source: see siblings.display_title); `today`: the local date
+    (asked if not given)."""
     if role == Qt.ItemDataRole.DisplayRole:
-        if column == TITLE:
-            if s.get("error"):
-                return f"{sid} — cannot be read"
-            return title_of(sid)
-        if column == ACTIVITY:
-            if s.get("waiting"):
-                return WAITING_TEXT
-            return RUNNING_TEXT if s.get("running") else format_when(s.get("updated"))
-        if column == MESSAGES:
-            return str(s.get("messages", 0))
-        if column == MODEL:
-            return s.get("model") or ""
-    elif role == Qt.ItemDataRole.DecorationRole and column == TITLE:
-        if s.get("source") and relation_of(s) is None:
-            from .source_badges import source_icon  # (its rows come after the first frame)
-
-            return source_icon(str(s["source"]))  # an agent's own session: its tool
-        return badge_icon(relation_of(s))
-    elif role == Qt.ItemDataRole.ToolTipRole:
+        return display_text(sid, s, column, title_of, today)
+    if role == Qt.ItemDataRole.DecorationRole and column == TITLE:
+        return decoration(s)
+    if role == Qt.ItemDataRole.ToolTipRole:
         return _tooltip(sid, s, title_of)
-    elif role == Qt.ItemDataRole.AccessibleTextRole and column == TITLE:
+    if role == Qt.ItemDataRole.AccessibleTextRole and column == TITLE:
         kind = {"fork": "fork", "subagent": "subagent"}.get(relation_of(s) or "", "session")
         if s.get("waiting"):
             state = ", needs your approval"
         else:
             state = ", running" if s.get("running") else ""
         return f"{kind} {title_of(sid)}{state}"
-    elif role == Qt.ItemDataRole.AccessibleTextRole and column == ACTIVITY and s.get("waiting"):
+    if role == Qt.ItemDataRole.AccessibleTextRole and column == ACTIVITY and s.get("waiting"):
         return waiting_text(s)
-    elif role == Qt.ItemDataRole.TextAlignmentRole and column == MESSAGES:
-        return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-    elif role == ID_ROLE:
+    if role == Qt.ItemDataRole.TextAlignmentRole and column == MESSAGES:
+        return _RIGHT
+    if role == ID_ROLE:
         return sid
-    elif role == SUMMARY_ROLE:
+    if role == SUMMARY_ROLE:
         return s
-    elif role == UPDATED_ROLE:
+    if role == UPDATED_ROLE:
         return s.get("updated") or ""
-    elif role == RELATION_ROLE:
+    if role == RELATION_ROLE:
         return relation_of(s)
-    elif role == RUNNING_ROLE:
+    if role == RUNNING_ROLE:
         return bool(s.get("running"))
     return None
 
@@ -140,8 +183,14 @@ def relation_of(summary: Json) -> str | None:
     return rel if isinstance(rel, str) else None
 
 
-def format_when(ts: object, now: datetime | None = None) -> str:
-    """A short local time: today's time, or the date for older activity."""
+def format_when(ts: object, now: datetime | None = None, *, today: date | None = None) -> str:
+    """A short local time: today's time, or the date for older activity. `today`: the
+    local date, if the caller knows it (the tree asks once for all its rows), else that
+    of `now` (default: now).
+
+    Written by `time.strftime`, which `datetime.strftime` calls for these formats: called
+    through `datetime`, it imports `time` each time, and PySide's import hook is Python
+    code (~3 µs a row)."""
     if not isinstance(ts, str) or not ts:
         return ""
     try:
@@ -151,9 +200,10 @@ def format_when(ts: object, now: datetime | None = None) -> str:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     local = when.astimezone()
-    now = (now or datetime.now(UTC)).astimezone()
-    if local.date() == now.date():
-        return local.strftime("%H:%M")
-    if local.year == now.year:
-        return local.strftime("%d %b %H:%M")
-    return local.strftime("%Y-%m-%d")
+    if today is None:
+        today = (now or datetime.now(UTC)).astimezone().date()
+    if local.date() == today:
+        return time.strftime("%H:%M", local.timetuple())
+    if local.year == today.year:
+        return time.strftime("%d %b %H:%M", local.timetuple())
+    return time.strftime("%Y-%m-%d", local.timetuple())

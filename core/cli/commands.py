@@ -69,15 +69,18 @@ def _progress_bar(doing: str, done: int, total: int, what: str) -> bool:
 def table(rows: Sequence[Json]) -> str:
     if not rows:
         return "no sessions"
-    lines = [f"{'ID':<26} {'EVENTS':>6} {'MSGS':>5} {'UPDATED':<24} {'MODEL':<16} TITLE"]
+    # columns as wide as their longest value (an imported session's id is a long one)
+    iw = max(26, *(len(r["id"]) for r in rows))
+    mw = max(16, *(len(r["model"] or "-") for r in rows))
+    lines = [f"{'ID':<{iw}} {'EVENTS':>6} {'MSGS':>5} {'UPDATED':<24} {'MODEL':<{mw}} TITLE"]
     for r in rows:
         error = r.get("error")
         title = r["title"] if error is None else f"(unreadable: {error.get('message')})"
         mark = _state_mark(r)
         parent = f"  [from {r['parentSession']}]" if r["parentSession"] else ""
         lines.append(
-            f"{r['id']:<26} {r['events']:>6} {r['messages']:>5} {r['updated']:<24} "
-            f"{(r['model'] or '-'):<16} {mark}{title}{parent}"
+            f"{r['id']:<{iw}} {r['events']:>6} {r['messages']:>5} {r['updated']:<24} "
+            f"{(r['model'] or '-'):<{mw}} {mark}{title}{parent}"
         )
     return "\n".join(lines)
 

@@ -81,11 +81,21 @@ async def open_client(
                 await shared.close()
             return
         root = location
-        running = await asyncio.to_thread(shared_store.host_listening, root)
+        # a reader's probes (an lstat, the lock file, a read-only open that reads nothing
+        # yet) take less than a thread to run them on: each hop off the loop starts and
+        # joins a thread, and waits to be woken on a busy machine. A writer may wait for
+        # the lock (`shared_store.claim` polls): off the loop.
+        if write:
+            running = await asyncio.to_thread(shared_store.host_listening, root)
+        else:
+            running = shared_store.host_listening(root)
         if running is not None:
             client = await Client.connect(running, follow=False)
         else:
-            host = await asyncio.to_thread(_own_host, root, write)
+            if write:
+                host = await asyncio.to_thread(_own_host, root, write)
+            else:
+                host = _own_host(root, write)
             if isinstance(host, str):
                 client = await Client.connect(host, follow=False)
             else:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
+import functools
+import gc
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -45,7 +48,41 @@ def is_cli_invocation(args: Sequence[str]) -> bool:
     return bool(positional) and positional[0] in SUBCOMMANDS
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, sized to the terminal when it formats: argparse makes
+    one for each argument it adds (to check the argument's metavar), and sizing one
+    imports shutil (~1.6 ms of CPU with the bz2 and lzma it imports), which a command
+    line that asks for no help and makes no error never uses."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(prog, indent_increment, max_help_position, 0 if width is None else width)
+        self._sized = width is not None
+        self._asked_position = max_help_position
+
+    def format_help(self) -> str:
+        if not self._sized:  # as argparse sizes it when no width is given
+            import shutil
+
+            width = shutil.get_terminal_size().columns - 2
+            self._width = width
+            self._max_help_position = min(
+                self._asked_position, max(width - 20, self._indent_increment * 2)
+            )
+            self._sized = True
+        return super().format_help()
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> Any:  # usage errors: exit 2, as argparse does
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -61,23 +98,83 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common = _Parser(add_help=False)
-    common.add_argument(
-        "--store",
-        metavar="DIR",
-        help="store directory (default: $FORKWISE_STORE or the user data dir)",
-    )
-    common.add_argument("--json", action="store_true", help="machine-readable output")
-    _connect_options(common, argparse.SUPPRESS)  # given after the subcommand
+#: adds a subcommand's arguments to its parser
+_Fill = Callable[[argparse.ArgumentParser], None]
 
+
+class _Subcommands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """Subcommands whose parsers are made when one is chosen, its arguments added by its
+    `fill`: a command line runs one of them, and making the parsers and ~60 arguments of
+    all (argparse looks up the translation of each of its words) takes longer than
+    parsing (`sessions list`: ~4 ms of CPU). Each subcommand's name and help line are
+    there from the start, so the help and the errors of the commands above it are as
+    they were."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._make: Callable[..., argparse.ArgumentParser] = self._parser_class
+        self._parser_class = _Deferred
+        self._deferred: dict[str, tuple[_Deferred, _Fill]] = {}
+
+    def add(self, name: str, fill: _Fill, **kwargs: Any) -> None:
+        """A subcommand `name` (`kwargs` as for `add_parser`); `fill` adds its arguments
+        to its parser once it is chosen."""
+        made = self.add_parser(name, **kwargs)
+        assert isinstance(made, _Deferred)
+        self._deferred[name] = (made, fill)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        name = values[0] if values else None
+        if isinstance(name, str) and name in self._deferred:
+            deferred, fill = self._deferred.pop(name)
+            chosen = self._make(**deferred.kwargs)
+            fill(chosen)
+            self.choices[name] = chosen
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _Deferred:
+    """A subcommand's parser still to be made: what `add_parser` would make it with."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+
+
+def _subcommands(parser: argparse.ArgumentParser, dest: str) -> _Subcommands:
+    """`parser`'s subcommands. Their usage starts with `parser.prog`, given here: argparse
+    would format the usage of `parser`'s positional arguments before them to find it
+    (none here, so it is the prog at any width), sizing a formatter to the terminal."""
+    subcommands = parser.add_subparsers(
+        dest=dest, required=True, parser_class=_Parser, action=_Subcommands, prog=parser.prog
+    )
+    assert isinstance(subcommands, _Subcommands)
+    return subcommands
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="forkwise", description="Browse and branch AI-agent sessions.")
     parser.add_argument(
         "--version", action=VersionAction, nargs=0, help="print the version and exit"
     )
     _connect_options(parser, None)  # given before it
-    top = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    host = top.add_parser("host", help="serve the store to other processes (headless host)")
+    top = _subcommands(parser, "command")
+    top.add("host", _host_arguments, help="serve the store to other processes (headless host)")
+    top.add("store", _store_arguments, help="whole-store operations")
+    top.add(
+        "sessions",
+        _sessions_arguments,
+        help="list, show, create, fork, truncate, delete and import sessions",
+    )
+    return parser
+
+
+def _host_arguments(host: argparse.ArgumentParser) -> None:
     host.add_argument("--store", metavar="DIR", help="store directory")
     host.add_argument(
         "--listen", required=True, metavar="unix:PATH|tcp:HOST:PORT", help="where to listen"
@@ -91,36 +188,89 @@ def build_parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="clients must present the token in FILE (required for tcp)",
     )
-    store = top.add_parser("store", help="whole-store operations")
-    store_sub = store.add_subparsers(dest="action", required=True, parser_class=_Parser)
-    copy = store_sub.add_parser(
+
+
+def _store_arguments(store: argparse.ArgumentParser) -> None:
+    store_sub = _subcommands(store, "action")
+    store_sub.add(
         "copy",
+        _copy_arguments,
         help="copy every session of SRC into DST (folders or postgresql:// URLs; resumable)",
     )
+
+
+def _copy_arguments(copy: argparse.ArgumentParser) -> None:
     copy.add_argument("source", metavar="SRC")
     copy.add_argument("target", metavar="DST")
     copy.add_argument("--json", action="store_true", help="machine-readable output")
-    sessions = top.add_parser(
-        "sessions", help="list, show, create, fork, truncate, delete and import sessions"
-    )
-    sub = sessions.add_subparsers(dest="action", required=True, parser_class=_Parser)
 
-    sub.add_parser("list", parents=[common], help="list sessions, newest activity first")
-    show = sub.add_parser("show", parents=[common], help="show a session's header and events")
-    show.add_argument("id")
-    context = sub.add_parser(
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    """The options every `sessions` action takes, given after it."""
+    parser.add_argument(
+        "--store",
+        metavar="DIR",
+        help="store directory (default: $FORKWISE_STORE or the user data dir)",
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    _connect_options(parser, argparse.SUPPRESS)  # given after the subcommand
+
+
+def _with_id(parser: argparse.ArgumentParser) -> None:
+    _common(parser)
+    parser.add_argument("id")
+
+
+def _sessions_arguments(sessions: argparse.ArgumentParser) -> None:
+    sub = _subcommands(sessions, "action")
+    sub.add("list", _common, help="list sessions, newest activity first")
+    sub.add("show", _with_id, help="show a session's header and events")
+    sub.add(
         "context",
-        parents=[common],
+        _with_id,
         help="print what the model would receive on the next prompt (the provider transcript)",
     )
-    context.add_argument("id")
-    new = sub.add_parser("new", parents=[common], help="create an empty session; prints its id")
+    sub.add("new", _new_arguments, help="create an empty session; prints its id")
+    sub.add("fork", _fork_arguments, help="fork a session into a new child")
+    sub.add("truncate", _truncate_arguments, help="replace in place at a message")
+    sub.add(
+        "import",
+        _import_arguments,
+        help="import sessions of Claude Code, Codex, pi or Forkwise (files or folders)",
+        description="Import session files, or folders searched for them. Without a PATH: "
+        "the tools' default folders (~/.claude/projects, ~/.codex/sessions, "
+        "~/.pi/agent/sessions). A second import of the same sources changes nothing; "
+        "a source that grew is brought up to date.",
+    )
+    sub.add(
+        "export",
+        _export_arguments,
+        help="write a session as a Claude Code, Codex or pi session, to continue it there",
+    )
+    sub.add("delete", _with_id, help="move a session to the store's trash")
+    sub.add(
+        "prompt",
+        _prompt_arguments,
+        help="run a turn; prints the reply or a pending approval id",
+    )
+    sub.add(
+        "approve",
+        _approve_arguments,
+        help="answer a pending approval and continue the turn",
+    )
+
+
+def _new_arguments(new: argparse.ArgumentParser) -> None:
+    _common(new)
     new.add_argument("--id", dest="session_id")
     new.add_argument("--title")
     new.add_argument(
         "--cwd", default=None, help="working directory recorded in the header (default: here)"
     )
-    fork = sub.add_parser("fork", parents=[common], help="fork a session into a new child")
+
+
+def _fork_arguments(fork: argparse.ArgumentParser) -> None:
+    _common(fork)
     fork.add_argument("source")
     fork.add_argument(
         "--boundary",
@@ -142,21 +292,18 @@ def build_parser() -> argparse.ArgumentParser:
     fork.add_argument(
         "--replace", action="store_true", help="with --message: truncate this session in place"
     )
-    trunc = sub.add_parser("truncate", parents=[common], help="replace in place at a message")
-    trunc.add_argument("id")
+
+
+def _truncate_arguments(trunc: argparse.ArgumentParser) -> None:
+    _with_id(trunc)
     trunc.add_argument("--message", required=True, metavar="MSG_ID")
     trunc.add_argument(
         "--exclude-message", action="store_true", help="also remove that message's turn"
     )
-    imp = sub.add_parser(
-        "import",
-        parents=[common],
-        help="import sessions of Claude Code, Codex, pi or Forkwise (files or folders)",
-        description="Import session files, or folders searched for them. Without a PATH: "
-        "the tools' default folders (~/.claude/projects, ~/.codex/sessions, "
-        "~/.pi/agent/sessions). A second import of the same sources changes nothing; "
-        "a source that grew is brought up to date.",
-    )
+
+
+def _import_arguments(imp: argparse.ArgumentParser) -> None:
+    _common(imp)
     imp.add_argument(
         "--from",
         dest="tool",
@@ -164,32 +311,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="the tool whose sessions these are (default: recognised per file)",
     )
     imp.add_argument("paths", nargs="*", type=Path, metavar="PATH")
-    exp = sub.add_parser(
-        "export",
-        parents=[common],
-        help="write a session as a Claude Code, Codex or pi session, to continue it there",
-    )
-    exp.add_argument("id")
+
+
+def _export_arguments(exp: argparse.ArgumentParser) -> None:
+    _with_id(exp)
     exp.add_argument("--to", dest="tool", required=True, choices=("claude", "codex", "pi"))
     exp.add_argument(
         "--out",
         metavar="PATH",
         help="the file to write (default: where the tool looks for its sessions)",
     )
-    delete = sub.add_parser("delete", parents=[common], help="move a session to the store's trash")
-    delete.add_argument("id")
-    prompt = sub.add_parser(
-        "prompt", parents=[common], help="run a turn; prints the reply or a pending approval id"
-    )
-    prompt.add_argument("id")
+
+
+def _prompt_arguments(prompt: argparse.ArgumentParser) -> None:
+    _with_id(prompt)
     prompt.add_argument("text")
-    approve = sub.add_parser(
-        "approve", parents=[common], help="answer a pending approval and continue the turn"
-    )
-    approve.add_argument("id")
+
+
+def _approve_arguments(approve: argparse.ArgumentParser) -> None:
+    _with_id(approve)
     approve.add_argument("approval_id", metavar="APPROVAL_ID")
     approve.add_argument("--deny", action="store_true", help="refuse the tool call")
-    return parser
 
 
 def _connect_options(parser: argparse.ArgumentParser, default: Any) -> None:
@@ -218,9 +360,23 @@ def main(
         # the process ends after them: each pass of the cyclic collector would only walk
         # it (a 10,000-session listing: ~20 ms of ~220 ms CPU, 0 found); what is left
         # (the host's objects refer to each other) is collected at the next full pass
+        _no_collection_at_exit()
         with gc_paused():
             return _main(args, out, err)
     return _main(args, out, err)
+
+
+@functools.cache  # once a process
+def _no_collection_at_exit() -> None:
+    """The process of a one-shot command ends after it, and at its end the interpreter
+    walks every object it made (most of them by its imports: classes, functions, module
+    dicts, which refer to each other) in collection after collection, to free memory the
+    process's exit frees anyway: ~13 of the ~19 ms of CPU a 10,000-session listing's
+    process takes to end (`perf record` of the teardown: the collector's passes, half of
+    it). Frozen at exit (`atexit`), they are left to the exit. A one-shot command leaves
+    nothing to be finalized by a collection: its files, sockets, threads and event loop
+    are closed before `main` returns."""
+    atexit.register(gc.freeze)
 
 
 def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

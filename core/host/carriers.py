@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import os
 import socket
 import stat
@@ -163,6 +162,8 @@ class Address:
     def loopback(self) -> bool:
         if self.kind == "unix" or self.host == "localhost":
             return True
+        import ipaddress  # only a tcp address has a host to check
+
         try:
             return ipaddress.ip_address(self.host).is_loopback
         except ValueError:

@@ -15,11 +15,10 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from forkwise.core.errors import SessionBusy, WorkspaceAttachFailed
-from forkwise.core.host.forking import ForkAt, child_model, follow_drafts
 from forkwise.core.log.turns import message_boundary
-from forkwise.core.runtime.turn_state import OpenTurn
 
 if TYPE_CHECKING:  # what Host gives its parts
+    from forkwise.core.host.forking import ForkAt
     from forkwise.core.runtime.agent import Agent
     from forkwise.core.runtime.providers.base import ModelChoice, Provider
     from forkwise.core.store.session import Session, SessionSummary
@@ -50,6 +49,9 @@ class ForkVerbs:
 
     async def fork(self, session_id: str, at_seq: int | None = None) -> Json:
         """`session.fork`: the anchor rule of DESIGN §4 picks the boundary."""
+        # the policy is imported where a fork is made: a one-shot listing makes none
+        from forkwise.core.host.forking import ForkAt
+
         return await self.fork_session(session_id, ForkAt(at_seq=at_seq))
 
     async def fork_at_message(
@@ -62,6 +64,8 @@ class ForkVerbs:
         """Seed-002 fork at a message; `replace` truncates this session in place instead."""
         if replace:
             return await self.truncate(session_id, message_id, include_message)
+        from forkwise.core.host.forking import ForkAt
+
         at = ForkAt(message_id=message_id, include_message=include_message)
         return await self.fork_session(session_id, at)
 
@@ -77,6 +81,8 @@ class ForkVerbs:
         return False
 
     def _child_follow(self, source: SessionSummary) -> list[Json]:
+        from forkwise.core.host.forking import child_model, follow_drafts
+
         return follow_drafts(child_model(source, self.serves, self._default_model))
 
     async def fork_session(
@@ -123,6 +129,8 @@ class ForkVerbs:
                 "this session is running a turn or has queued prompts", session_id=session_id
             )
 
+        from forkwise.core.runtime.turn_state import OpenTurn
+
         def truncate() -> Json:
             snap = self.store.get(session_id)
             if OpenTurn.of(snap) is not None:
@@ -135,6 +143,8 @@ class ForkVerbs:
 
     async def run_subagent(self, parent: str, task: str) -> Json:
         """The `delegate` tool: a child clipped to the parent's last completed turn."""
+        from forkwise.core.host.forking import ForkAt
+
         meta = {"relation": "subagent", "title": f"Subagent: {task[:60]}"}
         try:
             row = await self.fork_session(parent, ForkAt(subagent=True), meta=meta)

@@ -33,7 +33,6 @@ from forkwise.core.errors import (
     SessionBusy,
     WorkspaceAttachFailed,
 )
-from forkwise.core.host.disk_follow import DiskFollower
 from forkwise.core.host.fork_verbs import ForkVerbs
 from forkwise.core.host.import_ledger import ImportLedger
 from forkwise.core.host.read_verbs import ReadVerbs
@@ -58,7 +57,6 @@ from forkwise.core.runtime.providers.offline import (
     model_select_draft,
 )
 from forkwise.core.runtime.tools import Delegate, Tool, builtin_tools
-from forkwise.core.runtime.turn_state import OpenTurn
 from forkwise.core.runtime.workspaces import (
     FileWorkspaces,
     MemoryWorkspaces,
@@ -66,7 +64,6 @@ from forkwise.core.runtime.workspaces import (
     Workspaces,
     check_workspace_name,
 )
-from forkwise.core.store.backends.memory import MemoryBackend
 from forkwise.core.store.opening import open_backend
 from forkwise.core.store.replay_cache import ReplayCache
 from forkwise.core.store.search_index import SearchIndex
@@ -85,6 +82,7 @@ from forkwise.core.store.watcher import POLL
 
 if TYPE_CHECKING:  # imported where used: a one-shot command that runs no turn and reads
     # no settings does not load them (python -X importtime)
+    from forkwise.core.host.disk_follow import DiskFollower
     from forkwise.core.log.replay import Replay
     from forkwise.core.runtime.agent import Agent
 
@@ -110,7 +108,11 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         search: SearchIndex | None = None,
         replays: ReplayCache | None = None,
     ) -> None:
-        self.store = store if store is not None else SessionStore(MemoryBackend())
+        if store is None:  # a host of its own in memory (tests, demos); imported then
+            from forkwise.core.store.backends.memory import MemoryBackend
+
+            store = SessionStore(MemoryBackend())
+        self.store = store
         #: the full-text index (`store/search_index.py`), in memory unless one is given
         self.search_index = search if search is not None else SearchIndex(None)
         #: what earlier imports read (`importing.ImportLedger`)
@@ -282,6 +284,8 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         """Follow changes other programs make to the store's files (`disk_follow`): the
         app and `forkwise host` do; a one-shot command has no need."""
         if self._follower is None and not self._closed:
+            from forkwise.core.host.disk_follow import DiskFollower
+
             self._follower = DiskFollower(self, poll=poll)
 
     def disk_changed(self, change: DiskChange, notes: Sequence[Notification]) -> None:
@@ -313,6 +317,8 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         snap = self.store.get(session_id)
         if session_id in self._served:
             return snap
+        from forkwise.core.runtime.turn_state import OpenTurn
+
         turn = OpenTurn.of(snap)
         if turn is not None and not turn.pending and not self.read_only:
             log.info("session %s: closing turn %s left open by a crash", session_id, turn.id)
@@ -338,6 +344,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         found = self._agents.get(session_id)  # another caller may have won the race
         if found is None:
             from forkwise.core.runtime.agent import Agent
+            from forkwise.core.runtime.turn_state import OpenTurn
 
             found = Agent(self, session_id, turn_open=OpenTurn.of(snap) is not None)
             self._agents[session_id] = found
@@ -441,6 +448,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         if agent.busy:
             raise SessionBusy("the model cannot change while a turn runs", session_id=session_id)
         draft = model_select_draft(ModelChoice(provider, model, reasoning))
+        from forkwise.core.runtime.turn_state import OpenTurn
 
         def select() -> Json:
             if OpenTurn.of(self.store.get(session_id)) is not None:

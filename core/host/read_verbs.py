@@ -14,7 +14,6 @@ from forkwise.core.host.lineage import source_state
 from forkwise.core.host.paging import page_end
 from forkwise.core.notifications import StoreIndexing
 from forkwise.core.runtime.providers.offline import model_select_draft
-from forkwise.core.runtime.turn_state import OpenTurn, choice_of, latest_choice
 
 if TYPE_CHECKING:  # what Host gives its parts
     from forkwise.core.log.events import Event
@@ -76,6 +75,9 @@ class ReadVerbs:
         if self.read_only and self.orphaned:
             for row in rows:
                 if row.get("running") and row.get("error") is None:
+                    # imported for a row that shows a turn running: most listings have none
+                    from forkwise.core.runtime.turn_state import OpenTurn
+
                     turn = OpenTurn.of(await self.io(self.store.get, row["id"]))
                     if turn is not None and not turn.pending:
                         row.update(running=False, interrupted=True)
@@ -98,6 +100,8 @@ class ReadVerbs:
         return progress
 
     async def get_session(self, session_id: str) -> Json:
+        from forkwise.core.runtime.turn_state import OpenTurn, latest_choice
+
         snap = await self._serve(session_id)
         summary = await self.io(self.store.summary, session_id)
         turn = OpenTurn.of(snap)
@@ -147,6 +151,8 @@ class ReadVerbs:
             self._context_kept = (key, replayed)
         transcript = replayed.transcript
         end = page_end(transcript, after, min(max_bytes, MAX_CONTEXT_PAGE))
+        from forkwise.core.runtime.turn_state import choice_of
+
         choice = choice_of(replayed.model) or self._default_model
         return {
             "sessionId": session_id,

@@ -234,16 +234,7 @@ def check_fields(etype: str, payload: Mapping[str, Any], seq: int | None = None)
         raise InvalidEvent(f"{where}: payload may not set {bad}")
     required = _REQUIRED.get(etype)
     if required is not None:
-        # the check of every appended event: inline while it passes (as `check_record`)
-        get = payload.get
-        for name, kind in required:
-            if type(get(name)) is not kind:
-                _check_required(etype, payload, required, seq)  # raises, naming the field
-        if etype == MESSAGE:
-            if payload["role"] not in ROLES:
-                _check_required(etype, payload, required, seq)
-        elif etype == HISTORY_FORK and payload["boundary"] < 0:
-            _check_required(etype, payload, required, seq)
+        _check_required(etype, payload, required, seq)
 
 
 def _check_required(
@@ -252,6 +243,8 @@ def _check_required(
     required: tuple[tuple[str, type], ...],
     seq: int | None,
 ) -> None:
+    """The rule of a known type's required fields; raises InvalidEvent naming what breaks
+    it. `check_record` repeats it inline (once a line) and calls this when it fails."""
     for name, kind in required:
         # exact type: JSON decodes to exact types, and bool must not pass for int
         if type(payload.get(name)) is not kind:

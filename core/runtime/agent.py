@@ -6,7 +6,7 @@ run the model, run approved tools, end the turn). That is what lets a turn that 
 an approval stay open across a restart and continue when the person answers it, in a
 later process. Reading the log is cheap: each write returns the snapshot right after it,
 and a pass reuses the latest snapshot while the host's `version` says nothing changed
-the session since.
+the session since; the replay a step needs is kept between steps (`live_replay.py`).
 
 A turn writes `turn/start`, the user message, then steps (`step/start`, the assistant
 message — streamed to subscribers as `session/delta` notes, a few per step however fast
@@ -44,6 +44,7 @@ from forkwise.core.notifications import SESSION_TURN, Notification, SessionDelta
 from forkwise.core.runtime.deltas import DeltaStream
 from forkwise.core.runtime.fresh_notes import fresh
 from forkwise.core.runtime.held_drafts import HeldDrafts, landed
+from forkwise.core.runtime.live_replay import LiveReplay, ReplayRuntime
 from forkwise.core.runtime.providers.base import ModelChoice, Provider, StepResult, TextDelta
 from forkwise.core.runtime.step_drafts import (
     ending,
@@ -53,7 +54,6 @@ from forkwise.core.runtime.step_drafts import (
 )
 from forkwise.core.runtime.tools import Delegate, Tool, ToolContext, ToolFailed, tool_specs
 from forkwise.core.runtime.turn_state import OpenTurn, PendingCall, choice_of, outcome_of
-from forkwise.core.store.replay_cache import Due, ReplayCache
 from forkwise.core.store.session import Session
 from forkwise.core.store.session_store import SessionStore
 
@@ -65,8 +65,9 @@ MAX_STEPS_PER_TURN = 16
 MAX_DRIVE_PASSES = 100_000
 
 
-class Runtime(Protocol):
-    """What an agent needs from its host.
+class Runtime(ReplayRuntime, Protocol):
+    """What an agent needs from its host (`store`, `replays` and `session_io`: see
+    `ReplayRuntime`).
 
     `version(session_id)` is a value that changes whenever the store commits a change to
     the session and whenever store work fails; None when the host cannot tell. The agent
@@ -74,11 +75,8 @@ class Runtime(Protocol):
     it uses that snapshot again instead of reading the log once more.
     """
 
-    store: SessionStore
     tools: Mapping[str, Tool]
-    replays: ReplayCache
 
-    async def session_io(self, session_id: str, fn: Callable[..., T], *args: Any) -> T: ...
     def version(self, session_id: str) -> object | None: ...
     def notify(self, note: Notification) -> None: ...
     def provider(self, name: str) -> Provider: ...
@@ -103,10 +101,8 @@ class Agent:
         self._cancel = False
         self._again = False
         self._waiting = False
-        self._replayer: Replayer | None = None
-        self._replayed_generation = ""
-        #: a replay checkpoint due since the last fresh replay, written once idle
-        self._checkpoint: Due | None = None
+        #: the session's replay, kept between steps, and the replay checkpoint due
+        self._replay = LiveReplay(rt, session_id)
         #: the latest snapshot the agent read or wrote, and the version it was taken at
         self._held: tuple[Session, object] | None = None
         #: the drafts that open the running step, until a write carries them
@@ -261,7 +257,7 @@ class Agent:
             self._cancel = False
             if not self._queue:
                 self._settle(self._idle(), ended=True)
-                await self._write_checkpoint()
+                await self._replay.write_checkpoint()
                 return False
             text, future = self._queue.popleft()
             self._current = future
@@ -289,7 +285,7 @@ class Agent:
         """Open a turn with the prompt and its first step (held back for the step's own
         write, or written as soon as the step waits), then run the step."""
         turn = new_token("turn")
-        replayer = await self._replay(snap)
+        replayer = await self._replay.up_to(snap)
         choice = choice_of(replayer.model) or self.rt.default_choice()
         step, start = step_start(turn, choice)
         opening: list[Json] = [
@@ -309,7 +305,7 @@ class Agent:
         await self._run_step(replayer, turn, step, choice)
 
     async def _step(self, snap: Session, turn: OpenTurn) -> None:
-        replayer = await self._replay(snap)
+        replayer = await self._replay.up_to(snap)
         choice = choice_of(replayer.model) or self.rt.default_choice()
         step, start = step_start(turn.id, choice)
         replayer.feed(self._opening.hold([start], snap.last_seq))
@@ -432,33 +428,6 @@ class Agent:
 
     # --- outcomes ------------------------------------------------------------------
 
-    async def _replay(self, snap: Session) -> Replayer:
-        """The session's replay, brought up to `snap` by folding only what is new. A new
-        one (the first step, or after a truncation) is made on the store worker, from the
-        session's replay checkpoint when it has one (store/replay_cache.py), so a step
-        does not replay the whole history on the event loop."""
-        replayer = self._replayer
-        if (
-            replayer is None
-            or self._replayed_generation != snap.generation
-            or replayer.last_seq > snap.last_seq
-        ):
-            fresh, due = await self.rt.session_io(self.id, _fresh_replay, self.rt, snap)
-            self._replayer = replayer = fresh
-            self._replayed_generation = snap.generation
-            self._checkpoint = due or self._checkpoint
-        replayer.catch_up(snap.events)
-        return replayer
-
-    async def _write_checkpoint(self) -> None:
-        """Write the replay checkpoint a fresh replay found due, now that the turn that
-        needed the replay is over: on a long session that was never checkpointed (an
-        imported one), writing it first would hold back the turn's first streamed words
-        by about a tenth of a second."""
-        due, self._checkpoint = self._checkpoint, None
-        if due is not None:
-            await self.rt.session_io(self.id, self.rt.replays.write, due)
-
     async def _read(self) -> Session:
         """The session as its log is now: the snapshot held from the agent's last store
         call while nothing changed the session since, else one read on the store worker.
@@ -504,11 +473,11 @@ class Agent:
             )
         except BaseException:
             if held:
-                self._replayer = None
+                self._replay.forget()
             raise
         snap = self._held[0]
         if held and not landed(snap.events, held):
-            self._replayer = None
+            self._replay.forget()
         return snap
 
     async def _outcome(self, turn: str) -> Json:
@@ -543,15 +512,6 @@ class Agent:
             elif not future.done():
                 keep.append((future, wanted))
         self._waiters = keep
-
-
-def _fresh_replay(rt: Runtime, snap: Session) -> tuple[Replayer, Due | None]:
-    """The session's replay, from its checkpoint where it has one, and the checkpoint to
-    write when one is due; the store takes the message ids it found, so the turn's first
-    write does not gather them again."""
-    replayer, due = rt.replays.fold(snap)
-    rt.store.adopt_message_ids(snap, replayer.message_ids)
-    return replayer, due
 
 
 def _snapshot(rt: Runtime, session_id: str) -> tuple[Session, object]:

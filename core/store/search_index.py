@@ -30,23 +30,13 @@ import json
 import logging
 import os
 import re
-import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from forkwise.core.store.atomic import fsync_dir, fsync_path
-from forkwise.core.store.search_build import (
-    Batch,
-    Row,
-    build,
-    event_rows,
-    fill_anew,
-    header_rows,
-    write_batch,
-    write_counts,
-)
 from forkwise.core.store.session import (
     EventsAppended,
     SessionCreated,
@@ -56,6 +46,12 @@ from forkwise.core.store.session import (
     StoreEvent,
 )
 from forkwise.core.store.session_store import SessionStore
+
+if TYPE_CHECKING:  # SQLite and the build are imported when the index is first opened: every
+    # host makes a SearchIndex, and a one-shot command never opens it (python -X importtime)
+    import sqlite3
+
+    from forkwise.core.store.search_build import Row
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +112,8 @@ class SearchIndex:
     # --- the database -----------------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
+        import sqlite3
+
         if self._db is None:
             target = str(self.path) if self.path is not None else ":memory:"
             db = _connect(target)
@@ -182,6 +180,8 @@ class SearchIndex:
             self._apply_logged(change)
 
     def _apply_logged(self, change: StoreEvent) -> None:
+        import sqlite3
+
         try:
             self._apply(change)
         except sqlite3.Error:
@@ -189,6 +189,8 @@ class SearchIndex:
             self.ready = False  # the next search brings it up to date from the logs
 
     def _apply(self, change: StoreEvent) -> None:
+        from forkwise.core.store.search_build import event_rows, header_rows
+
         sid = change.session_id
         if isinstance(change, SessionCreated):
             with self._write() as db:
@@ -253,6 +255,8 @@ class SearchIndex:
     def _catch_up(self, store: SessionStore, known: dict[str, int],
                   summaries: dict[str, SessionSummary]) -> int:
         """Index what the logs have beyond `known` (counts per session); one transaction."""
+        from forkwise.core.store.search_build import build
+
         plan: list[tuple[str, int | None]] = []
         with self._write() as db:
             for gone in set(known) - set(summaries):
@@ -271,6 +275,8 @@ class SearchIndex:
     def _build_anew(self, store: SessionStore, summaries: dict[str, SessionSummary]) -> int:
         """Index every log into an empty database: in memory, the index's own; on disk, a
         build file moved over the index once complete (then opened as the index)."""
+        from forkwise.core.store.search_build import fill_anew
+
         plan: list[tuple[str, int | None]] = [(sid, None) for sid in summaries]
         if self.path is None:
             db = self._open()
@@ -380,6 +386,8 @@ def fts_query(query: str) -> str | None:
 
 
 def _connect(target: str) -> sqlite3.Connection:
+    import sqlite3
+
     db = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
     db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new database only
     return db
@@ -432,5 +440,7 @@ def _forget(db: sqlite3.Connection, sid: str, after: int | None = None) -> None:
 
 
 def _insert(db: sqlite3.Connection, sid: str, rows: Iterable[Row], indexed: int) -> None:
+    from forkwise.core.store.search_build import Batch, write_batch, write_counts
+
     write_batch(db, Batch(list(rows)))
     write_counts(db, [(sid, indexed)])

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, overload
 
-import orjson
-
 from forkwise.core.errors import (
     DuplicateSessionId,
     ForkwiseError,
@@ -40,8 +38,8 @@ from forkwise.core.store.backend import (
     Remembered,
     Restorable,
 )
-from forkwise.core.store.checked_log import check_records
 from forkwise.core.store.fork_point import ForkPoint, anchor_of, fork_point_of
+from forkwise.core.store.import_naming import ImportNaming, imported
 from forkwise.core.store.session import (
     EventsAppended,
     Session,
@@ -103,9 +101,11 @@ class SessionStore:
         self._kept_generations: dict[str, str] = {}
         self._listeners: list[Listener] = []
         self._lock = threading.RLock()
+        #: the backend calls that may find an import's files unnamed (`_persist`, `_load`)
+        self._naming = ImportNaming(backend, self._lock, self._forget_unnamed)
         #: sessions an import created (`name_later`) whose files never got their names,
         #: with why: no longer in the store, reported failed at their `flush`
-        self._lost: dict[str, StorageError] = {}
+        self._lost = self._naming.lost
 
     # --- subscriptions -------------------------------------------------------------
 
@@ -288,33 +288,16 @@ class SessionStore:
     ) -> Session:
         """Adopt a session an import made: `records` (`seq` 1, 2, …, `type`, `ts`, fields;
         JSON values as a decoder makes them: dict, list, str, int, float, bool, None; the
-        store takes them over) are checked as the loader checks a file's lines
-        (`check_records`), encoded once and written in one atomic write; what stays in
-        memory is their lines, decoded when read. `name_later`: the session is written
-        when this returns, and named and durable once `flush` is called for it (an import
-        of many files syncs them together, and the folder once for a batch of them)."""
+        store takes them over) are checked as the loader checks a file's lines and written
+        in one atomic write (`import_naming.py`). `name_later`: the session is
+        written when this returns, and named and durable once `flush` is called for it (an
+        import of many files syncs them together, and the folder once for a batch of them)."""
         with self._lock:
-            validate_session_id(header.id)
-            if self.exists(header.id):
-                raise DuplicateSessionId(
-                    f"a session {header.id!r} exists already", session_id=header.id
-                )
-            checked = check_records(header, records)
-            log = checked.events
-            assert isinstance(log, EventLog)  # check_records keeps lines, not events
-            n = header.seed_length
-            # the seed's lines and the rest as they are; of a fork, its own part decoded for
-            # the change (subscribers index it) but not kept: the log keeps lines
-            seed, rest = (log.view(n), _decoded(log.lines(len(log))[n:])) if n else ((), log.view())
-            change = SessionCreated(header, seed, rest, name_later=name_later)
-            self._persist(change)
-            assert checked.summary is not None
-            rec = _Record(header, log, checked.state, checked.summary, point=checked.point)
-            self._records[header.id] = rec
-            self._kept_generations.pop(header.id, None)
-            snapshot = rec.snapshot()
-            self._announce(change)
-            return snapshot
+            self._new_id(header.id)  # a valid id no session has
+            got = imported(header, records, name_later)
+            self._persist(got.change)
+            rec = _Record(header, got.events, got.state, got.summary, point=got.point)
+            return self._adopt(rec, got.change)
 
     def release(self, session_ids: Iterable[str]) -> None:
         """Let go of what is loaded of these sessions once the backend has indexed it (as
@@ -656,46 +639,18 @@ class SessionStore:
     # --- helpers -------------------------------------------------------------------
 
     def _persist(self, change: StoreEvent) -> None:
-        """`backend.persist`, for every change. A backend names an import's files before
-        any other change and, when some cannot get their names, raises a StorageError
-        listing them (`lost`) without making the change (`Backend`). Those sessions are
-        not on disk: they are dropped from memory here, whichever change found them, and
-        reported failed at their `flush`; a change to another session is then made as if
-        nothing had happened."""
-        try:
-            self.backend.persist(change)
-        except StorageError as exc:
-            lost = self._forget_lost(exc)
-            if not lost or _concerns(change) & lost:
-                raise
-            self.backend.persist(change)
-        if isinstance(change, SessionCreated):
-            with self._lock:
-                self._lost.pop(change.session_id, None)  # made again: not lost any more
+        """`backend.persist`, for every change; an import's sessions found lost meanwhile
+        are dropped and kept for their `flush` (`ImportNaming.persist`)."""
+        self._naming.persist(change)
 
     def _load(self, session_id: str) -> LoadedLog | None:
-        """`backend.load`, whose loading of a file not named yet names them all (see
-        `_persist` for when that fails)."""
-        try:
-            return self.backend.load(session_id)
-        except StorageError as exc:
-            lost = self._forget_lost(exc)
-            if not lost or session_id in lost:
-                raise
-            return self.backend.load(session_id)
+        """`backend.load`; as `_persist` for an import's sessions found lost."""
+        return self._naming.load(session_id)
 
-    def _forget_lost(self, exc: StorageError) -> set[str]:
-        """Drop from memory the sessions `exc` says are not on disk (`lost`) and keep why
-        for their `flush`; returns them (none: `exc` is another failure)."""
-        lost = set(exc.details.get("lost", ()))
-        if lost:
-            with self._lock:
-                for sid in lost:
-                    log.warning("session %s is not in the store: %s", sid, exc.message)
-                    self._records.pop(sid, None)
-                    self._kept_generations.pop(sid, None)
-                    self._lost[sid] = exc
-        return lost
+    def _forget_unnamed(self, session_id: str) -> None:
+        """Drop a session an import made whose file never got its name: not on disk."""
+        self._records.pop(session_id, None)
+        self._kept_generations.pop(session_id, None)
 
     @staticmethod
     def _point(rec: _Record) -> ForkPoint | None:
@@ -743,25 +698,15 @@ class SessionStore:
             summary = seed_point.summary(header).fold(follow_events)  # the seed is not folded
         else:
             summary = SessionSummary.start(header).fold(events, seed_summary, source_title)
-        rec = _Record(header, events, state, summary, point=seed_point)
-        self._records[header.id] = rec
-        self._kept_generations.pop(header.id, None)  # a new session: nothing is kept
+        return self._adopt(_Record(header, events, state, summary, point=seed_point), change)
+
+    def _adopt(self, rec: _Record, change: SessionCreated) -> Session:
+        """Keep the record of a session just created and announce it; its snapshot."""
+        self._records[rec.header.id] = rec
+        self._kept_generations.pop(rec.header.id, None)  # a new session: nothing is kept
         snapshot = rec.snapshot()
         self._announce(change)
         return snapshot
-
-
-def _concerns(change: StoreEvent) -> set[str]:
-    """The sessions a change reads or writes."""
-    if isinstance(change, SessionCreated) and change.copied_from is not None:
-        return {change.session_id, change.copied_from}
-    return {change.session_id}
-
-
-def _decoded(lines: Sequence[bytes]) -> tuple[Event, ...]:
-    """Events of checked lines, built without being kept by the log they come from."""
-    loads = orjson.loads
-    return tuple(Event.from_decoded(loads(line), line) for line in lines)
 
 
 class _Taken:

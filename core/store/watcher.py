@@ -6,8 +6,10 @@ the `watchfiles` package; then every `SAFETY_NET` seconds as well) or, where tha
 to be had or stops, every `POLL` seconds, and then
 compares the folder with what it saw last: which `<id>.jsonl` files appeared, went, or
 changed (inode, size, mtime, ctime). The differences go to `on_change` on that thread;
-whoever receives them decides which were its own writes. Waking is the only thing
-`watchfiles` does here, so both ways report exactly the same differences.
+whoever receives them decides which were its own writes. The kernel's reports only say
+which files to look at again (a look at 10,000 files costs ~30 ms, at the few files a
+turn writes well under one); each is compared the same way, so both ways report exactly
+the same differences.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +29,12 @@ POLL = 1.0
 #: seconds between looks while the kernel does wake it: only a safety net (a look at
 #: 10,000 session files costs ~30 ms, measured; every second would be 3% of a core)
 SAFETY_NET = 30.0
+#: seconds after start by which the kernel's watch is surely set up: one whole look then
+#: finds what changed before it was (only a safety net after that)
+SETTLE = 3.0
+#: files in one kernel report above which the whole folder is looked at instead (a burst,
+#: or a report the kernel had to cut short)
+MANY = 256
 SUFFIX = ".jsonl"
 
 
@@ -64,6 +72,15 @@ def scan(sessions_dir: Path) -> dict[str, Identity]:
     return out
 
 
+def identity_of(path: Path) -> Identity | None:
+    """A session file's identity as `scan` takes it; None when it is not there."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def diff(before: dict[str, Identity], after: dict[str, Identity]) -> Changes:
     return Changes(
         added={k for k in after if k not in before},
@@ -82,6 +99,7 @@ class StoreWatcher:
         *,
         poll: float = POLL,
         use_inotify: bool = True,
+        settle: float = SETTLE,
     ) -> None:
         self.sessions_dir = sessions_dir
         self.on_change = on_change
@@ -90,7 +108,11 @@ class StoreWatcher:
         self._wake = threading.Event()
         self._seen = scan(sessions_dir)
         self._looking = threading.Lock()  # one look at a time, reports in order
+        #: session ids the kernel reported since the last look; None: look at all
+        self._named: set[str] | None = set()
+        self._named_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self._settle = settle
         self._settle_until = 0.0
         self.kind = "poll"
         if use_inotify:
@@ -102,7 +124,7 @@ class StoreWatcher:
                 self.kind = "inotify"
 
     def start(self) -> StoreWatcher:
-        self._settle_until = time.monotonic() + 3.0
+        self._settle_until = time.monotonic() + self._settle
         looker = threading.Thread(target=self._look, name="forkwise-watch", daemon=True)
         self._threads.append(looker)
         if self.kind == "inotify":
@@ -118,13 +140,17 @@ class StoreWatcher:
         for thread in self._threads:
             thread.join(timeout=5.0)
 
-    def look_now(self) -> Changes:
-        """Compare the folder with the last look now and report the differences (the
-        watcher thread does this on each wake; a caller may too, e.g. to settle)."""
+    def look_now(self, names: set[str] | None = None) -> Changes:
+        """Compare the folder (or only the session files `names`) with the last look now
+        and report the differences (the watcher thread does this on each wake; a caller
+        may too, e.g. to settle)."""
         with self._looking:
-            now = scan(self.sessions_dir)
-            changes = diff(self._seen, now)
-            self._seen = now
+            if names is None:
+                now = scan(self.sessions_dir)
+                changes = diff(self._seen, now)
+                self._seen = now
+            else:
+                changes = self._look_at(names)
             if changes:
                 try:
                     self.on_change(changes)
@@ -132,24 +158,46 @@ class StoreWatcher:
                     log.exception("a store watcher's receiver failed")
             return changes
 
+    def _look_at(self, names: set[str]) -> Changes:
+        changes, seen = Changes(), self._seen
+        for sid in names:
+            now, before = identity_of(self.sessions_dir / (sid + SUFFIX)), seen.get(sid)
+            if now == before:
+                continue
+            if now is None:
+                del seen[sid]
+                changes.removed.add(sid)
+            else:
+                seen[sid] = now
+                (changes.added if before is None else changes.changed).add(sid)
+        return changes
+
     def _look(self) -> None:
         while not self._stop.is_set():
-            # polling until the kernel's watch is surely set up (a change made before it
-            # would otherwise wait for the safety net), then only the safety net
-            settling = time.monotonic() < self._settle_until
-            timeout = self.poll if self.kind == "poll" or settling else max(self.poll, SAFETY_NET)
-            self._wake.wait(timeout)
+            # until the kernel's watch is surely set up, one whole look at the end of it
+            # (a change made before the watch would otherwise wait for the safety net)
+            left = self._settle_until - time.monotonic()
+            if self.kind == "poll":
+                timeout = self.poll
+            else:
+                timeout = left if left > 0 else max(self.poll, SAFETY_NET)
+            woken = self._wake.wait(timeout)
             self._wake.clear()
             if self._stop.is_set():
                 return
-            self.look_now()
+            with self._named_lock:
+                named, self._named = self._named, set()
+            # a timeout (the settling look, the safety net, a poll), a large report, or
+            # the kernel's watch gone: the whole folder; else the files reported
+            whole = not woken or named is None or self.kind == "poll"
+            self.look_now(None if whole else named)
 
     def _notify(self) -> None:
         """Wake the looker on each batch of kernel notifications (watchfiles, inotify)."""
         import watchfiles
 
         try:
-            for _ in watchfiles.watch(
+            for batch in watchfiles.watch(
                 self.sessions_dir,
                 stop_event=self._stop,
                 debounce=200,
@@ -159,9 +207,23 @@ class StoreWatcher:
                 raise_interrupt=False,
                 recursive=False,
             ):
+                self._name(batch)
                 self._wake.set()
         except Exception:  # a folder that went, a watch limit: polling carries on
             log.info("kernel notifications for %s stopped; polling", self.sessions_dir)
         if not self._stop.is_set():
             self.kind = "poll"
             self._wake.set()
+
+    def _name(self, batch: Collection[tuple[object, str]]) -> None:
+        """Keep the session ids a kernel report names for the next look (all of them,
+        when the report is a large one)."""
+        with self._named_lock:
+            if self._named is None:
+                return
+            for _, path in batch:
+                name = os.path.basename(path)
+                if name.endswith(SUFFIX) and not name.startswith("."):
+                    self._named.add(name[: -len(SUFFIX)])
+            if len(self._named) > MANY or len(batch) > MANY:
+                self._named = None

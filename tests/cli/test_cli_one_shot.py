@@ -1,7 +1,9 @@
 """What a one-shot CLI process loads and leaves behind: a listing does not load the import
-verb, the foreign formats or the replay fold, a fork not the import verb, and a command
-run in-process gives the cyclic collector back as it found it; `--json` output written
-in parts is the one encoding byte for byte."""
+verb, the foreign formats, the replay fold, the fork policy, the turn state or SQLite, a
+fork not the import verb, and a command run in-process gives the cyclic collector back as
+it found it; the collector does not walk a one-shot command's objects at exit; each
+subcommand's arguments are there when it is chosen; `--json` output written in parts is
+the one encoding byte for byte."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 from forkwise.core.cli import main as cli
 
@@ -36,6 +39,17 @@ UNUSED = (
 )
 #: a fork registers the child's agent, which loads the replay fold
 FORK_USES = ("forkwise.core.log.replay",)
+#: what only other verbs use: forks, turns, a followed disk, the search index, a token;
+#: and what only help and usage errors use: the terminal's size (shutil)
+LISTING_UNUSED = (
+    "forkwise.core.host.forking",
+    "forkwise.core.runtime.turn_state",
+    "forkwise.core.host.disk_follow",
+    "forkwise.core.store.search_build",
+    "sqlite3",
+    "hmac",
+    "shutil",
+)
 
 PROBE = """
 import sys
@@ -53,9 +67,9 @@ def _store(tmp_path: Path) -> Path:
     return root
 
 
-def _loaded(*argv: str) -> list[str]:
+def _loaded(*argv: str, unused: tuple[str, ...] = UNUSED) -> list[str]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE.format(unused=UNUSED), *argv],
+        [sys.executable, "-c", PROBE.format(unused=unused), *argv],
         capture_output=True,
         check=True,
         text=True,
@@ -71,6 +85,84 @@ def test_list_and_fork_do_not_load_the_import_verb(tmp_path: Path) -> None:
     assert _loaded("sessions", "context", "s-1", "--store", root, "--json") == [
         "forkwise.core.log.replay"
     ]
+
+
+def test_a_listing_does_not_load_what_only_other_verbs_use(tmp_path: Path) -> None:
+    root = str(_store(tmp_path))
+    listed = _loaded("sessions", "list", "--store", root, "--json", unused=LISTING_UNUSED)
+    assert listed == []
+    # the probe sees them where they are used: a fork applies the fork policy and reads
+    # whether the source's turn is open
+    forked = _loaded("sessions", "fork", "s-1", "--store", root, "--json", unused=LISTING_UNUSED)
+    assert {"forkwise.core.host.forking", "forkwise.core.runtime.turn_state"} <= set(forked)
+
+
+#: says, after everything else at exit, whether the collector's objects were frozen then
+FROZEN_AT_EXIT = """
+import atexit, gc, sys
+from forkwise.core.cli import main as cli
+atexit.register(lambda: print(gc.get_freeze_count() > 0))  # runs after those main adds
+code = cli.main(sys.argv[1:], out=open("/dev/null", "w"))
+print(gc.get_freeze_count() > 0)
+sys.exit(code)
+"""
+
+
+def test_a_one_shot_command_leaves_its_objects_to_the_exit(tmp_path: Path) -> None:
+    """At exit a one-shot command's process freezes what it made (the interpreter's last
+    collections do not walk it); while it runs nothing is frozen, and a command that
+    writes (a new session) leaves the exit as it is."""
+    root = str(_store(tmp_path))
+
+    def frozen(*argv: str) -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", FROZEN_AT_EXIT, *argv],
+            capture_output=True,
+            check=True,
+            text=True,
+        )
+        return done.stdout.split()
+
+    assert frozen("sessions", "list", "--store", root, "--json") == ["False", "True"]
+    assert frozen("sessions", "new", "--store", root, "--id", "n-1") == ["False", "False"]
+
+
+def test_a_subcommand_has_its_arguments_when_chosen(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each subcommand's parser and arguments are made when it is chosen: its help
+    names them, and a command line with them parses."""
+    wants = {
+        ("host",): ["--listen", "--allow-remote", "--token-file"],
+        ("store", "copy"): ["SRC", "DST", "--json"],
+        ("sessions", "list"): ["--store", "--json", "--connect", "--token-file"],
+        ("sessions", "show"): ["--store", "id"],
+        ("sessions", "context"): ["--json", "id"],
+        ("sessions", "new"): ["--id", "--title", "--cwd"],
+        ("sessions", "fork"): ["source", "--boundary", "--child", "--at", "--replace"],
+        ("sessions", "truncate"): ["--message", "--exclude-message"],
+        ("sessions", "import"): ["--from", "PATH"],
+        ("sessions", "export"): ["--to", "--out"],
+        ("sessions", "delete"): ["--store", "id"],
+        ("sessions", "prompt"): ["id", "text"],
+        ("sessions", "approve"): ["APPROVAL_ID", "--deny"],
+    }
+    for command, names in wants.items():
+        with pytest.raises(SystemExit) as info:
+            cli.main([*command, "--help"])
+        assert info.value.code == 0
+        shown = capsys.readouterr().out
+        assert shown.startswith(f"usage: forkwise {' '.join(command)} "), shown
+        for name in names:
+            assert name in shown, (command, name)
+    args = cli.build_parser().parse_args(
+        ["sessions", "fork", "s-1", "--at", "3", "--child", "c", "--store", "/s"]
+    )
+    assert (args.action, args.source, args.at, args.child, args.store) == (
+        "fork",
+        "s-1",
+        3,
+        "c",
+        "/s",
+    )
 
 
 def test_a_one_shot_command_in_process_leaves_the_collector_as_it_found_it(

@@ -152,7 +152,11 @@ def index_rows(store_dir: Path) -> dict[str, list[Any]]:
 
 def waiting_store(store_dir: Path) -> None:
     """'idle' (no open turn), 'asks' (waits on two requests, one answered since)."""
-    store = SessionStore(JsonlBackend(store_dir))
+    waiting_store_on(SessionStore(JsonlBackend(store_dir)))
+
+
+def waiting_store_on(store: SessionStore) -> None:
+    """`waiting_store`'s sessions in `store`, which is closed afterwards."""
     try:
         store.create("idle", cwd="/w")
         store.append("idle", [*turn_start("t1"), request("t1", "a", "shell"),
@@ -279,3 +283,53 @@ def test_an_older_index_with_no_open_turn_is_saved_brought_up_to_date(tmp_path: 
     finally:
         store.close()
     assert [len(row) for row in index_rows(tmp_path).values()] == [len(INDEX_ROW_KEYS)]
+
+
+def older_rows(url: str) -> None:
+    """Make a shared store's rows as the version before `approvals` wrote them: no such
+    key, no form marker, and a title changed, so a listing tells a row it took from one
+    folded again from the events."""
+    import psycopg
+    from psycopg.types.json import Json
+
+    with psycopg.connect(url) as conn:
+        for sid, data in conn.execute("SELECT id, summary FROM forkwise_sessions").fetchall():
+            del data["approvals"]
+            data["title"] = "from the older rows"
+            conn.execute(
+                "UPDATE forkwise_sessions SET summary = %s WHERE id = %s", (Json(data), sid)
+            )
+        conn.execute("DELETE FROM forkwise_meta")
+
+
+def test_older_summary_rows_of_a_shared_store_are_brought_up_to_date(pg_url: str) -> None:
+    from forkwise.core.store.backends.postgres import PostgresBackend
+
+    waiting_store_on(SessionStore(PostgresBackend(pg_url)))
+    older_rows(pg_url)
+    reader = SessionStore(PostgresBackend(pg_url, writable=False))
+    try:  # a read-only host changes nothing: an older row waits for nothing there
+        assert {s.id: s.approvals for s in reader.list()} == {"idle": None, "asks": None}
+    finally:
+        reader.close()
+    store = SessionStore(PostgresBackend(pg_url))
+    try:
+        rows = {s.id: s for s in store.list()}
+        # no open turn: exact without approvals, kept as it was (its title)
+        assert (rows["idle"].title, rows["idle"].waiting) == ("from the older rows", False)
+        # an open turn: folded again from its events, which say what it waits for
+        assert (rows["asks"].title, rows["asks"].approvals) == (
+            None, (("a", "shell"), ("b", "read_file")),
+        )  # fmt: skip
+        store.append("asks", [resolve("t1", "a")])
+        assert store.summary("asks").approvals == (("b", "read_file"),)
+    finally:
+        store.close()
+    older_rows(pg_url)  # once more, after an answer: the events say what still waits
+    again = SessionStore(PostgresBackend(pg_url))
+    try:
+        assert {s.id: s.approvals for s in again.list()} == {
+            "idle": None, "asks": (("b", "read_file"),),
+        }  # fmt: skip
+    finally:
+        again.close()

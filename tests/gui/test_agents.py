@@ -164,6 +164,14 @@ def test_continue_in_from_a_message_forks_there_and_writes_the_fork(
             assert origin.text().startswith("Imported from Codex: ")
             assert origin.text().endswith(".jsonl")
             assert str(home) in origin.text()
+            # in a narrow window the path's middle gives way: the agent and file stay shown
+            app.window.resize(640, 800)
+            await until(lambda: origin.shown_text() != origin.text(), what="path elided")
+            shown = origin.shown_text()
+            assert shown.startswith("Imported from Codex: ")
+            assert shown.endswith(".jsonl")
+            assert "…" in shown
+            app.window.resize(1280, 800)
             before = set(app.controller.tree.session_ids())
             (row, *_rest) = app.rows("user", "list the files")
             menu = app.message_menu(row)

@@ -145,3 +145,71 @@ def test_the_watcher_reports_the_same_changes_with_and_without_inotify(tmp_path:
         removed = set().union(*(c.removed for c in seen))
         assert (added, changed, removed) == ({"c"}, {"a"}, {"b"}), use_inotify
     assert diff(scan(tmp_path / "nowhere"), {}) .__bool__() is False
+
+
+def reports_until(seen: list[Any], wanted: set[str]) -> tuple[set[str], set[str], set[str]]:
+    """The ids reported added, changed and removed once `wanted` were all reported."""
+    for _ in range(int(WAIT / 0.05)):
+        if {k for c in seen for k in c.added | c.changed | c.removed} >= wanted:
+            break
+        asyncio.run(asyncio.sleep(0.05))
+    return (set().union(*(c.added for c in seen)), set().union(*(c.changed for c in seen)),
+            set().union(*(c.removed for c in seen)))  # fmt: skip
+
+
+@pytest.fixture
+def scans(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The folders the watcher looked at whole, in order (the real scan, recorded)."""
+    from forkwise.core.store import watcher
+
+    done: list[Path] = []
+
+    def recorded(folder: Path) -> dict[str, Any]:
+        done.append(folder)
+        return scan(folder)
+
+    monkeypatch.setattr(watcher, "scan", recorded)
+    return done
+
+
+def test_after_settling_the_kernel_reports_only_the_files_it_names(
+    tmp_path: Path, scans: list[Path]
+) -> None:
+    """A look at 10,000 files costs ~30 ms: a turn's append must not cost one. Once the
+    kernel's watch is set up, a report makes the watcher look at the files it names."""
+    for n in range(50):
+        (tmp_path / f"s{n}.jsonl").write_bytes(b"x\n")
+    seen: list[Any] = []
+    watcher = StoreWatcher(tmp_path, seen.append, poll=0.2, settle=0.3).start()
+    try:
+        if watcher.kind != "inotify":
+            pytest.skip("no kernel notifications here")
+        for _ in range(int(WAIT / 0.05)):
+            if len(scans) >= 2:  # the first, and the one when settled
+                break
+            asyncio.run(asyncio.sleep(0.05))
+        assert len(scans) == 2
+        with open(tmp_path / "s3.jsonl", "ab") as fh:
+            fh.write(b"more\n")
+        (tmp_path / "new.jsonl").write_bytes(b"n\n")
+        (tmp_path / "s7.jsonl").unlink()
+        (tmp_path / "notes.txt").write_bytes(b"not a session\n")
+        got = reports_until(seen, {"s3", "new", "s7"})
+        assert got == ({"new"}, {"s3"}, {"s7"})
+        assert len(scans) == 2  # no whole look for them
+        # a burst (the kernel's reports may name all of it at once, or part by part)
+        for n in range(300):
+            (tmp_path / f"burst{n}.jsonl").write_bytes(b"b\n")
+        added, _, _ = reports_until(seen, {f"burst{n}" for n in range(300)})
+        assert {f"burst{n}" for n in range(300)} <= added
+    finally:
+        watcher.stop()
+
+
+def test_a_report_naming_many_files_makes_the_next_look_a_whole_one(tmp_path: Path) -> None:
+    watcher = StoreWatcher(tmp_path, lambda _c: None, use_inotify=False)
+    watcher._name({(1, str(tmp_path / "a.jsonl")), (1, str(tmp_path / ".b.jsonl")),
+                   (1, str(tmp_path / "c.txt"))})  # fmt: skip
+    assert watcher._named == {"a"}  # session files only
+    watcher._name({(1, str(tmp_path / f"s{n}.jsonl")) for n in range(300)})
+    assert watcher._named is None

@@ -16,7 +16,6 @@ one piece. The same transcript always gives the same reply and the same tool cal
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Final
 
@@ -127,6 +126,8 @@ def _tool_step(
     known = {str(t.get("function", {}).get("name")) for t in tools}
     if known and name not in known:
         return StepResult(text=f"There is no tool {name!r}; available: {', '.join(sorted(known))}.")
+    import hashlib  # a scripted tool call's id: a listing, which imports this module, makes none
+
     digest = hashlib.sha256(orjson.dumps([len(transcript), text])).hexdigest()[:8]
     call = ToolCall(id=f"call-{digest}", name=name, args=args)
     return StepResult(text=f"Calling {name}.", tool_calls=(call,))

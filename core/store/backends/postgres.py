@@ -30,7 +30,6 @@ from forkwise.core.errors import (
     StaleSession,
     StorageError,
 )
-from forkwise.core.log.event_log import EventLog
 from forkwise.core.log.events import (
     APPROVAL_REQUEST,
     APPROVAL_RESOLVE,
@@ -45,9 +44,11 @@ from forkwise.core.store.backends.postgres_rows import (
     as_json,
     facts_of,
     header_of,
+    session_events,
     text_of,
     write_events,
 )
+from forkwise.core.store.backends.postgres_upgrade import upgrade_summaries
 from forkwise.core.store.fork_point import ForkPoint, fork_point_of
 from forkwise.core.store.session import (
     EventsAppended,
@@ -88,6 +89,8 @@ CREATE TABLE IF NOT EXISTS forkwise_events (
     line bytea NOT NULL,
     PRIMARY KEY (session, seq)
 );
+-- what the rows are written as, where an older Forkwise wrote them otherwise
+CREATE TABLE IF NOT EXISTS forkwise_meta (key text PRIMARY KEY, value bigint NOT NULL);
 """
 
 #: the advisory lock key of a session: 64 bits from its id and the schema the store is in
@@ -109,6 +112,8 @@ class PostgresBackend:
         self._pids: set[int] = {self._conn.info.backend_pid}
         try:
             self._run(self._create_schema)
+            if writable:
+                self._run(upgrade_summaries)
             #: the schema the tables are in (several stores may share a database)
             self._schema: str = self._run(
                 lambda conn: str(conn.execute("SELECT current_schema()").fetchall()[0][0])
@@ -362,15 +367,8 @@ class PostgresBackend:
                 ).fetchone()
                 if row is None:
                     return None
-                cur = conn.cursor(binary=True)
-                cur.execute(
-                    "SELECT line, type FROM forkwise_events WHERE session = %s ORDER BY seq",
-                    (session_id,),
-                )
-                rows = cur.fetchall()
+                events = session_events(conn, session_id)
             header = header_of(row[0])
-            types = [bytes(r[1]).decode("utf-8", "surrogatepass") for r in rows]
-            events = EventLog.lazy([bytes(r[0]) for r in rows], types)
             summary = SessionSummary.from_index(row[1])
             facts = row[2]
             if facts and facts.get("events") == len(events):  # checked before: kept facts

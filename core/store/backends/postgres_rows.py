@@ -11,7 +11,7 @@ import psycopg
 from psycopg.types.json import Json
 
 from forkwise.core.log.digest import prefix_digest
-from forkwise.core.log.event_log import event_lines, event_types, head
+from forkwise.core.log.event_log import EventLog, event_lines, event_types, head
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import BracketState
 from forkwise.core.store.fork_point import ForkPoint
@@ -73,3 +73,14 @@ def write_events(
             zip(event_types(events), event_lines(events), strict=True), start=first
         ):
             cp.write_row((sid, seq, etype.encode("utf-8", "surrogatepass"), line))
+
+
+def session_events(conn: psycopg.Connection[Any], session_id: str) -> EventLog:
+    """A session's events as the rows keep them (lines decoded when read), in order."""
+    cur = conn.cursor(binary=True)
+    cur.execute(
+        "SELECT line, type FROM forkwise_events WHERE session = %s ORDER BY seq", (session_id,)
+    )
+    rows = cur.fetchall()
+    types = [bytes(r[1]).decode("utf-8", "surrogatepass") for r in rows]
+    return EventLog.lazy([bytes(r[0]) for r in rows], types)
