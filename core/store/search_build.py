@@ -1,14 +1,20 @@
 """Rows of the search index read off the logs, and how they are written into it.
 
-Making the index from the logs has two halves of about equal cost: reading and decoding
-the message lines (Python, holding the interpreter), and storing the rows and
-tokenizing their text (SQLite, which lets go of the interpreter while a statement runs).
-`build` runs the first half on a reader thread and the second on the caller's, so that
-the two overlap. Each batch of rows goes to SQLite in one statement per table (the small
-fields and the texts as two JSON arrays, unpacked by `json_each`): a statement per row
-would take the interpreter back once a row and wait for the reader to give it up each
-time (on the bench's 10,000 sessions, the small fields took 2.0-2.8 s bound row by row
-beside the reader, 0.7-0.9 s as one statement a batch).
+Making the index from the logs has two halves: reading and decoding the message lines
+(Python, holding the interpreter), and storing the rows and tokenizing their text
+(SQLite, which lets go of the interpreter while a statement runs). `build` runs the first
+half on a reader thread and the second on the caller's, so that the two overlap.
+
+Every statement the writer runs ends by taking the interpreter back, which waits for the
+reader to give it up (up to the switch interval, 5 ms) while the reader is busy: beside a
+busy Python thread, 300 statements of ~1 ms each took 1.1-1.6 s longer (4-5 ms each). So
+the writer runs few statements: a batch is a few MB of text, written in two statements
+(its rows with their texts, then their words into FTS5), and the sessions' counts are
+written once, after the last batch: 71 statements for the bench's 10,000 sessions, where
+batches of 2,000 rows and four statements each made 640. A statement per row would wait
+once a row. The texts go to SQLite as one UTF-8 blob cut at offsets, the small fields as
+one JSON array (`Batch.pack`): no text is escaped into JSON by Python to be unescaped by
+SQLite again.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 import orjson
@@ -31,15 +38,25 @@ from forkwise.core.store.session_store import SessionStore
 
 #: one row: session, seq, message id, time, kind, text
 Row = tuple[str, int, str | None, str, str, str]
-#: rows a batch gathers before it is written (about 2 MB of text on the bench's logs).
-#: Batches of 10,000 rows measured the same (interleaved runs, 3 each: 4.93 s against
-#: 5.02 s, 2,000 first) and hold more in memory
-BATCH_ROWS = 2_000
-#: batches read ahead of the writer
-READ_AHEAD = 4
+#: a batch ends at this many rows or at BATCH_TEXT characters of text, whichever comes
+#: first (~9,000 rows on the bench's logs: 36 batches for its 10,000 sessions)
+BATCH_ROWS = 20_000
+BATCH_TEXT = 8_000_000
+#: batches read ahead of the writer (each holds its text once, packed)
+READ_AHEAD = 2
 #: FTS5's default: how many segments of a level are merged as rows are written (none
 #: while an index is made from nothing, the segments merged by their count alone)
 AUTOMERGE = 4
+
+#: a packed batch's rows: [session, seq, message id, time, kind, offset, length] each,
+#: its text the `length` bytes of the blob from `offset` (1-based, as substr counts)
+_INSERT_PACKED = (
+    "INSERT INTO msgs(rowid, session, seq, about, text) SELECT ?1 + key,"
+    " json_extract(value, '$[0]'), json_extract(value, '$[1]'),"
+    " json_remove(value, '$[6]', '$[5]'),"
+    " CAST(substr(?3, json_extract(value, '$[5]'), json_extract(value, '$[6]')) AS TEXT)"
+    " FROM json_each(?2)"
+)
 
 
 @dataclass(slots=True)
@@ -48,70 +65,75 @@ class Batch:
 
     rows: list[Row] = field(default_factory=list)
     indexed: list[tuple[str, int]] = field(default_factory=list)
-    #: the rows' small fields and their texts as JSON arrays (`pack`), or None
+    #: characters of text in `rows`
+    size: int = 0
+    #: how many rows `pack` packed (they are then dropped from `rows`)
+    packed: int = 0
+    #: the packed rows' small fields, offsets and lengths as a JSON array, and their texts
     meta: bytes | None = None
-    texts: bytes | None = None
-    #: `indexed` as a JSON array, or None
-    counts: bytes | None = None
+    blob: bytes | None = None
 
     def pack(self) -> Batch:
-        """Serialize the rows for `write_batch` (left None when they cannot be: a text
-        orjson refuses, such as a lone surrogate, or a NUL, kept whole only when bound)."""
-        with contextlib.suppress(TypeError):
-            self.counts = orjson.dumps(self.indexed)
+        """Serialize the rows for `write_batch` and let go of them (kept as they are when
+        they cannot be: a text or field that is not valid Unicode, such as a lone
+        surrogate, or a text with a NUL, kept whole only when bound)."""
+        rows = self.rows
         try:
-            meta = orjson.dumps([row[:5] for row in self.rows])
-            texts = orjson.dumps([row[5] for row in self.rows])
-        except TypeError:
+            texts = [row[5].encode() for row in rows]
+            blob = b"".join(texts)
+            if b"\0" in blob:
+                return self
+            starts = accumulate(map(len, texts), initial=1)
+            meta = orjson.dumps([
+                (row[0], row[1], row[2], row[3], row[4], start, len(text))
+                for row, text, start in zip(rows, texts, starts, strict=False)
+            ])
+        except (TypeError, UnicodeEncodeError):
             return self
-        if b"\\u0000" not in texts:
-            self.meta, self.texts = meta, texts
+        self.meta, self.blob, self.packed, self.rows = meta, blob, len(rows), []
         return self
+
+    def __len__(self) -> int:
+        return self.packed + len(self.rows)
 
 
 def write_batch(db: sqlite3.Connection, batch: Batch, first: int | None = None) -> int:
-    """Store a batch's rows from rowid `first` on (None: after the last row stored), index
-    their text, and record the sessions' indexed counts (inside the caller's transaction).
-    Returns the rowid after the batch's."""
+    """Store a batch's rows from rowid `first` on (None: after the last row stored) and
+    index their text (inside the caller's transaction). Returns the rowid after the
+    batch's. The sessions' counts are the caller's (`write_counts`)."""
     if first is None:
         first = int(db.execute("SELECT coalesce(max(rowid), 0) FROM msgs").fetchone()[0]) + 1
-    rows = batch.rows
-    if rows:
-        if batch.texts is None:
-            batch.pack()
-        if batch.meta is None or batch.texts is None:  # bound one row at a time
-            db.executemany(
-                "INSERT INTO msgs(rowid, session, seq, about) VALUES (?,?,?,?)",
-                [(first + i, row[0], row[1], json.dumps(row[:5])) for i, row in enumerate(rows)],
-            )
-            db.executemany(
-                "INSERT INTO texts(rowid, text) VALUES (?,?)",
-                [(first + i, row[5]) for i, row in enumerate(rows)],
-            )
-        else:  # one statement each: SQLite runs it without the interpreter
-            db.execute(  # each row's small fields kept as their JSON array (`about`)
-                "INSERT INTO msgs(rowid, session, seq, about) SELECT ? + key,"
-                " json_extract(value, '$[0]'), json_extract(value, '$[1]'), value"
-                " FROM json_each(?)",
-                (first, batch.meta),
-            )
-            db.execute(
-                "INSERT INTO texts(rowid, text) SELECT ? + key, value FROM json_each(?)",
-                (first, batch.texts),
-            )
-        db.execute(
-            "INSERT INTO docs(rowid, text) SELECT rowid, text FROM texts WHERE rowid >= ?",
-            (first,),
+    if not len(batch):
+        return first
+    if batch.meta is None and batch.blob is None:
+        batch.pack()
+    if batch.meta is not None and batch.blob is not None:
+        db.execute(_INSERT_PACKED, (first, batch.meta, batch.blob))
+    else:  # bound one row at a time
+        db.executemany(
+            "INSERT INTO msgs(rowid, session, seq, about, text) VALUES (?,?,?,?,?)",
+            [(first + i, row[0], row[1], json.dumps(row[:5]), row[5])
+             for i, row in enumerate(batch.rows)],
         )
-    if batch.counts is not None:  # one statement: a row each would take the interpreter
-        db.execute(  # back from the reader once a session (0.3 s of waits on the bench)
-            "INSERT OR REPLACE INTO sessions(id, indexed)"
-            " SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)",
-            (batch.counts,),
-        )
-    else:
-        db.executemany("INSERT OR REPLACE INTO sessions(id, indexed) VALUES (?, ?)", batch.indexed)
-    return first + len(rows)
+    db.execute(
+        "INSERT INTO docs(rowid, text) SELECT rowid, text FROM msgs WHERE rowid >= ?", (first,)
+    )
+    return first + len(batch)
+
+
+def write_counts(db: sqlite3.Connection, indexed: Sequence[tuple[str, int]]) -> None:
+    """Record how many events of each session are indexed (one statement: a row each
+    would take the interpreter back from the reader once a session)."""
+    try:
+        counts = orjson.dumps(indexed)
+    except TypeError:  # an id orjson refuses
+        db.executemany("INSERT OR REPLACE INTO sessions(id, indexed) VALUES (?, ?)", indexed)
+        return
+    db.execute(
+        "INSERT OR REPLACE INTO sessions(id, indexed)"
+        " SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)",
+        (counts,),
+    )
 
 
 def build(db: sqlite3.Connection, store: SessionStore,
@@ -135,10 +157,13 @@ def build(db: sqlite3.Connection, store: SessionStore,
     reader.start()
     try:
         first = None
+        indexed: list[tuple[str, int]] = []
         while (item := ready.get()) is not None:
             if isinstance(item, BaseException):
                 raise item
             first = write_batch(db, item, first)
+            indexed += item.indexed
+        write_counts(db, indexed)
     finally:
         stop.set()
         while reader.is_alive():  # let a reader blocked on a full queue see `stop`
@@ -169,9 +194,10 @@ def batches(store: SessionStore, plan: Iterable[tuple[str, int | None]]) -> Iter
         if got is None:
             continue
         rows, indexed = got
-        batch.rows.extend(rows)
+        batch.rows += rows
+        batch.size += sum(len(row[5]) for row in rows)
         batch.indexed.append((sid, indexed))
-        if len(batch.rows) >= BATCH_ROWS:
+        if len(batch.rows) >= BATCH_ROWS or batch.size >= BATCH_TEXT:
             yield batch
             batch = Batch()
     if batch.indexed:

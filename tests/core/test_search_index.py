@@ -153,8 +153,9 @@ def test_a_sync_never_holds_up_the_stores_writers(tmp_path: Path,
     index.close()
 
 
+@pytest.mark.parametrize("limit", [("BATCH_ROWS", 5), ("BATCH_TEXT", 150)])
 def test_a_build_in_many_batches_finds_what_incremental_indexing_found(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: tuple[str, int]) -> None:
     from forkwise.core.store import search_build
 
     store = open_store(tmp_path)
@@ -174,7 +175,7 @@ def test_a_build_in_many_batches_finds_what_incremental_indexing_found(
     turn(store, child, 9, "pelican in the child", "heron too")
     store.truncate(ids[1], 4)
 
-    monkeypatch.setattr(search_build, "BATCH_ROWS", 5)  # many batches, sessions across them
+    monkeypatch.setattr(search_build, *limit)  # many batches (of rows, or of text)
     rebuilt = SearchIndex(tmp_path / "rebuilt.sqlite")
     assert rebuilt.sync(store) == 13
     for word in ("pelican", "heron", "slash", "é", "nul", "inside", "json", "title", "child"):
