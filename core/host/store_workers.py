@@ -132,6 +132,8 @@ class StoreWorkers:
         self._queued: list[tuple[_Threads, asyncio.Future[Any], Callable[..., Any], Any]] = []
         #: the loop's timer that delivers held results at the latest (`HOLD_AT_MOST`)
         self._deadline: asyncio.TimerHandle | None = None
+        #: the thread the loop runs on
+        self._loop_thread: int | None = None
 
     @property
     def failures(self) -> int:
@@ -163,7 +165,13 @@ class StoreWorkers:
     def post(self, fn: Callable[..., None], *args: Any) -> None:
         """Call `fn(*args)` on the loop, after what was posted before (from any thread);
         dropped when no loop has submitted work yet or the loop is closed. Held while
-        other work is in flight (delivered with its results, or at `HOLD_AT_MOST`)."""
+        other work is in flight (delivered with its results, or at `HOLD_AT_MOST`); on
+        the loop's own thread (a write committed there), called now, after what is held."""
+        if threading.get_ident() == self._loop_thread:
+            with self._mail_lock:
+                self._mail.append((fn, args))
+            self._deliver_mail()
+            return
         self._send(fn, args, done=False)
 
     def _send(self, fn: Callable[..., None], args: tuple[Any, ...], done: bool) -> None:
@@ -208,6 +216,7 @@ class StoreWorkers:
         loop = asyncio.get_running_loop()
         if self.loop is not loop:  # the first work, or a new loop: nothing of the old one
             self.loop, self._deadline = loop, None
+            self._loop_thread = threading.get_ident()
             self._dispatch()  # work the old loop left queued
         future: asyncio.Future[T] = loop.create_future()
         with self._mail_lock:
