@@ -17,8 +17,8 @@ were posted — delivered with one wake-up of the loop once no work is in flight
 the latest `HOLD_AT_MOST` after work was submitted. Turns of several sessions that share
 a flush come back together. Handing each call over on its own and waking the loop for
 each result made the threads and the loop take the interpreter lock from each other
-several times a turn: with 8 sessions x 50 offline turns, process CPU 143-154 ms one by
-one, 112-118 ms in batches (the loop thread 66 -> 52 ms, with half its wake-ups).
+several times a turn: with 8 sessions x 50 offline turns, process CPU 138-154 ms one by
+one, 118-127 ms in batches (the loop thread 66 -> 52 ms, with half its wake-ups).
 
 The threads take work from a plain queue (`_Threads`), not through an executor: a turn
 is one hand-over each way, and an executor's future, work item and idle semaphore cost
