@@ -167,7 +167,8 @@ class StoreWorkers:
         dropped when no loop has submitted work yet or the loop is closed. Held while
         other work is in flight (delivered with its results, or at `HOLD_AT_MOST`); on
         the loop's own thread (a write committed there), called now, after what is held."""
-        if threading.get_ident() == self._loop_thread:
+        loop = self.loop
+        if threading.get_ident() == self._loop_thread and loop is not None and loop.is_running():
             with self._mail_lock:
                 self._mail.append((fn, args))
             self._deliver_mail()

@@ -248,3 +248,32 @@ async def test_a_result_waits_for_long_work_in_flight_no_longer_than_hold_at_mos
     finally:
         release.set()
         workers.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_what_the_loop_posts_goes_out_at_once_after_what_is_held(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A write committed on the loop announces its notes there: they go out at once,
+    after what work in flight posted before them, so the order holds."""
+    monkeypatch.setattr(store_workers, "HOLD_AT_MOST", 5 * TIMEOUT)
+    workers = StoreWorkers(session_workers=2)
+    release, posted = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    def work() -> None:
+        workers.post(seen.append, "from the work")  # held: the work is in flight
+        posted.set()
+        release.wait(TIMEOUT)
+
+    try:
+        running = asyncio.ensure_future(workers.session_io("a", work))
+        assert await asyncio.to_thread(posted.wait, TIMEOUT)
+        assert seen == []
+        workers.post(seen.append, "from the loop")
+        assert seen == ["from the work", "from the loop"]
+        release.set()
+        await asyncio.wait_for(running, TIMEOUT)
+    finally:
+        release.set()
+        workers.shutdown()
