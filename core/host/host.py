@@ -2,7 +2,9 @@
 
 Store work runs off the event loop — the GUI's, under qasync — so that it never waits on a
 disk (core/store_workers.py: host-wide work in order on one thread, each live session's
-work in order on a small pool, so that turns in different sessions share flushes). The store
+work in order on a small pool, so that turns in different sessions share flushes; an
+agent's write is put into the page cache by the loop when that cannot wait, and only its
+fsync goes to the pool: SessionStore.start_append). The store
 announces each committed change on the thread that made it; the host turns it into client
 notifications and hands them to the loop, in order, before the coroutine that caused the
 change resumes.

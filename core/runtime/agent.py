@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections import deque
 from collections.abc import Callable, Coroutine, Mapping
@@ -55,7 +56,7 @@ from forkwise.core.runtime.step_drafts import (
 from forkwise.core.runtime.tools import Delegate, Tool, ToolContext, ToolFailed, tool_specs
 from forkwise.core.runtime.turn_state import OpenTurn, PendingCall, choice_of, outcome_of
 from forkwise.core.store.session import Session
-from forkwise.core.store.session_store import SessionStore
+from forkwise.core.store.session_store import SessionStore, StartedAppend
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -109,6 +110,8 @@ class Agent:
         self._opening = HeldDrafts()
         #: a `session/turn` note to send on the loop's next turn
         self._announcing: asyncio.Handle | None = None
+        #: writes whose caller was cancelled, being finished (`_finish`)
+        self._settling: set[asyncio.Task[None]] = set()
 
     # --- state ---------------------------------------------------------------------
 
@@ -464,13 +467,19 @@ class Agent:
         self._opening.tell(note, self.rt.notify)
 
     async def _write(self, drafts: list[Json], held: tuple[Event, ...] = ()) -> Session:
-        """One durable write. `held`: the events the replay folded for drafts of this write
-        before it; when they did not land at those seqs, the log is replayed again."""
+        """One durable write: started on the loop when the store can write at once (the
+        bytes into the page cache; no thread hand-over for it), else on the store worker.
+        `held`: the events the replay folded for drafts of this write before it; when
+        they did not land at those seqs, the log is replayed again."""
         self._held = None
         try:
-            self._held = await self.rt.session_io(
-                self.id, _append_and_read, self.rt, self.id, drafts
-            )
+            started = self.rt.store.start_append(self.id, drafts)
+            if started is None:
+                self._held = await self.rt.session_io(
+                    self.id, _append_and_read, self.rt, self.id, drafts
+                )
+            else:
+                self._held = await self._finish(started)
         except BaseException:
             if held:
                 self._replay.forget()
@@ -479,6 +488,33 @@ class Agent:
         if held and not landed(snap.events, held):
             self._replay.forget()
         return snap
+
+    async def _finish(self, started: StartedAppend) -> tuple[Session, object]:
+        """A write the loop started (`SessionStore.start_append`): flushed on the store
+        worker, committed here (there when the store is busy), with the session's
+        version as the commit left it. Cancelled meanwhile, the write is finished all the
+        same (`settle_append`), so the session's write lock is freed and what is durable
+        joins the log."""
+        store = self.rt.store
+        observe = functools.partial(self.rt.version, self.id)
+        try:
+            await self.rt.session_io(self.id, store.flush_append, started)
+            done = store.commit_append(started, observe, wait=False)
+            if done is None:
+                done = await self.rt.session_io(self.id, _commit, store, started, observe)
+        except asyncio.CancelledError:
+            settling = asyncio.get_running_loop().create_task(
+                self.rt.session_io(self.id, store.settle_append, started)
+            )
+            self._settling.add(settling)
+            settling.add_done_callback(self._settled)
+            raise
+        return done
+
+    def _settled(self, task: asyncio.Task[None]) -> None:
+        self._settling.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("session %s: a cancelled write failed", self.id, exc_info=task.exception())
 
     async def _outcome(self, turn: str) -> Json:
         return outcome_of(await self._read(), turn)
@@ -524,6 +560,15 @@ def _snapshot(rt: Runtime, session_id: str) -> tuple[Session, object]:
 def _append_and_read(rt: Runtime, session_id: str, drafts: list[Json]) -> tuple[Session, object]:
     rt.store.append(session_id, drafts)
     return _snapshot(rt, session_id)
+
+
+def _commit(
+    store: SessionStore, started: StartedAppend, observe: Callable[[], object]
+) -> tuple[Session, object]:
+    """On the store worker: commit a started write, waiting for the store lock."""
+    done = store.commit_append(started, observe)
+    assert done is not None  # None only when told not to wait
+    return done
 
 
 def _resolve_approval(store: SessionStore, session_id: str, approval: str, approved: bool) -> None:

@@ -13,7 +13,12 @@ from typing import NamedTuple, Protocol, runtime_checkable
 from forkwise.core.log.events import Event
 from forkwise.core.log.turns import BracketState
 from forkwise.core.store.fork_point import ForkPoint
-from forkwise.core.store.session import SessionHeader, SessionSummary, StoreEvent
+from forkwise.core.store.session import (
+    EventsAppended,
+    SessionHeader,
+    SessionSummary,
+    StoreEvent,
+)
 
 Progress = Callable[[int, int], None]
 
@@ -69,6 +74,18 @@ class Restorable(Protocol):
     def restore(self, session_id: str) -> bool:
         """Put the latest deleted copy of a session back; False when there is none.
         Raises DuplicateSessionId when a session of that id exists."""
+        ...
+
+
+@runtime_checkable
+class WritesAtOnce(Protocol):
+    """A backend whose append can be written at once, where waiting is not allowed (an
+    event loop), and made durable later by `persist(SessionFlushed)` on another thread."""
+
+    def write_now(self, change: EventsAppended) -> bool:
+        """Write `change` when that is only a write into the page cache; False: nothing
+        was written (it needs more: opening, cutting or naming files), `persist` it.
+        Raises as `persist` does, leaving the file as it was."""
         ...
 
 

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from forkwise.core.errors import (
     DuplicateSessionId,
@@ -37,6 +37,7 @@ from forkwise.core.store.backend import (
     Progress,
     Remembered,
     Restorable,
+    WritesAtOnce,
 )
 from forkwise.core.store.fork_point import ForkPoint, anchor_of, fork_point_of
 from forkwise.core.store.import_naming import ImportNaming, imported
@@ -55,6 +56,7 @@ from forkwise.core.store.session import (
 log = logging.getLogger(__name__)
 
 Draft = Mapping[str, Any]
+T = TypeVar("T")
 Listener = Callable[[StoreEvent], None]
 #: how often a writer waits again for a session whose record was replaced meanwhile
 _WRITE_LOCK_TRIES = 100
@@ -89,12 +91,45 @@ class DiskChange:
     summary: SessionSummary | None = None
 
 
+@dataclass(slots=True)
+class StartedAppend:
+    """An append `start_append` began: its events, checked and fed to the session's
+    rules, and whether they are written yet; the session's write lock is held until
+    `commit_append`, or a failed `flush_append`. Each phase runs once, whoever calls it
+    (`settle_append` finishes what a cancelled caller left)."""
+
+    rec: _Record
+    events: tuple[Event, ...]
+    written: bool = False
+    #: set when the flush is over; `failed` says whether it failed
+    flushed: threading.Event = field(default_factory=threading.Event)
+    failed: bool = False
+    #: phases claimed so far ("flush", "commit"), under the store's `_phases` lock
+    claimed: set[str] = field(default_factory=set)
+
+
+def _nothing() -> None:
+    return None
+
+
+@contextlib.contextmanager
+def _released(lock: threading.RLock) -> Iterator[None]:
+    """Let go of a lock held once by this thread, for the block; taken again after."""
+    lock.release()
+    try:
+        yield
+    finally:
+        lock.acquire()
+
+
 class SessionStore:
     """Sessions by id, over a persistence backend (see `store.backend`; the store knows
     none of them by name)."""
 
     def __init__(self, backend: Backend) -> None:
         self.backend: Backend = backend
+        #: how an append is written where waiting is not allowed (`start_append`)
+        self._write_now = backend.write_now if isinstance(backend, WritesAtOnce) else None
         self._records: dict[str, _Record] = {}
         #: generations of records dropped after a failed append: the log was only extended
         #: at most, so what callers hold of it is not stale when it is read again
@@ -103,6 +138,8 @@ class SessionStore:
         self._lock = threading.RLock()
         #: the backend calls that may find an import's files unnamed (`_persist`, `_load`)
         self._naming = ImportNaming(backend, self._lock, self._forget_unnamed)
+        #: who runs each phase of a started append (`StartedAppend.claimed`)
+        self._phases = threading.Lock()
         #: sessions an import created (`name_later`) whose files never got their names,
         #: with why: no longer in the store, reported failed at their `flush`
         self._lost = self._naming.lost
@@ -483,12 +520,137 @@ class SessionStore:
                     self._drop(rec)
                 raise
             with self._lock:
-                rec.events.extend(events)
-                rec.summary = rec.summary.fold(events)
-                rec.torn_tail = None
+                self._extend(rec, events)
             self._announce(EventsAppended(rec.header.id, events))
             self._announce(SessionFlushed(rec.header.id))
         return events
+
+    # --- an append in three phases, for a caller that must not wait -------------------
+
+    def start_append(self, session_id: str, drafts: Iterable[Draft]) -> StartedAppend | None:
+        """`append`'s first phase, for a caller that must not wait (an event loop): the
+        events are built and checked, and written into the page cache when the backend
+        can do that at once (`WritesAtOnce`). None, with nothing done, when that would
+        wait — for a lock, or to read the session: `append` it where waiting is allowed.
+        The session's write lock stays held; `flush_append` (on a thread that may wait)
+        makes the events durable, `commit_append` shows them to readers and subscribers.
+        Readers see them only then, as with `append`."""
+        write_now = self._write_now
+        if write_now is None or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            rec = self._records.get(session_id)
+            if rec is None or not rec.writing.acquire(blocking=False):
+                return None
+            try:
+                events = _build(drafts, len(rec.events))
+                _feed_atomically(rec.state, events)
+            except BaseException:
+                rec.writing.release()
+                raise
+        finally:
+            self._lock.release()
+        started = StartedAppend(rec, events)
+        if events:
+            try:
+                started.written = write_now(EventsAppended(rec.header.id, events))
+            except BaseException:  # the backend left the file as it was
+                started.claimed.update(("flush", "commit"))
+                self._fail(started)
+                raise
+        return started
+
+    def flush_append(self, started: StartedAppend) -> None:
+        """`append`'s second phase, on a thread that may wait: the started append written
+        (if `start_append` could not) and made durable. When that fails, the append
+        failed whole: the backend cut the file back to its durable size, the session is
+        read again on next use and its write lock is released (no commit follows)."""
+        if not self._claim(started, "flush"):
+            return
+        try:
+            if started.events:
+                sid = started.rec.header.id
+                if not started.written:
+                    self._persist(EventsAppended(sid, started.events))
+                    started.written = True
+                self._persist(SessionFlushed(sid))
+        except BaseException:
+            started.failed = True
+            self._fail(started)
+            raise
+        finally:
+            started.flushed.set()
+
+    def commit_append(
+        self, started: StartedAppend, observe: Callable[[], T], wait: bool = True
+    ) -> tuple[Session, T] | None:
+        """`append`'s last phase, after a `flush_append` that succeeded: the events join
+        the log, the subscribers are told, the write lock is released. Returns the
+        session right after and `observe()` called once they were told, before the write
+        lock is released (no other change to the session is committed in between); None,
+        with nothing done, when `wait` is False and the store lock is taken: commit where
+        waiting is allowed."""
+        if not self._lock.acquire(blocking=wait):
+            return None
+        try:
+            if not self._claim(started, "commit"):
+                raise RuntimeError("this append was committed already")
+            return self._commit(started, observe)
+        finally:
+            self._lock.release()
+
+    def settle_append(self, started: StartedAppend) -> None:
+        """Finish a started append whose caller stopped waiting for it (it was
+        cancelled), on a thread that may wait: flush it unless that is done or under
+        way (then wait for it), and commit it unless it failed or is committed. Without
+        this, the session's write lock would stay taken."""
+        self.flush_append(started)  # nothing when another call has it
+        started.flushed.wait()
+        if not started.failed:
+            with self._lock:
+                if self._claim(started, "commit"):
+                    self._commit(started, _nothing)
+
+    def _commit(self, started: StartedAppend, observe: Callable[[], T]) -> tuple[Session, T]:
+        """`commit_append` once claimed, the store lock held: the lock is let go of
+        before the subscribers are told (the session's write lock is kept until then)."""
+        rec, events = started.rec, started.events
+        try:
+            if events:
+                self._extend(rec, events)
+            snapshot = rec.snapshot()
+        except BaseException:
+            rec.writing.release()
+            raise
+        with _released(self._lock):
+            try:
+                if events:
+                    self._announce(EventsAppended(rec.header.id, events))
+                    self._announce(SessionFlushed(rec.header.id))
+                return snapshot, observe()
+            finally:
+                rec.writing.release()
+
+    def _claim(self, started: StartedAppend, phase: str) -> bool:
+        with self._phases:
+            if phase in started.claimed:
+                return False
+            started.claimed.add(phase)
+            return True
+
+    def _fail(self, started: StartedAppend) -> None:
+        """A started append failed: read the session again on next use, free its lock
+        (the store lock is waited for: a failure only)."""
+        with self._lock:
+            self._drop(started.rec)
+        started.rec.writing.release()
+
+    @staticmethod
+    def _extend(rec: _Record, events: tuple[Event, ...]) -> None:
+        """Durable events join the loaded log (under the store lock)."""
+        rec.events.extend(events)
+        rec.summary = rec.summary.fold(events)
+        rec.torn_tail = None
 
     def follow_disk(self, session_id: str, present: bool) -> DiskChange | None:
         """Bring the store in line with a session file another program created, changed

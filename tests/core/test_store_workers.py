@@ -1,13 +1,16 @@
 """StoreWorkers: one session's work in order, sessions at the same time, failures counted,
-and nothing kept per session once its work is done."""
+nothing kept per session once its work is done, and work handed over and brought back
+in batches."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 
+from forkwise.core.host import store_workers
 from forkwise.core.host.store_workers import StoreWorkers
 
 TIMEOUT = 10.0
@@ -161,4 +164,116 @@ def test_work_left_on_a_loop_that_stopped_does_not_hold_up_the_next_loops() -> N
         first.close()
         assert asyncio.run(asyncio.wait_for(workers.session_io("b", lambda: "b"), TIMEOUT)) == "b"
     finally:
+        workers.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_work_submitted_together_comes_back_in_one_delivery(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Work submitted in one pass of the loop is handed over together, and its results
+    (with what it posted) come back together once none is in flight: when the first
+    caller resumes, every other result is in already."""
+    monkeypatch.setattr(store_workers, "HOLD_AT_MOST", 5 * TIMEOUT)  # no early delivery
+    workers = StoreWorkers(session_workers=8)
+    meet = threading.Barrier(8, timeout=TIMEOUT)
+    posted: list[int] = []
+
+    def work(n: int) -> int:
+        meet.wait()  # all eight run at once, none finished before the others started
+        workers.post(posted.append, n)
+        return n
+
+    try:
+        calls = [asyncio.ensure_future(workers.session_io(f"s{n}", work, n)) for n in range(8)]
+        first = await asyncio.wait_for(
+            asyncio.wait(calls, return_when=asyncio.FIRST_COMPLETED), TIMEOUT
+        )
+        assert first[0]  # one has finished ...
+        assert all(call.done() for call in calls)  # ... and with it, all of them
+        assert sorted(posted) == list(range(8))
+        assert [call.result() for call in calls] == list(range(8))
+    finally:
+        workers.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_a_result_waits_for_the_work_in_flight_with_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One wake-up of the loop for a batch: a result that is in while other work runs
+    is delivered with that work's result, not on its own."""
+    monkeypatch.setattr(store_workers, "HOLD_AT_MOST", 5 * TIMEOUT)
+    workers = StoreWorkers(session_workers=2)
+    release, fast_done = threading.Event(), threading.Event()
+
+    def fast() -> str:
+        fast_done.set()
+        return "fast"
+
+    try:
+        slow = asyncio.ensure_future(workers.session_io("slow", release.wait, TIMEOUT))
+        quick = asyncio.ensure_future(workers.session_io("quick", fast))
+        assert await asyncio.to_thread(fast_done.wait, TIMEOUT)
+        await asyncio.sleep(0.05)  # time enough for its result to arrive on its own
+        assert not quick.done()
+        assert not slow.done()
+        release.set()
+        await asyncio.wait_for(asyncio.wait([slow], return_when=asyncio.FIRST_COMPLETED), TIMEOUT)
+        assert quick.done()
+        assert quick.result() == "fast"
+    finally:
+        release.set()
+        workers.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_a_result_waits_for_long_work_in_flight_no_longer_than_hold_at_most() -> None:
+    workers = StoreWorkers(session_workers=2)
+    release = threading.Event()
+    try:
+        slow = asyncio.ensure_future(workers.io(release.wait, TIMEOUT))
+        started = time.monotonic()
+        fast = await asyncio.wait_for(workers.session_io("a", lambda: "fast"), TIMEOUT)
+        assert fast == "fast"
+        assert not slow.done()  # delivered while the long work still runs
+        assert time.monotonic() - started < TIMEOUT / 2
+        # and what is posted while it runs is delivered too
+        arrived = asyncio.get_running_loop().create_future()
+        threading.Thread(target=workers.post, args=(arrived.set_result, "note")).start()
+        assert await asyncio.wait_for(arrived, TIMEOUT) == "note"
+        assert not slow.done()
+        release.set()
+        assert await asyncio.wait_for(slow, TIMEOUT) is True
+    finally:
+        release.set()
+        workers.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_what_the_loop_posts_goes_out_at_once_after_what_is_held(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A write committed on the loop announces its notes there: they go out at once,
+    after what work in flight posted before them, so the order holds."""
+    monkeypatch.setattr(store_workers, "HOLD_AT_MOST", 5 * TIMEOUT)
+    workers = StoreWorkers(session_workers=2)
+    release, posted = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    def work() -> None:
+        workers.post(seen.append, "from the work")  # held: the work is in flight
+        posted.set()
+        release.wait(TIMEOUT)
+
+    try:
+        running = asyncio.ensure_future(workers.session_io("a", work))
+        assert await asyncio.to_thread(posted.wait, TIMEOUT)
+        assert seen == []
+        workers.post(seen.append, "from the loop")
+        assert seen == ["from the work", "from the loop"]
+        release.set()
+        await asyncio.wait_for(running, TIMEOUT)
+    finally:
+        release.set()
         workers.shutdown()

@@ -6,6 +6,7 @@ write that comes in between makes the agent replay the log again."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from forkwise.core.host.host import Host
 from forkwise.core.runtime.providers.base import ModelChoice, StepItem, StepResult, TextDelta
 from forkwise.core.runtime.providers.offline import OfflineProvider
 from forkwise.core.store.backends.jsonl import JsonlBackend
+from forkwise.core.store.session import SessionSummary
 from forkwise.core.store.session_store import SessionStore
 
 from .conftest import TIMEOUT, GateProvider, Recorder, open_env
@@ -180,3 +182,41 @@ async def test_state_notes_are_one_per_turn_of_the_loop(tmp_path: Path) -> None:
         await seen.wait_for(lambda n: n["kind"] == "session/turn" and not n["running"])
         # queued, then started when the first turn ended, then idle: a note for each
         assert states()[-3:] == [(True, 1), (True, 0), (False, 0)]
+
+
+@pytest.mark.asyncio
+async def test_a_write_in_flight_when_the_host_closes_is_finished_and_indexed(
+    tmp_path: Path,
+) -> None:
+    """The agent starts a turn's write on the loop and is cancelled (the host closes)
+    while its flush is under way: the write is still committed (`settle_append`), so
+    what the store held and the index it leaves behind agree with the file."""
+    backend = HeldFlushes(JsonlBackend(tmp_path / "store"), held="")
+    host = Host(SessionStore(backend))  # type: ignore[arg-type]  # wraps a real backend
+    client = await Client.in_process(host)
+    try:
+        sid = (await client.create_session("closing"))["id"]
+        assert (await client.prompt_and_wait(sid, "warm up"))["status"] == "completed"
+        backend.held = sid
+        waiting = asyncio.ensure_future(client.prompt_and_wait(sid, "hello"))
+        flushing = asyncio.get_running_loop().run_in_executor(None, backend.flushing.wait)
+        assert await asyncio.wait_for(flushing, TIMEOUT)
+        # the close blocks the loop while it drains the workers: let go from a thread
+        threading.Timer(0.2, backend.release.set).start()
+        await asyncio.wait_for(host.close(), TIMEOUT)
+        outcome = await asyncio.wait_for(waiting, TIMEOUT)
+        assert outcome["status"] in ("completed", "interrupted")
+    finally:
+        backend.release.set()
+        await client.close()
+        await host.close()
+    store = SessionStore(JsonlBackend(tmp_path / "store"))
+    snap = store.get(sid)
+    # what the closed host's store held of it in the end is what is on disk
+    assert host.store.get(sid).last_seq == snap.last_seq
+    types = [e.type for e in snap.events]
+    assert types.count("turn/start") == 2
+    assert types[-len(TURN) :] == TURN  # the turn, whole, once
+    (row,) = [r for r in store.list() if r.id == sid]
+    assert row == SessionSummary.start(snap.header).fold(snap.events)
+    store.close()

@@ -219,8 +219,8 @@ async def test_a_plain_turn_costs_one_store_worker_call(
         outcome = await env.client.prompt_and_wait(s["id"], text)
         assert outcome["status"] == "completed"
     # the offline model answers at once: the turn's opening goes with its end, in one
-    # write per turn; no extra reads
-    assert calls == ["_append_and_read"] * 2
+    # write per turn, started on the loop and only flushed on the worker; no extra reads
+    assert calls == ["flush_append"] * 2
 
 
 @pytest.mark.asyncio

@@ -44,6 +44,10 @@ class Appenders:
     def __len__(self) -> int:
         return len(self._open)
 
+    def __contains__(self, session_id: object) -> bool:
+        """Whether the session's file is open for appending."""
+        return session_id in self._open
+
     def acquire(self, session_id: str, path: Callable[[], Path]) -> tuple[Appender, bool]:
         """The session's appender, and whether it was open already (else it is opened on
         `path()` now). Busy until `release` or `forget`. One append per session at a time

@@ -223,6 +223,26 @@ class JsonlBackend:
         except OSError as exc:
             raise StorageError(f"writing to the store failed: {exc}", errno=exc.errno) from exc
 
+    def write_now(self, change: EventsAppended) -> bool:
+        """Write an append at once when it is one write(2) into the page cache: the
+        session's file is open for appending, its tail is whole and no import's files wait
+        for their names. False: nothing written, `persist` it (on a thread that may wait).
+        Made durable by `persist(SessionFlushed)`."""
+        sid = change.session_id
+        tail = self._tails.get(sid)
+        if (
+            not self.writable
+            or self._unnamed
+            or sid not in self._appenders
+            or (tail is not None and tail.torn is not None)
+        ):
+            return False
+        try:
+            self._append(change)
+        except OSError as exc:
+            raise StorageError(f"writing to the store failed: {exc}", errno=exc.errno) from exc
+        return True
+
     def _create(self, change: SessionCreated) -> None:
         sid = change.header.id
         path = self.path(sid)
