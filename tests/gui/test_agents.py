@@ -191,6 +191,15 @@ def test_continue_in_from_a_message_forks_there_and_writes_the_fork(
             assert summary["seedLength"] < (app.controller.tree.summary(parent) or {})["events"]
             command = dialog.findChild(QLineEdit, "resumeCommand").text()
             assert list((home / "sessions").rglob(f"*{command.split()[-1]}.jsonl"))
+            written = dialog.findChild(QLineEdit, "writtenPath").text()
+            assert Path(written).is_file()
+            assert command.split()[-1] in written
+            # a long path takes nothing from what follows it: every line is shown whole
+            labels = [w for w in dialog.findChildren(QLabel) if w.isVisible()]
+            assert [w.text() for w in labels] == ["Written as a Codex session:",
+                                                  "Resume it with:"]
+            for label in labels:
+                assert label.height() >= label.sizeHint().height(), label.text()
             dialog.close()
 
     aloop(scenario())

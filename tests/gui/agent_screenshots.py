@@ -1,0 +1,113 @@
+"""Take the README screenshots of the agents' sessions:
+`xvfb-run -s "-screen 0 1280x800x24" python tests/gui/agent_screenshots.py OUT`.
+
+A home holding Claude Code (with a rewind), Codex (with a fork) and pi (with a branch)
+sessions, the demo store beside them; the real app started on it brings them in as it
+does for a person (the agents' folders are watched from the start). Saves
+agents-imported.png (an imported Claude Code session open) and continue-in.png (Continue
+in Codex on a Codex fork). Not a test (no `test_` prefix).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_API", "pyside6")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
+
+import claude_fixtures as cf
+import pi_fixtures as pf
+import PySide6.QtWidgets  # noqa: F401
+import qasync
+from codex_fixtures import home_with_fork, thread_id
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication, QMenu
+from screenshots import settle
+
+from forkwise.core.demo import build_demo_store
+from forkwise.gui.agents import ContinueDialog
+from forkwise.gui.app import open_client
+from forkwise.gui.controller import Controller
+from forkwise.gui.main_window import MainWindow
+from forkwise.gui.notify import Notifier
+
+
+def agents_home(root: Path) -> None:
+    """The three agents' folders under `root`, named in the environment as the agents
+    name them."""
+    claude = root / "claude"
+    chat = cf.Transcript(cf.SID)
+    cf.rewound(chat)
+    cf.write_old(chat, claude)
+    pi = root / "pi"
+    branchy, _ = pf.branchy()
+    pf.settled(branchy.write(pi / "sessions" / "--home-ada-project--"))
+    codex = home_with_fork(root / "codex-home")
+    for var, value in (("CLAUDE_CONFIG_DIR", claude), ("PI_CODING_AGENT_DIR", pi),
+                       ("CODEX_HOME", codex)):
+        os.environ[var] = str(value)
+
+
+async def until_true(predicate: object, seconds: float = 20.0) -> None:
+    for _ in range(int(seconds / 0.1)):
+        if predicate():  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.1)
+    raise TimeoutError(str(predicate))
+
+
+async def main(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="forkwise-agents-"))
+    agents_home(root)
+    store = root / "store"
+    build_demo_store(store)
+    opened = await open_client(store, None)
+    controller = Controller(opened.client, Notifier())
+    window = MainWindow(controller, QSettings(str(root / "gui.ini"), QSettings.Format.IniFormat),
+                        store_label=str(store))
+    window.resize(1280, 800)
+    window.show()
+    controller.start()
+    tree = controller.tree
+    codex_fork = f"codex-{thread_id(2)}"
+    claude = f"claude-{cf.SID}"
+    await until_true(lambda: {codex_fork, claude} <= set(tree.session_ids()))
+    await settle(controller, 1.0)
+    window.tree.expandAll()  # the rewind, fork and branch beneath their sessions
+    window.select_session(claude)
+    await settle(controller, 1.0)
+    window.grab().save(str(out / "agents-imported.png"))
+
+    window.select_session(codex_fork)
+    await settle(controller, 0.6)
+    menu = window.findChild(QMenu, "menuContinueIn")
+    menu.aboutToShow.emit()
+    next(a for a in menu.actions() if a.objectName() == "actionContinueCodex").trigger()
+    dialog = None
+    for _ in range(100):
+        found = [w for w in QApplication.topLevelWidgets()
+                 if isinstance(w, ContinueDialog) and w.isVisible()]
+        if found:
+            dialog = found[-1]
+            break
+        await asyncio.sleep(0.1)
+    assert dialog is not None, "no Continue in dialog"
+    await asyncio.sleep(0.5)
+    dialog.grab().save(str(out / "continue-in.png"))
+    dialog.close()
+    await controller.stop()
+    window.close()
+    await opened.client.close()
+
+
+if __name__ == "__main__":
+    app = QApplication(sys.argv[:1])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        loop.run_until_complete(main(Path(sys.argv[1])))
