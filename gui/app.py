@@ -13,17 +13,21 @@ read-only (and says so) when nothing answers there.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import os
-import signal
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from .pyside_scan import mark_scanned
+
+# (argparse, tempfile and signal are imported where used: `main` runs before Qt is loaded,
+# the signals after the first frame; imported after Qt, PySide reads each one's source)
+if TYPE_CHECKING:
+    import argparse
 
 log = logging.getLogger("forkwise.gui")
 
@@ -36,6 +40,8 @@ NO_DISPLAY = (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     from forkwise.core.cli.main import VersionAction
 
     parser = argparse.ArgumentParser(
@@ -82,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from forkwise.core.demo import build_demo_store
 
             if not args.store:  # a throw-away demo: gone when the window closes
+                import tempfile
+
                 with tempfile.TemporaryDirectory(prefix="forkwise-demo-") as tmp:
                     build_demo_store(Path(tmp))
                     return run(Path(tmp), None, None, self_test=args.self_test)
@@ -108,6 +116,8 @@ def app_icon() -> Any:
 def run(store_dir: Path | str | None, connect: str | None, token: str | None,
         *, self_test: bool = False) -> int:
     import PySide6.QtWidgets  # noqa: F401  (qasync must find PySide6 first)
+
+    mark_scanned()  # before the app's modules: PySide would read each one's source
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
@@ -372,6 +382,8 @@ def _quit_on_signals(window: Any) -> dict[int, Any]:
     host ends its running turns as interrupted, releases the store and removes its socket.
     (Python runs the handler the next time it gets control; the GUI-thread collector's
     timer makes that happen within half a second even when the window is idle.)"""
+    import signal
+
     previous: dict[int, Any] = {}
 
     def request_quit(_signum: int, _frame: Any) -> None:
@@ -383,6 +395,8 @@ def _quit_on_signals(window: Any) -> dict[int, Any]:
 
 
 def _restore_signals(previous: dict[int, Any]) -> None:
+    import signal
+
     for sig, handler in previous.items():
         signal.signal(sig, handler)
 
