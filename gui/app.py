@@ -133,6 +133,7 @@ def run(store_dir: Path | str | None, connect: str | None, token: str | None,
     # loop is: qasync and its loop are not needed to paint them (~10 ms of CPU).
     window = _build_window(store_dir, connect)
     _paint_now(window)
+    window.build_rest()  # before any input is handled: every shortcut works from here
     if not connect:
         _preview(window.controller, store_dir)
         app.processEvents()  # the rows paint before the loop and the host's imports
@@ -181,7 +182,7 @@ def _build_window(store_dir: Path | str | None, connect: str | None,
     controller = Controller(None, Notifier())
     label = connect or (store_label(store_dir) if store_dir is not None else "")
     window = MainWindow(controller, settings if settings is not None else QSettings(),
-                        store_label=label)
+                        store_label=label, rest_later=True)
     # its agents' entries after the index's rows (`_session`), not right after the frame
     window.agents_later = True
     return window
@@ -217,6 +218,7 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
     controller.treeLoaded.connect(tree_loaded)
     if not painted:
         await _shown(window)
+        window.build_rest()
         if not connect:
             _preview(controller, store_dir)
             await asyncio.sleep(0)  # the rows paint before the host's imports take the thread
