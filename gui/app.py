@@ -325,46 +325,32 @@ async def _start_failed(window: Any, exc: BaseException, label: str, *, remote: 
 
 
 async def _shown(window: Any, timeout: float = 0.5) -> None:
-    """Show `window` and return once it has painted (or after `timeout`: a window that is
-    not exposed, e.g. on another desktop, gets no paint until it is)."""
-    from PySide6.QtCore import QEvent, QObject
-
+    """Show `window` (a MainWindow) and return once it has painted (or after `timeout`: a
+    window that is not exposed, e.g. on another desktop, gets no paint until it is)."""
     painted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
-    class FirstPaint(QObject):
-        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Paint and not painted.done():
-                painted.set_result(None)
-            return False
+    def done() -> None:
+        if not painted.done():
+            painted.set_result(None)
 
-    watch = FirstPaint(window)
-    window.installEventFilter(watch)
+    window.on_paint = done
     window.show()
     try:
         await asyncio.wait_for(painted, timeout)
     except TimeoutError:
         log.info("the window was not painted within %.1f s; opening the store anyway", timeout)
     finally:
-        window.removeEventFilter(watch)
-        watch.deleteLater()
+        window.on_paint = None
     await asyncio.sleep(0)  # the paint event itself completes before the store work starts
 
 
 def _paint_now(window: Any, timeout: float = 0.5) -> None:
-    """`_shown` before there is an asyncio loop: show `window` and run Qt's events until
-    it has painted (or for `timeout`, as `_shown` does)."""
-    from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer
+    """`_shown` before there is an asyncio loop: show `window` (a MainWindow) and run Qt's
+    events until it has painted (or for `timeout`, as `_shown` does)."""
+    from PySide6.QtCore import QEventLoop, QTimer
 
     waiter = QEventLoop()
-
-    class FirstPaint(QObject):
-        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Paint:
-                QTimer.singleShot(0, waiter.quit)  # once the paint itself is done
-            return False
-
-    watch = FirstPaint(window)
-    window.installEventFilter(watch)
+    window.on_paint = lambda: QTimer.singleShot(0, waiter.quit)  # once the paint is done
     limit = QTimer(waiter)
     limit.setSingleShot(True)
     limit.timeout.connect(waiter.quit)
@@ -375,8 +361,7 @@ def _paint_now(window: Any, timeout: float = 0.5) -> None:
         limit.stop()
     else:
         log.info("the window was not painted within %.1f s; opening the store anyway", timeout)
-    window.removeEventFilter(watch)
-    watch.deleteLater()
+    window.on_paint = None
 
 
 def _quit_on_signals(window: Any) -> dict[int, Any]:

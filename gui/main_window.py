@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
@@ -173,8 +174,15 @@ class MainWindow(QMainWindow):
         #: frame: it calls `install_agents` once those rows are in (they come first)
         self.agents_later = False
 
+    #: called once, at the window's next paint (the app waits for its first frame so); a
+    #: Python event filter for it would be handed every event of the window until then
+    on_paint: Callable[[], None] | None = None
+
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
+        if self.on_paint is not None:
+            call, self.on_paint = self.on_paint, None
+            call()
         if not self._agents_installed and not self.agents_later:
             QTimer.singleShot(0, self.install_agents)
 
