@@ -163,10 +163,12 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_panes()
         self._build_menus()
-        self._wire()
-        self._restore()
+        self.action_new.setEnabled(controller.loaded)  # it needs the client: once loaded
+        self.tree.placeholder.setVisible(not controller.loaded)
+        self._update_fork_action()
         if not rest_later:
             self.build_rest()
+        self._restore()
         # after the first frame (`paintEvent`): the agents' menu entries and the origin
         # line (nothing in that frame shows them; their module is the window's largest)
         self._agents_installed = False
@@ -509,14 +511,13 @@ class MainWindow(QMainWindow):
         c.forkShown.connect(self._fork_shown)
         self.composer.sendRequested.connect(self._send)
         self.composer.stopRequested.connect(c.cancel)
-        self.action_new.setEnabled(c.loaded)  # it needs the client: enabled once loaded
-        self.tree.placeholder.setVisible(not c.loaded)
-        self._update_fork_action()
 
     def build_rest(self) -> None:
         """What the first frame does not show, once: the actions only menus and shortcuts
         reach, the menus' entries, the branch and housekeeping actions, the filter field's
-        keys. The window's own shortcuts work from here on."""
+        keys, and every connection (nothing happens in the window before this: the app
+        calls it right after the first frame, before it handles input or previews rows).
+        The window's own shortcuts work from here on."""
         if self._rest_built:
             return
         self._rest_built = True
@@ -528,6 +529,7 @@ class MainWindow(QMainWindow):
         self._build_more_actions()
         self.branches = BranchActions(self)
         self._fill_menus()
+        self._wire()
         self.action_find.triggered.connect(self.focus_filter)
         self.action_search.triggered.connect(self.show_search)
         self.housekeeping = Housekeeping(c, self)
