@@ -17,6 +17,7 @@ import argparse
 import importlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -95,7 +96,10 @@ def main() -> int:
                XDG_CONFIG_HOME=tempfile.mkdtemp(prefix="forkwise-cold-"),
                PYTHONPYCACHEPREFIX=str(Path(tempfile.gettempdir()) / "forkwise-bench-pycache"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    counts = {kind: count(kind, str(args.store), env) for kind in ("empty", "floor", "app")}
+    try:
+        counts = {kind: count(kind, str(args.store), env) for kind in ("empty", "floor", "app")}
+    finally:
+        shutil.rmtree(env["XDG_CONFIG_HOME"], ignore_errors=True)
     for kind, n in counts.items():
         print(f"{kind:6s} {n / 1e6:8.1f} M instructions to the first frame "
               f"({n / counts['empty']:.3f}x the empty window)")
