@@ -4,7 +4,6 @@ A store may also be a PostgreSQL database, named by its URL (`postgresql://…`)
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -49,6 +48,8 @@ def database_state_dir(url: str) -> Path:
     """This machine's own files for a store in a database (the workspaces its sessions
     ran in, what it imported): a folder in the user data dir named after the URL (without
     any password in it)."""
+    import hashlib  # (OpenSSL's library: not loaded for a store on disk, e.g. the app's start)
+
     digest = hashlib.sha256(store_label(url).encode()).hexdigest()[:16]
     return default_store_dir().parent / "databases" / digest
 

@@ -13,17 +13,21 @@ read-only (and says so) when nothing answers there.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import os
-import signal
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from .pyside_scan import mark_scanned
+
+# (argparse, tempfile and signal are imported where used: `main` runs before Qt is loaded,
+# the signals after the first frame; imported after Qt, PySide reads each one's source)
+if TYPE_CHECKING:
+    import argparse
 
 log = logging.getLogger("forkwise.gui")
 
@@ -36,6 +40,8 @@ NO_DISPLAY = (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     from forkwise.core.cli.main import VersionAction
 
     parser = argparse.ArgumentParser(
@@ -82,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from forkwise.core.demo import build_demo_store
 
             if not args.store:  # a throw-away demo: gone when the window closes
+                import tempfile
+
                 with tempfile.TemporaryDirectory(prefix="forkwise-demo-") as tmp:
                     build_demo_store(Path(tmp))
                     return run(Path(tmp), None, None, self_test=args.self_test)
@@ -108,6 +116,8 @@ def app_icon() -> Any:
 def run(store_dir: Path | str | None, connect: str | None, token: str | None,
         *, self_test: bool = False) -> int:
     import PySide6.QtWidgets  # noqa: F401  (qasync must find PySide6 first)
+
+    mark_scanned()  # before the app's modules: PySide would read each one's source
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
@@ -123,6 +133,7 @@ def run(store_dir: Path | str | None, connect: str | None, token: str | None,
     # loop is: qasync and its loop are not needed to paint them (~10 ms of CPU).
     window = _build_window(store_dir, connect)
     _paint_now(window)
+    window.build_rest()  # before any input is handled: every shortcut works from here
     if not connect:
         _preview(window.controller, store_dir)
         app.processEvents()  # the rows paint before the loop and the host's imports
@@ -171,7 +182,7 @@ def _build_window(store_dir: Path | str | None, connect: str | None,
     controller = Controller(None, Notifier())
     label = connect or (store_label(store_dir) if store_dir is not None else "")
     window = MainWindow(controller, settings if settings is not None else QSettings(),
-                        store_label=label)
+                        store_label=label, rest_later=True)
     # its agents' entries after the index's rows (`_session`), not right after the frame
     window.agents_later = True
     return window
@@ -207,6 +218,7 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
     controller.treeLoaded.connect(tree_loaded)
     if not painted:
         await _shown(window)
+        window.build_rest()
         if not connect:
             _preview(controller, store_dir)
             await asyncio.sleep(0)  # the rows paint before the host's imports take the thread
@@ -313,46 +325,32 @@ async def _start_failed(window: Any, exc: BaseException, label: str, *, remote: 
 
 
 async def _shown(window: Any, timeout: float = 0.5) -> None:
-    """Show `window` and return once it has painted (or after `timeout`: a window that is
-    not exposed, e.g. on another desktop, gets no paint until it is)."""
-    from PySide6.QtCore import QEvent, QObject
-
+    """Show `window` (a MainWindow) and return once it has painted (or after `timeout`: a
+    window that is not exposed, e.g. on another desktop, gets no paint until it is)."""
     painted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
-    class FirstPaint(QObject):
-        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Paint and not painted.done():
-                painted.set_result(None)
-            return False
+    def done() -> None:
+        if not painted.done():
+            painted.set_result(None)
 
-    watch = FirstPaint(window)
-    window.installEventFilter(watch)
+    window.on_paint = done
     window.show()
     try:
         await asyncio.wait_for(painted, timeout)
     except TimeoutError:
         log.info("the window was not painted within %.1f s; opening the store anyway", timeout)
     finally:
-        window.removeEventFilter(watch)
-        watch.deleteLater()
+        window.on_paint = None
     await asyncio.sleep(0)  # the paint event itself completes before the store work starts
 
 
 def _paint_now(window: Any, timeout: float = 0.5) -> None:
-    """`_shown` before there is an asyncio loop: show `window` and run Qt's events until
-    it has painted (or for `timeout`, as `_shown` does)."""
-    from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer
+    """`_shown` before there is an asyncio loop: show `window` (a MainWindow) and run Qt's
+    events until it has painted (or for `timeout`, as `_shown` does)."""
+    from PySide6.QtCore import QEventLoop, QTimer
 
     waiter = QEventLoop()
-
-    class FirstPaint(QObject):
-        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Paint:
-                QTimer.singleShot(0, waiter.quit)  # once the paint itself is done
-            return False
-
-    watch = FirstPaint(window)
-    window.installEventFilter(watch)
+    window.on_paint = lambda: QTimer.singleShot(0, waiter.quit)  # once the paint is done
     limit = QTimer(waiter)
     limit.setSingleShot(True)
     limit.timeout.connect(waiter.quit)
@@ -363,8 +361,7 @@ def _paint_now(window: Any, timeout: float = 0.5) -> None:
         limit.stop()
     else:
         log.info("the window was not painted within %.1f s; opening the store anyway", timeout)
-    window.removeEventFilter(watch)
-    watch.deleteLater()
+    window.on_paint = None
 
 
 def _quit_on_signals(window: Any) -> dict[int, Any]:
@@ -372,6 +369,8 @@ def _quit_on_signals(window: Any) -> dict[int, Any]:
     host ends its running turns as interrupted, releases the store and removes its socket.
     (Python runs the handler the next time it gets control; the GUI-thread collector's
     timer makes that happen within half a second even when the window is idle.)"""
+    import signal
+
     previous: dict[int, Any] = {}
 
     def request_quit(_signum: int, _frame: Any) -> None:
@@ -383,6 +382,8 @@ def _quit_on_signals(window: Any) -> dict[int, Any]:
 
 
 def _restore_signals(previous: dict[int, Any]) -> None:
+    import signal
+
     for sig, handler in previous.items():
         signal.signal(sig, handler)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
@@ -28,13 +29,10 @@ from PySide6.QtWidgets import (
 )
 
 from .badges import badge_icon
-from .branch_actions import BranchActions
 from .composer import Composer
 from .context_menu import ContextMenuMixin
 from .controller import Controller
 from .elided_label import ElidedLabel
-from .field_keys import FieldKeys
-from .housekeeping import Housekeeping
 from .notify import Banner
 from .session_rows import ACTIVITY, ID_ROLE, WAITING_TEXT
 from .sort_header import SortHeader
@@ -47,6 +45,8 @@ if TYPE_CHECKING:
     from PySide6.QtCore import QPoint
     from PySide6.QtWidgets import QMenu
 
+    from .branch_actions import BranchActions
+    from .housekeeping import Housekeeping
     from .transcript_view import TranscriptView
 
 log = logging.getLogger(__name__)
@@ -135,6 +135,10 @@ UNREADABLE_TEXT = "This session's file cannot be read: nothing can be written to
 class MainWindow(QMainWindow):
     #: the transcript's placeholder until the view takes its place (then None: deleted)
     transcript_slot: QAbstractScrollArea | None
+    #: built with the rest (`build_rest`)
+    branches: BranchActions
+    housekeeping: Housekeeping
+    _rest_built = False
 
     def __init__(
         self,
@@ -143,7 +147,11 @@ class MainWindow(QMainWindow):
         *,
         store_label: str = "",
         parent: QWidget | None = None,
+        rest_later: bool = False,
     ) -> None:
+        """`rest_later`: what the first frame does not show is left to `build_rest`, which
+        the app calls right after that frame (before it handles any input); else it is
+        built here."""
         super().__init__(parent)
         self.controller = controller
         self.settings = settings
@@ -153,10 +161,13 @@ class MainWindow(QMainWindow):
         self.settings_dialog: Any = None
         self._collapsed: set[str] = set()  # sessions a person collapsed in the tree
         self._build_actions()
-        self.branches = BranchActions(self)
         self._build_panes()
         self._build_menus()
-        self._wire()
+        self.action_new.setEnabled(controller.loaded)  # it needs the client: once loaded
+        self.tree.placeholder.setVisible(not controller.loaded)
+        self._update_fork_action()
+        if not rest_later:
+            self.build_rest()
         self._restore()
         # after the first frame (`paintEvent`): the agents' menu entries and the origin
         # line (nothing in that frame shows them; their module is the window's largest)
@@ -165,8 +176,15 @@ class MainWindow(QMainWindow):
         #: frame: it calls `install_agents` once those rows are in (they come first)
         self.agents_later = False
 
+    #: called once, at the window's next paint (the app waits for its first frame so); a
+    #: Python event filter for it would be handed every event of the window until then
+    on_paint: Callable[[], None] | None = None
+
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
+        if self.on_paint is not None:
+            call, self.on_paint = self.on_paint, None
+            call()
         if not self._agents_installed and not self.agents_later:
             QTimer.singleShot(0, self.install_agents)
 
@@ -176,6 +194,7 @@ class MainWindow(QMainWindow):
         if self._agents_installed:
             return
         self._agents_installed = True
+        self.build_rest()  # the agents' entries go in its menus
         self.columns.settle()  # the tree's widths with the style's own margin
         self.banner  # noqa: B018  (built now: notices may come from here on)
         self.transcript  # noqa: B018  (built now: the agents add to its menu)
@@ -299,27 +318,32 @@ class MainWindow(QMainWindow):
         return action
 
     def _build_actions(self) -> None:
+        """The tool bar's actions (the first frame shows them); `_build_more_actions` the
+        others."""
         self.action_new = self._action("actionNewSession", "&New session",
                                        _keys(QKeySequence.StandardKey.New, "Ctrl+N"),
                                        "Start an empty session")
         self.action_fork = self._action("actionForkSession", "&Fork", FORK_SHORTCUT, FORK_TIP)
         self.action_fork.setIcon(badge_icon("fork"))
+        self.action_stop = self._action("actionStop", "&Stop", "Ctrl+.",
+                                        "Cancel the running turn")
+        self.action_stop.setEnabled(False)
+        self.action_prefs = self._action("actionPreferences", "&Preferences…",
+                                         _keys(QKeySequence.StandardKey.Preferences, "Ctrl+,"),
+                                         "Choose the model provider")
+        self.action_prefs.setMenuRole(QAction.MenuRole.PreferencesRole)
+
+    def _build_more_actions(self) -> None:
+        """The actions only the menus, the shortcuts and the list's context menu reach."""
         self.action_find = self._action("actionFind", "&Find…",
                                         _keys(QKeySequence.StandardKey.Find, "Ctrl+F"),
                                         "Filter sessions by title or message text")
         self.action_search = self._action("actionSearchAll", "Search &all sessions…",
                                           "Ctrl+Shift+F",
                                           "Find words in every session's messages and titles")
-        self.action_stop = self._action("actionStop", "&Stop", "Ctrl+.",
-                                        "Cancel the running turn")
-        self.action_stop.setEnabled(False)
         self.action_use_model = self._action(
             "actionUseConfiguredModel", "Use the &model from Preferences", None,
             "Answer this session's next turns with the model chosen in Preferences")
-        self.action_prefs = self._action("actionPreferences", "&Preferences…",
-                                         _keys(QKeySequence.StandardKey.Preferences, "Ctrl+,"),
-                                         "Choose the model provider")
-        self.action_prefs.setMenuRole(QAction.MenuRole.PreferencesRole)
         self.action_quit = self._action("actionQuit", "&Quit",
                                         _keys(QKeySequence.StandardKey.Quit, "Ctrl+Q"),
                                         "Close Forkwise")
@@ -413,20 +437,26 @@ class MainWindow(QMainWindow):
         self._show_opened("")
 
     def _build_menus(self) -> None:
+        """The menu bar's titles (in the first frame); `_fill_menus` their entries."""
         bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        file_menu.setObjectName("menuFile")
+        self.menus: dict[str, QMenu] = {}
+        for name, title in (("menuFile", "&File"), ("menuEdit", "&Edit"),
+                            ("menuSession", "&Session"), ("menuHelp", "&Help")):
+            menu = bar.addMenu(title)
+            menu.setObjectName(name)
+            self.menus[name] = menu
+
+    def _fill_menus(self) -> None:
+        file_menu = self.menus["menuFile"]
         file_menu.addAction(self.action_new)
         file_menu.addSeparator()
         file_menu.addAction(self.action_prefs)
         file_menu.addSeparator()
         file_menu.addAction(self.action_quit)
-        edit_menu = bar.addMenu("&Edit")
-        edit_menu.setObjectName("menuEdit")
+        edit_menu = self.menus["menuEdit"]
         edit_menu.addAction(self.action_find)
         edit_menu.addAction(self.action_search)
-        session_menu = bar.addMenu("&Session")
-        session_menu.setObjectName("menuSession")
+        session_menu = self.menus["menuSession"]
         session_menu.addAction(self.action_fork)
         session_menu.addAction(self.branches.rename)
         session_menu.addSeparator()
@@ -442,38 +472,19 @@ class MainWindow(QMainWindow):
         session_menu.addSeparator()
         session_menu.addAction(self.action_duplicate)
         session_menu.addAction(self.action_delete)
-        help_menu = bar.addMenu("&Help")
-        help_menu.setObjectName("menuHelp")
-        help_menu.addAction(self.action_about)
+        self.menus["menuHelp"].addAction(self.action_about)
 
     def _wire(self) -> None:
         c = self.controller
         self.action_new.triggered.connect(c.new_session)
         self.action_fork.triggered.connect(lambda: c.fork_session(self.selected_session()))
-        self.action_find.triggered.connect(self.focus_filter)
-        self.action_search.triggered.connect(self.show_search)
-        self.housekeeping = Housekeeping(c, self)
-        self.tree.addAction(self.action_delete)  # its shortcut works where the list has focus
-        self.action_delete.triggered.connect(
-            lambda: self.housekeeping.delete(self.selected_session()))
-        self.action_duplicate.triggered.connect(
-            lambda: self.housekeeping.duplicate(self.selected_session()))
-        self.action_approve.triggered.connect(lambda: self.housekeeping.answer(True))
-        self.action_deny.triggered.connect(lambda: self.housekeeping.answer(False))
         self.action_stop.triggered.connect(c.cancel)
-        self.action_use_model.triggered.connect(
-            lambda: c.use_configured_model(self.selected_session()))
-        self.action_quit.triggered.connect(self.close)
         self.action_prefs.triggered.connect(self.open_settings)
-        self.action_about.triggered.connect(self._about)
         self._filter_timer = QTimer(self)
         self._filter_timer.setSingleShot(True)
         self._filter_timer.setInterval(200)
         self._filter_timer.timeout.connect(self._filter_now)
         self.filter_box.textChanged.connect(lambda _t: self._filter_timer.start())
-        # Escape clears the filter (then, empty, hands the keyboard to the list); Down
-        # goes to the rows
-        FieldKeys(self.filter_box, down=self._filter_to_tree, leave=self._filter_to_tree)
         # message-text matches arrive later: their rows' ancestors are expanded too
         self._expand_timer = QTimer(self)
         self._expand_timer.setSingleShot(True)
@@ -500,8 +511,42 @@ class MainWindow(QMainWindow):
         c.forkShown.connect(self._fork_shown)
         self.composer.sendRequested.connect(self._send)
         self.composer.stopRequested.connect(c.cancel)
-        self.action_new.setEnabled(c.loaded)  # it needs the client: enabled once loaded
-        self.tree.placeholder.setVisible(not c.loaded)
+
+    def build_rest(self) -> None:
+        """What the first frame does not show, once: the actions only menus and shortcuts
+        reach, the menus' entries, the branch and housekeeping actions, the filter field's
+        keys, and every connection (nothing happens in the window before this: the app
+        calls it right after the first frame, before it handles input or previews rows).
+        The window's own shortcuts work from here on."""
+        if self._rest_built:
+            return
+        self._rest_built = True
+        from .branch_actions import BranchActions
+        from .field_keys import FieldKeys
+        from .housekeeping import Housekeeping
+
+        c = self.controller
+        self._build_more_actions()
+        self.branches = BranchActions(self)
+        self._fill_menus()
+        self._wire()
+        self.action_find.triggered.connect(self.focus_filter)
+        self.action_search.triggered.connect(self.show_search)
+        self.housekeeping = Housekeeping(c, self)
+        self.tree.addAction(self.action_delete)  # its shortcut works where the list has focus
+        self.action_delete.triggered.connect(
+            lambda: self.housekeeping.delete(self.selected_session()))
+        self.action_duplicate.triggered.connect(
+            lambda: self.housekeeping.duplicate(self.selected_session()))
+        self.action_approve.triggered.connect(lambda: self.housekeeping.answer(True))
+        self.action_deny.triggered.connect(lambda: self.housekeeping.answer(False))
+        self.action_use_model.triggered.connect(
+            lambda: c.use_configured_model(self.selected_session()))
+        self.action_quit.triggered.connect(self.close)
+        self.action_about.triggered.connect(self._about)
+        # Escape clears the filter (then, empty, hands the keyboard to the list); Down
+        # goes to the rows
+        FieldKeys(self.filter_box, down=self._filter_to_tree, leave=self._filter_to_tree)
         self.branches.wire()
         self._update_fork_action()
         self._update_approval_actions()
@@ -625,9 +670,10 @@ class MainWindow(QMainWindow):
     def _update_fork_action(self) -> None:
         has = self.selected_session() is not None and self.controller.loaded
         self.action_fork.setEnabled(has)
-        self.action_use_model.setEnabled(has)
-        self.action_delete.setEnabled(has)
-        self.action_duplicate.setEnabled(has)
+        if self._rest_built:
+            self.action_use_model.setEnabled(has)
+            self.action_delete.setEnabled(has)
+            self.action_duplicate.setEnabled(has)
         tip = FORK_TIP if has else "Select a session to fork"
         self.action_fork.setStatusTip(tip)
         self.action_fork.setToolTip(f"{tip} ({FORK_SHORTCUT})")

@@ -8,28 +8,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QWidget
 
 from .error_text import describe, error_code
 
+if TYPE_CHECKING:  # made with the first notice (gui/notice)
+    from .notice import Notice
+
 log = logging.getLogger(__name__)
 
 INFO, WARNING, ERROR = "info", "warning", "error"
-
-
-@dataclass(frozen=True)
-class Notice:
-    level: str
-    text: str
-    code: str = ""
-    when: datetime = field(default_factory=datetime.now)
-    #: a button beside the text (e.g. "Undo") and what it does
-    action_label: str = ""
-    action: Callable[[], None] | None = field(default=None, compare=False)
 
 
 class Notifier(QObject):
@@ -51,6 +42,8 @@ class Notifier(QObject):
 
     def post(self, level: str, text: str, code: str = "", *, action_label: str = "",
              action: Callable[[], None] | None = None) -> Notice:
+        from .notice import Notice
+
         notice = Notice(level, text, code, action_label=action_label, action=action)
         self.history.append(notice)
         (log.warning if level == ERROR else log.info)("%s: %s", level, text)

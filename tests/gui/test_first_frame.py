@@ -134,6 +134,107 @@ def test_first_frame_leaves_out_the_transcript_which_then_takes_its_place(
     assert later["find_focus"], "Ctrl+F puts the keyboard in the filter"
 
 
+#: at the main window's first Paint event: its actions and menus; at the first input the app
+#: handles after that frame (a zero timer queued then): the same, and shortcuts pressed
+SHORTCUTS = r"""
+import json, sys
+from forkwise.gui import app as A
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMenu
+
+seen = {}
+
+def actions(window):
+    return sorted((a.objectName(), a.shortcut().toString()) for a in window.actions()
+                  if a.objectName())
+
+def menus(window):
+    return {m.objectName(): [a.objectName() or a.text() or "-" for a in m.actions()]
+            for m in window.menuBar().findChildren(QMenu) if m.objectName().startswith("menu")}
+
+class FirstPaint(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint and "frame" not in seen:
+            seen["frame"] = {"actions": actions(obj), "menus": sorted(menus(obj))}
+        return False
+
+def first_input(window):
+    seen["input"] = {"actions": actions(window), "menus": menus(window)}
+    window.activateWindow()
+    window.tree.setFocus()
+    QTest.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)  # Find…
+    seen["input"]["find"] = QApplication.focusWidget() is window.filter_box
+    QTest.keyClick(window.filter_box, Qt.Key.Key_A)
+    QTest.keyClick(window.filter_box, Qt.Key.Key_Escape)  # the field's own keys: clears it
+    seen["input"]["escape"] = window.filter_box.text() == ""
+    QTest.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier
+                   | Qt.KeyboardModifier.ShiftModifier)  # Search all sessions…
+    seen["input"]["search"] = window.search_panel is not None and window.search_panel.isVisible()
+    window.close()
+
+build, paint_now = A._build_window, A._paint_now
+
+def watched(*args, **kwargs):
+    window = build(*args, **kwargs)
+    window._first_paint = FirstPaint(window)
+    window.installEventFilter(window._first_paint)
+    return window
+
+def painted(window, *args, **kwargs):
+    paint_now(window, *args, **kwargs)
+    QTimer.singleShot(0, lambda: first_input(window))
+
+A._build_window, A._paint_now = watched, painted
+status = A.run(sys.argv[1], None, None)
+print(json.dumps({"status": status, **seen}))
+"""
+
+
+def test_the_shortcuts_and_menus_are_there_at_the_first_input_after_the_first_frame(
+        tmp_path: Path) -> None:
+    """The first frame is painted before the actions only menus and shortcuts reach (and
+    the menus' entries) exist; they are built before the app handles any input."""
+    store = tmp_path / "store"
+    build_demo_store(store)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_API="pyside6",
+               QT_LOGGING_RULES="qt.qpa.*=false", XDG_CONFIG_HOME=str(tmp_path / "config"))
+    done = subprocess.run([sys.executable, "-c", SHORTCUTS, str(store)], capture_output=True,
+                          text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["status"] == 0
+    # the first frame has the tool bar's actions and the menu bar's titles
+    assert seen["frame"]["menus"] == ["menuEdit", "menuFile", "menuHelp", "menuSession"]
+    frame_actions = dict(seen["frame"]["actions"])
+    for name in ("actionNewSession", "actionForkSession", "actionStop", "actionPreferences"):
+        assert name in frame_actions
+    now = dict(seen["input"]["actions"])
+    assert now == {
+        "actionNewSession": "Ctrl+N", "actionForkSession": "Ctrl+Shift+K",
+        "actionStop": "Ctrl+.", "actionPreferences": "Ctrl+,", "actionFind": "Ctrl+F",
+        "actionSearchAll": "Ctrl+Shift+F", "actionUseConfiguredModel": "",
+        "actionQuit": "Ctrl+Q", "actionAbout": "", "actionDeleteSession": "Del",
+        "actionDuplicateSession": "Ctrl+D", "actionApprove": "Ctrl+Shift+Y",
+        "actionDeny": "Ctrl+Shift+N", "actionRenameSession": "F2",
+        "actionPreviousSibling": "Alt+Left", "actionNextSibling": "Alt+Right",
+        "actionCompareSessions": "Ctrl+Shift+D",
+    }
+    assert seen["input"]["menus"] == {
+        "menuFile": ["actionNewSession", "-", "actionPreferences", "-", "actionQuit"],
+        "menuEdit": ["actionFind", "actionSearchAll"],
+        "menuSession": ["actionForkSession", "actionRenameSession", "-",
+                        "actionPreviousSibling", "actionNextSibling",
+                        "actionCompareSessions", "-", "actionStop",
+                        "actionUseConfiguredModel", "-", "actionApprove", "actionDeny", "-",
+                        "actionDuplicateSession", "actionDeleteSession"],
+        "menuHelp": ["actionAbout"],
+    }
+    assert seen["input"]["find"], "Ctrl+F puts the keyboard in the filter"
+    assert seen["input"]["escape"], "Escape clears the filter (its field's own keys)"
+    assert seen["input"]["search"], "Ctrl+Shift+F opens the search"
+
+
 def test_column_widths_take_the_styles_own_focus_margin_after_the_first_frame(
         qapp: Any, tmp_path: Path) -> None:
     """Fitted with Qt's common focus margin before the first frame, the tree's columns are
