@@ -131,7 +131,7 @@ async def test_the_token_is_compared_in_constant_time(
         compared.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(rpc.hmac, "compare_digest", recording)
+    monkeypatch.setattr(hmac, "compare_digest", recording)  # rpc imports hmac when it checks
     host = Host.open(tmp_path / "store", default_cwd=str(tmp_path))
     server_rpc = rpc.RpcServer(host, token="the-right-token")
     server = await serve(server_rpc, "tcp:127.0.0.1:0")
