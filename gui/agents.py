@@ -465,10 +465,16 @@ class ContinueDialog(QDialog):
         self.setWindowTitle(f"Continue in {name}")
         self.setAccessibleName(f"Continue in {name}")
         self.cwd = str(row.get("cwd") or os.path.expanduser("~"))
+        self.resume = str(made["resume"])
+        # Claude Code finds a session by the folder it is resumed in ("No conversation
+        # found" elsewhere), and every agent's tools work in that folder: the command goes
+        # there first, as Claude Code's own "cd … && claude --resume …" hint does
+        command = (f"cd {shlex.quote(str(row['cwd']))} && {self.resume}" if row.get("cwd")
+                   else self.resume)
         text = QLabel(f"Written as a {name} session:\n{made['path']}\n\nResume it with:", self)
         text.setWordWrap(True)
         text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.command = QLineEdit(made["resume"], self)
+        self.command = QLineEdit(command, self)
         self.command.setObjectName("resumeCommand")
         self.command.setAccessibleName("Resume command")
         self.command.setReadOnly(True)
@@ -500,5 +506,5 @@ class ContinueDialog(QDialog):
     def launch(self) -> None:
         if self.terminal is None:
             return
-        script = f'cd {shlex.quote(self.cwd)} && {self.command.text()}; exec "${{SHELL:-sh}}"'
+        script = f'cd {shlex.quote(self.cwd)} && {self.resume}; exec "${{SHELL:-sh}}"'
         QProcess.startDetached(self.terminal[0], ["-e", "sh", "-c", script])
