@@ -239,8 +239,8 @@ def _text(text: str) -> str:
     return html.escape(text).replace("\n", "<br>")
 
 
-NO_PROVIDER_HINT = ("Session → Use the model from Preferences answers it with the model "
-                    "chosen there")
+NO_PROVIDER_HINT = ("Session → Use the model from Preferences switches to the model chosen "
+                    "there and offers to ask again")
 
 
 def result_text(result: Any) -> str:

@@ -15,7 +15,7 @@ import pytest
 from gui_harness import App, open_app, until
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QLineEdit
+from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 import claude_fixtures as cf
@@ -213,5 +213,44 @@ def test_continue_in_claude_code_resumes_from_the_sessions_folder(
             assert written.parent.name == munge_cwd(CWD)  # the folder `cd` goes to
             assert shlex.split(command)[:2] == ["cd", CWD]
             dialog.close()
+
+    aloop(scenario())
+
+
+def test_after_a_turn_failed_for_want_of_a_provider_the_model_switch_offers_to_ask_again(
+        aloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from PySide6.QtWidgets import QToolButton
+
+    from forkwise.core.runtime.settings import CONFIG_ENV
+
+    monkeypatch.setenv(CONFIG_ENV, str(tmp_path / "config"))  # none: the built-in model
+    question = "and what about the timeout?"
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            w, c = app.window, app.controller
+            await imported(app, claude_session(tmp_path / "claude"))
+            main = f"claude-{SID}"
+            await app.open(main)
+            w.composer.edit.setPlainText(question)
+            w.composer.send_button.click()
+            await until(lambda: app.entries[-1].kind == "turn"
+                        and app.entries[-1].text == "failed", what="the turn fails")
+            assert "provider" in str(app.entries[-1].data.get("error"))
+            before = set(c.tree.session_ids())
+            w.action_use_model.trigger()  # what the failed turn's hint points to
+            banner = w.findChild(QWidget, "banner")
+            button = banner.findChild(QToolButton, "bannerAction")
+            await until(lambda: button.isVisible() and button.text() == "Retry",
+                        what="the offer to ask again")
+            assert question in banner.label.text()
+            button.click()
+            # a branch before the failed turn asks the question again, with the new model
+            child = await until(lambda: next(iter(set(c.tree.session_ids()) - before), None),
+                                what="the branch")
+            await until(lambda: c.current == child, what="the branch opened")
+            await until(lambda: any(e.kind == "assistant" and question in e.text
+                                    for e in app.entries), what="the answer")
+            assert (c.tree.summary(main) or {}).get("model") == "forkwise-offline"
 
     aloop(scenario())
