@@ -705,18 +705,27 @@ class TranscriptView(ContextMenuMixin, QListView):
         header.sourceRequested.connect(self.sourceRequested)
         header.stepRequested.connect(self.siblingStep)
         header.compareRequested.connect(self.compareRequested)
-        header.set_position(self.fork_position)
-        header.set_changed(self.source_changed)
+        if row == self._own_fork_row():
+            header.set_position(self.fork_position)
+            header.set_changed(self.source_changed)
         return header
 
-    def fork_header(self) -> ForkHeader | None:
-        """The opened child's fork record widget, if it is loaded."""
+    def _own_fork_row(self) -> int:
+        """The row of the opened child's own fork record: the last one. A fork of a fork
+        also holds the records its source copied (where that source was cut from its own
+        source); those showed the child's sibling arrows and source warning too."""
         model = self.transcript()
-        for row in range(model.rowCount()):
-            widget = self.indexWidget(model.index(row, 0))
-            if isinstance(widget, ForkHeader):
-                return widget
-        return None
+        for row in range(model.rowCount() - 1, -1, -1):
+            entry = model.entry(row)
+            if entry is not None and entry.kind == "fork":
+                return row
+        return -1
+
+    def fork_header(self) -> ForkHeader | None:
+        """The opened child's own fork record widget, if it is loaded."""
+        row = self._own_fork_row()
+        widget = self.indexWidget(self.model().index(row, 0)) if row >= 0 else None
+        return widget if isinstance(widget, ForkHeader) else None
 
     def set_fork_context(self, position: tuple[int, int] | None, changed: bool) -> None:
         """Where the opened child stands among its siblings, and whether its source changed

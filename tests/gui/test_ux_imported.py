@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from gui_harness import App, open_app, until
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
 
@@ -252,5 +252,56 @@ def test_after_a_turn_failed_for_want_of_a_provider_the_model_switch_offers_to_a
             await until(lambda: any(e.kind == "assistant" and question in e.text
                                     for e in app.entries), what="the answer")
             assert (c.tree.summary(main) or {}).get("model") == "forkwise-offline"
+
+    aloop(scenario())
+
+
+def test_a_fork_of_a_fork_shows_its_sibling_arrows_on_its_own_fork_record_only(
+        aloop: Any, tmp_path: Path) -> None:
+    """A fork of a fork holds the fork record its source copied (pi's /tree branch of a
+    branch, the demo's 'Two weeks, skipping the RC'); the arrows between the child's
+    siblings and the stepping landed on that copied record, the ancestors' fork point."""
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            c, w = app.controller, app.window
+            two = app.sid("Two weeks, skipping the RC")
+            summary = c.tree.summary(two) or {}
+            parent = summary["parentSession"]
+            sibling = await app.client.fork(parent, at_seq=summary["seedLength"])
+            c.tree.upsert(sibling)
+            await app.idle()
+            await app.open(two)
+            w.transcript.scrollToTop()
+            await app.idle()
+            QApplication.processEvents()
+            forks = app.rows("fork")
+            assert len(forks) == 2  # the copied record (from Plan) and its own
+            view = w.transcript
+            copied, own = (view.indexWidget(c.transcript.index(r)) for r in forks)
+            assert isinstance(copied, ForkHeader)
+            assert isinstance(own, ForkHeader)
+            assert copied.source != parent
+            assert own.source == parent
+            assert view.fork_header() is own
+            await until(lambda: own.where.isVisibleTo(own), what="the arrows on its record")
+            assert own.where.text() in ("1/2", "2/2")
+            assert not copied.where.isVisibleTo(copied)  # none on the ancestors' record
+            assert not copied.next.isVisibleTo(copied)
+            # stepping back from the sibling lands at the child's own fork record (with its
+            # turns below it, it can be at the top), not at the copied one
+            step = -1 if own.where.text() == "2/2" else +1
+            w.resize(1280, 380)  # a short window: the record can scroll to the top
+            await app.open(sibling["id"])
+            w.branches.step_sibling(-step)
+            await until(lambda: c.current == two, what="stepped back")
+            await until(lambda: c.transcript.at_end and not c.transcript.fetching,
+                        what="its rows")
+            await app.idle()
+            (_copied_row, own_row) = app.rows("fork")
+            def top_row() -> int:
+                return view.indexAt(QPoint(view.viewport().width() // 2, 12)).row()
+
+            await until(lambda: top_row() == own_row, what="its own fork record at the top")
 
     aloop(scenario())
