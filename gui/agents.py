@@ -465,6 +465,12 @@ class ContinueDialog(QDialog):
         self.setWindowTitle(f"Continue in {name}")
         self.setAccessibleName(f"Continue in {name}")
         self.cwd = str(row.get("cwd") or os.path.expanduser("~"))
+        self.resume = str(made["resume"])
+        # Claude Code finds a session by the folder it is resumed in ("No conversation
+        # found" elsewhere), and every agent's tools work in that folder: the command goes
+        # there first, as Claude Code's own "cd … && claude --resume …" hint does
+        command = (f"cd {shlex.quote(str(row['cwd']))} && {self.resume}" if row.get("cwd")
+                   else self.resume)
         # the file's path in a field of its own: a long one (an agent's folders are deep)
         # wrapped in a label pushed "Resume it with:" out of the dialog
         self.path = QLineEdit(str(made["path"]), self)
@@ -473,7 +479,7 @@ class ContinueDialog(QDialog):
         self.path.setReadOnly(True)
         self.path.setCursorPosition(0)
         self.path.setToolTip(str(made["path"]))
-        self.command = QLineEdit(made["resume"], self)
+        self.command = QLineEdit(command, self)
         self.command.setObjectName("resumeCommand")
         self.command.setAccessibleName("Resume command")
         self.command.setReadOnly(True)
@@ -508,5 +514,5 @@ class ContinueDialog(QDialog):
     def launch(self) -> None:
         if self.terminal is None:
             return
-        script = f'cd {shlex.quote(self.cwd)} && {self.command.text()}; exec "${{SHELL:-sh}}"'
+        script = f'cd {shlex.quote(self.cwd)} && {self.resume}; exec "${{SHELL:-sh}}"'
         QProcess.startDetached(self.terminal[0], ["-e", "sh", "-c", script])

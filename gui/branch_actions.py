@@ -194,7 +194,7 @@ class BranchActions(QObject):
             return
         self._land_at_fork = None
         t.stop_following()
-        index = c.transcript.index(rows[0])
+        index = c.transcript.index(rows[-1])  # its own: a fork of a fork has its source's too
         from PySide6.QtWidgets import QAbstractItemView
 
         QTimer.singleShot(0, lambda: t.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtTop))

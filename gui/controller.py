@@ -235,9 +235,27 @@ class Controller(QObject):
                     if entry is not None else None)
         if self.current is None or question is None or question.message_id is None:
             return
+        self._ask_again(self.current, question.message_id, question.text)
+
+    def _ask_again(self, sid: str, message_id: str, text: str) -> None:
         self._pending_fork = time.perf_counter()
-        self.ops.run(self._branch_and_send(self.current, question.message_id, question.text),
+        self.ops.run(self._branch_and_send(sid, message_id, text),
                      None, self._branch_failed("Retry"), what="Retry")
+
+    def _failed_question(self, sid: str) -> tuple[str, str] | None:
+        """The question of the opened session `sid`'s last turn, if that turn failed."""
+        from .message_actions import question_of
+
+        if sid != self.current:
+            return None
+        builder = self.transcript.builder
+        last = next((e for e in reversed(builder.entries) if e.kind == "turn"), None)
+        if last is None or last.text != "failed":
+            return None
+        question = question_of(last, builder)
+        if question is None or question.message_id is None:
+            return None
+        return question.message_id, question.text
 
     def _text_kept_failure(self, what: str) -> Callable[[BaseException], None]:
         """The failure handler of sending: the composer keeps the text, and says so."""
@@ -296,9 +314,21 @@ class Controller(QObject):
             )
             return row
 
+        failed = self._failed_question(sid)
+
         def switched(row: Json) -> None:
             self.tree.upsert(row)
-            self.notifier.info(f"This session now uses {row['model']} ({row['provider']}).")
+            now = f"This session now uses {row['model']} ({row['provider']})."
+            if failed is None:
+                self.notifier.info(now)
+                return
+            # the failed turn's hint sent the person here to have the question answered:
+            # switching alone answered nothing, and the question had to be typed again
+            message_id, text = failed
+            words = text if len(text) <= 40 else text[:37].rstrip() + "…"
+            self.notifier.info(f"{now} Retry asks “{words}” again with it, in a branch.",
+                               action_label="Retry",
+                               action=lambda: self._ask_again(sid, message_id, text))
 
         self.ops.run(switch(), switched, what="Switching the model")
 

@@ -99,7 +99,10 @@ class TranscriptBuilder:
             index = self._calls.get(str(ev.get("call")))
             if index is not None:
                 self.entries[index].data["result"] = ev.get("output")
-                self.entries[index].data["is_error"] = bool(ev.get("isError"))
+                # the runtime says `isError`; the importers (Claude Code, Codex, pi) write
+                # `error: true`, which showed a failed call's output as its result
+                self.entries[index].data["is_error"] = bool(
+                    ev.get("isError") or ev.get("error") is True)
                 changed.add(index)
         elif etype == "approval/request":
             pending = self.turns.get(str(turn))

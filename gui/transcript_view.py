@@ -239,8 +239,8 @@ def _text(text: str) -> str:
     return html.escape(text).replace("\n", "<br>")
 
 
-NO_PROVIDER_HINT = ("Session → Use the model from Preferences answers it with the model "
-                    "chosen there")
+NO_PROVIDER_HINT = ("Session → Use the model from Preferences switches to the model chosen "
+                    "there and offers to ask again")
 
 
 def result_text(result: Any) -> str:
@@ -301,8 +301,10 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
             text = result_text(result)
             lines = text.splitlines()
             shown = lines if entry.expanded else lines[:RESULT_LINES]
-            label = "error" if entry.data.get("is_error") else "result"
-            out.append(f'<p class="dim" style="margin-top: 6px">{label}:</p>'
+            label = ('<p style="margin-top: 6px; color: #c0392b"><b>error:</b></p>'
+                     if entry.data.get("is_error") else
+                     '<p class="dim" style="margin-top: 6px">result:</p>')
+            out.append(f'{label}'
                        f'<pre style="margin-top: 2px">{_text(chr(10).join(shown))}</pre>')
             if len(lines) > RESULT_LINES:
                 more = "click to fold" if entry.expanded else (
@@ -545,13 +547,31 @@ class TranscriptView(ContextMenuMixin, QListView):
             self.go_to_end()
             event.accept()
             return
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+        enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        if enter and not event.modifiers():
             link = self.indexWidget(self.currentIndex())
             if isinstance(link, FootLink):  # a Task call's subagent, a fork from here
                 link.activate()
                 event.accept()
                 return
+        # what a click shows (a reasoning, a long tool output) by keyboard too: Enter and
+        # Space did nothing there, and Tab goes past the row to its links
+        if ((enter or event.key() == Qt.Key.Key_Space) and not event.modifiers()
+                and self._expandable(self.currentIndex().row())):
+            self.transcript().toggle_expanded(self.currentIndex().row())
+            event.accept()
+            return
         super().keyPressEvent(event)
+
+    def _expandable(self, row: int) -> bool:
+        """A reasoning, or a tool call whose output is longer than the lines shown."""
+        entry = self.transcript().entry(row)
+        if entry is None or entry.kind not in ("reasoning", "tool"):
+            return False
+        if entry.kind == "reasoning":
+            return True
+        result = entry.data.get("result")
+        return result is not None and len(result_text(result).splitlines()) > RESULT_LINES
 
     def show_earlier(self) -> None:
         model = self.transcript()
@@ -621,7 +641,7 @@ class TranscriptView(ContextMenuMixin, QListView):
                 self._set_widget(index, self._approval_widget(entry))
         elif entry.kind == "fork":
             if current is None:
-                self._set_widget(index, self._fork_widget(entry))
+                self._set_widget(index, self._fork_widget(entry, row))
         elif entry.kind == "tool" and (child := self.subagent_of(row)) is not None:
             if not isinstance(current, SubagentLink) or current.session_id != child:
                 self._set_link(index, SubagentLink(child, self.title_of(child), self.viewport()))
@@ -665,9 +685,10 @@ class TranscriptView(ContextMenuMixin, QListView):
         box.decided.connect(self.approvalDecided)
         return box
 
-    def _fork_widget(self, entry: Entry) -> QWidget:
+    def _fork_widget(self, entry: Entry, row: int) -> QWidget:
         source = str(entry.data.get("source"))
-        header = ForkHeader(source, self.title_of(source), fork_point(entry, self._message_text),
+        point = fork_point(entry, self._message_text, self._message_above(row))
+        header = ForkHeader(source, self.title_of(source), point,
                             self.viewport(), margins=(MARGIN_X + PAD, PAD - 2),
                             subagent=entry.data.get("relation") == "subagent")
         anchor, boundary = entry.data.get("anchorMessage"), entry.data.get("boundary")
@@ -684,18 +705,27 @@ class TranscriptView(ContextMenuMixin, QListView):
         header.sourceRequested.connect(self.sourceRequested)
         header.stepRequested.connect(self.siblingStep)
         header.compareRequested.connect(self.compareRequested)
-        header.set_position(self.fork_position)
-        header.set_changed(self.source_changed)
+        if row == self._own_fork_row():
+            header.set_position(self.fork_position)
+            header.set_changed(self.source_changed)
         return header
 
-    def fork_header(self) -> ForkHeader | None:
-        """The opened child's fork record widget, if it is loaded."""
+    def _own_fork_row(self) -> int:
+        """The row of the opened child's own fork record: the last one. A fork of a fork
+        also holds the records its source copied (where that source was cut from its own
+        source); those showed the child's sibling arrows and source warning too."""
         model = self.transcript()
-        for row in range(model.rowCount()):
-            widget = self.indexWidget(model.index(row, 0))
-            if isinstance(widget, ForkHeader):
-                return widget
-        return None
+        for row in range(model.rowCount() - 1, -1, -1):
+            entry = model.entry(row)
+            if entry is not None and entry.kind == "fork":
+                return row
+        return -1
+
+    def fork_header(self) -> ForkHeader | None:
+        """The opened child's own fork record widget, if it is loaded."""
+        row = self._own_fork_row()
+        widget = self.indexWidget(self.model().index(row, 0)) if row >= 0 else None
+        return widget if isinstance(widget, ForkHeader) else None
 
     def set_fork_context(self, position: tuple[int, int] | None, changed: bool) -> None:
         """Where the opened child stands among its siblings, and whether its source changed
@@ -708,6 +738,15 @@ class TranscriptView(ContextMenuMixin, QListView):
             index = self.indexAt(header.geometry().center())
             if index.isValid():
                 self.delegate.sizeHintChanged.emit(index)
+
+    def _message_above(self, row: int) -> str | None:
+        """The words of the last message above `row` (loaded), if any."""
+        model = self.transcript()
+        for above in range(row - 1, -1, -1):
+            entry = model.entry(above)
+            if entry is not None and entry.kind in ("user", "assistant") and entry.text.strip():
+                return entry.text
+        return None
 
     def _message_text(self, message_id: str) -> str | None:
         model = self.transcript()
@@ -776,18 +815,27 @@ def _action(menu: QMenu, state: ActionState, handler: Callable[[], None]) -> Any
     return action
 
 
-def fork_point(entry: Entry, text_of: Callable[[str], str | None] = lambda _m: None) -> str:
+def fork_point(entry: Entry, text_of: Callable[[str], str | None] = lambda _m: None,
+               above: str | None = None) -> str:
     """Where a fork was cut, in words: the anchor message's first words where known, and
     "before" them for a fork cut before its message (Fork before, Edit and resend: the
-    message is not in the child; its words come from the source, `anchor_text`)."""
+    message is not in the child; its words come from the source, `anchor_text`). A fork
+    with no anchor (an imported Claude Code rewind, Codex fork, pi branch) is named by the
+    last message copied above it, `above`: "event 7" told a person nothing."""
     anchor = entry.data.get("anchorMessage")
     boundary = entry.data.get("boundary")
     before = entry.data.get("includeMessage") is False
+
+    def words(text: str) -> str:
+        text = text.strip().replace("\n", " ")
+        return text if len(text) <= 60 else text[:57].rstrip() + "…"
+
     if anchor:
-        text = (text_of(str(anchor)) or "").strip().replace("\n", " ")
+        text = (text_of(str(anchor)) or "").strip()
         if text:
-            short = text if len(text) <= 60 else text[:57].rstrip() + "…"
-            return f"{'before ' if before else ''}“{short}” (event {boundary})"
+            return f"{'before ' if before else ''}“{words(text)}” (event {boundary})"
         # not the message's id: no one reads "user:we-want-to:546d"
         return f"{'before ' if before else ''}a message (event {boundary})"
+    if boundary and above and above.strip():
+        return f"“{words(above)}” (event {boundary})"
     return f"event {boundary}" if boundary else "the beginning"

@@ -83,7 +83,9 @@ def test_a_watched_agent_folder_appears_and_continue_in_writes_it_back(
             codex.trigger()
             dialog = await until(lambda: dialog_of(ContinueDialog), what="continue dialog")
             command = dialog.findChild(QLineEdit, "resumeCommand").text()
-            assert command.startswith("codex resume ")
+            # in the session's folder first (its tools work there): cd … && codex resume ID
+            assert command.startswith("cd "), command
+            assert " && codex resume " in command, command
             written = list((home / "sessions").rglob(f"*{command.split()[-1]}.jsonl"))
             assert len(written) == 1
             dialog.close()
