@@ -29,8 +29,11 @@ def mark_scanned() -> bool:
         return False
     for name in list(sys.modules):
         table.setdefault(name, 0 if name.startswith(PACKAGE) else -1)
-    here = os.path.dirname(__file__)
-    for entry in os.listdir(here):
+    try:  # a packaged app keeps its modules in an archive, with no sources to scan
+        entries = os.listdir(os.path.dirname(__file__))
+    except OSError:
+        entries = []
+    for entry in entries:
         stem, dot, ext = entry.partition(".")
         if dot and ext == "py" and stem != "__init__":
             table.setdefault(f"{PACKAGE}.{stem}", 0)
