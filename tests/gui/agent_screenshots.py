@@ -20,10 +20,10 @@ os.environ.setdefault("QT_API", "pyside6")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 
 import claude_fixtures as cf
-import pi_fixtures as pf
 import PySide6.QtWidgets  # noqa: F401
 import qasync
-from codex_fixtures import home_with_fork, thread_id
+from codex_fixtures import thread_id
+from gui_harness import agents_home
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMenu
 from screenshots import settle
@@ -34,22 +34,6 @@ from forkwise.gui.app import open_client
 from forkwise.gui.controller import Controller
 from forkwise.gui.main_window import MainWindow
 from forkwise.gui.notify import Notifier
-
-
-def agents_home(root: Path) -> None:
-    """The three agents' folders under `root`, named in the environment as the agents
-    name them."""
-    claude = root / "claude"
-    chat = cf.Transcript(cf.SID)
-    cf.rewound(chat)
-    cf.write_old(chat, claude)
-    pi = root / "pi"
-    branchy, _ = pf.branchy()
-    pf.settled(branchy.write(pi / "sessions" / "--home-ada-project--"))
-    codex = home_with_fork(root / "codex-home")
-    for var, value in (("CLAUDE_CONFIG_DIR", claude), ("PI_CODING_AGENT_DIR", pi),
-                       ("CODEX_HOME", codex)):
-        os.environ[var] = str(value)
 
 
 async def until_true(predicate: object, seconds: float = 20.0) -> None:
@@ -63,7 +47,8 @@ async def until_true(predicate: object, seconds: float = 20.0) -> None:
 async def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="forkwise-agents-"))
-    agents_home(root)
+    env, _ = agents_home(root)
+    os.environ.update(env)
     store = root / "store"
     build_demo_store(store)
     opened = await open_client(store, None)

@@ -165,3 +165,27 @@ async def open_app(root: Path, *, carrier: str = "inproc", demo: bool = True,
             await rpc.close()
             await host.close()
             shutil.rmtree(sock_dir, ignore_errors=True)
+
+
+def agents_home(root: Path) -> tuple[dict[str, str], Any]:
+    """Claude Code (with a rewind), pi (with branches) and Codex (with a fork) sessions
+    under `root`, in the folders each agent uses: the environment that names those
+    folders, and the Claude Code transcript (to grow it as Claude Code would)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
+    import claude_fixtures as cf
+    import pi_fixtures as pf
+    from codex_fixtures import home_with_fork
+
+    claude = root / "claude"
+    chat = cf.Transcript(cf.SID)
+    cf.rewound(chat)
+    cf.write_old(chat, claude)
+    pi = root / "pi"
+    branchy, _ = pf.branchy()
+    pf.settled(branchy.write(pi / "sessions" / "--home-ada-project--"))
+    codex = home_with_fork(root / "codex-home")
+    env = {"CLAUDE_CONFIG_DIR": str(claude), "PI_CODING_AGENT_DIR": str(pi),
+           "CODEX_HOME": str(codex)}
+    return env, chat

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gui_harness import open_app, until
+from gui_harness import agents_home, open_app, until
 from PySide6.QtWidgets import QApplication, QLabel, QLineEdit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
@@ -100,19 +100,11 @@ def test_the_app_on_a_home_with_all_three_agents_shows_their_lineage_and_follows
     lineage trees without any command; a session that grows on disk grows in the open
     transcript."""
     import claude_fixtures as cf
-    import pi_fixtures as pf
 
-    claude = tmp_path / "claude"
-    chat = cf.Transcript(cf.SID)
-    cf.rewound(chat)
-    cf.write_old(chat, claude)
-    pi = tmp_path / "pi"
-    branchy, _ = pf.branchy()
-    pf.settled(branchy.write(pi / "sessions" / "--home-ada-project--"))
-    home = codex_home(tmp_path)
-    for var, value in (("CLAUDE_CONFIG_DIR", claude), ("PI_CODING_AGENT_DIR", pi),
-                       ("CODEX_HOME", home)):
-        monkeypatch.setenv(var, str(value))
+    env, chat = agents_home(tmp_path)
+    for var, value in env.items():
+        monkeypatch.setenv(var, value)
+    claude = Path(env["CLAUDE_CONFIG_DIR"])
 
     async def scenario() -> None:
         async with open_app(tmp_path, demo=False) as app:

@@ -101,17 +101,24 @@ print(json.dumps({"status": status, **seen}))
 """
 
 
-def test_first_frame_leaves_out_the_transcript_which_then_takes_its_place(
-        tmp_path: Path) -> None:
+
+def run_on_demo(tmp_path: Path, script: str) -> dict[str, Any]:
+    """Run `script` in a fresh offscreen process on a demo store; what it printed last
+    (JSON), after checking the app's run ended well."""
     store = tmp_path / "store"
     build_demo_store(store)
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_API="pyside6",
                QT_LOGGING_RULES="qt.qpa.*=false", XDG_CONFIG_HOME=str(tmp_path / "config"))
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(store)], capture_output=True,
+    done = subprocess.run([sys.executable, "-c", script, str(store)], capture_output=True,
                           text=True, env=env, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["status"] == 0
+    return seen
+
+def test_first_frame_leaves_out_the_transcript_which_then_takes_its_place(
+        tmp_path: Path) -> None:
+    seen = run_on_demo(tmp_path, SCRIPT)
 
     first = seen["first"]
     for module in ("forkwise.gui.transcript_view", "forkwise.gui.transcript_model",
@@ -195,15 +202,7 @@ def test_the_shortcuts_and_menus_are_there_at_the_first_input_after_the_first_fr
         tmp_path: Path) -> None:
     """The first frame is painted before the actions only menus and shortcuts reach (and
     the menus' entries) exist; they are built before the app handles any input."""
-    store = tmp_path / "store"
-    build_demo_store(store)
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_API="pyside6",
-               QT_LOGGING_RULES="qt.qpa.*=false", XDG_CONFIG_HOME=str(tmp_path / "config"))
-    done = subprocess.run([sys.executable, "-c", SHORTCUTS, str(store)], capture_output=True,
-                          text=True, env=env, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
-    assert seen["status"] == 0
+    seen = run_on_demo(tmp_path, SHORTCUTS)
     # the first frame has the tool bar's actions and the menu bar's titles
     assert seen["frame"]["menus"] == ["menuEdit", "menuFile", "menuHelp", "menuSession"]
     frame_actions = dict(seen["frame"]["actions"])
