@@ -132,3 +132,23 @@ def test_a_codex_fork_continued_in_codex_comes_back_beneath_the_fork_not_its_sou
     assert code == 0, grown
     assert (grown["imported"], grown["updated"]) == ([], [new])
     assert_beneath(store, new, k)
+
+
+def test_a_pi_fork_continued_in_pi_comes_back_beneath_the_fork(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pi's written header names the source file as `parentSession`: beneath K all the same."""
+    import pi_fixtures as pf
+
+    pi, store = tmp_path / "pi", str(tmp_path / "store")
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(pi))
+    branchy, _ = pf.branchy()
+    pf.settled(branchy.write(pi / "sessions" / "--home-ada-project--"))
+    code, report = run_json("sessions", "import", "--from", "pi", str(pi), "--store", store)
+    assert code == 0, report
+    source = next(sid for sid, r in rows(store).items() if not r["parentSession"])
+    k, sent = fork_prompt_export(store, source, "pi")
+    code, back = run_json("sessions", "import", "--from", "pi", str(pi), "--store", store)
+    assert code == 0, back
+    assert back["imported"] == [f"pi-{sent['id']}"]
+    assert_beneath(store, f"pi-{sent['id']}", k)
