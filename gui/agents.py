@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 from forkwise.core.client.api import IMPORT_PROGRESS, Notification
 
 from .elided_label import ElidedLabel
-from .source_badges import TOOL_NAMES, source_icon, tool_name
+from .source_badges import TOOL_NAMES, continued_text, source_icon, tool_name
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -167,7 +167,9 @@ def _show_origin(window: MainWindow, label: ElidedLabel, session_id: str) -> Non
         if c.current != session_id:
             return  # another session was opened meanwhile
         source = (info.get("header", {}).get("meta") or {}).get("source") or {}
-        label.lead = f"Imported from {tool_name(tool)}: "
+        continued = row.get("relation") == "continued"  # a Continue in read back
+        lead = continued_text(tool) if continued else f"Imported from {tool_name(tool)}"
+        label.lead = f"{lead}: "
         label.setText(f"{label.lead}{source.get('path', '')}")
         # the path's middle may be elided at the pane's width: all of it a hover away
         label.setToolTip(f"{source.get('path', '')}\n{tool_name(tool)} session "

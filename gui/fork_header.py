@@ -25,7 +25,8 @@ class ForkHeader(QWidget):
     compareRequested = Signal()
 
     def __init__(self, source: str, title: str, point: str, parent: QWidget | None = None,
-                 *, margins: tuple[int, int] = (0, 0), subagent: bool = False) -> None:
+                 *, margins: tuple[int, int] = (0, 0), subagent: bool = False,
+                 continued: bool = False) -> None:
         super().__init__(parent)
         self.setObjectName("forkHeader")
         self.source = source
@@ -37,7 +38,7 @@ class ForkHeader(QWidget):
         row.setSpacing(4)
         self.link = QLabel(self)
         self.link.setObjectName("forkLink")
-        self.title, self.subagent = title, subagent
+        self.title, self.subagent, self.continued = title, subagent, continued
         self.set_point(point)
         self.link.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.link.setWordWrap(True)
@@ -85,8 +86,11 @@ class ForkHeader(QWidget):
         "before …" (a message it was cut before, whose text may arrive later)."""
         # a subagent was started by its session (the tree's tooltip says so too), and one
         # that shares none of its history was not cut anywhere: no "at the beginning"
+        # a session continued in an agent (a Continue in read back) shares none either
         verb = "Subagent started by" if self.subagent else "Forked from"
-        if self.subagent and point == "the beginning":
+        if self.continued:
+            verb = "Continued from"
+        if (self.subagent or self.continued) and point == "the beginning":
             where = ""
         else:
             where = f" {point}" if point.startswith("before ") else f" at {point}"

@@ -86,10 +86,11 @@ def display_text(
 def decoration(s: Json) -> Any:
     """The icon beside a session's title: its relation's badge, or an agent's own session's
     tool."""
-    if s.get("source") and relation_of(s) is None:
+    if s.get("source") and relation_of(s) in (None, "continued"):
         from .source_badges import source_icon  # (its rows come after the first frame)
 
-        return source_icon(str(s["source"]))  # an agent's own session: its tool
+        # an agent's own session, or a session continued in an agent: its tool
+        return source_icon(str(s["source"]))
     return badge_icon(relation_of(s))
 
 
@@ -132,11 +133,15 @@ def row_data(
 def _tooltip(sid: str, s: Json, title_of: Callable[[str], str]) -> str:
     lines = [title_of(sid), f"id: {sid}"]
     parent = s.get("parentSession")
-    if parent:
+    if parent and relation_of(s) == "continued":
+        from .source_badges import continued_text
+
+        lines.append(f"{continued_text(s.get('source'))} from “{title_of(parent)}”")
+    elif parent:
         parent_title = title_of(parent)
         verb = "Subagent started by" if relation_of(s) == "subagent" else "Forked from"
         lines.append(f"{verb} “{parent_title}” at event {s.get('seedLength', 0)}")
-    if s.get("source"):
+    if s.get("source") and relation_of(s) != "continued":
         from .source_badges import tool_name
 
         lines.append(f"Imported from {tool_name(s['source'])}")

@@ -17,6 +17,13 @@ def tool_name(tool: str | None) -> str:
     return TOOL_NAMES.get(tool or "", tool or "")
 
 
+def continued_text(tool: object) -> str:
+    """What a session of relation "continued" is: the file a Continue in wrote, read back
+    from the agent's folder beneath the session it continues."""
+    name = tool_name(tool if isinstance(tool, str) else None)
+    return f"Continued in {name}" if name else "Continued in an agent"
+
+
 @cache
 def source_icon(tool: str) -> QIcon:
     letter, colour = _TILES.get(tool, (tool[:1].upper() or "?", "#7a8794"))

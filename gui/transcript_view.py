@@ -690,7 +690,8 @@ class TranscriptView(ContextMenuMixin, QListView):
         point = fork_point(entry, self._message_text, self._message_above(row))
         header = ForkHeader(source, self.title_of(source), point,
                             self.viewport(), margins=(MARGIN_X + PAD, PAD - 2),
-                            subagent=entry.data.get("relation") == "subagent")
+                            subagent=entry.data.get("relation") == "subagent",
+                            continued=entry.data.get("relation") == "continued")
         anchor, boundary = entry.data.get("anchorMessage"), entry.data.get("boundary")
         if (entry.data.get("includeMessage") is False and anchor and not header.gone
                 and isinstance(boundary, int) and self.anchor_text is not None

@@ -47,7 +47,8 @@ from forkwise.core.log.ids import slugify
 from forkwise.core.safe_read import read_regular
 
 Tool = Literal["claude", "codex", "pi"]
-Relation = Literal["fork", "subagent"]
+#: "continued": a file Forkwise exported, read back beneath the session it continues
+Relation = Literal["fork", "subagent", "continued"]
 Record = dict[str, Any]
 
 

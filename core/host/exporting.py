@@ -5,7 +5,10 @@ Runs on the host's store worker; the CLI and the app reach it through `Host.expo
 formats write; this module gathers what they need (the session's events, the sources its
 shared lines came from, its model) and records in the session's own log where it was
 sent, as a `plugin/forkwise/export` event (log-only: replay and forks ignore it) — except
-in an imported session, whose log must keep following its source.
+in an imported session, whose log must keep following its source. The import ledger
+remembers every file written (the tool, its new session id -> this session), so that the
+import that reads it back (the app watches the agents' folders) stores it beneath this
+session, relation "continued", instead of as a session of its own.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from forkwise.core.formats.base import ExportInput, SourceRef, Writer
+from forkwise.core.host.import_ledger import ImportLedger
 from forkwise.core.host.importing import format_module
 from forkwise.core.log.events import MODEL_SELECT
 from forkwise.core.store.session_store import SessionStore
@@ -66,13 +70,17 @@ def export_session(
     *,
     env: Mapping[str, str] | None = None,
     home: Path | None = None,
+    ledger: ImportLedger | None = None,
 ) -> Json:
-    """Write the session for `tool`; `{"path", "id", "resume", "tool"}`."""
+    """Write the session for `tool`; `{"path", "id", "resume", "tool"}`. `ledger`: the
+    host's import ledger, told of the file written (see the module's docstring)."""
     target = writer(tool)
     environ = os.environ if env is None else env
     root = target.default_root(environ, home or Path(os.path.expanduser("~")))
     made = target.export(export_input(store, session_id), root, Path(out) if out else None)
     result = {"tool": tool, "path": str(made.path), "id": made.id, "resume": made.resume}
+    if ledger is not None:
+        ledger.remember_export(tool, made.id, str(made.path), session_id)
     if SourceRef.from_meta(store.get(session_id).header.meta.get("source")) is None:
         # an imported session's log follows its source (a re-import compares them):
         # only sessions of Forkwise's own record where they were sent

@@ -343,7 +343,26 @@ def _read_file(
     if tool == "forkwise":
         ledger.remember(path, st, [_import_forkwise(stored.store, path, report)])
         return None
-    return _Read(path, st, reader(tool).read(path))
+    return _Read(path, st, _continued(stored.store, reader(tool).read(path), ledger))
+
+
+def _continued(
+    store: SessionStore, sessions: list[ImportedSession], ledger: ImportLedger
+) -> list[ImportedSession]:
+    """The sessions of a file that Forkwise exported (Continue in, DESIGN §10) placed
+    beneath the session they continue: parent that session, relation "continued", nothing
+    shared (`layout` stores them with seedLength 0). That wins over a parent the reader
+    found outside the file (a Codex export's `forked_from_id` names the source the fork
+    came from: the fork is beneath that source already); a branch inside the file keeps
+    its parent in it."""
+    own = {s.id for s in sessions}
+    for s in sessions:
+        if s.parent is not None and s.parent in own:
+            continue
+        origin = ledger.exported_from(s.source.tool, s.source.id)
+        if origin is not None and origin != s.id and store.exists(origin):
+            s.parent, s.relation = origin, "continued"
+    return sessions
 
 
 def _import_forkwise(store: SessionStore, path: Path, report: ImportReport) -> str:
@@ -389,7 +408,9 @@ def store_sessions(
         for kind, n in s.unmapped.items():
             report.unmapped[kind] = report.unmapped.get(kind, 0) + n
         parent_full = full.get(s.parent) if s.parent is not None else None
-        if s.parent is not None and parent_full is None and store.exists(s.parent):
+        if s.relation == "continued":
+            parent_full = []  # its own events only: it shares nothing with the parent
+        elif s.parent is not None and parent_full is None and store.exists(s.parent):
             parent_full = full_of_stored(store, s.parent)
         header, records = layout(store, s, parent_full)
         status = _write(store, header, records, name_later)

@@ -5,6 +5,7 @@ base class of it); the rules live in importing.py, source_watch.py and exporting
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -108,4 +109,7 @@ class SourceVerbs:
 
         self._check_writable()
         await self._serve(session_id)
-        return await self.io(export_session, self.store, session_id, tool, out)
+        return await self.io(
+            functools.partial(export_session, ledger=self.imports),
+            self.store, session_id, tool, out,
+        )

@@ -195,5 +195,15 @@ def test_continue_in_from_a_message_forks_there_and_writes_the_fork(
             for label in labels:
                 assert label.height() >= label.sizeHint().height(), label.text()
             dialog.close()
+            # the folder is watched: the file written comes back beneath the fork, as the
+            # session the fork was continued as in Codex, not as a session of its own
+            back = f"codex-{command.split()[-1]}"
+            await until(lambda: back in app.controller.tree.session_ids(), what="read back")
+            row = app.controller.tree.summary(back) or {}
+            assert (row["parentSession"], row["relation"]) == (child, "continued")
+            assert back in app.controller.tree.children_of(child)
+            await app.open(back)
+            await until(lambda: origin.text().startswith("Continued in Codex: "),
+                        what="the continued session's origin")
 
     aloop(scenario())
