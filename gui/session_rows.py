@@ -3,6 +3,7 @@ key each column sorts by, and short times."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from datetime import UTC, date, datetime
@@ -132,6 +133,8 @@ def row_data(
 
 def _tooltip(sid: str, s: Json, title_of: Callable[[str], str]) -> str:
     lines = [title_of(sid), f"id: {sid}"]
+    if s.get("cwd"):  # sessions of many projects share one list: which one this is
+        lines.append(f"Folder: {_home_short(str(s['cwd']))}")
     parent = s.get("parentSession")
     if parent and relation_of(s) == "continued":
         from .source_badges import continued_text
@@ -152,6 +155,14 @@ def _tooltip(sid: str, s: Json, title_of: Callable[[str], str]) -> str:
     if s.get("error"):
         lines.append(f"Could not be read: {(s['error'] or {}).get('message', '')}")
     return "\n".join(lines)
+
+
+def _home_short(path: str) -> str:
+    """`path` with the home folder written as ~, as a shell prompt shows it."""
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home) :]
+    return path
 
 
 def waiting_text(s: Json) -> str:

@@ -435,3 +435,19 @@ def test_cells_asked_again_after_a_change_elsewhere(qtmodeltester: Any) -> None:
     model.remove("a")
     assert model.data(model.index_for("b", TITLE)) == "Lemurs"
     assert model.data(model.index_for("b", TITLE), Qt.ItemDataRole.FontRole) is None
+
+
+def test_a_row_says_which_folder_its_session_worked_in(
+    qapp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sessions of many projects sit in one list (an agent's imports): the row's tooltip
+    names the session's working folder, the home folder written as ~."""
+    monkeypatch.setenv("HOME", "/home/ada")
+    model = SessionTreeModel()
+    model.load([{**summary("a"), "cwd": "/home/ada/dev/parser"},
+                {**summary("b"), "cwd": "/srv/build"}, {**summary("c"), "cwd": ""}])
+    tips = {sid: model.data(model.index_for(sid), Qt.ItemDataRole.ToolTipRole)
+            for sid in "abc"}
+    assert "Folder: ~/dev/parser" in tips["a"].splitlines()
+    assert "Folder: /srv/build" in tips["b"].splitlines()
+    assert not any(line.startswith("Folder:") for line in tips["c"].splitlines())
