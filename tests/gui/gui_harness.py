@@ -5,7 +5,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
@@ -189,3 +193,18 @@ def agents_home(root: Path) -> tuple[dict[str, str], Any]:
     env = {"CLAUDE_CONFIG_DIR": str(claude), "PI_CODING_AGENT_DIR": str(pi),
            "CODEX_HOME": str(codex)}
     return env, chat
+
+
+def run_on_demo(tmp_path: Path, script: str) -> dict[str, Any]:
+    """Run `script` in a fresh offscreen process on a demo store; what it printed last
+    (JSON), after checking the app's run ended well."""
+    store = tmp_path / "store"
+    build_demo_store(store)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_API="pyside6",
+               QT_LOGGING_RULES="qt.qpa.*=false", XDG_CONFIG_HOME=str(tmp_path / "config"))
+    done = subprocess.run([sys.executable, "-c", script, str(store)], capture_output=True,
+                          text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["status"] == 0
+    return seen

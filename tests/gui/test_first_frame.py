@@ -8,19 +8,15 @@ what it saw at the main window's first Paint event and once the store's listing 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from gui_harness import run_on_demo
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QProxyStyle, QStyle, QTreeView
 
-from forkwise.core.demo import build_demo_store
 from forkwise.gui.session_rows import ACTIVITY, COLUMNS, MESSAGES
 from forkwise.gui.tree_columns import KEY, PROVISIONAL_MARGIN, TreeColumns, fitted_width
 
@@ -102,19 +98,6 @@ print(json.dumps({"status": status, **seen}))
 
 
 
-def run_on_demo(tmp_path: Path, script: str) -> dict[str, Any]:
-    """Run `script` in a fresh offscreen process on a demo store; what it printed last
-    (JSON), after checking the app's run ended well."""
-    store = tmp_path / "store"
-    build_demo_store(store)
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_API="pyside6",
-               QT_LOGGING_RULES="qt.qpa.*=false", XDG_CONFIG_HOME=str(tmp_path / "config"))
-    done = subprocess.run([sys.executable, "-c", script, str(store)], capture_output=True,
-                          text=True, env=env, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    assert seen["status"] == 0
-    return seen
 
 def test_first_frame_leaves_out_the_transcript_which_then_takes_its_place(
         tmp_path: Path) -> None:

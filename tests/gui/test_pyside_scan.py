@@ -6,15 +6,10 @@ Each check starts a fresh process: this one has imported PySide and every module
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-from forkwise.core.demo import build_demo_store
+from gui_harness import run_on_demo
 
 pytestmark = pytest.mark.gui
 
@@ -51,22 +46,9 @@ print(json.dumps({"status": status, "loaded": loaded, **first}))
 """
 
 
-def run_app(store: Path, tmp_path: Path) -> dict[str, object]:
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_API="pyside6",
-               QT_LOGGING_RULES="qt.qpa.*=false", XDG_CONFIG_HOME=str(tmp_path / "config"))
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(store)], capture_output=True,
-                          text=True, env=env, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    out: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return out
-
-
 def test_no_module_of_the_app_is_read_by_pysides_scan_before_the_first_frame(
         tmp_path: Path) -> None:
-    store = tmp_path / "store"
-    build_demo_store(store)
-    seen = run_app(store, tmp_path)
-    assert seen["status"] == 0
+    seen = run_on_demo(tmp_path, SCRIPT)
     read, loaded = seen["read"], seen["loaded"]
     assert isinstance(read, list)
     assert isinstance(loaded, list)
