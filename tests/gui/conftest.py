@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import PySide6.QtWidgets  # noqa: F401  (before qasync: it picks the first binding it finds)
 import pytest
 import qasync
+from scenario_watchdog import hard_limit, run_with_limit
 
 T = TypeVar("T")
 TIMEOUT = 15.0
@@ -36,6 +37,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _hard_limit() -> Iterator[None]:
+    """A GUI test whose main thread never comes back fails with every thread's stack
+    (scenario_watchdog.hard_limit) instead of sitting until CI gives up."""
+    with hard_limit():
+        yield
+
+
+@pytest.fixture(autouse=True)
 def _qapp(qapp: Any) -> Iterator[Any]:
     qapp.setQuitOnLastWindowClosed(False)
     yield qapp
@@ -46,12 +55,13 @@ def _qapp(qapp: Any) -> Iterator[Any]:
 
 @pytest.fixture
 def aloop(qapp: Any) -> Iterator[Callable[[Coroutine[Any, Any, T]], T]]:
-    """Run a scenario coroutine on a fresh qasync loop (closed after the test)."""
+    """Run a scenario coroutine on a fresh qasync loop (closed after the test), within
+    a time limit that holds even when its clean-up hangs (scenario_watchdog)."""
     loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
 
     def run(coro: Coroutine[Any, Any, T]) -> T:
-        return loop.run_until_complete(asyncio.wait_for(coro, 60))
+        return run_with_limit(loop, coro)
 
     try:
         yield run
