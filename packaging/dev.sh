@@ -88,10 +88,10 @@ case $mode in
     .venv-core/bin/python -m pip uninstall -q -y PySide6-Essentials shiboken6 pytest-qt qasync >/dev/null 2>&1 || true
     .venv-core/bin/python -c 'import importlib.util as u, sys; sys.exit(u.find_spec("PySide6") is not None)' \
       || { log ".venv-core still has PySide6"; exit 1; }
-    # A hung test prints every thread's stack after this long (pytest's faulthandler; CI
-    # would otherwise sit silent until its own limit). GUI tests have a harder limit of
-    # their own that fails them with the stacks (tests/gui/scenario_watchdog.py).
-    hang_dump=(-o faulthandler_timeout=600)
+    # A test still running after 10 minutes is hung: pytest prints every thread's stack
+    # and ends the run (CI would otherwise sit silent until its own 90 minutes). A GUI
+    # scenario has a tighter limit of its own (tests/gui/scenario_watchdog.py).
+    hang_dump=(-o faulthandler_timeout=600 -o faulthandler_exit_on_timeout=true)
     set +e
     .venv-core/bin/python -m pytest -q -p no:cacheprovider "${hang_dump[@]}" -W ignore::pytest.PytestConfigWarning "${qt_free[@]}" "$@"
     rc=$?

@@ -2,7 +2,10 @@
 qasync loop of its own per test, and the assembled app over a real host and JSONL store.
 
 Never wait with qtbot inside a coroutine on the qasync loop (it starves asyncio): the
-helpers here await asyncio futures and poll with `asyncio.sleep`.
+helpers here await asyncio futures and poll with `asyncio.sleep`. Never call
+`QApplication.processEvents()` there either: it runs asyncio's due callbacks inside the
+scenario's step, where a task's wake-up is refused and lost (the scenario then fails at
+once, scenario_watchdog); `gui_harness.qt_events()` delivers Qt's pending events safely.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any, TypeVar
 import PySide6.QtWidgets  # noqa: F401  (before qasync: it picks the first binding it finds)
 import pytest
 import qasync
-from scenario_watchdog import hard_limit, run_with_limit
+from scenario_watchdog import run_with_limit
 
 T = TypeVar("T")
 TIMEOUT = 15.0
@@ -34,14 +37,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/gui" in str(item.path).replace("\\", "/"):
             item.add_marker(pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE))
-
-
-@pytest.fixture(autouse=True)
-def _hard_limit() -> Iterator[None]:
-    """A GUI test whose main thread never comes back fails with every thread's stack
-    (scenario_watchdog.hard_limit) instead of sitting until CI gives up."""
-    with hard_limit():
-        yield
 
 
 @pytest.fixture(autouse=True)

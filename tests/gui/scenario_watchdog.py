@@ -10,9 +10,9 @@ resolves) or that swallows the cancel keeps `wait_for` waiting for ever, the loo
 clean-up `grace` seconds more; a scenario still not done then is abandoned: the loop
 stops and the test fails with the scenario's stack, the stacks of the tasks still
 pending on the loop and every thread's stack. A main thread stuck outside the loop
-(blocked in a call, so no loop timer can run), in any GUI test, is caught by
-`faulthandler`'s own thread (`hard_limit`, armed for each GUI test by conftest): the
-process ends with every thread's stack after `HARD_LIMIT` seconds.
+(blocked in a call, so no loop timer can run) is left to pytest's own limit, which
+packaging/dev.sh sets for every test (`faulthandler_timeout` with
+`faulthandler_exit_on_timeout`: every thread's stack, then the process ends).
 
 What made that draft hang: it called `QApplication.processEvents()` inside the scenario
 while the session's turns ran. On the qasync loop every asyncio callback is a Qt timer, so
@@ -29,13 +29,11 @@ Qt's pending events with `gui_harness.qt_events()` instead, which runs no timer.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import faulthandler
 import io
 import sys
 import threading
 import traceback
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -44,9 +42,6 @@ T = TypeVar("T")
 LIMIT = 60.0
 #: seconds its clean-up may take once it is cancelled
 GRACE = 15.0
-#: seconds a GUI test may take, set-up and teardown included, before the process is
-#: ended with every thread's stack (a main thread that never returns to any loop)
-HARD_LIMIT = 240.0
 
 
 class ScenarioHung(AssertionError):
@@ -62,17 +57,6 @@ def refused_step(context: dict[str, Any]) -> bool:
     """Whether the loop reports a task step asyncio would not enter (another task ran)."""
     exc = context.get("exception")
     return isinstance(exc, RuntimeError) and str(exc).startswith("Cannot enter into task")
-
-
-@contextlib.contextmanager
-def hard_limit(seconds: float = HARD_LIMIT) -> Iterator[None]:
-    """End the process with every thread's stack (exit code 1) if the body is still
-    running after `seconds`: the one limit that holds when the main thread is blocked."""
-    faulthandler.dump_traceback_later(seconds, exit=True)
-    try:
-        yield
-    finally:
-        faulthandler.cancel_dump_traceback_later()
 
 
 def stacks(loop: asyncio.AbstractEventLoop, scenario: asyncio.Task[Any]) -> str:
