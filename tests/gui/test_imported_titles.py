@@ -99,3 +99,96 @@ def test_an_imported_transcript_shows_no_title_row_repeating_its_first_question(
                 app.window.grab().save(str(Path(SHOTS) / "imported-no-title-row.png"))
 
     aloop(scenario())
+
+
+def claude_projects(root: Path) -> dict[str, str]:
+    """Three Claude Code sessions from two projects, one under the home folder with a long
+    path: session id -> its working folder."""
+    long_home = str(Path.home() / "work" / "clients" / "acme-corporation" / "payments"
+                    / "services" / "settlement-api")
+    folders = {
+        "11111111-1111-4111-8111-111111111111": long_home,
+        "22222222-2222-4222-8222-222222222222": "/srv/billing",
+        "33333333-3333-4333-8333-333333333333": long_home,
+    }
+    for n, (sid, cwd) in enumerate(folders.items()):
+        t = cf.Transcript(sid, cwd=cwd)
+        t.exchange(f"question {n} about {Path(cwd).name}", f"answer {n}")
+        cf.write_old(t, root)
+    return folders
+
+
+def test_the_folder_column_and_filter_tell_projects_apart(
+        aloop: Any, tmp_path: Path) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from forkwise.gui.session_rows import FOLDER, SUMMARY_ROLE
+    from forkwise.gui.tree_columns import FOLDER_CHOSEN
+
+    folders = claude_projects(tmp_path / "claude")
+    files = sorted((tmp_path / "claude").rglob("*.jsonl"))
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            w = app.window
+            w.resize(1280, 800)
+            header = w.tree.header()
+            await app.idle()
+            assert header.isSectionHidden(FOLDER)  # no sessions, no folders to tell apart
+            report = await app.client.import_files([str(p) for p in files])
+            assert not report["failed"], report
+            tree = app.controller.tree
+            await until(lambda: len(tree.session_ids()) == 3, what="imported rows")
+            await app.idle()
+            # sessions of two folders: the column shows by itself, as ~ under the home
+            assert not header.isSectionHidden(FOLDER)
+            proxy = app.controller.proxy
+            shown = {str(proxy.index(r, 0).data(SUMMARY_ROLE)["id"]):
+                     proxy.index(r, FOLDER).data() for r in range(proxy.rowCount())}
+            long_short = "~/work/clients/acme-corporation/payments/services/settlement-api"
+            assert shown == {f"claude-{sid}": (long_short if cwd.startswith(str(Path.home()))
+                                               else cwd) for sid, cwd in folders.items()}
+            assert w.tree.textElideMode() == Qt.TextElideMode.ElideMiddle
+            # sorted by folder: the two of one project side by side
+            w.tree.sortByColumn(FOLDER, Qt.SortOrder.AscendingOrder)
+            await app.idle()
+            order = [proxy.index(r, FOLDER).data() for r in range(proxy.rowCount())]
+            assert order == sorted(order, key=lambda text: text.replace("~", str(Path.home())))
+            if SHOTS:
+                w.grab().save(str(Path(SHOTS) / "imported-folder-column.png"))
+            def listed() -> set[str]:
+                return {str(proxy.index(r, 0).data(SUMMARY_ROLE)["id"])
+                        for r in range(proxy.rowCount())}
+
+            one, other, three = (f"claude-{sid}" for sid in folders)
+            # narrowed to one project by the filter box, words still looked for as well
+            w.filter_box.setText("folder:settlement")
+            await until(lambda: listed() == {one, three}, what="one project's rows")
+            w.filter_box.setText('question folder:"/srv/billing"')
+            await until(lambda: listed() == {other}, what="the other project's row")
+            w.filter_box.setText("folder:settlement question 2")
+            await until(lambda: listed() == {three}, what="a title in that project")
+            w.filter_box.setText("folder:~/work/clients")  # as the column writes it
+            await until(lambda: listed() == {one, three}, what="by the folder as shown")
+            w.filter_box.setText("folder:settlement question 1")
+            await until(lambda: listed() == set(), what="no such title in that project")
+            w.filter_box.setText("folder:settlement question 2")
+            await until(lambda: listed() == {three}, what="a title in that project")
+            if SHOTS:
+                await app.idle()
+                w.grab().save(str(Path(SHOTS) / "imported-folder-filter.png"))
+            w.filter_box.setText("")
+            await until(lambda: listed() == {one, other, three}, what="every row again")
+            # hidden from the header's menu: the person's choice, kept
+            menu = w.columns.build_menu()
+            (action,) = [a for a in menu.actions() if a.objectName() == "actionColumnFolder"]
+            assert action.isChecked()
+            action.setChecked(False)
+            QApplication.processEvents()
+            assert header.isSectionHidden(FOLDER)
+            assert w.settings.value(FOLDER_CHOSEN) in (False, "false")
+            w.columns.offer_folder(True)  # the rows no longer decide
+            assert header.isSectionHidden(FOLDER)
+
+    aloop(scenario())
