@@ -231,6 +231,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also run list, fork and open/context through pi's library and codex app-server, "
         "side by side (installs both from the npm registry into a cache folder on first use)",
     )
+    parser.add_argument(
+        "--sessions",
+        type=int,
+        help="sessions in the stores of list, search, gui, postgres and --peers (10,000)",
+    )
+    parser.add_argument("--per", type=int, help="events per session in those stores (100)")
     args = parser.parse_args(argv)
     repeat = args.repeat or (2 if args.quick else 5)
     sizes = (
@@ -260,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
             "reimport_files": 2_000,
         }
     )
+    sizes.update((k, v) for k, v in (("sessions", args.sessions), ("per", args.per)) if v)
     only = set(args.only or FIGURE_GROUPS)
     figures: list[Figure] = []
     peers: list[Any] = []
