@@ -80,7 +80,7 @@ class TranscriptBuilder:
         beside it. The question comes after such a title: it is looked for in the batch."""
         question = self._first_question
         if question is None:
-            question = next((str(_text_of(e)) for e in batch[n + 1:]
+            question = next((_text_of(e) for e in batch[n + 1:]
                              if e.get("type") == "message" and e.get("role") == USER), None)
         return question is not None and names_question(str(ev.get("title", "")), question)
 
