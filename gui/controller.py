@@ -27,7 +27,7 @@ from forkwise.core.errors import HostUnavailable, WorkspaceAttachFailed
 
 from .notify import Notifier
 from .ops import OpRunner
-from .session_filter import SessionFilterProxy
+from .session_filter import SessionFilterProxy, split_folder
 from .session_model import SessionTreeModel
 
 if TYPE_CHECKING:  # the client's module comes with the client, after the first frame
@@ -399,10 +399,13 @@ class Controller(QObject):
         if pattern.strip():
             self.tree.fetch_all()  # the filter sees only the rows the model has shown
         self.proxy.set_pattern(pattern)
-        if pattern.strip():
-            self.ops.run(self._text_hits(pattern.strip().casefold()),
+        _folder, words = split_folder(pattern)
+        if words:
+            self.ops.run(self._text_hits(words),
                          lambda hits: self.proxy.set_text_hits(pattern, hits),
                          what="Searching messages")
+        elif pattern.strip():  # `folder:` alone: no message text to look for
+            self.proxy.set_text_hits(pattern, set())
 
     async def _text_hits(self, needle: str) -> set[str]:
         """Sessions with the words of `needle` in a message, from the host's index (one

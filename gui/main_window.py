@@ -371,7 +371,7 @@ class MainWindow(QMainWindow):
         self.filter_box = QLineEdit(left)
         self.filter_box.setObjectName("filterBox")
         self.filter_box.setAccessibleName("Filter sessions")
-        self.filter_box.setPlaceholderText("Filter by title or message text")
+        self.filter_box.setPlaceholderText("Filter by title or message text, folder:name")
         self.filter_box.setClearButtonEnabled(True)
         self.tree = SessionTree(self)
         self.tree.setModel(c.proxy)
@@ -501,6 +501,7 @@ class MainWindow(QMainWindow):
         c.ops.activityChanged.connect(self._activity)  # a method: let go with the window
         c.tree.dataChanged.connect(self._tree_changed)
         c.treeLoaded.connect(self._tree_loaded)
+        c.tree.foldersDiffer.connect(lambda: self.columns.offer_folder(True))
         c.treePreviewed.connect(self._tree_previewed)
         c.tree.rowsFetched.connect(self._expand_lineage)
         c.proxy.layoutChanged.connect(self._expand_reordered_lineage)
@@ -620,6 +621,7 @@ class MainWindow(QMainWindow):
 
     def _tree_loaded(self, count: int) -> None:
         self.install_agents()
+        self.columns.offer_folder(self.controller.tree.several_folders())
         self.tree.placeholder.hide()
         self.tree.rest_pending = True
         self.action_new.setEnabled(True)

@@ -104,6 +104,8 @@ def cold(store: Path | None, t0: float) -> dict[str, Any]:
     an application-wide Python filter has PySide wrap every object that gets an event —
     Qt's private ones too, each such wrap searching PySide's class tree — which cost the
     app's process ~15 ms more CPU than the empty window's, a cost of the measuring."""
+    if store is not None:  # as the launcher does: the app's modules before Qt's
+        from . import app as app_module
     from PySide6.QtCore import QEvent, QObject, QTimer
 
     app = _app()
@@ -151,7 +153,6 @@ def cold(store: Path | None, t0: float) -> dict[str, Any]:
         app.exec()
         status = 0
     else:
-        from . import app as app_module
         from .viewport import adopt_viewport
 
         build = app_module._build_window

@@ -1,6 +1,10 @@
-"""The session tree's filter: by title at once, by message text when the client answers."""
+"""The session tree's filter: by title at once, by message text when the client answers, and
+by working folder (`folder:NAME`, `folder:"a b"`: imported sessions of many projects share
+one list)."""
 
 from __future__ import annotations
+
+import re
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -13,9 +17,28 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from .session_rows import ID_ROLE, TITLE
+from .session_rows import ID_ROLE, SUMMARY_ROLE, TITLE, home_short
 
 Index = QModelIndex | QPersistentModelIndex
+_FOLDER = re.compile(r'(?:^|\s)folder:(?:"([^"]*)"?|(\S*))', re.IGNORECASE)
+
+
+def split_folder(text: str) -> tuple[str | None, str]:
+    """The `folder:` part of a filter (casefolded; None when there is none) and the rest,
+    the words looked for in titles and messages."""
+    found = _FOLDER.search(text)
+    if found is None:
+        return None, text.strip().casefold()
+    folder = found.group(1) if found.group(1) is not None else found.group(2)
+    rest = text[: found.start()] + " " + text[found.end() :]
+    return folder.strip().casefold(), " ".join(rest.split()).casefold()
+
+
+def folder_matches(summary: object, folder: str) -> bool:
+    """Whether a row's working folder, as the Folder column writes it (home as ~) or in
+    full, holds `folder`."""
+    cwd = str(summary.get("cwd") or "") if isinstance(summary, dict) else ""
+    return folder in home_short(cwd).casefold() or folder in cwd.casefold()
 
 
 class SessionFilterProxy(QSortFilterProxyModel):
@@ -32,6 +55,8 @@ class SessionFilterProxy(QSortFilterProxyModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._pattern = ""
+        self._folder: str | None = None
+        self._words = ""
         self._text_hits: set[str] = set()
         #: whether the message-text matches of the pattern have arrived
         self.answered = False
@@ -65,6 +90,7 @@ class SessionFilterProxy(QSortFilterProxyModel):
     def set_pattern(self, text: str) -> None:
         self.beginFilterChange()
         self._pattern = text.strip().casefold()
+        self._folder, self._words = split_folder(text)
         self._text_hits = set()
         self.answered = False
         self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
@@ -83,6 +109,10 @@ class SessionFilterProxy(QSortFilterProxyModel):
             return True
         model = self.sourceModel()
         index = model.index(source_row, TITLE, source_parent)
+        if self._folder and not folder_matches(model.data(index, SUMMARY_ROLE), self._folder):
+            return False
+        if not self._words:
+            return True
         sid = model.data(index, ID_ROLE)
         title = str(model.data(index, Qt.ItemDataRole.DisplayRole) or "")
-        return self._pattern in title.casefold() or sid in self._text_hits
+        return self._words in title.casefold() or sid in self._text_hits

@@ -94,9 +94,12 @@ class SessionTreeModel(QAbstractItemModel):
     """Summary dicts (the client API's shape) as a tree of lineage.
 
     Signals: `rowsFetched(first, last)` — top-level rows first..last were just handed to
-    the views (by `fetchMore`, `reveal` or `fetch_all`)."""
+    the views (by `fetchMore`, `reveal` or `fetch_all`); `foldersDiffer()` (see there)."""
 
     rowsFetched = Signal(int, int)
+    #: a session arrived from another working folder than the rows': the sessions come from
+    #: several folders now (the window may show the Folder column)
+    foldersDiffer = Signal()
 
     def __init__(self, parent: QObject | None = None, *, page_rows: int | None = None) -> None:
         super().__init__(parent)
@@ -318,6 +321,10 @@ class SessionTreeModel(QAbstractItemModel):
             return self.index_for(sid)
         self._forget_cells()  # a title or a fork's number elsewhere may change with it
         retitled = known and self._summaries[sid].get("title") != summary.get("title")
+        if not known and self._summaries:  # any row tells: one folder or several already
+            other = next(iter(self._summaries.values()))
+            if (other.get("cwd") or "") != (summary.get("cwd") or ""):
+                self.foldersDiffer.emit()
         self._summaries[sid] = dict(summary)
         if not known:
             parent = self._placement(sid)
@@ -446,6 +453,17 @@ class SessionTreeModel(QAbstractItemModel):
 
     def summary(self, sid: str) -> Json | None:
         return self._summaries.get(sid)
+
+    def several_folders(self) -> bool:
+        """Whether the sessions come from more than one working folder (`cwd`)."""
+        seen: object = None
+        for s in self._summaries.values():
+            cwd = s.get("cwd") or ""
+            if seen is None:
+                seen = cwd
+            elif cwd != seen:
+                return True
+        return False
 
     def session_ids(self) -> list[str]:
         return list(self._summaries)

@@ -16,7 +16,7 @@ from .badges import badge_icon
 Json = dict[str, Any]
 SortKey = tuple[Any, ...]
 
-COLUMNS = ("Title", "Last activity", "Messages", "Model")
+COLUMNS = ("Title", "Last activity", "Messages", "Model", "Folder")
 #: what Last activity says of a session whose turn runs, and of one whose turn waits for
 #: the person to approve a tool call (the row to act on, not to wait for; its tooltip and
 #: accessible text name the tool). A flag, not "⏸": the common UI fonts (DejaVu, the only
@@ -25,7 +25,7 @@ COLUMNS = ("Title", "Last activity", "Messages", "Model")
 #: titles could not spare
 RUNNING_TEXT = "● running"
 WAITING_TEXT = "⚑ to approve"
-TITLE, ACTIVITY, MESSAGES, MODEL = range(4)
+TITLE, ACTIVITY, MESSAGES, MODEL, FOLDER = range(5)
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 SUMMARY_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -81,6 +81,8 @@ def display_text(
         return str(s.get("messages", 0))
     if column == MODEL:
         return s.get("model") or ""
+    if column == FOLDER:
+        return home_short(str(s.get("cwd") or ""))
     return None
 
 
@@ -134,7 +136,7 @@ def row_data(
 def _tooltip(sid: str, s: Json, title_of: Callable[[str], str]) -> str:
     lines = [title_of(sid), f"id: {sid}"]
     if s.get("cwd"):  # sessions of many projects share one list: which one this is
-        lines.append(f"Folder: {_home_short(str(s['cwd']))}")
+        lines.append(f"Folder: {home_short(str(s['cwd']))}")
     parent = s.get("parentSession")
     if parent and relation_of(s) == "continued":
         from .source_badges import continued_text
@@ -157,7 +159,7 @@ def _tooltip(sid: str, s: Json, title_of: Callable[[str], str]) -> str:
     return "\n".join(lines)
 
 
-def _home_short(path: str) -> str:
+def home_short(path: str) -> str:
     """`path` with the home folder written as ~, as a shell prompt shows it."""
     home = os.path.expanduser("~")
     if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
@@ -176,11 +178,11 @@ def waiting_text(s: Json) -> str:
 
 def sort_key(column: int, sid: str, s: Json) -> SortKey:
     """What a row sorts by in `column`: the title (case-blind), last activity, message
-    count or model, then last activity among equals, then the id. Last activity and id
-    are the rows' one order by activity (the core's `listing.activity_key`, which the
-    store's index head picks the preview's first page by): sessions that ended at the same
-    instant keep their places when the listing replaces the preview, whatever order the
-    rows came in."""
+    count, model or folder (as written: paths are case-sensitive), then last activity among
+    equals, then the id. Last activity and id are the rows' one order by activity (the
+    core's `listing.activity_key`, which the store's index head picks the preview's first
+    page by): sessions that ended at the same instant keep their places when the listing
+    replaces the preview, whatever order the rows came in."""
     updated = str(s.get("updated") or "")
     if column == TITLE:
         return (str(s.get("title") or sid).casefold(), updated, sid)
@@ -189,6 +191,8 @@ def sort_key(column: int, sid: str, s: Json) -> SortKey:
         return (messages if isinstance(messages, int) else 0, updated, sid)
     if column == MODEL:
         return (str(s.get("model") or "").casefold(), updated, sid)
+    if column == FOLDER:
+        return (str(s.get("cwd") or ""), updated, sid)
     return (updated, sid)
 
 

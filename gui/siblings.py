@@ -5,7 +5,8 @@ are siblings: the transcript steps between them ("2/3" with arrows). The source 
 of them (it is reached through the "Forked from" link), nor is a subagent.
 
 A fork's title is its source's until someone renames it (it copied the source's title, or
-both are named by the same first question), so such a fork is shown as
+both are named by the same first question, or an importer named it by the first question
+it shares with its source), so such a fork is shown as
 "<source title> — fork N", N counting the source's forks in the order they were made. A
 fork that asked something else first, or was renamed, keeps its own title.
 
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+from .transcript_entries import names_question
 
 Json = dict[str, Any]
 #: a session nothing was asked in yet (its id is in the row's tooltip)
@@ -92,7 +95,15 @@ def _inherited(own: Json, source: Json) -> bool:
     """Whether a fork's title is its source's: a title copied with the seed (a
     `session/title` event), or the first question when the seed holds that question (the
     fork asked nothing of its own first)."""
-    if own.get("titleSet", True):
-        return str(source.get("title") or "") == str(own.get("title") or "")
     question = own.get("firstQuestion")
-    return question is not None and question == source.get("firstQuestion")
+    shared = question is not None and question == source.get("firstQuestion")
+    if own.get("titleSet", True):
+        title = str(own.get("title") or "")
+        if str(source.get("title") or "") == title:
+            return True
+        # an importer names an untitled fork by its first question (a Claude Code rewind
+        # whose rename comes after the fork point, a Codex fork without a thread name):
+        # when that question is its source's too, the title says nothing of its own
+        return shared and names_question(title, str(question))
+    return shared
+

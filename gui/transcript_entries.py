@@ -57,18 +57,32 @@ class TranscriptBuilder:
         self._calls: dict[str, int] = {}  # tool call id → entry index
         self._approvals: dict[str, int] = {}  # approval id → entry index
         self._model: str | None = None  # the model last shown (only changes are shown)
+        self._first_question: str | None = None  # the first user message's text
 
     def feed(self, events: Iterable[Json]) -> tuple[int, set[int]]:
         """Fold `events` in; returns (first new entry index, indexes of changed entries)."""
         first_new = len(self.entries)
         changed: set[int] = set()
-        for event in events:
+        batch = events if isinstance(events, list) else list(events)
+        for n, event in enumerate(batch):
             seq = event.get("seq")
             if not isinstance(seq, int) or seq <= self.last_seq:
                 continue  # already seen (a page and a notification overlapped)
             self.last_seq = seq
+            if event.get("type") == "session/title" and self._says_nothing(event, batch, n):
+                continue
             self._one(event, changed)
         return first_new, {i for i in changed if i < first_new}
+
+    def _says_nothing(self, ev: Json, batch: list[Json], n: int) -> bool:
+        """Whether a title is the first question shortened, as importers title a session
+        (Claude Code writes no title until it is renamed): a row that repeats the question
+        beside it. The question comes after such a title: it is looked for in the batch."""
+        question = self._first_question
+        if question is None:
+            question = next((_text_of(e) for e in batch[n + 1:]
+                             if e.get("type") == "message" and e.get("role") == USER), None)
+        return question is not None and names_question(str(ev.get("title", "")), question)
 
     def _add(self, entry: Entry) -> int:
         self.entries.append(entry)
@@ -155,6 +169,8 @@ class TranscriptBuilder:
             origin = {"session_id": self.parent_session, "message_id": mid, "turn_id": turn}
         parts = [p for p in ev.get("parts") or () if isinstance(p, Mapping)]
         text = "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
+        if role == USER and self._first_question is None:
+            self._first_question = text
         reasoning = "".join(str(p.get("text", "")) for p in parts if p.get("type") == "reasoning")
 
         def make(kind: str, body: str, data: Json | None = None) -> int:
@@ -175,6 +191,23 @@ class TranscriptBuilder:
 
     def turn_of(self, entry: Entry) -> TurnInfo | None:
         return self.turns.get(entry.turn) if entry.turn is not None else None
+
+
+def _text_of(ev: Json) -> str:
+    parts = [p for p in ev.get("parts") or () if isinstance(p, Mapping)]
+    return "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
+
+
+def names_question(title: str, question: str) -> bool:
+    """Whether `title` is `question` as an importer shortens it into a title (whitespace
+    folded, cut with "…"): a title that says nothing the question does not."""
+    flat = " ".join(question.split())
+    if not flat:
+        return False
+    if title == flat:
+        return True
+    cut = title.removesuffix("…").rstrip()
+    return title.endswith("…") and bool(cut) and flat.startswith(cut)
 
 
 def build(events: Iterable[Json], parent_session: str | None = None,

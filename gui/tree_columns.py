@@ -2,10 +2,15 @@
 person shows or hides columns from the header's context menu (Model is hidden at first:
 it repeats the same text on most rows); widths and visibility are remembered (QSettings).
 
+Folder (the working folder, home as ~) shows by itself when the sessions come from more
+than one folder (imported sessions of many projects share one list; in a store of one
+project it would repeat one path on every row), until the person shows or hides it from
+the menu.
+
 In a narrow list (a small window, a narrow pane) Title keeps room to be read: Messages,
-then Model, step aside while it would be narrower than `TITLE_ROOM`, and come back when
-there is room. That is not remembered as the person's choice; a column they turn on
-themselves stays.
+then Folder, then Model, step aside while it would be narrower than `TITLE_ROOM`, and come
+back when there is room. That is not remembered as the person's choice; a column they turn
+on themselves stays.
 """
 
 from __future__ import annotations
@@ -16,22 +21,33 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt
 from PySide6.QtWidgets import QHeaderView, QTreeView
 
-from .session_rows import ACTIVITY, COLUMNS, MESSAGES, MODEL, RUNNING_TEXT, TITLE, WAITING_TEXT
+from .session_rows import (
+    ACTIVITY,
+    COLUMNS,
+    FOLDER,
+    MESSAGES,
+    MODEL,
+    RUNNING_TEXT,
+    TITLE,
+    WAITING_TEXT,
+)
 
 if TYPE_CHECKING:  # the header's menu: built when first asked for
     from PySide6.QtCore import QPoint
     from PySide6.QtWidgets import QMenu
 
 KEY = "window/treeHeader"
-WIDTHS = {ACTIVITY: 84, MESSAGES: 72, MODEL: 112}
-HIDDEN_AT_FIRST = (MODEL,)
+#: set once the person showed or hid Folder from the menu: it no longer follows the rows
+FOLDER_CHOSEN = "window/treeFolderChosen"
+WIDTHS = {ACTIVITY: 84, MESSAGES: 72, MODEL: 112, FOLDER: 140}
+HIDDEN_AT_FIRST = (MODEL, FOLDER)
 #: room for the header's sort arrow beside a column's name
 ARROW = 24
 #: the Title column's least width before other columns step aside (a 560 px window left
 #: it 90 px: "Cl…er" for "Clean up the build folder")
 TITLE_ROOM = 170
 #: the columns that step aside for Title, first to last
-GIVE_WAY = (MESSAGES, MODEL)
+GIVE_WAY = (MESSAGES, FOLDER, MODEL)
 #: the style's focus-frame margin the widths are fitted with before the window's first
 #: frame: Qt's common value (QCommonStyle, Fusion, Windows). Asking the style has PySide
 #: create its QStyle class and every enum of it (~4 ms of CPU, PySide 6.11), which that
@@ -200,8 +216,29 @@ class TreeColumns(QObject):
             menu.addAction(action)
         return menu
 
+    def offer_folder(self, several: bool) -> None:
+        """Folder shown when the rows come from `several` folders, else hidden; not the
+        person's choice (nothing saved), and not done once they made theirs."""
+        if self.settings.value(FOLDER_CHOSEN) is not None:
+            return
+        header = self.tree.header()
+        if header.isSectionHidden(FOLDER) != several and FOLDER not in self.squeezed:
+            return
+        self.squeezed.discard(FOLDER)
+        header.blockSignals(True)
+        try:
+            header.setSectionHidden(FOLDER, not several)
+        finally:
+            header.blockSignals(False)
+        if several and header.sectionSize(FOLDER) < 30:
+            header.resizeSection(FOLDER, fitted_width(self.tree, FOLDER, self.focus))
+        header.viewport().update()
+        self.fit()
+
     def set_visible(self, column: int, visible: bool) -> None:
         header = self.tree.header()
+        if column == FOLDER:
+            self.settings.setValue(FOLDER_CHOSEN, visible)
         self.squeezed.discard(column)
         (self.kept.add if visible else self.kept.discard)(column)
         header.setSectionHidden(column, not visible)

@@ -90,7 +90,9 @@ def bench_import(tmp: Path, sizes: dict[str, int], repeat: int) -> list[Figure]:
     ):
         root, files = make(tmp, sizes[f"{name}_mb"])
         size, lines = im.tree_size(files)
-        (ours, ours_cpu), (base, base_cpu) = im.measure_import(tmp, tool, root, repeat)
+        (ours, ours_cpu), (base, base_cpu), (_, durable_cpu) = im.measure_import(
+            tmp, tool, root, repeat
+        )
         agent = "Claude Code" if tool == "claude" else "Codex"
         load = f"{size / 1e6:.0f} MB of {agent} sessions ({len(files):,} files, {lines:,} lines)"
         parse = "read the files, orjson.loads every line (fresh process)"
@@ -100,6 +102,8 @@ def bench_import(tmp: Path, sizes: dict[str, int], repeat: int) -> list[Figure]:
         cpu = "the same, CPU seconds (user + system) of the process"
         name_cpu = "import-cpu" if tool == "claude" else f"{name}-cpu"
         out.append(Figure(name_cpu, cpu, ours_cpu, base_cpu, parse + ", CPU s", "<= 3x"))
+        durable = "the parse + one event a line encoded, each file written and fsynced, CPU s"
+        out.append(Figure(f"{name}-durable-cpu", cpu, ours_cpu, durable_cpu, durable, "-"))
         shutil.rmtree(root)
     inproc, cli = im.measure_reimport(tmp, sizes["reimport_files"], repeat)
     tree = f"an unchanged tree of {sizes['reimport_files']:,} Claude Code session files"
@@ -227,6 +231,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also run list, fork and open/context through pi's library and codex app-server, "
         "side by side (installs both from the npm registry into a cache folder on first use)",
     )
+    parser.add_argument(
+        "--sessions",
+        type=int,
+        help="sessions in the stores of list, search, gui, postgres and --peers (10,000)",
+    )
+    parser.add_argument("--per", type=int, help="events per session in those stores (100)")
     args = parser.parse_args(argv)
     repeat = args.repeat or (2 if args.quick else 5)
     sizes = (
@@ -256,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
             "reimport_files": 2_000,
         }
     )
+    sizes.update((k, v) for k, v in (("sessions", args.sessions), ("per", args.per)) if v)
     only = set(args.only or FIGURE_GROUPS)
     figures: list[Figure] = []
     peers: list[Any] = []
@@ -308,12 +319,13 @@ def main(argv: list[str] | None = None) -> int:
             ).decode()
         )
     else:
-        head = f"{'figure':<16} {'ours':>9} {'baseline':>9} {'ratio':>7}  {'target':<13} "
+        wide = max([16, *(len(f.name) for f in figures)])  # every row's columns in line
+        head = f"{'figure':<{wide}} {'ours':>9} {'baseline':>9} {'ratio':>7}  {'target':<13} "
         print(head + "workload / baseline")
         for f in figures:
             cells = f"{_cell(f.ours, f.unit)} {_cell(f.baseline, f.unit)}"
-            row = f"{f.name:<16} {cells} {f.ratio:>6.2f}x  "
-            print(f"{row}{f.target:<13} {f.workload}\n{'':<59}vs {f.baseline_name}")
+            row = f"{f.name:<{wide}} {cells} {f.ratio:>6.2f}x  "
+            print(f"{row}{f.target:<13} {f.workload}\n{'':<{len(head)}}vs {f.baseline_name}")
         if peers:
             heads = f"{'forkwise':>9} {'pi':>9} {'codex':>9} {'pi/fw':>7} {'cx/fw':>7}"
             print(f"\n{'peers':<13} {heads}")

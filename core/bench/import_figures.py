@@ -4,7 +4,11 @@ does, and re-importing an unchanged tree about a `stat` per file.
 `import` and `import-codex` run `forkwise sessions import` in a fresh process into an empty
 store, against a fresh process that reads the same files and decodes every line with orjson;
 both in wall time and (`import-cpu`, `import-codex-cpu`) in CPU seconds of the process,
-which the neighbours on a shared machine do not inflate. `reimport` runs the verb as the
+which the neighbours on a shared machine do not inflate. `import-durable-cpu` and
+`import-codex-durable-cpu` put the same CPU seconds against a bare script that also encodes
+one event a line and writes every file durably (`import_floor`'s write level): the parse
+baseline writes nothing, so they show what the import costs beyond storing the bytes at all.
+`reimport` runs the verb as the
 host does (finding the files, then `import_sources` with the ledger read from disk, on a
 freshly opened store) against walking the tree and stat'ing every file; `reimport-cli` is
 the same through the command line in fresh processes. Repeats alternate between ours and
@@ -21,6 +25,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from forkwise.core.bench import import_floor
 from forkwise.core.bench.figures import run_quietly
 from forkwise.core.bench.synth_sources import claude_projects, codex_home
 
@@ -51,6 +56,10 @@ for folder, _, names in os.walk(sys.argv[1]):
 """
 
 Timed = tuple[float, float]  # wall seconds, CPU seconds
+#: the level of `import_floor.SCRIPT` that decodes every line, encodes one event a line and
+#: writes each file durably (temporary name, fsync, link, folder fsync): what any import that
+#: stores its sessions must do at least, without mapping or checking anything
+DURABLE_LEVEL = import_floor.LEVELS.index("+ write, fsync")
 
 
 def run_process(snippet: str, *args: str) -> Timed:
@@ -64,12 +73,12 @@ def run_process(snippet: str, *args: str) -> Timed:
     return wall, cpu
 
 
-def interleaved(ours: Callable[[], Timed], base: Callable[[], Timed], repeat: int) -> list[Timed]:
-    """Medians of (ours wall, ours CPU), (baseline wall, baseline CPU), run alternately."""
-    runs: tuple[list[Timed], list[Timed]] = ([], [])
+def interleaved(*sides: Callable[[], Timed], repeat: int) -> list[Timed]:
+    """Medians of (wall, CPU) of each side, the sides run in turn `repeat` times."""
+    runs: list[list[Timed]] = [[] for _ in sides]
     for _ in range(repeat):
-        runs[0].append(ours())
-        runs[1].append(base())
+        for side, took in zip(sides, runs, strict=True):
+            took.append(side())
     return [(statistics.median(w for w, _ in r), statistics.median(c for _, c in r)) for r in runs]
 
 
@@ -84,14 +93,21 @@ def tree_size(files: list[Path]) -> tuple[int, int]:
 
 
 def measure_import(tmp: Path, tool: str, source: Path, repeat: int) -> list[Timed]:
-    store = tmp / f"import-{tool}-store"
+    """(the import, the parse baseline, the durable-copy baseline), each (wall, CPU)."""
+    store, copy = tmp / f"import-{tool}-store", tmp / f"import-{tool}-copy"
 
     def ours() -> Timed:
         shutil.rmtree(store, ignore_errors=True)  # every run imports into an empty store
         return run_process(IMPORT_SNIPPET, tool, str(source), str(store))
 
-    took = interleaved(ours, lambda: run_process(PARSE_SNIPPET, str(source)), repeat)
+    def durable() -> Timed:
+        shutil.rmtree(copy, ignore_errors=True)
+        return run_process(import_floor.SCRIPT, str(source), str(copy), str(DURABLE_LEVEL))
+
+    parse = lambda: run_process(PARSE_SNIPPET, str(source))  # noqa: E731
+    took = interleaved(ours, parse, durable, repeat=repeat)
     shutil.rmtree(store, ignore_errors=True)
+    shutil.rmtree(copy, ignore_errors=True)
     return took
 
 
@@ -139,10 +155,10 @@ def measure_reimport(tmp: Path, files: int, repeat: int) -> tuple[list[Timed], l
                 os.stat(os.path.join(folder, name))
         return time.perf_counter() - start, time.process_time() - cpu
 
-    inproc = interleaved(verb, walk, repeat)
+    inproc = interleaved(verb, walk, repeat=repeat)
     cli = interleaved(
         lambda: run_process(IMPORT_SNIPPET, "claude", str(source), str(store_dir)),
         lambda: run_process(STAT_SNIPPET, str(source)),
-        repeat,
+        repeat=repeat,
     )
     return inproc, cli

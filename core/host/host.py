@@ -119,6 +119,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         self.search_index = search if search is not None else SearchIndex(None)
         #: what earlier imports read (`importing.ImportLedger`)
         self.imports = imports if imports is not None else ImportLedger(None)
+        self.imports.attach(store)
         #: replay checkpoints of long sessions (`store/replay_cache.py`), none unless given
         self.replays = replays if replays is not None else ReplayCache(None, writable=False)
         #: the agents' session folders this host keeps up with (off until asked)

@@ -4,15 +4,22 @@ import verb and the formats behind it (python -X importtime: ~3 ms of every CLI 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import replace_file, write_file_atomically
+
+if TYPE_CHECKING:
+    from forkwise.core.store.session_store import SessionStore
+
+#: the event an export leaves in the log of a session of Forkwise's own (`exporting.py`)
+EXPORT_EVENT = "plugin/forkwise/export"
 
 
 class ImportLedger:
@@ -26,11 +33,17 @@ class ImportLedger:
         #: the exports (`exports.json` beside the ledger): read when first asked
         self._exports: dict[str, Any] | None = None
         self._dirty = False
+        #: the store whose logs rebuild a lost `exports.json` (`attach`)
+        self._store: SessionStore | None = None
+        #: whether this store ever wrote `exports.json`: a missing one was lost then (one
+        #: never written is not looked for in every log)
+        self._exported_once = False
         if path is not None:
             try:
                 data = orjson.loads(read_regular(path)[0])  # no link, no FIFO's wait
                 if isinstance(data, dict) and isinstance(data.get("files"), dict):
                     self._files = data["files"]
+                    self._exported_once = data.get("exported") is True
             except (OSError, orjson.JSONDecodeError):
                 self._files = {}
 
@@ -51,8 +64,20 @@ class ImportLedger:
         self._dirty = True
 
     def save(self) -> None:
-        if self.path is not None and self._dirty:
-            replace_file(self.path, orjson.dumps({"version": 1, "files": self._files}))
+        """After an import: the files read, and the exports read (once per ledger: a lost
+        `exports.json` is rebuilt, records that no longer matter are dropped)."""
+        if self.path is None:
+            return
+        self._exported()
+        if self._dirty:
+            self._write_files()
+
+    def _write_files(self) -> None:
+        if self.path is not None:
+            data: dict[str, Any] = {"version": 1, "files": self._files}
+            if self._exported_once:
+                data["exported"] = True
+            replace_file(self.path, orjson.dumps(data))
             self._dirty = False
 
     # --- what exports wrote (DESIGN §10): not a cache ----------------------------------
@@ -61,18 +86,59 @@ class ImportLedger:
     def _exports_path(self) -> Path | None:
         return None if self.path is None else self.path.with_name("exports.json")
 
+    def attach(self, store: SessionStore) -> None:
+        """The store the exports were made from: its logs rebuild a lost or unreadable
+        `exports.json`, and it says which exported files were imported (`_pruned`)."""
+        self._store = store
+
     def _exported(self) -> dict[str, Any]:
         if self._exports is None:
-            self._exports = {}
             where = self._exports_path
+            found: dict[str, Any] | None = None
+            lost = self._exported_once  # unless it is there
             if where is not None:
                 try:
                     data = orjson.loads(read_regular(where)[0])
                     if isinstance(data, dict) and isinstance(data.get("exports"), dict):
-                        self._exports = data["exports"]
-                except (OSError, orjson.JSONDecodeError):
+                        found = data["exports"]
+                    else:
+                        lost = True
+                except FileNotFoundError:
                     pass
+                except (OSError, orjson.JSONDecodeError):
+                    lost = True  # there, but unreadable
+            rebuilt = found is None and lost and self._store is not None
+            if rebuilt and self._store is not None:
+                # the logs of Forkwise's own sessions hold an event per export
+                found = exports_in_logs(self._store)
+            found = found or {}
+            if found and not self._exported_once:
+                self._exported_once = self._dirty = True  # (a store exported before this)
+            self._exports = kept = self._pruned(found)
+            if where is not None and (rebuilt or len(kept) < len(found)):
+                # not written (a read-only folder): the next host asks the logs again
+                with contextlib.suppress(OSError):
+                    write_file_atomically(where, orjson.dumps({"version": 1, "exports": kept}))
         return self._exports
+
+    def _pruned(self, exports: dict[str, Any]) -> dict[str, Any]:
+        """Without the records that can no longer matter: the file is gone and the store
+        holds the session it gave (a file not imported yet may come back under another
+        path, as Codex moves a rollout to its archive: its record is kept)."""
+        store = self._store
+        if store is None:
+            return dict(exports)
+        from forkwise.core.formats.base import source_session_id
+
+        kept: dict[str, Any] = {}
+        for key, record in exports.items():
+            tool, _, tool_id = key.partition(":")
+            path = record.get("path") if isinstance(record, dict) else None
+            gone = isinstance(path, str) and not os.path.lexists(path)
+            if gone and tool_id and store.exists(source_session_id(tool, tool_id)):
+                continue
+            kept[key] = record
+        return kept
 
     def exported_from(self, tool: str, tool_id: str) -> str | None:
         """The Forkwise session a tool's session was exported from (Continue in), if
@@ -90,3 +156,33 @@ class ImportLedger:
         where = self._exports_path
         if where is not None:
             write_file_atomically(where, orjson.dumps({"version": 1, "exports": exports}))
+            if not self._exported_once:  # from now on a missing exports.json was lost
+                self._exported_once = True
+                self._write_files()
+
+
+def exports_in_logs(store: SessionStore) -> dict[str, Any]:
+    """The export records the logs hold (`EXPORT_EVENT`), as `exports.json` keeps them.
+
+    Only a session of Forkwise's own records its exports in its log (an imported one's log
+    follows its source): an export of an imported session is not in any log. Each log is
+    read from the backend, not loaded into the store (a store of 10,000 sessions would
+    keep them all), and only the export events are decoded."""
+    from forkwise.core.log.event_log import event_types
+
+    found: dict[str, Any] = {}
+    for summary in store.list():
+        if summary.source is not None:
+            continue
+        loaded = store.backend.load(summary.id)
+        if loaded is None:
+            continue
+        events = loaded.events
+        for i, etype in enumerate(event_types(events)):
+            if etype != EXPORT_EVENT:
+                continue
+            fields = events[i].fields
+            tool, tool_id, path = fields.get("tool"), fields.get("id"), fields.get("path")
+            if isinstance(tool, str) and isinstance(tool_id, str) and isinstance(path, str):
+                found[f"{tool}:{tool_id}"] = {"session": summary.id, "path": path}
+    return found

@@ -36,8 +36,8 @@ HAVE_QT = all(importlib.util.find_spec(m) for m in ("PySide6", "qasync"))
 CORE_FIGURES = {"list", "list-cli", "list-rebuild", "fork", "fork-no-index", "fork-open", "replay",
                 "context", "first-delta", "first-delta-fold", "context-fold", "context-cold",
                 "append", "append-host", "search", "search-build",
-                "import", "import-cpu", "import-codex", "import-codex-cpu", "reimport",
-                "reimport-cli"}
+                "import", "import-cpu", "import-durable-cpu", "import-codex", "import-codex-cpu",
+                "import-codex-durable-cpu", "reimport", "reimport-cli"}
 GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "cold-ready", "tree",
                "tree-rest", "tree-scroll", "tree-scroll-cpu"}
 

@@ -118,3 +118,34 @@ def test_siblings_are_forks_of_one_point_and_titles_tell_them_apart() -> None:
     assert display_title("d", get, children) == "Something else entirely"  # its own question
     assert display_title("aa", get, children) == "Plan the 2.5 release — fork 1 — fork 1"
     assert display_title("src", get, children) == "Plan the 2.5 release"
+
+
+def test_a_fork_an_importer_named_by_the_question_it_shares_reads_as_a_fork() -> None:
+    """A Claude Code rewind or a Codex fork: titled (titleSet) by its first question, as
+    the importer shortens it, which is its source's first question too."""
+    question = "Why does the   release build fail " + "on macOS " * 20
+    flat = " ".join(question.split())
+    rows = {
+        "src": {"id": "src", "title": "Release build", "titleSet": True,
+                "firstQuestion": question, "parentSession": None},
+        "x": {"id": "x", "created": "1", "parentSession": "src", "seedLength": 7,
+              "title": flat[:99].rstrip() + "…", "titleSet": True, "firstQuestion": question},
+        "y": {"id": "y", "created": "2", "parentSession": "src", "seedLength": 7,
+              "title": flat[:79] + "…", "titleSet": True, "firstQuestion": question},
+        # a title that only starts like the question, not cut: its own
+        "z": {"id": "z", "created": "3", "parentSession": "src", "seedLength": 7,
+              "title": "Why does the release build", "titleSet": True,
+              "firstQuestion": question},
+        # the same title, but the fork asked something else first: its own
+        "w": {"id": "w", "created": "4", "parentSession": "src", "seedLength": 0,
+              "title": "Deploy", "titleSet": True, "firstQuestion": "Deploy"},
+    }
+
+    def children(sid: str | None) -> list[str]:
+        return [k for k, v in rows.items() if v.get("parentSession") == sid]
+
+    get = rows.get
+    assert display_title("x", get, children) == "Release build — fork 1"
+    assert display_title("y", get, children) == "Release build — fork 2"
+    assert display_title("z", get, children) == "Why does the release build"
+    assert display_title("w", get, children) == "Deploy"

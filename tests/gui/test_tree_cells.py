@@ -14,7 +14,14 @@ from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from forkwise.gui.session_filter import SessionFilterProxy
 from forkwise.gui.session_model import SessionTreeModel
-from forkwise.gui.session_rows import ACTIVITY, ID_ROLE, PAINT_ROLES, TITLE, format_when
+from forkwise.gui.session_rows import (
+    ACTIVITY,
+    COLUMNS,
+    ID_ROLE,
+    PAINT_ROLES,
+    TITLE,
+    format_when,
+)
 
 pytestmark = pytest.mark.gui
 
@@ -82,7 +89,8 @@ def test_cells_painted_say_what_data_says(qtmodeltester: Any, pattern: str) -> N
         models.append((model, proxy))
     (_, painted), (_, asked) = models
     painted_cells, asked_cells = cells(painted), cells(asked)
-    assert len(painted_cells) == len(asked_cells) == (7 if not pattern else 2) * 4  # with it: plan and its fork
+    # every column of each row (with the filter: plan and its fork)
+    assert len(painted_cells) == len(asked_cells) == (7 if not pattern else 2) * len(COLUMNS)
     for p_index, a_index in zip(painted_cells, asked_cells, strict=True):
         together = [comparable(asked_together(painted, p_index, role)) for role in ROLES]
         one_by_one = [comparable(asked.data(a_index, role)) for role in ROLES]

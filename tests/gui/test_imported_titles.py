@@ -1,0 +1,194 @@
+"""Imported sessions in the tree and the transcript (issue 19's walk): sibling branches of
+a Claude Code session renamed after they left it, and a Codex fork of a named thread, read
+as forks ("<title> — fork N"), not as the first question they share; a transcript does not
+open with a title row that repeats the question under it. Real files, real app."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gui_harness import open_app, until
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
+import claude_fixtures as cf
+from codex_fixtures import home_with_fork, thread_id
+
+from forkwise.gui.transcript_entries import TITLE
+
+pytestmark = pytest.mark.gui
+SHOTS = os.environ.get("FORKWISE_SHOTS")
+
+SID = "3a9c0d1e-2222-4b6a-9e7d-0a1b2c3d4e5f"
+QUESTION = "Why does the release build fail on macOS?"
+
+
+def claude_rewound_twice(root: Path) -> Path:
+    """Asked, rewound twice to after the first answer (three ways on from one point),
+    then renamed: Claude Code writes the custom title after the last branch's entries."""
+    t = cf.Transcript(SID, cwd="/home/ada/work/app")
+    t.exchange(QUESTION, "Let me read the build log.")
+    fork_at = t.last
+    t.exchange("check the signing step", "The certificate expired.")
+    t.last = fork_at
+    t.exchange("check the SDK version", "The SDK is too old.")
+    t.last = fork_at
+    t.exchange("check the linker flags", "A flag is missing.")
+    t.custom_title("Release build on macOS")
+    return cf.write_old(t, root)
+
+
+def test_sibling_branches_of_imported_sessions_read_as_forks(
+        aloop: Any, tmp_path: Path) -> None:
+    path = claude_rewound_twice(tmp_path / "claude")
+    codex = home_with_fork(tmp_path / "codex")
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            files = [path, *sorted((codex / "sessions").rglob("rollout-*.jsonl"))]
+            report = await app.client.import_files([str(p) for p in files])
+            assert not report["failed"], report
+            tree = app.controller.tree
+            main = f"claude-{SID}"
+            await until(lambda: main in tree.session_ids(), what="imported rows")
+            await app.idle()
+            branches = [s for s in tree.session_ids()
+                        if (tree.summary(s) or {}).get("parentSession") == main]
+            assert len(branches) == 2
+            titles = sorted(tree.title_of(s) for s in branches)
+            # the branches were named by the question they share with the main line
+            assert titles == ["Release build on macOS — fork 1",
+                              "Release build on macOS — fork 2"], titles
+            assert tree.title_of(main) == "Release build on macOS"
+            fork = f"codex-{thread_id(2)}"
+            assert tree.title_of(fork) == "Fix the parser bug — fork 1"
+            if SHOTS:
+                app.window.tree.expandAll()
+                await app.idle()
+                app.window.grab().save(str(Path(SHOTS) / "imported-branch-titles.png"))
+
+    aloop(scenario())
+
+
+def test_an_imported_transcript_shows_no_title_row_repeating_its_first_question(
+        aloop: Any, tmp_path: Path) -> None:
+    path = claude_rewound_twice(tmp_path / "claude")
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            report = await app.client.import_files([str(path)])
+            assert not report["failed"], report
+            main = f"claude-{SID}"
+            await until(lambda: main in app.controller.tree.session_ids(), what="rows")
+            await app.open(main)
+            model = app.window.transcript.model()
+            await until(lambda: model.rowCount() > 0, what="transcript rows")
+            await app.idle()
+            entries = model.builder.entries
+            titles = [e.text for e in entries if e.kind == TITLE]
+            # the importer titled the session by its first question before the rename:
+            # that row said nothing the question below it does not
+            assert titles == ["Release build on macOS"], titles
+            assert entries[0].text == QUESTION
+            if SHOTS:
+                app.window.transcript.scrollToTop()
+                await app.idle()
+                app.window.grab().save(str(Path(SHOTS) / "imported-no-title-row.png"))
+
+    aloop(scenario())
+
+
+def claude_projects(root: Path) -> dict[str, str]:
+    """Three Claude Code sessions from two projects, one under the home folder with a long
+    path: session id -> its working folder."""
+    long_home = str(Path.home() / "work" / "clients" / "acme-corporation" / "payments"
+                    / "services" / "settlement-api")
+    folders = {
+        "11111111-1111-4111-8111-111111111111": long_home,
+        "22222222-2222-4222-8222-222222222222": "/srv/billing",
+        "33333333-3333-4333-8333-333333333333": long_home,
+    }
+    for n, (sid, cwd) in enumerate(folders.items()):
+        t = cf.Transcript(sid, cwd=cwd)
+        t.exchange(f"question {n} about {Path(cwd).name}", f"answer {n}")
+        cf.write_old(t, root)
+    return folders
+
+
+def test_the_folder_column_and_filter_tell_projects_apart(
+        aloop: Any, tmp_path: Path) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from forkwise.gui.session_rows import FOLDER, SUMMARY_ROLE
+    from forkwise.gui.tree_columns import FOLDER_CHOSEN
+
+    folders = claude_projects(tmp_path / "claude")
+    files = sorted((tmp_path / "claude").rglob("*.jsonl"))
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            w = app.window
+            w.resize(1280, 800)
+            header = w.tree.header()
+            await app.idle()
+            assert header.isSectionHidden(FOLDER)  # no sessions, no folders to tell apart
+            report = await app.client.import_files([str(p) for p in files])
+            assert not report["failed"], report
+            tree = app.controller.tree
+            await until(lambda: len(tree.session_ids()) == 3, what="imported rows")
+            await app.idle()
+            # sessions of two folders: the column shows by itself, as ~ under the home
+            assert not header.isSectionHidden(FOLDER)
+            proxy = app.controller.proxy
+            shown = {str(proxy.index(r, 0).data(SUMMARY_ROLE)["id"]):
+                     proxy.index(r, FOLDER).data() for r in range(proxy.rowCount())}
+            long_short = "~/work/clients/acme-corporation/payments/services/settlement-api"
+            assert shown == {f"claude-{sid}": (long_short if cwd.startswith(str(Path.home()))
+                                               else cwd) for sid, cwd in folders.items()}
+            assert w.tree.textElideMode() == Qt.TextElideMode.ElideMiddle
+            # sorted by folder: the two of one project side by side
+            w.tree.sortByColumn(FOLDER, Qt.SortOrder.AscendingOrder)
+            await app.idle()
+            order = [proxy.index(r, FOLDER).data() for r in range(proxy.rowCount())]
+            assert order == sorted(order, key=lambda text: text.replace("~", str(Path.home())))
+            if SHOTS:
+                w.grab().save(str(Path(SHOTS) / "imported-folder-column.png"))
+            def listed() -> set[str]:
+                return {str(proxy.index(r, 0).data(SUMMARY_ROLE)["id"])
+                        for r in range(proxy.rowCount())}
+
+            one, other, three = (f"claude-{sid}" for sid in folders)
+            # narrowed to one project by the filter box, words still looked for as well
+            w.filter_box.setText("folder:settlement")
+            await until(lambda: listed() == {one, three}, what="one project's rows")
+            w.filter_box.setText('question folder:"/srv/billing"')
+            await until(lambda: listed() == {other}, what="the other project's row")
+            w.filter_box.setText("folder:settlement question 2")
+            await until(lambda: listed() == {three}, what="a title in that project")
+            w.filter_box.setText("folder:~/work/clients")  # as the column writes it
+            await until(lambda: listed() == {one, three}, what="by the folder as shown")
+            w.filter_box.setText("folder:settlement question 1")
+            await until(lambda: listed() == set(), what="no such title in that project")
+            w.filter_box.setText("folder:settlement question 2")
+            await until(lambda: listed() == {three}, what="a title in that project")
+            if SHOTS:
+                await app.idle()
+                w.grab().save(str(Path(SHOTS) / "imported-folder-filter.png"))
+            w.filter_box.setText("")
+            await until(lambda: listed() == {one, other, three}, what="every row again")
+            # hidden from the header's menu: the person's choice, kept
+            menu = w.columns.build_menu()
+            (action,) = [a for a in menu.actions() if a.objectName() == "actionColumnFolder"]
+            assert action.isChecked()
+            action.setChecked(False)
+            QApplication.processEvents()
+            assert header.isSectionHidden(FOLDER)
+            assert w.settings.value(FOLDER_CHOSEN) in (False, "false")
+            w.columns.offer_folder(True)  # the rows no longer decide
+            assert header.isSectionHidden(FOLDER)
+
+    aloop(scenario())
