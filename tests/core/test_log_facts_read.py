@@ -15,6 +15,7 @@ import pytest
 from logdata import SAMPLE
 
 from forkwise.core.store import checked_log
+from forkwise.core.store.backends.catalogue import RECORDS_ALONE
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session_store import SessionStore
 
@@ -170,3 +171,26 @@ def test_facts_saved_after_a_read_alone_keep_every_record(jsonl_root: Path) -> N
         sid: r for sid, r in before["logs"].items() if sid != "a"
     }
     assert after["logs"]["a"]["size"] == (jsonl_root / "sessions" / "a.jsonl").stat().st_size
+
+
+def test_a_process_that_reads_many_sessions_decodes_the_file_once(
+    jsonl_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each record read alone searches the file: past a few, the file is decoded once
+    and every other session's facts come from that."""
+    store = opened(jsonl_root)
+    ids = [f"s{n:02}" for n in range(RECORDS_ALONE + 4)]
+    lines = {}
+    for sid in ids:
+        store.create(sid)
+        store.append(sid, SAMPLE)
+        lines[sid] = [e.encode() for e in store.get(sid).events]
+    store.close()
+    size = logs_file(jsonl_root).stat().st_size
+    checks, decoded = checks_and_decodes(monkeypatch)
+    store = opened(jsonl_root)
+    for n, sid in enumerate(ids):
+        assert [e.encode() for e in store.get(sid).events] == lines[sid]
+        assert decoded.count(size) == (0 if n < RECORDS_ALONE else 1)
+    assert checks == []
+    store.close()
