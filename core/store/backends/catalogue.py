@@ -140,6 +140,8 @@ class Catalogue:
         #: the file of facts' bytes as read, while not decoded: a load or fork of one
         #: session decodes that session's record only (`_record_in`)
         self._logs_raw: bytes | None = None
+        #: where the logs mapping is in those bytes, once its digest matched (`_body_of`)
+        self._logs_body: tuple[int, int] | None = None
         #: records read alone so far (`_log_of`): past `RECORDS_ALONE`, the file is decoded
         self._records_read = 0
         self._logs_changed = False
@@ -151,7 +153,7 @@ class Catalogue:
         again if asked for more. A closed store's index would otherwise live on, and be
         walked by every pass of the cyclic collector, until the process ends."""
         self._entries, self._logs, self._logs_changed = None, None, False
-        self._logs_raw, self._records_read = None, 0
+        self._logs_raw, self._logs_body, self._records_read = None, None, 0
         self._legacy = {}
 
     def _load(self) -> dict[str, dict[str, Any]]:
@@ -173,7 +175,8 @@ class Catalogue:
         written after any file of facts an older version could not know of."""
         if self._logs is None:
             self._load()
-            raw, self._logs_raw = self._raw_logs(), None
+            raw = self._logs_raw if self._logs_raw is not None else _read_raw(self.log_path)
+            self._logs_raw, self._logs_body = None, None
             records = _index_in(raw, self.log_path, "logs")
             self._logs = {k: v for k, v in records.items() if type(v) is dict}
             if self._legacy:
@@ -185,6 +188,7 @@ class Catalogue:
         """The file of facts' bytes, read once (b"" when missing or unreadable)."""
         if self._logs_raw is None:
             self._logs_raw = _read_raw(self.log_path)
+            self._logs_body = _body_of(self._logs_raw)
         return self._logs_raw
 
     def _log_of(self, sid: str) -> dict[str, Any] | None:
@@ -201,7 +205,7 @@ class Catalogue:
             if sid in self._legacy:
                 return self._legacy[sid]
             self._records_read += 1
-            found = _record_in(self._raw_logs(), sid)
+            found = _record_in(self._raw_logs(), self._logs_body, sid)
             if found is not _UNKNOWN:
                 return found if type(found) is dict else None
         return self._load_logs().get(sid)
@@ -412,11 +416,12 @@ def _logs_file(logs: dict[str, dict[str, Any]]) -> bytes:
     return b"".join((_LOGS_HEAD, body, _DIGEST, b"%d}" % zlib.crc32(body)))
 
 
-def _record_in(raw: bytes, sid: str) -> object:
+def _record_in(raw: bytes, body: tuple[int, int] | None, sid: str) -> object:
     """Session `sid`'s record in the bytes of a file of facts, decoding that record only;
-    None when the file has none. `_UNKNOWN` when the file is not one this version wrote
-    and holds as written (its digest): another version's, a hand edit, damage — the
-    caller decodes it whole, as before. No file (no bytes) holds no record.
+    None when the file has none. `body`: where `_body_of` found the logs mapping; None
+    when the file is not one this version wrote and holds as written (its digest):
+    another version's, a hand edit, damage — `_UNKNOWN`, and the caller decodes it
+    whole, as before. No file (no bytes) holds no record.
 
     In the mapping's text as orjson writes it, `"<sid>":{` stands only before an object
     kept under key `sid` (inside a string every quote is escaped): the record, or in the
@@ -424,7 +429,6 @@ def _record_in(raw: bytes, sid: str) -> object:
     "size" and "log"), so the search goes on."""
     if not raw:
         return None
-    body = _body_of(raw)
     if body is None:
         return _UNKNOWN
     start, end = body
