@@ -9,6 +9,7 @@ on its machine.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import shutil
@@ -225,6 +226,9 @@ def _start_watching_when_still(window: MainWindow) -> None:
         still.start()
 
     def start() -> None:
+        if _inside_a_task():  # Qt's events handled inside a coroutine: not from there
+            still.start()
+            return
         for timer in (still, latest):
             timer.stop()
             timer.deleteLater()
@@ -236,6 +240,15 @@ def _start_watching_when_still(window: MainWindow) -> None:
     latest.timeout.connect(start)
     still.start()
     latest.start()
+
+
+def _inside_a_task() -> bool:
+    """Whether a coroutine is running (a timer fired in events it had Qt handle): a task
+    started from there would be stepped inside that one's step, which asyncio refuses."""
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:  # no loop running
+        return False
 
 
 def _start_watching(window: MainWindow) -> None:
