@@ -9,12 +9,13 @@ on its machine.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import shutil
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QProcess, Qt
+from PySide6.QtCore import QProcess, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -44,6 +45,12 @@ if TYPE_CHECKING:
 Json = dict[str, Any]
 FOREIGN = ("claude", "codex", "pi")
 WATCH_KEY = "sources/watch"
+#: the agents' folders are first looked at once the tree has been still this long (ms)
+#: after its rows came in, and at the latest this long (ms) after: that first look
+#: imports the formats (~50 ms of CPU on a worker, holding the GIL in pieces), which
+#: made the first page-downs of a person who scrolls right away wait
+WATCH_WHEN_STILL = 300
+WATCH_AT_THE_LATEST = 1000
 
 
 def install(window: MainWindow) -> None:
@@ -93,7 +100,7 @@ def install(window: MainWindow) -> None:
     from .pane_balance import PaneBalance
 
     window.pane_balance = PaneBalance(window.splitter)  # the list gives way in a small window
-    c.treeLoaded.connect(lambda _n: _start_watching(window))
+    c.treeLoaded.connect(lambda _n: _start_watching_when_still(window))
     detail = window.header_label.parentWidget()
     # a long path must not widen the pane (and squeeze the session list): its middle is
     # elided, so the agent's name and the file's name stay in view
@@ -201,6 +208,47 @@ def _enable_continue(window: MainWindow, menu: QMenu) -> None:
         act.setEnabled(sid is not None)
         tool = act.objectName().removeprefix("actionContinue").lower()
         act.setText(TOOL_NAMES[tool] + ("  (where it came from)" if tool == origin else ""))
+
+
+def _start_watching_when_still(window: MainWindow) -> None:
+    """`_start_watching` once the tree has not scrolled for `WATCH_WHEN_STILL` ms, or
+    `WATCH_AT_THE_LATEST` ms after now, whichever comes first."""
+    if window.property("watchingStarted") or window.property("watchingWaits"):
+        return
+    window.setProperty("watchingWaits", True)
+    still, latest = QTimer(window), QTimer(window)
+    for timer, ms in ((still, WATCH_WHEN_STILL), (latest, WATCH_AT_THE_LATEST)):
+        timer.setSingleShot(True)
+        timer.setInterval(ms)
+    moved = window.tree.verticalScrollBar().valueChanged
+
+    def restart(_value: int) -> None:
+        still.start()
+
+    def start() -> None:
+        if _inside_a_task():  # Qt's events handled inside a coroutine: not from there
+            still.start()
+            return
+        for timer in (still, latest):
+            timer.stop()
+            timer.deleteLater()
+        moved.disconnect(restart)
+        _start_watching(window)
+
+    moved.connect(restart)
+    still.timeout.connect(start)
+    latest.timeout.connect(start)
+    still.start()
+    latest.start()
+
+
+def _inside_a_task() -> bool:
+    """Whether a coroutine is running (a timer fired in events it had Qt handle): a task
+    started from there would be stepped inside that one's step, which asyncio refuses."""
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:  # no loop running
+        return False
 
 
 def _start_watching(window: MainWindow) -> None:

@@ -198,11 +198,11 @@ class MainWindow(QMainWindow):
         self.columns.settle()  # the tree's widths with the style's own margin
         self.banner  # noqa: B018  (built now: notices may come from here on)
         self.transcript  # noqa: B018  (built now: the agents add to its menu)
-        from .agents import _start_watching, install
+        from .agents import _start_watching_when_still, install
 
         install(self)
         if self.controller.loaded:
-            _start_watching(self)
+            _start_watching_when_still(self)
 
     _banner: Banner | None = None
 

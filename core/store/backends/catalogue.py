@@ -14,7 +14,10 @@ may take those instead of checking each line again, as the list takes the summar
 are kept in a file of their own, `index-log.json`, each record with the size and mtime of
 the log it describes (checked on its own, like an entry of the index): every listing
 decodes the whole index and needs none of them, and they are more than half its bytes.
-Each record keeps them as JSON text (only a load or fork of that session decodes it).
+Each record keeps them as JSON text, and a load or fork of one session decodes only its
+record (`_record_in`) until facts are saved: the file ends with the CRC-32 of its logs
+mapping's bytes (`crc32`), and one that does not match, or has none (written before), is
+decoded whole, as before.
 Indexes written before kept them in their entries (`log`), text or object; those are read
 as well and move to the file of facts on the next save. Those facts may include where the
 log's last completed turn ends (`log.fork`: a `ForkPoint` and the byte offset just past
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import os
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +47,8 @@ from forkwise.core.store.session import INDEX_ROW_KEYS, SessionSummary
 
 log = logging.getLogger(__name__)
 INDEX_VERSION = 1
+#: log-facts records a catalogue reads alone before it decodes the whole file of them
+RECORDS_ALONE = 8
 Progress = Callable[[int, int], None]
 
 
@@ -129,8 +135,15 @@ class Catalogue:
         self.log_path = path.with_name(f"{path.stem}-log{path.suffix}")
         self.writable = writable
         self._entries: dict[str, dict[str, Any]] | None = None
-        #: sid -> {"size", "mtime", "log"}; read only when a load or fork asks for facts
+        #: sid -> {"size", "mtime", "log"}; decoded only when facts are to be saved
         self._logs: dict[str, dict[str, Any]] | None = None
+        #: the file of facts' bytes as read, while not decoded: a load or fork of one
+        #: session decodes that session's record only (`_record_in`)
+        self._logs_raw: bytes | None = None
+        #: where the logs mapping is in those bytes, once its digest matched (`_body_of`)
+        self._logs_body: tuple[int, int] | None = None
+        #: records read alone so far (`_log_of`): past `RECORDS_ALONE`, the file is decoded
+        self._records_read = 0
         self._logs_changed = False
         #: the facts an index written before kept in its entries, as records
         self._legacy: dict[str, dict[str, Any]] = {}
@@ -140,6 +153,7 @@ class Catalogue:
         again if asked for more. A closed store's index would otherwise live on, and be
         walked by every pass of the cyclic collector, until the process ends."""
         self._entries, self._logs, self._logs_changed = None, None, False
+        self._logs_raw, self._logs_body, self._records_read = None, None, 0
         self._legacy = {}
 
     def _load(self) -> dict[str, dict[str, Any]]:
@@ -161,12 +175,40 @@ class Catalogue:
         written after any file of facts an older version could not know of."""
         if self._logs is None:
             self._load()
-            records = _read_index(self.log_path, "logs")
+            raw = self._logs_raw if self._logs_raw is not None else _read_raw(self.log_path)
+            self._logs_raw, self._logs_body = None, None
+            records = _index_in(raw, self.log_path, "logs")
             self._logs = {k: v for k, v in records.items() if type(v) is dict}
             if self._legacy:
                 self._logs.update(self._legacy)
                 self._logs_changed = True  # moved to the file of facts on the next save
         return self._logs
+
+    def _raw_logs(self) -> bytes:
+        """The file of facts' bytes, read once (b"" when missing or unreadable)."""
+        if self._logs_raw is None:
+            self._logs_raw = _read_raw(self.log_path)
+            self._logs_body = _body_of(self._logs_raw)
+        return self._logs_raw
+
+    def _log_of(self, sid: str) -> dict[str, Any] | None:
+        """One session's facts record. Until something is saved, only its record is
+        decoded: decoding all of them (10,000 sessions: 6 MB, 5-16 ms) made a process's
+        first load of a session cost ~25 times its second, with the GIL held throughout
+        (the app's first page-downs waited for it). The same record as the whole file's
+        decode gives, or the whole file is decoded (`_load_logs`): an older index's facts
+        win, and a file not of the form this version writes is read as before. Each
+        record read alone searches the file's bytes (~1-2 ms at 10,000 sessions): a
+        process that reads many decodes the file once instead."""
+        if self._logs is None and self._records_read < RECORDS_ALONE:
+            self._load()
+            if sid in self._legacy:
+                return self._legacy[sid]
+            self._records_read += 1
+            found = _record_in(self._raw_logs(), self._logs_body, sid)
+            if found is not _UNKNOWN:
+                return found if type(found) is dict else None
+        return self._load_logs().get(sid)
 
     def _set_log(self, sid: str, st: os.stat_result, facts: LogFacts | None) -> None:
         logs = self._load_logs()
@@ -259,7 +301,7 @@ class Catalogue:
         cached = self._load().get(sid)
         if cached is None or not _describes(cached, st):
             return None
-        record = self._load_logs().get(sid)
+        record = self._log_of(sid)
         if record is None or not _describes(record, st):
             return None
         facts = LogFacts.from_index(_log_record(record.get("log")))
@@ -304,19 +346,21 @@ class Catalogue:
         # caches: not made durable (each entry is checked against its log, and an index a
         # crash left unreadable is rebuilt); the logs they describe are durable already.
         # The index first: facts whose entry a crash left out are never taken
-        self._write(self.path, {"version": INDEX_VERSION, "sessions": self._entries})
+        self._write(
+            self.path, orjson.dumps({"version": INDEX_VERSION, "sessions": self._entries})
+        )
         logs = self._logs
         if (
             logs is not None
             and self._logs_changed
-            and self._write(self.log_path, {"version": INDEX_VERSION, "logs": logs})
+            and self._write(self.log_path, _logs_file(logs))
         ):
             self._logs_changed = False
             self._legacy.clear()
 
-    def _write(self, path: Path, content: dict[str, Any]) -> bool:
+    def _write(self, path: Path, content: bytes) -> bool:
         try:
-            replace_file(path, orjson.dumps(content))
+            replace_file(path, content)
             return True
         except OSError as exc:  # the index is a cache: failing to save it loses nothing
             log.warning("could not save the catalogue %s: %s", path, exc)
@@ -326,19 +370,109 @@ class Catalogue:
 def _read_index(path: Path, key: str) -> dict[str, Any]:
     """The mapping under `key` of the index file in `path`; empty when the file is missing,
     unreadable or of another version."""
+    return _index_in(_read_raw(path), path, key)
+
+
+def _read_raw(path: Path) -> bytes:
+    """The bytes of the index file in `path`; b"" when it is missing or unreadable."""
     try:
-        raw = read_regular(path)[0]  # no link, no FIFO's wait
+        return read_regular(path)[0]  # no link, no FIFO's wait
+    except FileNotFoundError:
+        return b""
+    except OSError as exc:
+        log.warning("ignoring unreadable catalogue %s: %s", path, exc)
+        return b""
+
+
+def _index_in(raw: bytes, path: Path, key: str) -> dict[str, Any]:
+    """`_read_index` of the bytes `raw` read from `path`."""
+    if not raw:
+        return {}
+    try:
         with gc_paused():  # ~0.5 KB a session, all of it kept
             data = orjson.loads(raw)
-    except FileNotFoundError:
-        return {}
-    except (OSError, orjson.JSONDecodeError) as exc:
+    except orjson.JSONDecodeError as exc:
         log.warning("ignoring unreadable catalogue %s: %s", path, exc)
         return {}
     found = data.get(key) if isinstance(data, dict) else None
     if isinstance(found, dict) and data.get("version") == INDEX_VERSION:
         return found
     return {}
+
+
+#: a file of facts as this version writes it (`_logs_file`): this, the logs mapping as
+#: orjson writes it, `_DIGEST` and the CRC-32 of that mapping's bytes, "}"
+_LOGS_HEAD = b'{"version":%d,"logs":' % INDEX_VERSION
+_DIGEST = b',"crc32":'
+#: `_record_in` cannot tell: the whole file is to be decoded
+_UNKNOWN = object()
+
+
+def _logs_file(logs: dict[str, dict[str, Any]]) -> bytes:
+    """The file of facts: `{"version", "logs", "crc32"}`, read by a whole decode as
+    before; the digest tells a reader of one record (`_record_in`) that the file is whole
+    as written (a damaged one is decoded whole, as before)."""
+    body = orjson.dumps(logs)
+    return b"".join((_LOGS_HEAD, body, _DIGEST, b"%d}" % zlib.crc32(body)))
+
+
+def _record_in(raw: bytes, body: tuple[int, int] | None, sid: str) -> object:
+    """Session `sid`'s record in the bytes of a file of facts, decoding that record only;
+    None when the file has none. `body`: where `_body_of` found the logs mapping; None
+    when the file is not one this version wrote and holds as written (its digest):
+    another version's, a hand edit, damage — `_UNKNOWN`, and the caller decodes it
+    whole, as before. No file (no bytes) holds no record.
+
+    In the mapping's text as orjson writes it, `"<sid>":{` stands only before an object
+    kept under key `sid` (inside a string every quote is escaped): the record, or in the
+    facts an older index kept as objects, their "fork" object — not a record (no
+    "size" and "log"), so the search goes on."""
+    if not raw:
+        return None
+    if body is None:
+        return _UNKNOWN
+    start, end = body
+    key = orjson.dumps(sid) + b":{"
+    at = raw.find(key, start, end)
+    while at >= 0:
+        record = _value_at(raw, at + len(key) - 1)
+        if record is _UNKNOWN:
+            return _UNKNOWN
+        if type(record) is dict and "size" in record and "log" in record:
+            return record
+        at = raw.find(key, at + len(key), end)
+    return None
+
+
+def _body_of(raw: bytes) -> tuple[int, int] | None:
+    """Where the logs mapping's text is in a file of facts (`_logs_file`) whose digest
+    matches it; None when the file is not of that form or does not match."""
+    if not (raw.startswith(_LOGS_HEAD) and raw.endswith(b"}")):
+        return None
+    at = raw.rfind(_DIGEST)
+    digits = raw[at + len(_DIGEST) : -1]
+    if at < len(_LOGS_HEAD) or not digits.isdigit() or len(digits) > 10:
+        return None
+    with memoryview(raw) as whole:  # CRC-32 lets go of the GIL, a copy would not
+        if zlib.crc32(whole[len(_LOGS_HEAD) : at]) != int(digits):
+            return None
+    return len(_LOGS_HEAD), at
+
+
+def _value_at(raw: bytes, start: int) -> object:
+    """The JSON object that starts at `raw[start]`: the slice from there to the first
+    closing brace with which it decodes (a shorter one ends with a brace or a string
+    still open: "unexpected end"); `_UNKNOWN` when the object does not hold together."""
+    end = raw.find(b"}", start)
+    while end >= 0:
+        piece = raw[start : end + 1]
+        try:
+            return orjson.loads(piece)
+        except orjson.JSONDecodeError as exc:
+            if exc.pos != len(piece):  # wrong before the slice's end: no longer one will do
+                return _UNKNOWN
+        end = raw.find(b"}", end + 1)
+    return _UNKNOWN
 
 
 def _entry(st: os.stat_result, summary: SessionSummary) -> dict[str, Any]:
