@@ -88,8 +88,12 @@ case $mode in
     .venv-core/bin/python -m pip uninstall -q -y PySide6-Essentials shiboken6 pytest-qt qasync >/dev/null 2>&1 || true
     .venv-core/bin/python -c 'import importlib.util as u, sys; sys.exit(u.find_spec("PySide6") is not None)' \
       || { log ".venv-core still has PySide6"; exit 1; }
+    # A test still running after 10 minutes is hung: pytest prints every thread's stack
+    # and ends the run (CI would otherwise sit silent until its own 90 minutes). A GUI
+    # scenario has a tighter limit of its own (tests/gui/scenario_watchdog.py).
+    hang_dump=(-o faulthandler_timeout=600 -o faulthandler_exit_on_timeout=true)
     set +e
-    .venv-core/bin/python -m pytest -q -p no:cacheprovider -W ignore::pytest.PytestConfigWarning "${qt_free[@]}" "$@"
+    .venv-core/bin/python -m pytest -q -p no:cacheprovider "${hang_dump[@]}" -W ignore::pytest.PytestConfigWarning "${qt_free[@]}" "$@"
     rc=$?
     set -e
     if [ $rc -eq 5 ]; then log "no Qt-free tests were collected"; exit 1; fi
@@ -99,7 +103,7 @@ case $mode in
     for d in tests/gui tests/packaging; do [ -d "$d" ] && gui_tests+=("$d"); done
     if [ ${#gui_tests[@]} -eq 0 ]; then log "no GUI tests yet"; exit 0; fi
     set +e
-    .venv/bin/python -m pytest -q "${gui_tests[@]}" "$@"
+    .venv/bin/python -m pytest -q "${hang_dump[@]}" "${gui_tests[@]}" "$@"
     rc=$?
     set -e
     if [ $rc -eq 5 ]; then log "pytest collected no GUI tests"; exit 1; fi
@@ -107,7 +111,7 @@ case $mode in
     # Tests elsewhere that start the real desktop app (marked gui) were skipped without Qt.
     log "app tests outside tests/gui (offscreen)"
     set +e
-    .venv/bin/python -m pytest -q -m gui "${qt_free[@]}" "$@"
+    .venv/bin/python -m pytest -q "${hang_dump[@]}" -m gui "${qt_free[@]}" "$@"
     rc=$?
     set -e
     if [ $rc -eq 5 ]; then log "no app tests were collected outside tests/gui"; exit 1; fi

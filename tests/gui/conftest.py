@@ -2,7 +2,10 @@
 qasync loop of its own per test, and the assembled app over a real host and JSONL store.
 
 Never wait with qtbot inside a coroutine on the qasync loop (it starves asyncio): the
-helpers here await asyncio futures and poll with `asyncio.sleep`.
+helpers here await asyncio futures and poll with `asyncio.sleep`. Never call
+`QApplication.processEvents()` there either: it runs asyncio's due callbacks inside the
+scenario's step, where a task's wake-up is refused and lost (the scenario then fails at
+once, scenario_watchdog); `gui_harness.qt_events()` delivers Qt's pending events safely.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any, TypeVar
 import PySide6.QtWidgets  # noqa: F401  (before qasync: it picks the first binding it finds)
 import pytest
 import qasync
+from scenario_watchdog import run_with_limit
 
 T = TypeVar("T")
 TIMEOUT = 15.0
@@ -46,12 +50,13 @@ def _qapp(qapp: Any) -> Iterator[Any]:
 
 @pytest.fixture
 def aloop(qapp: Any) -> Iterator[Callable[[Coroutine[Any, Any, T]], T]]:
-    """Run a scenario coroutine on a fresh qasync loop (closed after the test)."""
+    """Run a scenario coroutine on a fresh qasync loop (closed after the test), within
+    a time limit that holds even when its clean-up hangs (scenario_watchdog)."""
     loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
 
     def run(coro: Coroutine[Any, Any, T]) -> T:
-        return loop.run_until_complete(asyncio.wait_for(coro, 60))
+        return run_with_limit(loop, coro)
 
     try:
         yield run

@@ -50,6 +50,14 @@ async def until(predicate: Callable[[], Any], timeout: float = TIMEOUT, what: st
         await asyncio.sleep(0.01)
 
 
+def qt_events() -> None:
+    """Deliver Qt's pending posted events (layout, resize, paint requests, queued signals)
+    now, inside a scenario. Never `QApplication.processEvents()` there: on the qasync
+    loop it also runs due timers, which are asyncio's callbacks, and a task woken inside
+    the scenario's step is refused by asyncio and never runs again (scenario_watchdog)."""
+    QApplication.sendPostedEvents()
+
+
 def model_tree(model: Any, parent: QModelIndex | None = None) -> dict[str, Any]:
     parent = parent or QModelIndex()
     out: dict[str, Any] = {}

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gui_harness import open_app, until
+from gui_harness import open_app, qt_events, until
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 import claude_fixtures as cf
@@ -121,7 +121,6 @@ def claude_projects(root: Path) -> dict[str, str]:
 def test_the_folder_column_and_filter_tell_projects_apart(
         aloop: Any, tmp_path: Path) -> None:
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication
 
     from forkwise.gui.session_rows import FOLDER, SUMMARY_ROLE
     from forkwise.gui.tree_columns import FOLDER_CHOSEN
@@ -185,7 +184,7 @@ def test_the_folder_column_and_filter_tell_projects_apart(
             (action,) = [a for a in menu.actions() if a.objectName() == "actionColumnFolder"]
             assert action.isChecked()
             action.setChecked(False)
-            QApplication.processEvents()
+            qt_events()
             assert header.isSectionHidden(FOLDER)
             assert w.settings.value(FOLDER_CHOSEN) in (False, "false")
             w.columns.offer_folder(True)  # the rows no longer decide

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gui_harness import App, open_app, until
+from gui_harness import App, open_app, qt_events, until
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
@@ -167,13 +167,13 @@ def test_a_subagent_link_in_a_narrow_card_is_elided_and_whole_again_with_room(
             w = app.window
             w.resize(800, 600)
             await app.idle()
-            QApplication.processEvents()
+            qt_events()
             (task,) = [i for i in app.rows("tool") if app.entries[i].data.get("name") == "Task"]
             w.transcript.scrollTo(app.controller.transcript.index(task))
             link = await until(lambda: w.transcript.indexWidget(
                 app.controller.transcript.index(task)), what="the subagent link")
             assert isinstance(link, SubagentLink)
-            QApplication.processEvents()
+            qt_events()
             SHOTS and w.grab().save(str(Path(SHOTS) / "narrow-subagent-link.png"))
             metrics = link.fontMetrics()
             whole = link.full_text
@@ -185,7 +185,7 @@ def test_a_subagent_link_in_a_narrow_card_is_elided_and_whole_again_with_room(
             assert whole.startswith(link.text()[:-1])
             w.resize(1280, 800)
             await app.idle()
-            QApplication.processEvents()
+            qt_events()
             await until(lambda: link.text() == whole, what="the whole text with room")
 
     aloop(scenario())
@@ -274,7 +274,7 @@ def test_a_fork_of_a_fork_shows_its_sibling_arrows_on_its_own_fork_record_only(
             await app.open(two)
             w.transcript.scrollToTop()
             await app.idle()
-            QApplication.processEvents()
+            qt_events()
             forks = app.rows("fork")
             assert len(forks) == 2  # the copied record (from Plan) and its own
             view = w.transcript

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gui_harness import open_app, until
+from gui_harness import open_app, qt_events, until
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtWidgets import QApplication, QPushButton, QStyle
+from PySide6.QtWidgets import QPushButton, QStyle
 
 from forkwise.gui.session_rows import ACTIVITY, format_when
 
@@ -26,7 +26,7 @@ LONG = ("Refactor the payment reconciliation service so that partial refunds acr
 def settle() -> None:
     """Let pending layout requests run, as they would before the next frame."""
     for _ in range(3):
-        QApplication.processEvents()
+        qt_events()
 
 
 def _inside(widget: Any, window: Any) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gui_harness import open_app, until
+from gui_harness import open_app, qt_events, until
 from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QApplication
 from test_transcript_scroll import LONG, write_long
@@ -30,7 +30,7 @@ def test_show_earlier_messages_sits_above_the_first_card(aloop: Any, tmp_path: P
             button = await until(lambda: view.earlier_button.isVisible()
                                  and view.earlier_button, what="the button at the top")
             await app.idle()
-            QApplication.processEvents()
+            qt_events()
             first = view.visualRect(model.index(0))
             assert first.top() <= 0 < first.bottom()  # the first card is at the top
             card = QRect(view.viewport().mapTo(view, first.topLeft()), first.size())
@@ -68,7 +68,7 @@ def test_a_task_call_shows_its_subagent_as_a_link_on_its_card(
             link = await until(lambda: view.indexWidget(index), what="the link on the card")
             assert isinstance(link, SubagentLink)
             await app.idle()
-            QApplication.processEvents()
+            qt_events()
             assert link.isVisible()
             assert PROMPT in link.text()
             assert link.accessibleName().startswith("Open subagent")
@@ -116,16 +116,16 @@ def test_the_search_takes_the_session_lists_place_without_squeezing_it(
             w = app.window
             w.resize(*size)
             await app.idle()
-            QApplication.processEvents()
+            qt_events()
             tree_width = w.tree.width()
             assert tree_width >= 200
             w.show_search()
-            QApplication.processEvents()
+            qt_events()
             panel = w.search_panel
             QTest.keyClicks(panel.box, "release")
             await until(lambda: panel.model.rowCount() > 0, what="hits")
             await app.idle()
-            QApplication.processEvents()
+            qt_events()
             SHOTS and w.grab().save(str(Path(SHOTS) / f"search-{size[0]}x{size[1]}.png"))
             # the results are usable, the tree is not squeezed beside them, the transcript
             # keeps room for a card
@@ -138,7 +138,7 @@ def test_the_search_takes_the_session_lists_place_without_squeezing_it(
             # closed (Escape twice: the words, then the panel), the list is back as it was
             QTest.keyClick(panel.box, Qt.Key.Key_Escape)
             QTest.keyClick(panel.box, Qt.Key.Key_Escape)
-            QApplication.processEvents()
+            qt_events()
             assert not panel.isVisible()
             assert w.tree.isVisible()
             assert w.tree.width() == tree_width

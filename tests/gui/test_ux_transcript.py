@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gui_harness import open_app, until
-from PySide6.QtWidgets import QApplication
+from gui_harness import open_app, qt_events, until
 
 from forkwise.core.bench.synth_sources import codex_home
 from forkwise.gui.fork_header import ForkHeader
@@ -221,7 +220,7 @@ def test_message_text_stays_inside_its_card(aloop: Any, tmp_path: Path) -> None:
             (row,) = app.rows("user", "word399")
             v.scrollTo(v.model().index(row, 0))
             await app.idle()
-            QApplication.processEvents()
+            qt_events()
             image = v.viewport().grab().toImage()
             rect = v.visualRect(v.model().index(row, 0))
             card_right = rect.right() - MARGIN_X

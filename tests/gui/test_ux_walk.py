@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gui_harness import open_app, until
+from gui_harness import open_app, qt_events, until
 from PySide6.QtCore import Qt
 
 from forkwise.gui.fork_header import ForkHeader
@@ -72,7 +72,7 @@ def test_fork_point_words() -> None:
 
 def test_in_a_narrow_list_titles_keep_room_to_be_read(aloop: Any, tmp_path: Path) -> None:
     from PySide6.QtCore import QSettings
-    from PySide6.QtWidgets import QApplication, QTreeView
+    from PySide6.QtWidgets import QTreeView
 
     from forkwise.gui.session_rows import ACTIVITY, MESSAGES, TITLE
     from forkwise.gui.tree_columns import KEY
@@ -86,7 +86,7 @@ def test_in_a_narrow_list_titles_keep_room_to_be_read(aloop: Any, tmp_path: Path
             assert not header.isSectionHidden(MESSAGES)
             w.resize(560, 560)
             await app.idle()
-            QApplication.processEvents()
+            qt_events()
             SHOTS and w.grab().save(str(Path(SHOTS) / "narrow-list.png"))
             # the title column can be read: Messages stepped aside for it
             assert header.sectionSize(TITLE) >= readable, header.sectionSize(TITLE)
@@ -103,17 +103,17 @@ def test_in_a_narrow_list_titles_keep_room_to_be_read(aloop: Any, tmp_path: Path
             # room again: it comes back
             w.resize(1280, 800)
             await app.idle()
-            QApplication.processEvents()
+            qt_events()
             assert not header.isSectionHidden(MESSAGES)
             # a column the person turns on in the narrow list stays
             w.resize(560, 560)
-            QApplication.processEvents()
+            qt_events()
             menu = w.columns.build_menu()
             (messages,) = [a for a in menu.actions() if a.objectName() == "actionColumnMessages"]
             assert messages.isChecked()  # the person's choice: shown
             messages.setChecked(False)
             messages.setChecked(True)
-            QApplication.processEvents()
+            qt_events()
             assert not header.isSectionHidden(MESSAGES)
 
     aloop(scenario())
@@ -121,7 +121,7 @@ def test_in_a_narrow_list_titles_keep_room_to_be_read(aloop: Any, tmp_path: Path
 
 def test_an_approval_in_a_narrow_transcript_shows_what_is_to_be_approved(
         aloop: Any, tmp_path: Path) -> None:
-    from PySide6.QtWidgets import QApplication, QLabel, QPushButton
+    from PySide6.QtWidgets import QLabel, QPushButton
 
     async def scenario() -> None:
         async with open_app(tmp_path) as app:
@@ -131,9 +131,9 @@ def test_an_approval_in_a_narrow_transcript_shows_what_is_to_be_approved(
             for size in ((560, 560), (1280, 800)):
                 w.resize(*size)
                 await app.idle()
-                QApplication.processEvents()
+                qt_events()
                 v.scrollToBottom()
-                QApplication.processEvents()
+                qt_events()
                 label = v.viewport().findChild(QLabel, "approvalText")
                 assert label is not None
                 # the whole text is drawn: no word wider than the label, no line below it
@@ -154,13 +154,12 @@ def test_an_approval_in_a_narrow_transcript_shows_what_is_to_be_approved(
 def test_an_empty_list_says_how_to_start_and_a_filter_that_matches_nothing_says_so(
         aloop: Any, tmp_path: Path) -> None:
     from PySide6.QtTest import QTest
-    from PySide6.QtWidgets import QApplication
 
     async def scenario() -> None:
         async with open_app(tmp_path, demo=False) as app:  # an empty store
             w, c = app.window, app.controller
             w.install_agents()
-            QApplication.processEvents()
+            qt_events()
             label = w.tree.placeholder
             assert label.isVisible()
             assert "No sessions yet" in label.text()
@@ -224,7 +223,6 @@ def test_tab_from_the_messages_reaches_the_buttons_in_them_before_the_composer(
 
 def test_a_source_shows_where_its_forks_continue(aloop: Any, tmp_path: Path) -> None:
     from PySide6.QtTest import QTest
-    from PySide6.QtWidgets import QApplication
 
     from forkwise.gui.fork_marks import ForkMark
 
@@ -252,7 +250,7 @@ def test_a_source_shows_where_its_forks_continue(aloop: Any, tmp_path: Path) -> 
             # under the row the fork was cut after
             assert app.entries[row].seq <= point < app.entries[row + 1].seq
             await app.idle()
-            QApplication.processEvents()
+            qt_events()
             assert mark.isVisible()
             rect = view.visualRect(c.transcript.index(row))
             assert rect.contains(mark.geometry())
@@ -296,7 +294,6 @@ def test_a_source_shows_where_its_forks_continue(aloop: Any, tmp_path: Path) -> 
 
 def test_in_a_smaller_window_the_list_gives_way_to_the_messages(
         aloop: Any, tmp_path: Path) -> None:
-    from PySide6.QtWidgets import QApplication
 
     from forkwise.gui.pane_balance import balanced
 
@@ -311,25 +308,24 @@ def test_in_a_smaller_window_the_list_gives_way_to_the_messages(
             w = app.window
             w.install_agents()
             await app.open(app.sid(PLAN))
-            QApplication.processEvents()
+            qt_events()
             wide = w.splitter.sizes()
             w.resize(760, 520)
             await app.idle()
-            QApplication.processEvents()
+            qt_events()
             SHOTS and w.grab().save(str(Path(SHOTS) / "smaller-window.png"))
             left, right = w.splitter.sizes()
             assert right >= 440, (left, right)  # was 440 of list beside a 240 px transcript
             assert left >= 300
             w.resize(1280, 800)
             await app.idle()
-            QApplication.processEvents()
+            qt_events()
             assert w.splitter.sizes() == wide  # the list takes its width back
 
     aloop(scenario())
 
 
 def test_a_cut_header_keeps_the_model_and_state_whole(aloop: Any, tmp_path: Path) -> None:
-    from PySide6.QtWidgets import QApplication
 
     async def scenario() -> None:
         async with open_app(tmp_path) as app:
@@ -342,7 +338,7 @@ def test_a_cut_header_keeps_the_model_and_state_whole(aloop: Any, tmp_path: Path
                                 (560, f"  ·  {state}")):
                 w.resize(width, 560)
                 await app.idle()
-                QApplication.processEvents()
+                qt_events()
                 shown = label.shown_text()
                 assert "…" in shown  # the title is cut, not the rest
                 assert shown.endswith(rest), (width, shown)
