@@ -12,9 +12,14 @@ Signals: `sourceRequested(session_id)`, `stepRequested(delta)` (-1 or +1),
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+if TYPE_CHECKING:
+    from .transcript_entries import Entry
 
 CHANGED_TEXT = "Its source changed since this fork"
 
@@ -82,7 +87,7 @@ class ForkHeader(QWidget):
         return self.title == self.source
 
     def set_point(self, point: str) -> None:
-        """Where the fork was cut, in words (`transcript_view.fork_point`): "at …" or
+        """Where the fork was cut, in words (`fork_point`): "at …" or
         "before …" (a message it was cut before, whose text may arrive later)."""
         # a subagent was started by its session (the tree's tooltip says so too), and one
         # that shares none of its history was not cut anywhere: no "at the beginning"
@@ -125,3 +130,29 @@ class ForkHeader(QWidget):
             self.sourceRequested.emit(href[len("session:"):])
         elif href.startswith("compare:"):
             self.compareRequested.emit()
+
+
+def fork_point(entry: Entry, text_of: Callable[[str], str | None] = lambda _m: None,
+               above: str | None = None) -> str:
+    """Where a fork was cut, in words: the anchor message's first words where known, and
+    "before" them for a fork cut before its message (Fork before, Edit and resend: the
+    message is not in the child; its words come from the source, `anchor_text`). A fork
+    with no anchor (an imported Claude Code rewind, Codex fork, pi branch) is named by the
+    last message copied above it, `above`: "event 7" told a person nothing."""
+    anchor = entry.data.get("anchorMessage")
+    boundary = entry.data.get("boundary")
+    before = entry.data.get("includeMessage") is False
+
+    def words(text: str) -> str:
+        text = text.strip().replace("\n", " ")
+        return text if len(text) <= 60 else text[:57].rstrip() + "…"
+
+    if anchor:
+        text = (text_of(str(anchor)) or "").strip()
+        if text:
+            return f"{'before ' if before else ''}“{words(text)}” (event {boundary})"
+        # not the message's id: no one reads "user:we-want-to:546d"
+        return f"{'before ' if before else ''}a message (event {boundary})"
+    if boundary and above and above.strip():
+        return f"“{words(above)}” (event {boundary})"
+    return f"event {boundary}" if boundary else "the beginning"

@@ -25,7 +25,7 @@ from forkwise.core.formats.claude.layout import munge_cwd
 from forkwise.gui.agents import ContinueDialog, continue_in
 from forkwise.gui.fork_header import ForkHeader
 from forkwise.gui.subagent_link import SubagentLink
-from forkwise.gui.transcript_view import RESULT_LINES, entry_html
+from forkwise.gui.transcript_html import RESULT_LINES, entry_html
 
 pytestmark = pytest.mark.gui
 SHOTS = os.environ.get("FORKWISE_SHOTS")
