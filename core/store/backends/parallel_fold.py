@@ -1,0 +1,239 @@
+"""Reading many logs the index does not cover on more than one core.
+
+A listing without an index checks every line of every log (`parse_log`): on a store of
+10,000 sessions / 479 MB, ~3 s of Python, all of it in one process while the other cores
+idle. Each log is checked on its own, so the work splits by file: `fold_all` forks worker
+processes (after every import, so a worker starts in a few milliseconds and shares the
+parent's memory until it writes to it) and does a share itself; the results come back in
+the order of the jobs, exactly what one process would have computed, and the caller
+writes the index from them as before.
+
+The jobs are cut into runs of consecutive logs of about `CHUNK_BYTES` each; every process
+takes the next run not taken yet (a counter in shared memory, under a `lockf` lock the
+kernel lets go of if its holder dies), so a worker that gets little CPU on a busy machine
+takes few runs. A worker writes its results into a file of its own in memory and exits;
+the parent takes them when it has run out of runs itself. Whatever a worker does not
+deliver — it died, was killed, or failed in a way `one` does not turn into a result — the
+parent computes itself afterwards, so a failure there is raised as it would have been in
+one process.
+
+Forking is used only where it is cheap and safe for this: on Linux, with more than one
+core available to the process, and for at least `PARALLEL_BYTES` of logs (below that the
+fork costs more than it saves). A worker runs `one` and nothing else: no lock another
+thread may hold, no logging, no cyclic collection (the caller pauses it), and `os._exit`
+(no cleanup of the parent's objects, no flush of its buffers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import mmap
+import os
+import pickle
+import signal
+import sys
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+#: logs read at least this many bytes at once before a worker is forked (~50 ms of
+#: checking in one process; the fork and the hand-back of results cost ~5 ms)
+PARALLEL_BYTES = 8 << 20
+#: a run of consecutive logs taken at once: ~6 ms of checking, so that the last run
+#: leaves the other process waiting little
+CHUNK_BYTES = 1 << 20
+#: processes at most, the parent among them
+MAX_PROCESSES = 4
+
+# the shared counters: next run to take, then each worker's count of jobs done
+_NEXT = 0
+
+
+def processes_for(total_bytes: int) -> int:
+    """How many processes (the caller's own among them) to read `total_bytes` of logs
+    in: 1 unless forking is available and worth it."""
+    if total_bytes < PARALLEL_BYTES or not sys.platform.startswith("linux"):
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except OSError:
+        return 1
+    return max(1, min(cores, MAX_PROCESSES))
+
+
+def chunks(sizes: Sequence[int], chunk_bytes: int = CHUNK_BYTES) -> list[range]:
+    """The jobs (given as their sizes) cut into runs of consecutive ones of about
+    `chunk_bytes` each (a larger job is a run of its own)."""
+    out: list[range] = []
+    start = held = 0
+    for n, size in enumerate(sizes):
+        held += size
+        if held >= chunk_bytes:
+            out.append(range(start, n + 1))
+            start, held = n + 1, 0
+    if start < len(sizes):
+        out.append(range(start, len(sizes)))
+    return out
+
+
+def fold_all(
+    count: int,
+    one: Callable[[int], T],
+    sizes: Sequence[int] | None = None,
+    processes: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> list[T]:
+    """`[one(i) for i in range(count)]`, in `processes` processes when more than one
+    (`sizes`: each job's weight, bytes of log). The results of workers are pickled: `one`
+    must return what pickles. `progress(done)` is called after each job the caller's own
+    process does, with the jobs done so far in all of them."""
+    weights = sizes if sizes is not None else [CHUNK_BYTES] * count
+    runs = chunks(weights)
+    if processes <= 1 or len(runs) < 2:
+        return _serial(count, one, progress)
+    workers = min(processes, len(runs)) - 1
+    return _Pool(runs, one, workers, progress).run(count)
+
+
+def _serial(
+    count: int, one: Callable[[int], T], progress: Callable[[int], None] | None
+) -> list[T]:
+    out: list[T] = []
+    for i in range(count):
+        out.append(one(i))
+        if progress is not None:
+            progress(i + 1)
+    return out
+
+
+class _Pool(Generic[T]):
+    """One fold over forked workers: the shared counters, the lock, each worker's file."""
+
+    def __init__(
+        self,
+        runs: list[range],
+        one: Callable[[int], T],
+        workers: int,
+        progress: Callable[[int], None] | None,
+    ) -> None:
+        self.runs, self.one, self.workers, self.progress = runs, one, workers, progress
+        # slot 0: the next run; slot 1 + w: jobs worker w has done
+        self.shared = mmap.mmap(-1, 8 * (1 + workers))
+        self.counters = memoryview(self.shared).cast("q")
+        self.lock_fd = _memory_file("forkwise-fold-lock")
+        self.result_fds: list[int] = []
+        self.pids: list[int] = []
+
+    def run(self, count: int) -> list[T]:
+        results: dict[int, list[T]] = {}
+        try:
+            for w in range(self.workers):
+                fd = _memory_file("forkwise-fold")
+                self.result_fds.append(fd)
+                pid = _fork()
+                if pid == 0:
+                    self._worker(w, fd)  # never returns
+                self.pids.append(pid)
+            mine = 0
+            for r in self._take():
+                got = results[r] = []
+                for i in self.runs[r]:
+                    got.append(self.one(i))
+                    mine += 1
+                    if self.progress is not None:
+                        self.progress(mine + sum(self.counters[1:]))
+            for w, pid in enumerate(self.pids):
+                results.update(self._collect(pid, self.result_fds[w]))
+            self.pids = []
+        finally:
+            self._close()
+        out: list[T] = []
+        for r, jobs in enumerate(self.runs):
+            delivered = results.get(r)
+            if delivered is None or len(delivered) != len(jobs):  # a worker failed: done here
+                out.extend(self.one(i) for i in jobs)
+            else:
+                out.extend(delivered)
+        assert len(out) == count
+        return out
+
+    def _take(self) -> Iterator[int]:
+        """The runs this process takes, one at a time, until none is left."""
+        counters, fd, total = self.counters, self.lock_fd, len(self.runs)
+        while True:
+            fcntl.lockf(fd, fcntl.LOCK_EX)
+            try:
+                r = counters[_NEXT]
+                counters[_NEXT] = r + 1
+            finally:
+                fcntl.lockf(fd, fcntl.LOCK_UN)
+            if r >= total:
+                return
+            yield r
+
+    def _worker(self, w: int, fd: int) -> None:
+        """A forked worker: take runs, write what they gave to `fd`, exit."""
+        code = 1
+        try:
+            with contextlib.suppress(ValueError, OSError):
+                signal.set_wakeup_fd(-1)  # the parent's event loop's, not this process's
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+            done: dict[int, list[T]] = {}
+            slot = 1 + w
+            for r in self._take():
+                got = done[r] = []
+                for i in self.runs[r]:
+                    got.append(self.one(i))
+                    self.counters[slot] += 1
+            data = pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            code = 0
+        finally:
+            os._exit(code)
+
+    def _collect(self, pid: int, fd: int) -> dict[int, list[T]]:
+        """What worker `pid` delivered; nothing when it did not end well."""
+        _, status = os.waitpid(pid, 0)
+        if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+            return {}
+        os.lseek(fd, 0, os.SEEK_SET)
+        parts = []
+        while chunk := os.read(fd, 1 << 24):
+            parts.append(chunk)
+        try:
+            got = pickle.loads(b"".join(parts))
+        except Exception:  # anything short of results: done here instead
+            return {}
+        return got if type(got) is dict else {}
+
+    def _close(self) -> None:
+        for pid in self.pids:  # left on an error in this process: stopped, reaped
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+        self.pids = []
+        for fd in [self.lock_fd, *self.result_fds]:
+            os.close(fd)
+        self.result_fds = []
+        self.counters.release()
+        self.shared.close()
+
+
+def _memory_file(name: str) -> int:
+    """A file in memory, gone when its last descriptor closes."""
+    return os.memfd_create(name, os.MFD_CLOEXEC)
+
+
+def _fork() -> int:
+    # Python 3.12 warns about any fork in a process with threads (a lock another thread
+    # holds stays held in the child); a worker takes none of those locks (see above)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return os.fork()
