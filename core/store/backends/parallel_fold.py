@@ -11,8 +11,8 @@ writes the index from them as before.
 The jobs are cut into runs of consecutive logs of about `CHUNK_BYTES` each; every process
 takes the next run not taken yet (a counter in shared memory, under a `lockf` lock the
 kernel lets go of if its holder dies), so a worker that gets little CPU on a busy machine
-takes few runs. A worker writes its results into a file of its own in memory and exits;
-the parent takes them when it has run out of runs itself. Whatever a worker does not
+takes few runs. A worker writes the results of each run into a file of its own in memory;
+the parent takes them between its own runs (`_Pool`). Whatever a worker does not
 deliver — it died, was killed, or failed in a way `one` does not turn into a result — the
 parent computes itself afterwards, so a failure there is raised as it would have been in
 one process.
@@ -110,7 +110,13 @@ def _serial(
 
 
 class _Pool(Generic[T]):
-    """One fold over forked workers: the shared counters, the lock, each worker's file."""
+    """One fold over forked workers: the shared counters, the lock, each worker's file.
+
+    A worker appends each run's results to its file as one record (a pickle of the run's
+    number and its results) and then counts the record's bytes as delivered in shared
+    memory; the parent reads what was delivered between its own runs, so the decoding of
+    results is shared out with the runs (the parent takes fewer) instead of waiting at
+    the end. A record a worker did not finish is never counted."""
 
     def __init__(
         self,
@@ -120,34 +126,42 @@ class _Pool(Generic[T]):
         progress: Callable[[int], None] | None,
     ) -> None:
         self.runs, self.one, self.workers, self.progress = runs, one, workers, progress
-        # slot 0: the next run; slot 1 + w: jobs worker w has done
-        self.shared = mmap.mmap(-1, 8 * (1 + workers))
+        # slot 0: the next run; then for each worker w: jobs done (1 + 2w), bytes of
+        # results delivered (2 + 2w)
+        self.shared = mmap.mmap(-1, 8 * (1 + 2 * workers))
         self.counters = memoryview(self.shared).cast("q")
         self.lock_fd = _memory_file("forkwise-fold-lock")
         self.result_fds: list[int] = []
+        self.taken_bytes: list[int] = []  # of each worker's file, read by the parent
         self.pids: list[int] = []
+        self.results: dict[int, list[T]] = {}
 
     def run(self, count: int) -> list[T]:
-        results: dict[int, list[T]] = {}
+        results = self.results
         try:
             for w in range(self.workers):
                 fd = _memory_file("forkwise-fold")
                 self.result_fds.append(fd)
+                self.taken_bytes.append(0)
                 pid = _fork()
                 if pid == 0:
                     self._worker(w, fd)  # never returns
                 self.pids.append(pid)
             mine = 0
+            done_slots = slice(1, None, 2)
             for r in self._take():
                 got = results[r] = []
                 for i in self.runs[r]:
                     got.append(self.one(i))
                     mine += 1
                     if self.progress is not None:
-                        self.progress(mine + sum(self.counters[1:]))
-            for w, pid in enumerate(self.pids):
-                results.update(self._collect(pid, self.result_fds[w]))
+                        self.progress(mine + sum(self.counters[done_slots]))
+                self._read_delivered()
+            for pid in self.pids:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
             self.pids = []
+            self._read_delivered()
         finally:
             self._close()
         out: list[T] = []
@@ -175,42 +189,44 @@ class _Pool(Generic[T]):
             yield r
 
     def _worker(self, w: int, fd: int) -> None:
-        """A forked worker: take runs, write what they gave to `fd`, exit."""
+        """A forked worker: take runs, append what each gave to `fd`, exit."""
         code = 1
         try:
             with contextlib.suppress(ValueError, OSError):
                 signal.set_wakeup_fd(-1)  # the parent's event loop's, not this process's
             with contextlib.suppress(ValueError, OSError):
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
-            done: dict[int, list[T]] = {}
-            slot = 1 + w
+            counters, done_slot, bytes_slot = self.counters, 1 + 2 * w, 2 + 2 * w
             for r in self._take():
-                got = done[r] = []
+                got = []
                 for i in self.runs[r]:
                     got.append(self.one(i))
-                    self.counters[slot] += 1
-            data = pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+                    counters[done_slot] += 1
+                record = pickle.dumps((r, got), protocol=pickle.HIGHEST_PROTOCOL)
+                view = memoryview(len(record).to_bytes(8, "little") + record)
+                while view:
+                    view = view[os.write(fd, view) :]
+                counters[bytes_slot] += 8 + len(record)  # whole: the parent may take it
             code = 0
         finally:
             os._exit(code)
 
-    def _collect(self, pid: int, fd: int) -> dict[int, list[T]]:
-        """What worker `pid` delivered; nothing when it did not end well."""
-        _, status = os.waitpid(pid, 0)
-        if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-            return {}
-        os.lseek(fd, 0, os.SEEK_SET)
-        parts = []
-        while chunk := os.read(fd, 1 << 24):
-            parts.append(chunk)
-        try:
-            got = pickle.loads(b"".join(parts))
-        except Exception:  # anything short of results: done here instead
-            return {}
-        return got if type(got) is dict else {}
+    def _read_delivered(self) -> None:
+        """Take the records the workers have delivered since the last look."""
+        for w, fd in enumerate(self.result_fds):
+            end, at = self.counters[2 + 2 * w], self.taken_bytes[w]
+            if end <= at:
+                continue
+            data = os.pread(fd, end - at, at)
+            if len(data) != end - at:
+                continue  # cannot be (delivered means written); looked at again later
+            self.taken_bytes[w] = end
+            view, pos = memoryview(data), 0
+            while pos < len(data):
+                size = int.from_bytes(view[pos : pos + 8], "little")
+                r, got = pickle.loads(view[pos + 8 : pos + 8 + size])
+                self.results[r] = got
+                pos += 8 + size
 
     def _close(self) -> None:
         for pid in self.pids:  # left on an error in this process: stopped, reaped
