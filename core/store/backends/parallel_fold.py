@@ -95,7 +95,11 @@ def fold_all(
     if processes <= 1 or len(runs) < 2:
         return _serial(count, one, progress)
     workers = min(processes, len(runs)) - 1
-    return _Pool(runs, one, workers, progress).run(count)
+    try:
+        pool = _Pool(runs, one, workers, progress)
+    except OSError:  # no file in memory to be had: one process
+        return _serial(count, one, progress)
+    return pool.run(count)
 
 
 def _serial(
@@ -140,10 +144,13 @@ class _Pool(Generic[T]):
         results = self.results
         try:
             for w in range(self.workers):
-                fd = _memory_file("forkwise-fold")
-                self.result_fds.append(fd)
-                self.taken_bytes.append(0)
-                pid = _fork()
+                try:
+                    fd = _memory_file("forkwise-fold")
+                    self.result_fds.append(fd)
+                    self.taken_bytes.append(0)
+                    pid = _fork()
+                except OSError:  # no process or file to be had (EAGAIN, ENOMEM): fewer workers
+                    break
                 if pid == 0:
                     self._worker(w, fd)  # never returns
                 self.pids.append(pid)
@@ -248,6 +255,8 @@ def _memory_file(name: str) -> int:
 
 
 def _fork() -> int:
+    if sys.version_info < (3, 12):
+        return os.fork()
     # Python 3.12 warns about any fork in a process with threads (a lock another thread
     # holds stays held in the child); a worker takes none of those locks (see above)
     with warnings.catch_warnings():
