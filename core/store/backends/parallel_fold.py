@@ -254,8 +254,12 @@ def _memory_file(name: str) -> int:
     return os.memfd_create(name, os.MFD_CLOEXEC)
 
 
+#: whether os.fork warns in a process with threads (3.12 on)
+_FORK_WARNS = sys.version_info >= (3, 12)
+
+
 def _fork() -> int:
-    if sys.version_info < (3, 12):
+    if not _FORK_WARNS:
         return os.fork()
     # Python 3.12 warns about any fork in a process with threads (a lock another thread
     # holds stays held in the child); a worker takes none of those locks (see above)
