@@ -145,3 +145,20 @@ def test_the_read_only_listing_is_the_same_and_writes_nothing(
     errors = {s.id: s.error["code"] for s in listings[0] if s.error is not None}
     assert set(errors) == {"bench-000120", "bench-000250"}
     assert sorted(p.name for p in root.iterdir()) == ["sessions"]
+
+
+@pytest.mark.parametrize("threshold", [1 << 62, 0])
+def test_progress_runs_to_the_end_in_one_process_or_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threshold: int
+) -> None:
+    write_store(tmp_path, 600, 10)
+    monkeypatch.setattr(parallel_fold, "PARALLEL_BYTES", threshold)
+    monkeypatch.setattr(parallel_fold, "CHUNK_BYTES", 50_000)
+    seen: list[tuple[int, int]] = []
+    backend = JsonlBackend(tmp_path, writable=False)
+    assert len(backend.summaries(set(), lambda d, t: seen.append((d, t)))) == 600
+    assert seen[-1] == (600, 600)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    # at 250 and 500 logs read, and the end; in more than one process this one tells only
+    # between the logs it reads itself (a busy machine may leave it few)
+    assert len(seen) >= (3 if threshold else 1)

@@ -29,7 +29,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 import orjson
 
@@ -231,7 +231,7 @@ class Catalogue:
             self._save()
         if progress is not None and len(todo) >= 250:
             progress(len(entries), len(entries))
-        return out  # type: ignore[return-value]  # every None was replaced above
+        return cast("list[SessionSummary]", out)  # every None was replaced above
 
     def vouched(self, entries: Sequence[os.DirEntry[str]]) -> list[SessionSummary]:
         """The summaries the index holds for the logs it still matches (size and mtime),
@@ -469,8 +469,7 @@ def _log_record(data: object) -> object:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class _Unread:
+class _Unread(NamedTuple):
     """A log the index does not cover: where its summary goes in the listing (`at`), its
     position among the folder's entries (from 1, for progress), id, path and stat."""
 
@@ -489,25 +488,26 @@ def _read_logs(
     logs read, `n` the position among the folder's entries of the last one read."""
     if not todo:
         return []
-    told = 0
-
-    def done(count: int) -> None:
-        nonlocal told
-        if count // 250 > told // 250:
-            progress(todo[count - 1].n, total)  # type: ignore[misc]  # not None here
-        told = count
 
     def one(i: int) -> tuple[SessionSummary, LogFacts | None]:
         return _summarize_or_error(todo[i].sid, Path(todo[i].path), summarize)
 
     sizes = [u.st.st_size for u in todo]
-    return fold_all(
-        len(todo),
-        one,
-        sizes,
-        processes_for(sum(sizes)),
-        done if progress is not None else None,
-    )
+    told = None if progress is None else _every_250(todo, progress, total)
+    return fold_all(len(todo), one, sizes, processes_for(sum(sizes)), told)
+
+
+def _every_250(todo: Sequence[_Unread], progress: Progress, total: int) -> Callable[[int], None]:
+    """`progress` told each time another 250 logs of `todo` have been read."""
+    told = 0
+
+    def done(count: int) -> None:
+        nonlocal told
+        if count // 250 > told // 250:
+            progress(todo[count - 1].n, total)
+        told = count
+
+    return done
 
 
 def _summarize_or_error(
