@@ -49,7 +49,7 @@ CHUNK_BYTES = 1 << 20
 #: processes at most, the parent among them
 MAX_PROCESSES = 4
 
-# the shared counters: next run to take, then each worker's count of jobs done
+#: the shared counter of the next run to take (each worker's follow: `_Pool`)
 _NEXT = 0
 
 
@@ -91,9 +91,10 @@ def fold_all(
     (`sizes`: each job's weight, bytes of log). The results of workers are pickled: `one`
     must return what pickles. `progress(done)` is called after each job the caller's own
     process does, with the jobs done so far in all of them."""
-    weights = sizes if sizes is not None else [CHUNK_BYTES] * count
-    runs = chunks(weights)
-    if processes <= 1 or len(runs) < 2:
+    if processes <= 1:
+        return _serial(count, one, progress)
+    runs = chunks(sizes if sizes is not None else [CHUNK_BYTES] * count)
+    if len(runs) < 2:
         return _serial(count, one, progress)
     workers = min(processes, len(runs)) - 1
     try:
