@@ -27,7 +27,6 @@ thread may hold, no logging, no cyclic collection (the caller pauses it), and `o
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import mmap
 import os
 import pickle
@@ -36,6 +35,9 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Generic, TypeVar
+
+if sys.platform.startswith("linux"):  # elsewhere one process (`processes_for`): no fcntl
+    import fcntl
 
 T = TypeVar("T")
 
