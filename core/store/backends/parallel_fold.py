@@ -27,9 +27,7 @@ thread may hold, no logging, no cyclic collection (the caller pauses it), and `o
 from __future__ import annotations
 
 import contextlib
-import mmap
 import os
-import pickle
 import signal
 import sys
 import warnings
@@ -133,6 +131,12 @@ class _Pool(Generic[T]):
         workers: int,
         progress: Callable[[int], None] | None,
     ) -> None:
+        # imported here, before any fork, not with the module: a listing the index covers
+        # forks nothing
+        import mmap
+        import pickle
+
+        self.protocol = pickle.HIGHEST_PROTOCOL
         self.runs, self.one, self.workers, self.progress = runs, one, workers, progress
         # slot 0: the next run; then for each worker w: jobs done (1 + 2w), bytes of
         # results delivered (2 + 2w)
@@ -201,6 +205,8 @@ class _Pool(Generic[T]):
 
     def _worker(self, w: int, fd: int) -> None:
         """A forked worker: take runs, append what each gave to `fd`, exit."""
+        import pickle
+
         code = 1
         try:
             with contextlib.suppress(ValueError, OSError):
@@ -213,7 +219,7 @@ class _Pool(Generic[T]):
                 for i in self.runs[r]:
                     got.append(self.one(i))
                     counters[done_slot] += 1
-                record = pickle.dumps((r, got), protocol=pickle.HIGHEST_PROTOCOL)
+                record = pickle.dumps((r, got), protocol=self.protocol)
                 view = memoryview(len(record).to_bytes(8, "little") + record)
                 while view:
                     view = view[os.write(fd, view) :]
@@ -224,6 +230,8 @@ class _Pool(Generic[T]):
 
     def _read_delivered(self) -> None:
         """Take the records the workers have delivered since the last look."""
+        import pickle
+
         for w, fd in enumerate(self.result_fds):
             end, at = self.counters[2 + 2 * w], self.taken_bytes[w]
             if end <= at:
