@@ -30,7 +30,7 @@ def _slow(i: int) -> tuple[int, int]:
 
 def test_results_come_back_in_order_from_every_process() -> None:
     seen: list[int] = []
-    got = fold_all(200, _slow, [100_000] * 200, processes=3, progress=seen.append)
+    got = list(fold_all(200, _slow, [100_000] * 200, processes=3, progress=seen.append))
     assert [i for _, i in got] == list(range(200))
     pids = {pid for pid, _ in got}
     assert os.getpid() in pids
@@ -42,7 +42,7 @@ def test_results_come_back_in_order_from_every_process() -> None:
 
 def test_one_process_forks_nothing() -> None:
     before = len(_FORKS)
-    got = fold_all(50, _slow, [1 << 20] * 50, processes=1)
+    got = list(fold_all(50, _slow, [1 << 20] * 50, processes=1))
     assert got == [(os.getpid(), i) for i in range(50)]
     assert len(_FORKS) == before
 
@@ -55,7 +55,7 @@ def test_what_a_dead_worker_took_is_done_by_the_parent() -> None:
             os._exit(3)
         return i * i
 
-    assert fold_all(64, dies_in_a_worker, [1 << 20] * 64, processes=4) == [
+    assert list(fold_all(64, dies_in_a_worker, [1 << 20] * 64, processes=4)) == [
         i * i for i in range(64)
     ]
 
@@ -67,7 +67,7 @@ def test_a_failure_is_raised_as_in_one_process() -> None:
         return i
 
     with pytest.raises(ValueError, match="job 41"):
-        fold_all(64, fails, [1 << 20] * 64, processes=2)
+        list(fold_all(64, fails, [1 << 20] * 64, processes=2))
 
 
 def test_runs_cut_the_jobs_in_order() -> None:

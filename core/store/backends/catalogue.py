@@ -482,12 +482,13 @@ class _Unread(NamedTuple):
 
 def _read_logs(
     todo: Sequence[_Unread], summarize: Summarize, progress: Progress | None, total: int
-) -> list[tuple[SessionSummary, LogFacts | None]]:
-    """Each log of `todo` read in full (`_summarize_or_error`), in order; in more than one
-    process when they are many bytes (`parallel_fold`). `progress(n, total)` every 250
-    logs read, `n` the position among the folder's entries of the last one read."""
+) -> Iterator[tuple[SessionSummary, LogFacts | None]]:
+    """Each log of `todo` read in full (`_summarize_or_error`), in order, each given as
+    soon as it is read (not all kept: their facts become text as they come); in more than
+    one process when they are many bytes (`parallel_fold`). `progress(n, total)` every
+    250 logs read, `n` the position among the folder's entries of the last one read."""
     if not todo:
-        return []
+        return iter(())
 
     def one(i: int) -> tuple[SessionSummary, LogFacts | None]:
         return _summarize_or_error(todo[i].sid, Path(todo[i].path), summarize)

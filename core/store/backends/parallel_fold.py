@@ -5,8 +5,8 @@ A listing without an index checks every line of every log (`parse_log`): on a st
 idle. Each log is checked on its own, so the work splits by file: `fold_all` forks worker
 processes (after every import, so a worker starts in a few milliseconds and shares the
 parent's memory until it writes to it) and does a share itself; the results come back in
-the order of the jobs, exactly what one process would have computed, and the caller
-writes the index from them as before.
+the order of the jobs, exactly what one process would have computed, as soon as they
+are known in that order, and the caller writes the index from them as before.
 
 The jobs are cut into runs of consecutive logs of about `CHUNK_BYTES` each; every process
 takes the next run not taken yet (a counter in shared memory, under a `lockf` lock the
@@ -86,11 +86,14 @@ def fold_all(
     sizes: Sequence[int] | None = None,
     processes: int = 1,
     progress: Callable[[int], None] | None = None,
-) -> list[T]:
-    """`[one(i) for i in range(count)]`, in `processes` processes when more than one
-    (`sizes`: each job's weight, bytes of log). The results of workers are pickled: `one`
-    must return what pickles. `progress(done)` is called after each job the caller's own
-    process does, with the jobs done so far in all of them."""
+) -> Iterator[T]:
+    """`one(i)` for each i in `range(count)`, in that order, in `processes` processes when
+    more than one (`sizes`: each job's weight, bytes of log). Each result is given as soon
+    as it and every one before it are known, so that the caller keeps what it makes of
+    them, not all of them at once. The results of workers are pickled: `one` must return
+    what pickles. `progress(done)` is called after each job the caller's own process does,
+    with the jobs done so far in all of them. Take every result: a pool left unfinished
+    stops its workers only when it is collected."""
     if processes <= 1:
         return _serial(count, one, progress)
     runs = chunks(sizes if sizes is not None else [CHUNK_BYTES] * count)
@@ -101,18 +104,17 @@ def fold_all(
         pool = _Pool(runs, one, workers, progress)
     except OSError:  # no file in memory to be had: one process
         return _serial(count, one, progress)
-    return pool.run(count)
+    return pool.run()
 
 
 def _serial(
     count: int, one: Callable[[int], T], progress: Callable[[int], None] | None
-) -> list[T]:
-    out: list[T] = []
+) -> Iterator[T]:
     for i in range(count):
-        out.append(one(i))
+        result = one(i)
         if progress is not None:
             progress(i + 1)
-    return out
+        yield result
 
 
 class _Pool(Generic[T]):
@@ -148,8 +150,9 @@ class _Pool(Generic[T]):
         self.pids: list[int] = []
         self.results: dict[int, list[T]] = {}
 
-    def run(self, count: int) -> list[T]:
+    def run(self) -> Iterator[T]:
         results = self.results
+        given = 0  # runs whose results went to the caller
         try:
             for w in range(self.workers):
                 try:
@@ -165,13 +168,17 @@ class _Pool(Generic[T]):
             mine = 0
             done_slots = slice(1, None, 2)
             for r in self._take():
-                got = results[r] = []
+                got = []
                 for i in self.runs[r]:
                     got.append(self.one(i))
                     mine += 1
                     if self.progress is not None:
                         self.progress(mine + sum(self.counters[done_slots]))
+                results[r] = got
                 self._read_delivered()
+                while given in results:  # in order, as far as known
+                    yield from results.pop(given)
+                    given += 1
             for pid in self.pids:
                 with contextlib.suppress(ChildProcessError):
                     os.waitpid(pid, 0)
@@ -179,15 +186,13 @@ class _Pool(Generic[T]):
             self._read_delivered()
         finally:
             self._close()
-        out: list[T] = []
-        for r, jobs in enumerate(self.runs):
-            delivered = results.get(r)
+        for r in range(given, len(self.runs)):
+            jobs = self.runs[r]
+            delivered = results.pop(r, None)
             if delivered is None or len(delivered) != len(jobs):  # a worker failed: done here
-                out.extend(self.one(i) for i in jobs)
+                yield from (self.one(i) for i in jobs)
             else:
-                out.extend(delivered)
-        assert len(out) == count
-        return out
+                yield from delivered
 
     def _take(self) -> Iterator[int]:
         """The runs this process takes, one at a time, until none is left."""
