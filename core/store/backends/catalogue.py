@@ -33,7 +33,7 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 import orjson
 
@@ -42,6 +42,7 @@ from forkwise.core.log.event_log import gc_paused
 from forkwise.core.log.turns import BracketState
 from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import replace_file
+from forkwise.core.store.backends.parallel_fold import fold_all, processes_for
 from forkwise.core.store.fork_point import ForkPoint
 from forkwise.core.store.session import INDEX_ROW_KEYS, SessionSummary
 
@@ -238,11 +239,12 @@ class Catalogue:
         progress: Progress | None,
     ) -> list[SessionSummary]:
         # one pass, no call per log but the summary's own: it runs for every session of
-        # every listing (`_stated` and `vouch_entry`, inlined)
+        # every listing (`_stated` and `vouch_entry`, inlined); the logs the index does not
+        # cover are read after it, on more than one core when they are many (`_read_logs`)
         index = self._load()
         get = index.get
-        out: list[SessionSummary] = []
-        rebuilt = 0
+        out: list[SessionSummary | None] = []
+        todo: list[_Unread] = []
         migrated: list[str] = []  # entries an older version wrote, brought up to date
         for n, entry in enumerate(entries, start=1):
             try:
@@ -259,18 +261,19 @@ class Catalogue:
             ):
                 summary = _summary_for(cached, sid, migrated)
             if summary is None:
-                summary, facts = _summarize_or_error(sid, Path(entry.path), summarize)
-                index[sid] = _entry(st, summary)
-                self._set_log(sid, st, facts)
-                rebuilt += 1
-                if progress is not None and rebuilt % 250 == 0:
-                    progress(n, len(entries))
+                todo.append(_Unread(len(out), n, sid, entry.path, st))
             out.append(summary)
-        if rebuilt or migrated:
+        for unread, (summary, facts) in zip(
+            todo, _read_logs(todo, summarize, progress, len(entries)), strict=True
+        ):
+            index[unread.sid] = _entry(unread.st, summary)
+            self._set_log(unread.sid, unread.st, facts)
+            out[unread.at] = summary
+        if todo or migrated:
             self._save()
-        if progress is not None and rebuilt >= 250:
+        if progress is not None and len(todo) >= 250:
             progress(len(entries), len(entries))
-        return out
+        return cast("list[SessionSummary]", out)  # every None was replaced above
 
     def vouched(self, entries: Sequence[os.DirEntry[str]]) -> list[SessionSummary]:
         """The summaries the index holds for the logs it still matches (size and mtime),
@@ -598,6 +601,48 @@ def _log_record(data: object) -> object:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
+
+
+class _Unread(NamedTuple):
+    """A log the index does not cover: where its summary goes in the listing (`at`), its
+    position among the folder's entries (from 1, for progress), id, path and stat."""
+
+    at: int
+    n: int
+    sid: str
+    path: str
+    st: os.stat_result
+
+
+def _read_logs(
+    todo: Sequence[_Unread], summarize: Summarize, progress: Progress | None, total: int
+) -> Iterator[tuple[SessionSummary, LogFacts | None]]:
+    """Each log of `todo` read in full (`_summarize_or_error`), in order, each given as
+    soon as it is read (not all kept: their facts become text as they come); in more than
+    one process when they are many bytes (`parallel_fold`). `progress(n, total)` every
+    250 logs read, `n` the position among the folder's entries of the last one read."""
+    if not todo:
+        return iter(())
+
+    def one(i: int) -> tuple[SessionSummary, LogFacts | None]:
+        return _summarize_or_error(todo[i].sid, Path(todo[i].path), summarize)
+
+    sizes = [u.st.st_size for u in todo]
+    told = None if progress is None else _every_250(todo, progress, total)
+    return fold_all(len(todo), one, sizes, processes_for(sum(sizes)), told)
+
+
+def _every_250(todo: Sequence[_Unread], progress: Progress, total: int) -> Callable[[int], None]:
+    """`progress` told each time another 250 logs of `todo` have been read."""
+    told = 0
+
+    def done(count: int) -> None:
+        nonlocal told
+        if count // 250 > told // 250:
+            progress(todo[count - 1].n, total)
+        told = count
+
+    return done
 
 
 def _summarize_or_error(
