@@ -71,6 +71,29 @@ def test_what_a_dead_worker_took_is_done_by_the_parent() -> None:
     ]
 
 
+def test_a_worker_that_hangs_is_killed_and_its_share_done_by_the_parent(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    parent = os.getpid()
+    monkeypatch.setattr(parallel_fold, "STALL_SECONDS", 0.5)
+
+    def hangs_in_a_worker(i: int) -> int:
+        if os.getpid() != parent:
+            (tmp_path / str(os.getpid())).touch()
+            time.sleep(3600)  # as a worker stuck on a lock held at the fork would
+        return i * i
+
+    start = time.monotonic()
+    got = list(fold_all(64, hangs_in_a_worker, [1 << 20] * 64, processes=3))
+    assert got == [i * i for i in range(64)]
+    assert time.monotonic() - start < 60  # not the hour the workers would sleep
+    workers = [int(p.name) for p in tmp_path.iterdir()]
+    assert workers  # they did take a share
+    for pid in workers:  # killed and reaped: no such process any more
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
 def test_a_failure_is_raised_as_in_one_process() -> None:
     def fails(i: int) -> int:
         if i == 41:

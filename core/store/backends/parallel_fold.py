@@ -30,6 +30,7 @@ import contextlib
 import os
 import signal
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Generic, TypeVar
@@ -48,6 +49,10 @@ PARALLEL_BYTES = 8 << 20
 CHUNK_BYTES = 1 << 20
 #: processes at most, the parent among them
 MAX_PROCESSES = 4
+#: a worker that finishes no log for this long, once the parent has done its share, is
+#: killed and its share done by the parent (a log of several GB takes longer to check:
+#: it is then read twice, which costs time, not a result)
+STALL_SECONDS = 20.0
 
 #: the shared counter of the next run to take (each worker's follow: `_Pool`)
 _NEXT = 0
@@ -179,10 +184,7 @@ class _Pool(Generic[T]):
                 while given in results:  # in order, as far as known
                     yield from results.pop(given)
                     given += 1
-            for pid in self.pids:
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, 0)
-            self.pids = []
+            self._await_workers()
             self._read_delivered()
         finally:
             self._close()
@@ -193,6 +195,22 @@ class _Pool(Generic[T]):
                 yield from (self.one(i) for i in jobs)
             else:
                 yield from delivered
+
+    def _await_workers(self) -> None:
+        """Wait for the workers to exit. One that finishes no job for `STALL_SECONDS` —
+        stopped, or stuck on a lock a thread of this process held at the fork — is killed,
+        and what it took is done here (`run`): a listing can be slowed by a worker, never
+        hung by one."""
+        done_slots = slice(1, None, 2)
+        done, since = -1, time.monotonic()
+        while self.pids:
+            self.pids = [pid for pid in self.pids if not _exited(pid)]
+            jobs = sum(self.counters[done_slots])
+            if jobs != done:
+                done, since = jobs, time.monotonic()
+            elif self.pids and time.monotonic() - since > STALL_SECONDS:
+                return  # `_close` kills and reaps those left
+            time.sleep(0.002)
 
     def _take(self) -> Iterator[int]:
         """The runs this process takes, one at a time, until none is left."""
@@ -264,6 +282,14 @@ class _Pool(Generic[T]):
         self.result_fds = []
         self.counters.release()
         self.shared.close()
+
+
+def _exited(pid: int) -> bool:
+    """Whether worker `pid` has exited (and is reaped)."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] != 0
+    except ChildProcessError:
+        return True
 
 
 def _memory_file(name: str) -> int:
