@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from forkwise.core.log.events import MESSAGE, Event, now_ts
 from forkwise.core.log.turns import BracketState
+from forkwise.core.store.record import Record
 from forkwise.core.store.session import EventsAppended, Session, SessionFlushed, StoreEvent
-
-if TYPE_CHECKING:
-    from forkwise.core.store.session_store import _Record
 
 T = TypeVar("T")
 Draft = Mapping[str, Any]
@@ -51,7 +49,7 @@ class StartedAppend:
         "written",
     )
 
-    def __init__(self, rec: _Record, events: tuple[Event, ...]) -> None:
+    def __init__(self, rec: Record, events: tuple[Event, ...]) -> None:
         self.rec = rec
         self.events = events
         self.written = False
@@ -71,7 +69,7 @@ class AppendPhases:
     _lock: threading.RLock
     #: who runs each phase of a started append (`StartedAppend.*_claimed`)
     _phases: threading.Lock
-    _records: dict[str, _Record]
+    _records: dict[str, Record]
     _write_now: Callable[[EventsAppended], bool] | None
 
     # provided by SessionStore
@@ -81,10 +79,10 @@ class AppendPhases:
     def _announce(self, change: StoreEvent) -> None:
         raise NotImplementedError
 
-    def _drop(self, rec: _Record) -> None:
+    def _drop(self, rec: Record) -> None:
         raise NotImplementedError
 
-    def _take_writing(self, session_id: object, must_exist: bool = True) -> _Record | None:
+    def _take_writing(self, session_id: object, must_exist: bool = True) -> Record | None:
         raise NotImplementedError
 
     def append(self, session_id: str, drafts: Iterable[Draft]) -> tuple[Event, ...]:
@@ -134,7 +132,7 @@ class AppendPhases:
                 raise
         return started
 
-    def _begin(self, rec: _Record, drafts: Iterable[Draft]) -> StartedAppend:
+    def _begin(self, rec: Record, drafts: Iterable[Draft]) -> StartedAppend:
         """The events of the drafts, checked against the session's rules and fed to them
         (under the store lock, the session's write lock held; released if this raises)."""
         try:

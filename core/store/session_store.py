@@ -14,7 +14,7 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar, overload
 
@@ -43,6 +43,7 @@ from forkwise.core.store.backend import (
 )
 from forkwise.core.store.fork_point import ForkPoint, anchor_of, fork_point_of
 from forkwise.core.store.import_naming import ImportNaming, imported
+from forkwise.core.store.record import Record
 from forkwise.core.store.session import (
     Session,
     SessionCreated,
@@ -61,23 +62,6 @@ T = TypeVar("T")
 Listener = Callable[[StoreEvent], None]
 #: how often a writer waits again for a session whose record was replaced meanwhile
 _WRITE_LOCK_TRIES = 100
-
-
-@dataclass
-class _Record:
-    header: SessionHeader
-    events: EventLog
-    state: BracketState
-    summary: SessionSummary
-    generation: str = field(default_factory=lambda: random_hex(6))
-    torn_tail: bytes | None = None
-    #: the point of a completed turn of this log (not always the last one), if known
-    point: ForkPoint | None = None
-    #: held while the session is being changed (see SessionStore._writing)
-    writing: threading.Lock = field(default_factory=threading.Lock)
-
-    def snapshot(self) -> Session:
-        return Session(self.header, self.events.view(), self.generation)
 
 
 @dataclass(frozen=True)
@@ -100,7 +84,7 @@ class SessionStore(AppendPhases):
         self.backend: Backend = backend
         #: how an append is written where waiting is not allowed (`start_append`)
         self._write_now = backend.write_now if isinstance(backend, WritesAtOnce) else None
-        self._records: dict[str, _Record] = {}
+        self._records: dict[str, Record] = {}
         #: generations of records dropped after a failed append: the log was only extended
         #: at most, so what callers hold of it is not stale when it is read again
         self._kept_generations: dict[str, str] = {}
@@ -201,7 +185,7 @@ class SessionStore(AppendPhases):
         with self._lock:
             return self._record(session_id).torn_tail
 
-    def _record(self, session_id: object) -> _Record:
+    def _record(self, session_id: object) -> Record:
         sid = validate_session_id(session_id)
         rec = self._records.get(sid)
         if rec is None:
@@ -211,7 +195,7 @@ class SessionStore(AppendPhases):
             summary = loaded.summary or SessionSummary.start(loaded.header).fold(loaded.events)
             events = loaded.events
             log = events if isinstance(events, EventLog) else EventLog(events)
-            rec = _Record(
+            rec = Record(
                 loaded.header,
                 log,
                 loaded.state,
@@ -225,7 +209,7 @@ class SessionStore(AppendPhases):
             self._records[sid] = rec
         return rec
 
-    def _fresh(self, source: Session | str) -> _Record:
+    def _fresh(self, source: Session | str) -> Record:
         if isinstance(source, Session):
             rec = self._records.get(source.id)
             if rec is None and self.backend.exists(source.id):
@@ -303,7 +287,7 @@ class SessionStore(AppendPhases):
             self._new_id(header.id)  # a valid id no session has
             got = imported(header, records, name_later)
             self._persist(got.change)
-            rec = _Record(header, got.events, got.state, got.summary, point=got.point)
+            rec = Record(header, got.events, got.state, got.summary, point=got.point)
             return self._adopt(rec, got.change)
 
     def release(self, session_ids: Iterable[str]) -> None:
@@ -516,7 +500,7 @@ class SessionStore(AppendPhases):
         if rec is not None and not self.backend.unchanged(rec.header.id):
             self._drop(rec)
 
-    def _drop(self, rec: _Record) -> None:
+    def _drop(self, rec: Record) -> None:
         """Forget a record after a failed append: the file may hold part of the batch, so
         it is read from disk on next use; what callers hold of it is not stale (the log was
         only extended, at most)."""
@@ -524,7 +508,7 @@ class SessionStore(AppendPhases):
         self._kept_generations[rec.header.id] = rec.generation
 
     @contextlib.contextmanager
-    def _writing(self, session_id: object, must_exist: bool = True) -> Iterator[_Record | None]:
+    def _writing(self, session_id: object, must_exist: bool = True) -> Iterator[Record | None]:
         """Hold the write lock of a session (one change to it at a time) for the block
         (`_take_writing`); yields its current record, or None when there is no such
         session and `must_exist` is False (the caller reports that as it must)."""
@@ -535,7 +519,7 @@ class SessionStore(AppendPhases):
             if rec is not None:
                 rec.writing.release()
 
-    def _take_writing(self, session_id: object, must_exist: bool = True) -> _Record | None:
+    def _take_writing(self, session_id: object, must_exist: bool = True) -> Record | None:
         """Take the write lock of a session, without holding the store lock, and leave it
         held (an append releases it at its commit, or when it fails); its current record.
         None, with no lock taken, when there is no such session and `must_exist` is
@@ -637,7 +621,7 @@ class SessionStore(AppendPhases):
         self._kept_generations.pop(session_id, None)
 
     @staticmethod
-    def _point(rec: _Record) -> ForkPoint | None:
+    def _point(rec: Record) -> ForkPoint | None:
         """The point of the record's last completed turn, brought forward from the one it
         knows; kept on the record, so that the next call starts from there."""
         rec.point = fork_point_of(rec.events, rec.point)
@@ -682,9 +666,9 @@ class SessionStore(AppendPhases):
             summary = seed_point.summary(header).fold(follow_events)  # the seed is not folded
         else:
             summary = SessionSummary.start(header).fold(events, seed_summary, source_title)
-        return self._adopt(_Record(header, events, state, summary, point=seed_point), change)
+        return self._adopt(Record(header, events, state, summary, point=seed_point), change)
 
-    def _adopt(self, rec: _Record, change: SessionCreated) -> Session:
+    def _adopt(self, rec: Record, change: SessionCreated) -> Session:
         """Keep the record of a session just created and announce it; its snapshot."""
         self._records[rec.header.id] = rec
         self._kept_generations.pop(rec.header.id, None)  # a new session: nothing is kept
