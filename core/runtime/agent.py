@@ -55,8 +55,9 @@ from forkwise.core.runtime.step_drafts import (
 )
 from forkwise.core.runtime.tools import Delegate, Tool, ToolContext, ToolFailed, tool_specs
 from forkwise.core.runtime.turn_state import OpenTurn, PendingCall, choice_of, outcome_of
+from forkwise.core.store.appending import StartedAppend
 from forkwise.core.store.session import Session
-from forkwise.core.store.session_store import SessionStore, StartedAppend
+from forkwise.core.store.session_store import SessionStore
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -4,6 +4,7 @@ Every change is announced as a plain-Python store event (`session/created`, `ses
 `session/flush`, `session/truncate`, `session/disposed`). The persistence backend handles
 each change first — if it raises, nothing changes in memory and nothing is announced — then
 the change is committed and the subscribers (catalogue, host, GUI bridges) are told.
+Appends, in one shape or three phases, are `appending.py`'s (mixed in: `AppendPhases`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar, overload
 
@@ -26,10 +27,11 @@ from forkwise.core.errors import (
 )
 from forkwise.core.log.digest import DIGEST_FIELD, prefix_digest
 from forkwise.core.log.event_log import EventLog, EventView
-from forkwise.core.log.events import HISTORY_FORK, MESSAGE, Event, now_ts
+from forkwise.core.log.events import HISTORY_FORK, Event, now_ts
 from forkwise.core.log.ids import new_session_id, random_hex, validate_session_id
 from forkwise.core.log.text import check_text
 from forkwise.core.log.turns import BracketState, check_boundary
+from forkwise.core.store.appending import AppendPhases, build_events, feed_atomically
 from forkwise.core.store.backend import (
     Backend,
     IndexedFork,
@@ -41,8 +43,8 @@ from forkwise.core.store.backend import (
 )
 from forkwise.core.store.fork_point import ForkPoint, anchor_of, fork_point_of
 from forkwise.core.store.import_naming import ImportNaming, imported
+from forkwise.core.store.record import Record
 from forkwise.core.store.session import (
-    EventsAppended,
     Session,
     SessionCreated,
     SessionDisposed,
@@ -62,23 +64,6 @@ Listener = Callable[[StoreEvent], None]
 _WRITE_LOCK_TRIES = 100
 
 
-@dataclass
-class _Record:
-    header: SessionHeader
-    events: EventLog
-    state: BracketState
-    summary: SessionSummary
-    generation: str = field(default_factory=lambda: random_hex(6))
-    torn_tail: bytes | None = None
-    #: the point of a completed turn of this log (not always the last one), if known
-    point: ForkPoint | None = None
-    #: held while the session is being changed (see SessionStore._writing)
-    writing: threading.Lock = field(default_factory=threading.Lock)
-
-    def snapshot(self) -> Session:
-        return Session(self.header, self.events.view(), self.generation)
-
-
 @dataclass(frozen=True)
 class DiskChange:
     """What a session's file changed into behind the store's back (`follow_disk`):
@@ -91,38 +76,7 @@ class DiskChange:
     summary: SessionSummary | None = None
 
 
-@dataclass(slots=True)
-class StartedAppend:
-    """An append `start_append` began: its events, checked and fed to the session's
-    rules, and whether they are written yet; the session's write lock is held until
-    `commit_append`, or a failed `flush_append`. Each phase runs once, whoever calls it
-    (`settle_append` finishes what a cancelled caller left)."""
-
-    rec: _Record
-    events: tuple[Event, ...]
-    written: bool = False
-    #: set when the flush is over; `failed` says whether it failed
-    flushed: threading.Event = field(default_factory=threading.Event)
-    failed: bool = False
-    #: phases claimed so far ("flush", "commit"), under the store's `_phases` lock
-    claimed: set[str] = field(default_factory=set)
-
-
-def _nothing() -> None:
-    return None
-
-
-@contextlib.contextmanager
-def _released(lock: threading.RLock) -> Iterator[None]:
-    """Let go of a lock held once by this thread, for the block; taken again after."""
-    lock.release()
-    try:
-        yield
-    finally:
-        lock.acquire()
-
-
-class SessionStore:
+class SessionStore(AppendPhases):
     """Sessions by id, over a persistence backend (see `store.backend`; the store knows
     none of them by name)."""
 
@@ -130,7 +84,7 @@ class SessionStore:
         self.backend: Backend = backend
         #: how an append is written where waiting is not allowed (`start_append`)
         self._write_now = backend.write_now if isinstance(backend, WritesAtOnce) else None
-        self._records: dict[str, _Record] = {}
+        self._records: dict[str, Record] = {}
         #: generations of records dropped after a failed append: the log was only extended
         #: at most, so what callers hold of it is not stale when it is read again
         self._kept_generations: dict[str, str] = {}
@@ -138,7 +92,7 @@ class SessionStore:
         self._lock = threading.RLock()
         #: the backend calls that may find an import's files unnamed (`_persist`, `_load`)
         self._naming = ImportNaming(backend, self._lock, self._forget_unnamed)
-        #: who runs each phase of a started append (`StartedAppend.claimed`)
+        #: who runs each phase of a started append (`appending.StartedAppend`)
         self._phases = threading.Lock()
         #: sessions an import created (`name_later`) whose files never got their names,
         #: with why: no longer in the store, reported failed at their `flush`
@@ -231,7 +185,7 @@ class SessionStore:
         with self._lock:
             return self._record(session_id).torn_tail
 
-    def _record(self, session_id: object) -> _Record:
+    def _record(self, session_id: object) -> Record:
         sid = validate_session_id(session_id)
         rec = self._records.get(sid)
         if rec is None:
@@ -241,7 +195,7 @@ class SessionStore:
             summary = loaded.summary or SessionSummary.start(loaded.header).fold(loaded.events)
             events = loaded.events
             log = events if isinstance(events, EventLog) else EventLog(events)
-            rec = _Record(
+            rec = Record(
                 loaded.header,
                 log,
                 loaded.state,
@@ -255,7 +209,7 @@ class SessionStore:
             self._records[sid] = rec
         return rec
 
-    def _fresh(self, source: Session | str) -> _Record:
+    def _fresh(self, source: Session | str) -> Record:
         if isinstance(source, Session):
             rec = self._records.get(source.id)
             if rec is None and self.backend.exists(source.id):
@@ -333,7 +287,7 @@ class SessionStore:
             self._new_id(header.id)  # a valid id no session has
             got = imported(header, records, name_later)
             self._persist(got.change)
-            rec = _Record(header, got.events, got.state, got.summary, point=got.point)
+            rec = Record(header, got.events, got.state, got.summary, point=got.point)
             return self._adopt(rec, got.change)
 
     def release(self, session_ids: Iterable[str]) -> None:
@@ -487,7 +441,7 @@ class SessionStore:
             fork_event[DIGEST_FIELD] = indexed.digest
         if header.meta.get("relation"):
             fork_event["relation"] = header.meta["relation"]
-        follow = _build([fork_event, *drafts], point.seq)
+        follow = build_events([fork_event, *drafts], point.seq)
         seed = _UnreadPrefix(self, source.id, point.seq)
         change = SessionCreated(header, seed, follow, source.id, indexed.span)
         self._persist(change)
@@ -496,161 +450,6 @@ class SessionStore:
         self.backend.save_summaries([Remembered(summary, state, point, ())])
         self._announce(change)
         return summary
-
-    def append(self, session_id: str, drafts: Iterable[Draft]) -> tuple[Event, ...]:
-        """Append drafts (`{"type": …, fields…}`) as one durable write; returns the events.
-
-        The events are checked under the store lock, then written and made durable
-        outside it, under the session's own write lock: appends to different sessions
-        from several threads share the disk's flushes instead of queueing for them one by
-        one (a write that waits on another file's flush holds up no one else). Readers
-        see the events once they are durable."""
-        with self._writing(session_id) as rec:
-            assert rec is not None  # _writing loads the session or raises SourceNotFound
-            with self._lock:
-                events = _build(drafts, len(rec.events))
-                if not events:
-                    return ()
-                _feed_atomically(rec.state, events)
-            try:
-                self._persist(EventsAppended(rec.header.id, events))
-                self._persist(SessionFlushed(rec.header.id))
-            except BaseException:
-                with self._lock:
-                    self._drop(rec)
-                raise
-            with self._lock:
-                self._extend(rec, events)
-            self._announce(EventsAppended(rec.header.id, events))
-            self._announce(SessionFlushed(rec.header.id))
-        return events
-
-    # --- an append in three phases, for a caller that must not wait -------------------
-
-    def start_append(self, session_id: str, drafts: Iterable[Draft]) -> StartedAppend | None:
-        """`append`'s first phase, for a caller that must not wait (an event loop): the
-        events are built and checked, and written into the page cache when the backend
-        can do that at once (`WritesAtOnce`). None, with nothing done, when that would
-        wait — for a lock, or to read the session: `append` it where waiting is allowed.
-        The session's write lock stays held; `flush_append` (on a thread that may wait)
-        makes the events durable, `commit_append` shows them to readers and subscribers.
-        Readers see them only then, as with `append`."""
-        write_now = self._write_now
-        if write_now is None or not self._lock.acquire(blocking=False):
-            return None
-        try:
-            rec = self._records.get(session_id)
-            if rec is None or not rec.writing.acquire(blocking=False):
-                return None
-            try:
-                events = _build(drafts, len(rec.events))
-                _feed_atomically(rec.state, events)
-            except BaseException:
-                rec.writing.release()
-                raise
-        finally:
-            self._lock.release()
-        started = StartedAppend(rec, events)
-        if events:
-            try:
-                started.written = write_now(EventsAppended(rec.header.id, events))
-            except BaseException:  # the backend left the file as it was
-                started.claimed.update(("flush", "commit"))
-                self._fail(started)
-                raise
-        return started
-
-    def flush_append(self, started: StartedAppend) -> None:
-        """`append`'s second phase, on a thread that may wait: the started append written
-        (if `start_append` could not) and made durable. When that fails, the append
-        failed whole: the backend cut the file back to its durable size, the session is
-        read again on next use and its write lock is released (no commit follows)."""
-        if not self._claim(started, "flush"):
-            return
-        try:
-            if started.events:
-                sid = started.rec.header.id
-                if not started.written:
-                    self._persist(EventsAppended(sid, started.events))
-                    started.written = True
-                self._persist(SessionFlushed(sid))
-        except BaseException:
-            started.failed = True
-            self._fail(started)
-            raise
-        finally:
-            started.flushed.set()
-
-    def commit_append(
-        self, started: StartedAppend, observe: Callable[[], T], wait: bool = True
-    ) -> tuple[Session, T] | None:
-        """`append`'s last phase, after a `flush_append` that succeeded: the events join
-        the log, the subscribers are told, the write lock is released. Returns the
-        session right after and `observe()` called once they were told, before the write
-        lock is released (no other change to the session is committed in between); None,
-        with nothing done, when `wait` is False and the store lock is taken: commit where
-        waiting is allowed."""
-        if not self._lock.acquire(blocking=wait):
-            return None
-        try:
-            if not self._claim(started, "commit"):
-                raise RuntimeError("this append was committed already")
-            return self._commit(started, observe)
-        finally:
-            self._lock.release()
-
-    def settle_append(self, started: StartedAppend) -> None:
-        """Finish a started append whose caller stopped waiting for it (it was
-        cancelled), on a thread that may wait: flush it unless that is done or under
-        way (then wait for it), and commit it unless it failed or is committed. Without
-        this, the session's write lock would stay taken."""
-        self.flush_append(started)  # nothing when another call has it
-        started.flushed.wait()
-        if not started.failed:
-            with self._lock:
-                if self._claim(started, "commit"):
-                    self._commit(started, _nothing)
-
-    def _commit(self, started: StartedAppend, observe: Callable[[], T]) -> tuple[Session, T]:
-        """`commit_append` once claimed, the store lock held: the lock is let go of
-        before the subscribers are told (the session's write lock is kept until then)."""
-        rec, events = started.rec, started.events
-        try:
-            if events:
-                self._extend(rec, events)
-            snapshot = rec.snapshot()
-        except BaseException:
-            rec.writing.release()
-            raise
-        with _released(self._lock):
-            try:
-                if events:
-                    self._announce(EventsAppended(rec.header.id, events))
-                    self._announce(SessionFlushed(rec.header.id))
-                return snapshot, observe()
-            finally:
-                rec.writing.release()
-
-    def _claim(self, started: StartedAppend, phase: str) -> bool:
-        with self._phases:
-            if phase in started.claimed:
-                return False
-            started.claimed.add(phase)
-            return True
-
-    def _fail(self, started: StartedAppend) -> None:
-        """A started append failed: read the session again on next use, free its lock
-        (the store lock is waited for: a failure only)."""
-        with self._lock:
-            self._drop(started.rec)
-        started.rec.writing.release()
-
-    @staticmethod
-    def _extend(rec: _Record, events: tuple[Event, ...]) -> None:
-        """Durable events join the loaded log (under the store lock)."""
-        rec.events.extend(events)
-        rec.summary = rec.summary.fold(events)
-        rec.torn_tail = None
 
     def follow_disk(self, session_id: str, present: bool) -> DiskChange | None:
         """Bring the store in line with a session file another program created, changed
@@ -701,7 +500,7 @@ class SessionStore:
         if rec is not None and not self.backend.unchanged(rec.header.id):
             self._drop(rec)
 
-    def _drop(self, rec: _Record) -> None:
+    def _drop(self, rec: Record) -> None:
         """Forget a record after a failed append: the file may hold part of the batch, so
         it is read from disk on next use; what callers hold of it is not stale (the log was
         only extended, at most)."""
@@ -709,26 +508,33 @@ class SessionStore:
         self._kept_generations[rec.header.id] = rec.generation
 
     @contextlib.contextmanager
-    def _writing(self, session_id: object, must_exist: bool = True) -> Iterator[_Record | None]:
-        """Hold the write lock of a session (one change to it at a time), taken without
-        holding the store lock. Yields its current record; None when there is no such
+    def _writing(self, session_id: object, must_exist: bool = True) -> Iterator[Record | None]:
+        """Hold the write lock of a session (one change to it at a time) for the block
+        (`_take_writing`); yields its current record, or None when there is no such
         session and `must_exist` is False (the caller reports that as it must)."""
+        rec = self._take_writing(session_id, must_exist)
+        try:
+            yield rec
+        finally:
+            if rec is not None:
+                rec.writing.release()
+
+    def _take_writing(self, session_id: object, must_exist: bool = True) -> Record | None:
+        """Take the write lock of a session, without holding the store lock, and leave it
+        held (an append releases it at its commit, or when it fails); its current record.
+        None, with no lock taken, when there is no such session and `must_exist` is
+        False."""
         for _ in range(_WRITE_LOCK_TRIES):
             with self._lock:
                 sid = validate_session_id(session_id)
                 if not must_exist and sid not in self._records and not self.backend.exists(sid):
-                    rec = None
-                else:
-                    rec = self._record(sid)
-            if rec is None:
-                yield None
-                return
-            with rec.writing:
-                with self._lock:
-                    current = self._records.get(sid) is rec
-                if current:
-                    yield rec
-                    return
+                    return None
+                rec = self._record(sid)
+            rec.writing.acquire()
+            with self._lock:
+                if self._records.get(sid) is rec:
+                    return rec
+            rec.writing.release()
             # the record was replaced while this thread waited (a failed append): again
         raise StorageError(f"session {session_id!r} kept changing while waiting to write it")
 
@@ -815,7 +621,7 @@ class SessionStore:
         self._kept_generations.pop(session_id, None)
 
     @staticmethod
-    def _point(rec: _Record) -> ForkPoint | None:
+    def _point(rec: Record) -> ForkPoint | None:
         """The point of the record's last completed turn, brought forward from the one it
         knows; kept on the record, so that the next call starts from there."""
         rec.point = fork_point_of(rec.events, rec.point)
@@ -842,8 +648,8 @@ class SessionStore:
         copied_from: str | None = None,
         header_raw: bytes | None = None,
     ) -> Session:
-        follow_events = built + _build(follow, len(seed) + len(built))
-        _feed_atomically(state, follow_events[len(built) :])
+        follow_events = built + build_events(follow, len(seed) + len(built))
+        feed_atomically(state, follow_events[len(built) :])
         if isinstance(seed, EventView):
             events = seed.log.prefix(len(seed), follow_events)
         else:
@@ -860,9 +666,9 @@ class SessionStore:
             summary = seed_point.summary(header).fold(follow_events)  # the seed is not folded
         else:
             summary = SessionSummary.start(header).fold(events, seed_summary, source_title)
-        return self._adopt(_Record(header, events, state, summary, point=seed_point), change)
+        return self._adopt(Record(header, events, state, summary, point=seed_point), change)
 
-    def _adopt(self, rec: _Record, change: SessionCreated) -> Session:
+    def _adopt(self, rec: Record, change: SessionCreated) -> Session:
         """Keep the record of a session just created and announce it; its snapshot."""
         self._records[rec.header.id] = rec
         self._kept_generations.pop(rec.header.id, None)  # a new session: nothing is kept
@@ -879,29 +685,6 @@ class _Taken:
 
     def __contains__(self, item: object) -> bool:
         return isinstance(item, str) and self._store.exists(item)
-
-
-def _build(drafts: Iterable[Draft], last_seq: int) -> tuple[Event, ...]:
-    """The events of one write: drafts without a `ts` get the time of the write."""
-    now = now_ts()
-    return tuple(
-        Event.from_draft(i, draft, now) for i, draft in enumerate(drafts, start=last_seq + 1)
-    )
-
-
-def _feed_atomically(state: BracketState, events: Sequence[Event]) -> None:
-    """Feed `events` to `state`, restoring it if any event breaks the rules."""
-    saved = (state.last_seq, state.open_turn, state.open_turn_seq, dict(state.pending_approvals))
-    added: list[str] = []
-    try:
-        for event in events:
-            if event.type == MESSAGE and event.get("id") not in state.message_ids:
-                added.append(event.get("id"))
-            state.feed(event)
-    except BaseException:
-        state.last_seq, state.open_turn, state.open_turn_seq, state.pending_approvals = saved
-        state.message_ids.difference_update(added)
-        raise
 
 
 class _UnreadPrefix(Sequence[Event]):

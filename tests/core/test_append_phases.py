@@ -16,9 +16,10 @@ from held_flush import HeldFlushes
 from logdata import turn
 
 from forkwise.core.errors import StorageError
+from forkwise.core.store.appending import StartedAppend
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session import EventsAppended, SessionFlushed, StoreEvent
-from forkwise.core.store.session_store import SessionStore, StartedAppend
+from forkwise.core.store.session_store import SessionStore
 
 WAIT = 10.0
 
