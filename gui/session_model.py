@@ -123,16 +123,18 @@ class SessionTreeModel(QAbstractItemModel):
     # --- changes ------------------------------------------------------------------
 
     def load(self, summaries: Iterable[Json]) -> None:
-        """The first full load (the only reset this model does)."""
+        """The first full load (the only reset this model does). The rows are kept as
+        they are, not copied: the caller changes none of them afterwards (the client's
+        catalogue replaces a changed row, it never edits one)."""
         self.beginResetModel()
         self._forget_cells()
         self._root.children.clear()
         self._nodes.clear()
         self._by_key = {_ROOT: self._root}
-        self._summaries = {}
         items = sorted(summaries, key=lambda s: s.get("created") or "")
-        for summary in items:
-            self._summaries[summary["id"]] = dict(summary)
+        # the rows as given, not copies: at 100,000 sessions a copy of each was 115 MB
+        # (tracemalloc) beside the client catalogue's own; `upsert` replaces a row whole
+        self._summaries = {summary["id"]: summary for summary in items}
         root, nodes = self._root, self._nodes
         for summary in items:  # inline for the common case: a top-level row (10,000 at start)
             sid = summary["id"]
