@@ -451,3 +451,32 @@ def test_a_row_says_which_folder_its_session_worked_in(
     assert "Folder: ~/dev/parser" in tips["a"].splitlines()
     assert "Folder: /srv/build" in tips["b"].splitlines()
     assert not any(line.startswith("Folder:") for line in tips["c"].splitlines())
+
+
+def test_a_row_is_disabled_while_its_session_cannot_be_read(qtbot: Any) -> None:
+    """`flags` follows each row's error through load, upsert and remove (its rows are
+    looked up by key, not through the summary)."""
+    model = SessionTreeModel()
+    error = {"code": "corrupt-log", "message": "line 3 is not JSON"}
+    model.load([summary("a"), summary("b", error=error), summary("c", parent="a")])
+    model.fetch_all()
+
+    def enabled(sid: str) -> bool:
+        return bool(model.flags(model.index_for(sid)) & Qt.ItemFlag.ItemIsEnabled)
+
+    assert enabled("a")
+    assert not enabled("b")
+    assert enabled("c")
+    model.upsert(summary("b"))  # repaired
+    model.upsert(summary("c", parent="a", error=error))  # broken since
+    assert enabled("b")
+    assert not enabled("c")
+    assert model.flags(NO_INDEX) == Qt.ItemFlag.NoItemFlags
+    stale = model.index_for("c")
+    model.remove("c")
+    assert not model.flags(stale) & Qt.ItemFlag.ItemIsEnabled  # a row that is gone
+    model.upsert(summary("d", error=error))  # a new row that cannot be read
+    assert not enabled("d")
+    assert enabled("a")
+    assert model.rowCount(NO_INDEX) == 3
+    assert model.rowCount(model.index_for("a")) == 0
