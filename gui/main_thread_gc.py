@@ -6,6 +6,14 @@ off the GUI thread ("QObject::~QObject: Timers cannot be stopped from another th
 seen here), which Qt does not allow and which can crash the process. So the automatic
 collector is switched off and a timer on the GUI thread collects instead, generation by
 generation as the allocation counts call for it, as the automatic collector would.
+
+That includes the automatic collector's rule for the oldest generation: a full
+collection only once the objects that survived into it since the last one are a quarter
+of those that survived that one. Without it, a store of 100,000 sessions (about a
+million objects in the client's rows) had the window stop for ~0.4 s at every tenth
+middle collection. The survivors of a full collection are frozen (`gc.freeze`), so that
+the objects added since are what `gc.get_objects(2)` counts, cheaply, and unfrozen for
+the next full collection, which therefore still finds every cycle among them.
 """
 
 from __future__ import annotations
@@ -30,15 +38,27 @@ class MainThreadCollector(QObject):
         self._timer.start()
 
     def collect(self) -> int:
-        """Collect the oldest generation whose allocation count passed its threshold."""
+        """Collect the oldest generation whose allocation count passed its threshold (the
+        oldest only when a quarter more objects have survived into it, see above)."""
         counts, thresholds = gc.get_count(), gc.get_threshold()
-        for generation in (2, 1, 0):
+        if counts[2] > thresholds[2] and len(gc.get_objects(2)) > gc.get_freeze_count() // 4:
+            return _collect_all()
+        for generation in (1, 0):
             if counts[generation] > thresholds[generation]:
                 return gc.collect(generation)
         return 0
 
     def stop(self) -> None:
         self._timer.stop()
-        gc.collect()
+        _collect_all()
+        gc.unfreeze()
         if self._was_enabled:
             gc.enable()
+
+
+def _collect_all() -> int:
+    """A full collection over every object, its survivors frozen afterwards."""
+    gc.unfreeze()
+    found = gc.collect(2)
+    gc.freeze()
+    return found

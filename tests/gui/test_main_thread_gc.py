@@ -54,3 +54,54 @@ def test_cycles_are_collected_on_the_gui_thread(qtbot: Any) -> None:
     finally:
         collector.stop()
     assert gc.isenabled()
+
+
+def _due_for_a_full_collection() -> None:
+    """The objects made so far moved into the oldest generation, and its count past its
+    threshold (each middle collection adds 1 to it)."""
+    gc.collect(1)
+    while gc.get_count()[2] <= gc.get_threshold()[2]:
+        gc.collect(1)
+
+
+def test_a_full_collection_waits_for_a_quarter_more_survivors(qtbot: Any) -> None:
+    """As the automatic collector: with many long-lived objects, a full collection comes
+    only once a quarter as many again have survived; and it then frees a cycle among
+    objects that had survived the one before."""
+    generations: list[int] = []
+
+    def seen(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            generations.append(info["generation"])
+
+    collector = MainThreadCollector()
+    gc.callbacks.append(seen)
+    try:
+        kept = [[i] for i in range(40_000)]  # long-lived, like the client's rows
+        holder = [_Cyclic()]
+        _due_for_a_full_collection()
+        generations.clear()
+        collector.collect()
+        assert generations == [2]
+
+        ref = weakref.ref(holder[0])
+        del holder  # a cycle among the survivors of that collection is garbage now
+        kept += [[i] for i in range(1_000)]  # few new survivors
+        _due_for_a_full_collection()
+        generations.clear()
+        collector.collect()
+        assert 2 not in generations  # 1,000 more of over 40,000: no full collection yet
+        assert ref() is not None
+
+        survivors = gc.get_freeze_count()  # the process's own objects among them
+        kept += [[i] for i in range(survivors // 3)]  # now over a quarter more
+        _due_for_a_full_collection()
+        generations.clear()
+        collector.collect()
+        assert generations == [2]
+        assert ref() is None
+    finally:
+        gc.callbacks.remove(seen)
+        collector.stop()
+    assert gc.get_freeze_count() == 0
+    assert gc.isenabled()
