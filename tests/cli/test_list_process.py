@@ -7,6 +7,7 @@ tcp, and `ssl` stays importable in it; a writer's process is left as it was."""
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import random
 import select
@@ -241,3 +242,33 @@ def test_a_readers_process_reaches_a_host_over_tcp(tcp_host: tuple[str, Path]) -
         check=True,
     )
     assert orjson.loads(shown.stdout)["header"]["id"] == rows[0]["id"]
+
+
+def test_a_readers_process_lists_a_database(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store in PostgreSQL (its TLS is libpq's): a reader's process lists it as a
+    command run where asyncio has its ssl."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # this machine's files
+    for sid in ("pg-1", "pg-2"):
+        assert cli.main(["sessions", "new", "--store", pg_url, "--id", sid], out=io.StringIO()) == 0
+    here = io.StringIO()
+    assert cli.main(["sessions", "list", "--store", pg_url, "--json"], out=here) == 0
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forkwise.core.cli",
+            "sessions",
+            "list",
+            "--store",
+            pg_url,
+            "--json",
+        ],
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(r["id"] for r in orjson.loads(done.stdout)) == ["pg-1", "pg-2"]
+    assert done.stdout.decode() == here.getvalue()
