@@ -44,8 +44,9 @@ def newest_first(rows: list[dict[str, Any]]) -> None:
 
     Rows a host made (`summary_row`: `updated` and `id` are always strings) are sorted in
     two stable passes on keys taken in C, by id and then by `updated` (ties keep the order
-    by id): the same order without a Python call and a tuple per row, ~1.7 ms instead of
-    ~4.4 for 10,000 rows. Rows of any other shape are sorted by `activity_key`."""
+    by id): the same order without a Python call and a tuple per row, ~2.5 ms for 10,000
+    rows (0.8 of it the check of their types) instead of ~4.4. Rows of any other shape
+    are sorted by `activity_key`."""
     try:
         strings = {str} == set(map(type, map(_UPDATED, rows))) | set(map(type, map(_ID, rows)))
     except KeyError:  # a row without `updated`
