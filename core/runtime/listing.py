@@ -13,13 +13,10 @@ from forkwise.core.store.session import SessionSummary
 
 def summary_row(summary: SessionSummary, default: ModelChoice | None = None) -> dict[str, Any]:
     """`summary.to_dict()` with the model the next turn runs on: the log's latest
-    model/select, else `default` (the offline model unless a host says otherwise), and
-    `titleSet` and `firstQuestion` (a GUI tells a fork's copied question from its own)."""
+    model/select, else `default` (the offline model unless a host says otherwise). The
+    row's keys are all made in one dict display there: a key added to a dict of 20 makes
+    it grow its table (10,000 rows in a new process: ~2 ms of CPU more)."""
     row = summary.to_dict()
-    # whether the title was given (header meta or a session/title event), not taken from
-    # the first question: a fork that copied its question is named after its source
-    row["titleSet"] = summary.title is not None
-    row["firstQuestion"] = summary.first_user_text
     if row["model"] is None:
         choice = default or default_choice()
         row["model"], row["provider"] = choice.model, choice.provider
