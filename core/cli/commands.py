@@ -18,7 +18,7 @@ from forkwise.core.client.api import IMPORT_PROGRESS, STORE_INDEXING, Notificati
 from forkwise.core.client.client import Client
 from forkwise.core.errors import ForkwiseError, InvalidBoundary
 from forkwise.core.log.event_log import gc_paused
-from forkwise.core.runtime.listing import activity_key
+from forkwise.core.runtime.listing import newest_first
 
 Json = dict[str, Any]
 #: what `--json` prints, and what a person reads (or how to make it: only when printed)
@@ -38,7 +38,7 @@ async def list_sessions(client: Client, args: argparse.Namespace) -> Outcome:
     finally:
         await unsubscribe()
     # newest first by the one order of rows by activity, ties too: the app's tree order
-    rows.sort(key=activity_key, reverse=True)
+    newest_first(rows)
     return rows, lambda: table(rows)
 
 

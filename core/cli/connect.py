@@ -31,9 +31,6 @@ from forkwise.core.safe_read import open_regular, read_fd
 #: a token file holds one line; more than this is not a token file
 MAX_TOKEN_BYTES = 4096
 
-#: the commands that only read the store
-READERS = frozenset({"list", "show", "context"})
-
 
 def read_token(path: str | None) -> str | None:
     """The token in `path` (a file), else $FORKWISE_TOKEN, else None."""

@@ -5,8 +5,10 @@ host speaks JSON-RPC 2.0 underneath. Data crosses as plain JSON values:
 
 * a *summary* is `SessionSummary.to_dict()` (id, title, parentSession, seedLength, relation,
   events, turns, messages, created, updated, running, waiting, waitingTools, model,
-  provider, cwd, error; `waiting`: the open turn waits for the person to answer an
-  `approval/request`, `waitingTools` names the tools asked about, in request order);
+  provider, reasoning, source, cwd, error, titleSet, firstQuestion; `waiting`: the open
+  turn waits for the person to answer an `approval/request`, `waitingTools` names the
+  tools asked about, in request order; `titleSet`: the title was given, not taken from
+  `firstQuestion`), its model the one the next turn runs on (`listing.summary_row`);
 * an *event* is `Event.to_record()` (`{"seq", "type", "ts", …fields}`);
 * a *message* is `MessageView.to_dict()` (id, role, seq, turn, text, parts, origin?).
 

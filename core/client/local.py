@@ -41,7 +41,7 @@ def indexed_rows(store_dir: Path | str | None, newest: int | None = None) -> lis
     cannot be read."""
     if not isinstance(store_dir, Path):
         return []
-    from forkwise.core.runtime.listing import activity_key, summary_row
+    from forkwise.core.runtime.listing import newest_first, summary_row
     from forkwise.core.store.backends.jsonl import JsonlBackend
 
     try:
@@ -56,7 +56,7 @@ def indexed_rows(store_dir: Path | str | None, newest: int | None = None) -> lis
             row["model"] = row["provider"] = None
         row["running"] = False
         rows.append(row)
-    rows.sort(key=activity_key, reverse=True)  # newest first, as a list by activity shows them
+    newest_first(rows)  # as a list by activity shows them
     return rows
 
 

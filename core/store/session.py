@@ -208,12 +208,18 @@ class SessionSummary:
             "source": self.source,
             "cwd": self.cwd,
             "error": dict(self.error) if self.error else None,
+            # whether the title was given (header meta or a session/title event), not
+            # taken from the first question: a fork that copied its question is named
+            # after its source (a GUI tells a fork's copied question from its own)
+            "titleSet": self.title is not None,
+            "firstQuestion": self.first_user_text,
         }
 
     def to_index(self) -> dict[str, Any]:
         """The form kept in the on-disk catalogue (round-trips through from_index)."""
         out = self.to_dict()
-        del out["waiting"], out["waitingTools"]  # what `approvals` says
+        # what `approvals`, `title` and `firstUserText` say
+        del out["waiting"], out["waitingTools"], out["titleSet"], out["firstQuestion"]
         out["title"] = self.title
         out["firstUserText"] = self.first_user_text
         out["approvals"] = dict(self.approvals) if self.approvals else None
