@@ -13,7 +13,6 @@ from PySide6.QtGui import (
     QCloseEvent,
     QKeySequence,
     QPaintEvent,
-    QResizeEvent,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,21 +22,18 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QSplitter,
     QToolBar,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
 from .badges import badge_icon
 from .composer import Composer
-from .context_menu import ContextMenuMixin
 from .controller import Controller
 from .elided_label import ElidedLabel
 from .notify import Banner
 from .session_rows import ACTIVITY, ID_ROLE, WAITING_TEXT
-from .sort_header import SortHeader
+from .session_tree import SessionTree
 from .tree_columns import TreeColumns
-from .viewport import adopt_viewport
 
 # Classes the first frame does not use are imported where they are: importing a PySide
 # class creates it and its enums.
@@ -60,74 +56,6 @@ FORK_TIP = "Fork the selected session at its last completed turn"
 def _keys(standard: QKeySequence.StandardKey, fallback: str) -> list[QKeySequence]:
     """The platform's keys for a standard action, or `fallback` where it defines none."""
     return QKeySequence.keyBindings(standard) or [QKeySequence(fallback)]
-
-
-class SessionTree(ContextMenuMixin, QTreeView):
-    """The lineage tree; its row context menu is built by `build_context_menu`."""
-
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window_ = window
-        self.setHeader(SortHeader(self))  # its arrow points the way the rows go
-        self.setObjectName("sessionTree")
-        self.setAccessibleName("Sessions")
-        self.setAccessibleDescription("Sessions grouped by lineage: forks and subagents "
-                                      "beneath the session they came from")
-        self.setUniformRowHeights(True)
-        self.setAlternatingRowColors(True)
-        # forks differ at the end of their titles ("… — fork 2"): keep both ends in view
-        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        # two rows (Ctrl+click) can be compared; the current row is the one opened
-        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.setSortingEnabled(True)
-        self.setAnimated(False)
-        self.setExpandsOnDoubleClick(True)
-        # The scroll bar is there from the loading state on: appearing with the rows, it
-        # would narrow the viewport and so the stretched Title column under the cursor.
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
-        # shown while the store opens (the window's first frame comes before the store)
-        # (the viewport as gui/viewport wraps it: cheaper before the first frame)
-        self.placeholder = QLabel("Loading sessions…", adopt_viewport(self))
-        self.placeholder.setObjectName("treePlaceholder")
-        self.placeholder.setAccessibleName("Loading sessions")
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setEnabled(False)  # drawn in the palette's placeholder grey
-
-        self.rest_pending = False
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self.placeholder.setGeometry(self.viewport().rect())
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        super().paintEvent(event)
-        if self.rest_pending and self.model().rowCount():
-            # The model hands over its first page of rows at load (they paint at once);
-            # the rest follows right after that frame, so that the scroll bar, End and
-            # Page Down cover the whole store (laying out 10,000 rows takes ~0.1 s).
-            self.rest_pending = False
-            QTimer.singleShot(0, self.window_.controller.tree.fetch_all)
-
-    def build_context_menu(self, index: QModelIndex) -> QMenu:
-        from PySide6.QtWidgets import QMenu
-
-        w = self.window_
-        menu = QMenu(self)
-        menu.setObjectName("sessionMenu")
-        menu.setToolTipsVisible(True)
-        menu.addAction(w.action_fork)
-        menu.addAction(w.action_new)
-        menu.addAction(w.branches.rename)
-        menu.addAction(w.branches.compare)
-        menu.addAction(w.action_duplicate)
-        menu.addAction(w.action_delete)
-        menu.addSeparator()
-        copy = menu.addAction("Copy session id")
-        copy.setObjectName("actionCopySessionId")
-        sid = index.data(ID_ROLE) if index.isValid() else None
-        copy.setEnabled(bool(sid))
-        copy.triggered.connect(lambda: w.copy_text(str(sid)))
-        return menu
 
 
 #: the composer's text on a session whose log cannot be read
