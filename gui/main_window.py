@@ -362,32 +362,8 @@ class MainWindow(QMainWindow):
         return str(sid) if sid else None
 
     def select_session(self, session_id: str, at_seq: int | None = None) -> None:
-        """Select `session_id` in the tree (lineage expanded) and open it: at its end, or
-        at event `at_seq`."""
-        c = self.controller
-        source = c.tree.reveal(session_id)  # fetches its top-level row if need be
-        if not source.isValid():
-            return
-        if at_seq is not None:  # opened there first: selecting the row keeps it open
-            c.open_session(session_id, at_seq=at_seq)
-        index = c.proxy.mapFromSource(source)
-        if not index.isValid() and c.proxy.pattern:
-            self.filter_box.clear()
-            c.search("")
-            index = c.proxy.mapFromSource(source)
-        parent = index.parent()
-        while parent.isValid():
-            self.tree.expand(parent)
-            parent = parent.parent()
-        from PySide6.QtCore import QItemSelectionModel
-
-        self.tree.selectionModel().setCurrentIndex(
-            index,
-            QItemSelectionModel.SelectionFlag.ClearAndSelect
-            | QItemSelectionModel.SelectionFlag.Rows,
-        )
-        self.tree.scrollTo(index)
-        c.open_session(session_id)
+        """Select `session_id` in the tree and open it (`TreeKeeping.select`)."""
+        self.tree_keeping.select(session_id, at_seq)
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         sid = current.siblingAtColumn(0).data(ID_ROLE) if current.isValid() else None

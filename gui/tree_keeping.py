@@ -23,6 +23,35 @@ class TreeKeeping:
         self.collapsed: set[str] = set()  # sessions a person collapsed in the tree
         self.kept_selection: str | None = None
 
+    def select(self, session_id: str, at_seq: int | None = None) -> None:
+        """Select `session_id` in the tree (lineage expanded) and open it: at its end, or
+        at event `at_seq`."""
+        w = self.window
+        c = w.controller
+        source = c.tree.reveal(session_id)  # fetches its top-level row if need be
+        if not source.isValid():
+            return
+        if at_seq is not None:  # opened there first: selecting the row keeps it open
+            c.open_session(session_id, at_seq=at_seq)
+        index = c.proxy.mapFromSource(source)
+        if not index.isValid() and c.proxy.pattern:
+            w.filter_box.clear()
+            c.search("")
+            index = c.proxy.mapFromSource(source)
+        parent = index.parent()
+        while parent.isValid():
+            w.tree.expand(parent)
+            parent = parent.parent()
+        from PySide6.QtCore import QItemSelectionModel
+
+        w.tree.selectionModel().setCurrentIndex(
+            index,
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows,
+        )
+        w.tree.scrollTo(index)
+        c.open_session(session_id)
+
     def tree_previewed(self, _count: int) -> None:
         """Rows from the store's index, shown while the store opens: to look at and
         select; opening a session and the actions wait for `tree_loaded`. The rows after
