@@ -4,7 +4,7 @@ thread because the keyring may block."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -18,6 +18,9 @@ from PySide6.QtWidgets import (
 )
 
 from .controller import Controller
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
 
 EFFORTS = ("", "low", "medium", "high")
 
@@ -122,3 +125,11 @@ class SettingsDialog(QDialog):
             self.accept()
 
         self.controller.ops.run(save_and_apply(), applied, what="Saving preferences")
+
+
+def open_settings(window: MainWindow) -> None:
+    """File → Preferences…: the window's one dialog, loaded afresh each time it opens."""
+    if window.settings_dialog is None:
+        window.settings_dialog = SettingsDialog(window.controller, window)
+    window.settings_dialog.load()
+    window.settings_dialog.open()

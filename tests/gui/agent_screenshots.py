@@ -29,8 +29,8 @@ from PySide6.QtWidgets import QApplication, QMenu
 from screenshots import settle
 
 from forkwise.core.demo import build_demo_store
-from forkwise.gui.agents import ContinueDialog
 from forkwise.gui.app import open_client
+from forkwise.gui.continue_in import ContinueDialog
 from forkwise.gui.controller import Controller
 from forkwise.gui.main_window import MainWindow
 from forkwise.gui.notify import Notifier

@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QApplication, QLabel, QLineEdit
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 from codex_fixtures import home_with_fork, thread_id
 
-from forkwise.gui.agents import ContinueDialog, ImportDialog
+from forkwise.gui.continue_in import ContinueDialog
+from forkwise.gui.import_dialogs import ImportDialog
 from forkwise.gui.session_rows import ID_ROLE
 
 pytestmark = pytest.mark.gui

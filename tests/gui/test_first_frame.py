@@ -106,7 +106,11 @@ def test_first_frame_leaves_out_the_transcript_which_then_takes_its_place(
     first = seen["first"]
     for module in ("forkwise.gui.transcript_view", "forkwise.gui.transcript_model",
                    "forkwise.gui.agents", "forkwise.core.client.api",
-                   "forkwise.core.client.local"):
+                   "forkwise.core.client.local",
+                   # the window's and the agents' parts built after the first frame
+                   "forkwise.gui.window_wiring", "forkwise.gui.tree_keeping",
+                   "forkwise.gui.filter_page", "forkwise.gui.continue_in",
+                   "forkwise.gui.import_dialogs", "forkwise.gui.source_watch"):
         assert module not in first["modules"], f"{module} imported before the first frame"
     assert "forkwise.gui.main_window" in first["modules"]  # the watch saw the real window
     assert not first["transcript"]

@@ -22,7 +22,7 @@ import claude_fixtures as cf
 import pi_fixtures as pf
 
 from forkwise.core.formats.claude.layout import munge_cwd
-from forkwise.gui.agents import ContinueDialog, continue_in
+from forkwise.gui.continue_in import ContinueDialog, continue_in
 from forkwise.gui.fork_header import ForkHeader
 from forkwise.gui.subagent_link import SubagentLink
 from forkwise.gui.transcript_html import RESULT_LINES, entry_html

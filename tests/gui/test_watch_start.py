@@ -17,7 +17,7 @@ from codex_fixtures import home_with_fork, thread_id
 
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session_store import SessionStore
-from forkwise.gui import agents
+from forkwise.gui import source_watch
 
 pytestmark = pytest.mark.gui
 
@@ -49,8 +49,8 @@ def test_the_agents_folders_wait_for_a_still_tree_or_the_latest_moment(
     aloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, still: float, latest: float
 ) -> None:
     monkeypatch.setenv("CODEX_HOME", str(home_with_fork(tmp_path / "codex-home")))
-    monkeypatch.setattr(agents, "WATCH_WHEN_STILL", int(still * 1000))
-    monkeypatch.setattr(agents, "WATCH_AT_THE_LATEST", int(latest * 1000))
+    monkeypatch.setattr(source_watch, "WATCH_WHEN_STILL", int(still * 1000))
+    monkeypatch.setattr(source_watch, "WATCH_AT_THE_LATEST", int(latest * 1000))
     child = f"codex-{thread_id(2)}"
     many_sessions(tmp_path / "store")
 
