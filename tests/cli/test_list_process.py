@@ -10,8 +10,6 @@ import asyncio
 import io
 import os
 import random
-import select
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +17,7 @@ from typing import Any
 
 import orjson
 import pytest
+from host_process import tcp_host
 
 from forkwise.core.bench.synth import write_store
 from forkwise.core.cli import main as cli
@@ -184,46 +183,18 @@ def test_a_readers_process_imports_no_ssl_and_a_writers_does(tmp_path: Path) -> 
 
 
 @pytest.fixture
-def tcp_host(tmp_path: Path) -> Any:
+def served(tmp_path: Path) -> Any:
     token = tmp_path / "token"
     token.write_text("t0ken\n")
     os.chmod(token, 0o600)
     root = tmp_path / "served"
     write_store(root, 5, 6)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "forkwise.core.cli",
-            "host",
-            "--store",
-            str(root),
-            "--listen",
-            "tcp:127.0.0.1:0",
-            "--token-file",
-            str(token),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], TIMEOUT)
-        assert ready, "the host did not start"
-        address = proc.stdout.readline().split()[-1]
-        assert address.startswith("tcp:127.0.0.1:"), address
+    with tcp_host(root, token) as (_, address):
         yield address, token
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(TIMEOUT)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
 
 
-def test_a_readers_process_reaches_a_host_over_tcp(tcp_host: tuple[str, Path]) -> None:
-    address, token = tcp_host
+def test_a_readers_process_reaches_a_host_over_tcp(served: tuple[str, Path]) -> None:
+    address, token = served
     connect = ("--connect", address, "--token-file", str(token), "--json")
     assert _probe("sessions", "list", *connect) == "asyncio True"
     done = subprocess.run(

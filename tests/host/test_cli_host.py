@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 import pytest
+from host_process import tcp_host
 
 from forkwise.core.cli import main as cli
 
@@ -176,41 +177,13 @@ def test_tcp_host_needs_the_token(tmp_path: Path) -> None:
     token.write_text("s3cret-token\n")
     wrong = tmp_path / "wrong"
     wrong.write_text("nope\n")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "forkwise.core.cli.main",
-            "host",
-            "--store",
-            str(tmp_path / "s"),
-            "--listen",
-            "tcp:127.0.0.1:0",
-            "--token-file",
-            str(token),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], TIMEOUT)
-        assert ready
-        address = proc.stdout.readline().split()[-1]
-        assert address.startswith("tcp:127.0.0.1:")
+    with tcp_host(tmp_path / "s", token) as (proc, address):
         code, out, _ = run(
             "sessions", "list", "--connect", address, "--token-file", str(wrong), "--json"
         )
         assert code == 1
         assert orjson.loads(out)["error"]["code"] == "unauthorized"
         assert run_json("--connect", address, "--token-file", str(token), "sessions", "list") == []
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(TIMEOUT)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
     assert proc.returncode == 0
 
 
