@@ -81,6 +81,9 @@ def test_a_worker_that_hangs_is_killed_and_its_share_done_by_the_parent(
         if os.getpid() != parent:
             (tmp_path / str(os.getpid())).touch()
             time.sleep(3600)  # as a worker stuck on a lock held at the fork would
+        deadline = time.monotonic() + 30  # on a busy machine: until a worker has a share
+        while not any(tmp_path.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.005)
         return i * i
 
     start = time.monotonic()
