@@ -21,7 +21,7 @@ from forkwise.core.log.event_log import EventLog, gc_paused
 from forkwise.core.log.events import MAX_NESTING, check_record, line_too_deep
 from forkwise.core.log.turns import BracketState
 from forkwise.core.store.backend import LoadedLog
-from forkwise.core.store.fork_point import fork_point_of
+from forkwise.core.store.fork_point import POINT_TYPES, PointTrack
 from forkwise.core.store.session import SessionHeader, SessionSummary, SummaryFold
 
 Record = dict[str, Any]
@@ -30,7 +30,7 @@ Record = dict[str, Any]
 class LogCheck:
     """A log checked event by event, in seq order."""
 
-    __slots__ = ("fold", "header", "lines", "start", "state", "types")
+    __slots__ = ("fold", "header", "lines", "start", "state", "track", "types")
 
     def __init__(self, header: SessionHeader) -> None:
         self.header = header
@@ -39,6 +39,7 @@ class LogCheck:
         self.fold = SummaryFold(self.start)
         self.lines: list[bytes] = []
         self.types: list[str] = []
+        self.track = PointTrack()
 
     def add(self, record: Record, raw: bytes) -> None:
         """Check `record`, decoded from `raw`, as the next event and keep its line;
@@ -52,6 +53,8 @@ class LogCheck:
         seq, etype = check_record(record, raw)
         self.state.step(seq, etype, record)
         self.fold.add(etype, record["ts"], record)
+        if etype in POINT_TYPES:  # the fork point's values, from this decoding
+            self.track.see(len(self.types), etype, record)
         self.types.append(sys.intern(etype))
 
     def result(self, torn_tail: bytes | None = None) -> LoadedLog:
@@ -63,7 +66,7 @@ class LogCheck:
             self.state,
             torn_tail,
             summary=self.fold.result(self.start),
-            point=fork_point_of(events),
+            point=self.track.point(),
         )
 
 

@@ -213,17 +213,25 @@ def _last_index(types: list[str], etype: str) -> int | None:
 
 
 def _point(prefix: Sequence[Event], fold: SummaryFold, titled: bool) -> ForkPoint | None:
+    """The point of `prefix` (see `_point_at`)."""
+    anchor: Mapping[str, Any] = anchor_of(prefix)
+    return _point_at(
+        len(prefix), anchor.get("anchorTurn"), anchor.get("anchorMessage"), fold, titled
+    )
+
+
+def _point_at(
+    seq: int, turn: Any, message: Any, fold: SummaryFold, titled: bool
+) -> ForkPoint | None:
     """The point, or None when a value the index could not hold back is not a string
     (a hand-written log may give a title or model of another type)."""
-    anchor: Mapping[str, Any] = anchor_of(prefix)
-    turn, message = anchor.get("anchorTurn"), anchor.get("anchorMessage")
     if not all(
         value is None or type(value) is str
         for value in (turn, message, fold.title, fold.model, fold.provider, fold.reasoning)
     ):
         return None
     return ForkPoint(
-        seq=len(prefix),
+        seq=seq,
         turn=turn,
         message=message,
         turns=fold.turns,
@@ -236,3 +244,69 @@ def _point(prefix: Sequence[Event], fold: SummaryFold, titled: bool) -> ForkPoin
         updated=fold.updated,
         reasoning=fold.reasoning,
     )
+
+
+Record = dict[str, Any]
+#: the types of the events a point takes a value or a count from (`PointTrack.see`)
+POINT_TYPES = frozenset({TURN_START, TURN_END, MESSAGE, MODEL_SELECT, SESSION_TITLE})
+
+
+class PointTrack:
+    """`fork_point_of` of a log being checked line by line, from the records the check
+    decodes anyway: what the sparse fold and `anchor_of` would decode a second time (the
+    turn end, the last model and title and the first user message before it, the
+    turn's last message) is kept as each turn ends, by reference, not copied. Fed every
+    event whose type is in POINT_TYPES, in log order; `point()` equals `fork_point_of`
+    of the checked log (tests/core/test_fork_point.py holds them to it)."""
+
+    __slots__ = ("anchor", "end", "first_user", "messages", "model", "title", "turns")
+
+    def __init__(self) -> None:
+        self.turns = self.messages = 0
+        self.model: tuple[int, Record] | None = None
+        self.title: tuple[int, Record] | None = None
+        self.first_user: tuple[int, Record] | None = None
+        #: the turn's last message so far (None: the turn has none yet)
+        self.anchor: Record | None = None
+        #: as the last turn end left them: its index and record, model, title, first
+        #: user message, anchor message, turns and messages
+        self.end: tuple[Any, ...] | None = None
+
+    def see(self, i: int, etype: str, record: Record) -> None:
+        """Event i (a checked record of a type in POINT_TYPES)."""
+        if etype == MESSAGE:
+            self.messages += 1
+            self.anchor = record
+            if self.first_user is None and record.get("role") == "user":
+                self.first_user = (i, record)
+        elif etype == TURN_START:
+            self.turns += 1
+            self.anchor = None  # the anchor turn has no message: never borrow an earlier turn's
+        elif etype == TURN_END:
+            self.end = (
+                i, record, self.model, self.title, self.first_user, self.anchor,
+                self.turns, self.messages,
+            )  # fmt: skip
+        elif etype == MODEL_SELECT:
+            self.model = (i, record)
+        elif etype == SESSION_TITLE:
+            self.title = (i, record)
+
+    def point(self) -> ForkPoint | None:
+        """The point of the last turn end seen (`fork_point_of`), or None."""
+        if self.end is None:
+            return None
+        i, end, model, title, first_user, anchor, turns, messages = self.end
+        # `_sparse_fold`'s events, in log order, the turn end last
+        picked = sorted((at for at in (model, title, first_user) if at is not None), key=_index)
+        picked.append((i, end))
+        fold = _fold_from(ForkPoint(0, None, None, 0, 0, None, False, None, None, None, ""))
+        for _, record in picked:
+            fold.add(record["type"], record["ts"], record)
+        fold.events, fold.turns, fold.messages = i + 1, turns, messages
+        message = None if anchor is None else anchor.get("id")
+        return _point_at(i + 1, end.get("turn"), message, fold, title is not None)
+
+
+def _index(at: tuple[int, Record]) -> int:
+    return at[0]
