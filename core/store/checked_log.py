@@ -30,7 +30,7 @@ Record = dict[str, Any]
 class LogCheck:
     """A log checked event by event, in seq order."""
 
-    __slots__ = ("fold", "header", "lines", "start", "state", "track", "types")
+    __slots__ = ("at", "fold", "header", "lines", "start", "state", "track", "types")
 
     def __init__(self, header: SessionHeader) -> None:
         self.header = header
@@ -40,6 +40,8 @@ class LogCheck:
         self.lines: list[bytes] = []
         self.types: list[str] = []
         self.track = PointTrack()
+        #: the index in `check_lines`'s lines of the line that failed the check
+        self.at = 0
 
     def add(self, record: Record, raw: bytes) -> None:
         """Check `record`, decoded from `raw`, as the next event and keep its line;
@@ -56,6 +58,37 @@ class LogCheck:
         if etype in POINT_TYPES:  # the fork point's values, from this decoding
             self.track.see(len(self.types), etype, record)
         self.types.append(sys.intern(etype))
+
+    def check_lines(self, lines: list[bytes], start: int) -> bool:
+        """`check` of each line of `lines` from `start` on, decoded here, blank lines
+        skipped; whether there was one. Raises orjson.JSONDecodeError or InvalidEvent,
+        `at` then naming the line. The loader's hot path: `check`'s body is repeated
+        here, its methods looked up once a file instead of once a line."""
+        loads, check_line = orjson.loads, check_record
+        step, add, see = self.state.step, self.fold.add, self.track.see
+        types = self.types
+        keep, intern, point_types = types.append, sys.intern, POINT_TYPES
+        blank = False
+        i = start
+        try:
+            for i in range(start, len(lines)):
+                raw = lines[i]
+                if not raw or raw.isspace():
+                    blank = True
+                    continue
+                record = loads(raw)
+                if type(record) is not dict:
+                    raise InvalidEvent("an event must be a JSON object")
+                seq, etype = check_line(record, raw)
+                step(seq, etype, record)
+                add(etype, record["ts"], record)
+                if etype in point_types:
+                    see(len(types), etype, record)
+                keep(intern(etype))
+        except (orjson.JSONDecodeError, InvalidEvent):
+            self.at = i
+            raise
+        return blank
 
     def result(self, torn_tail: bytes | None = None) -> LoadedLog:
         """The checked log: its lines decoded on access, its state, summary and point."""
