@@ -18,10 +18,10 @@ import orjson
 
 from forkwise.core.errors import InvalidEvent
 from forkwise.core.log.event_log import EventLog, gc_paused
-from forkwise.core.log.events import MAX_NESTING, check_record, line_too_deep
+from forkwise.core.log.events import MAX_NESTING, TURN_END, check_record, line_too_deep
 from forkwise.core.log.turns import BracketState
 from forkwise.core.store.backend import LoadedLog
-from forkwise.core.store.fork_point import POINT_TYPES, PointTrack
+from forkwise.core.store.fork_point import PointTrack
 from forkwise.core.store.session import SessionHeader, SessionSummary, SummaryFold
 
 Record = dict[str, Any]
@@ -55,8 +55,8 @@ class LogCheck:
         seq, etype = check_record(record, raw)
         self.state.step(seq, etype, record)
         self.fold.add(etype, record["ts"], record)
-        if etype in POINT_TYPES:  # the fork point's values, from this decoding
-            self.track.see(len(self.types), etype, record)
+        if etype == TURN_END:  # the fork point's values, from this decoding
+            self.track.turn_end(len(self.types), record, self.fold)
         self.types.append(sys.intern(etype))
 
     def check_lines(self, lines: list[bytes], start: int) -> bool:
@@ -65,9 +65,10 @@ class LogCheck:
         `at` then naming the line. The loader's hot path: `check`'s body is repeated
         here, its methods looked up once a file instead of once a line."""
         loads, check_line = orjson.loads, check_record
-        step, add, see = self.state.step, self.fold.add, self.track.see
+        fold, turn_end = self.fold, self.track.turn_end
+        step, add = self.state.step, fold.add
         types = self.types
-        keep, intern, point_types = types.append, sys.intern, POINT_TYPES
+        keep, intern = types.append, sys.intern
         blank = False
         i = start
         try:
@@ -82,8 +83,8 @@ class LogCheck:
                 seq, etype = check_line(record, raw)
                 step(seq, etype, record)
                 add(etype, record["ts"], record)
-                if etype in point_types:
-                    see(len(types), etype, record)
+                if etype == TURN_END:
+                    turn_end(len(types), record, fold)
                 keep(intern(etype))
         except (orjson.JSONDecodeError, InvalidEvent):
             self.at = i
@@ -99,7 +100,7 @@ class LogCheck:
             self.state,
             torn_tail,
             summary=self.fold.result(self.start),
-            point=self.track.point(),
+            point=self.track.point(self.start, self.types, self.lines),
         )
 
 

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
+
 from forkwise.core.log.event_log import event_types, head
 from forkwise.core.log.events import (
     MESSAGE,
@@ -246,67 +248,57 @@ def _point_at(
     )
 
 
-Record = dict[str, Any]
-#: the types of the events a point takes a value or a count from (`PointTrack.see`)
-POINT_TYPES = frozenset({TURN_START, TURN_END, MESSAGE, MODEL_SELECT, SESSION_TITLE})
-
 
 class PointTrack:
-    """`fork_point_of` of a log being checked line by line, from the records the check
-    decodes anyway: what the sparse fold and `anchor_of` would decode a second time (the
-    turn end, the last model and title and the first user message before it, the
-    turn's last message) is kept as each turn ends, by reference, not copied. Fed every
-    event whose type is in POINT_TYPES, in log order; `point()` equals `fork_point_of`
-    of the checked log (tests/core/test_fork_point.py holds them to it)."""
+    """`fork_point_of` of a log being checked line by line, without decoding its events
+    a second time: the check's own SummaryFold, as each `turn/end` left it, holds the
+    counts and the values the sparse fold would decode (the last model and title, the
+    first user message, the turn end's time), and the anchor message is the one line
+    decoded again. Told of each `turn/end` right after the fold took it (`turn_end`);
+    `point()` equals `fork_point_of` of the checked log (tests/core/test_fork_point.py
+    holds them to it at every length of random logs)."""
 
-    __slots__ = ("anchor", "end", "first_user", "messages", "model", "title", "turns")
+    __slots__ = ("end",)
 
     def __init__(self) -> None:
-        self.turns = self.messages = 0
-        self.model: tuple[int, Record] | None = None
-        self.title: tuple[int, Record] | None = None
-        self.first_user: tuple[int, Record] | None = None
-        #: the turn's last message so far (None: the turn has none yet)
-        self.anchor: Record | None = None
-        #: as the last turn end left them: its index and record, model, title, first
-        #: user message, anchor message, turns and messages
+        #: as the last turn end left it: its index, its record, and the fold's turns,
+        #: messages, title, model, provider, reasoning and first user text then
         self.end: tuple[Any, ...] | None = None
 
-    def see(self, i: int, etype: str, record: Record) -> None:
-        """Event i (a checked record of a type in POINT_TYPES)."""
-        if etype == MESSAGE:
-            self.messages += 1
-            self.anchor = record
-            if self.first_user is None and record.get("role") == "user":
-                self.first_user = (i, record)
-        elif etype == TURN_START:
-            self.turns += 1
-            self.anchor = None  # the anchor turn has no message: never borrow an earlier turn's
-        elif etype == TURN_END:
-            self.end = (
-                i, record, self.model, self.title, self.first_user, self.anchor,
-                self.turns, self.messages,
-            )  # fmt: skip
-        elif etype == MODEL_SELECT:
-            self.model = (i, record)
-        elif etype == SESSION_TITLE:
-            self.title = (i, record)
+    def turn_end(self, i: int, record: dict[str, Any], fold: SummaryFold) -> None:
+        """Event i, a checked `turn/end`, was just folded into `fold`."""
+        self.end = (
+            i, record, fold.turns, fold.messages, fold.title, fold.model, fold.provider,
+            fold.reasoning, fold.first_user,
+        )  # fmt: skip
 
-    def point(self) -> ForkPoint | None:
-        """The point of the last turn end seen (`fork_point_of`), or None."""
+    def point(
+        self, start: SessionSummary, types: list[str], lines: Sequence[bytes]
+    ) -> ForkPoint | None:
+        """The point of the last turn end told (`fork_point_of`), or None; `start`: the
+        summary the fold started from, `types` and `lines`: the checked log's."""
         if self.end is None:
             return None
-        i, end, model, title, first_user, anchor, turns, messages = self.end
-        # `_sparse_fold`'s events, in log order, the turn end last
-        picked = sorted((at for at in (model, title, first_user) if at is not None), key=_index)
-        picked.append((i, end))
+        i, end, turns, messages, title, model, provider, reasoning, first_user = self.end
+        try:
+            titled = types.index(SESSION_TITLE, 0, i) >= 0
+        except ValueError:
+            titled = False
         fold = _fold_from(ForkPoint(0, None, None, 0, 0, None, False, None, None, None, ""))
-        for _, record in picked:
-            fold.add(record["type"], record["ts"], record)
-        fold.events, fold.turns, fold.messages = i + 1, turns, messages
-        message = None if anchor is None else anchor.get("id")
-        return _point_at(i + 1, end.get("turn"), message, fold, title is not None)
+        fold.turns, fold.messages = turns - start.turns, messages - start.messages
+        fold.title = title if titled else None
+        fold.model, fold.provider, fold.reasoning = model, provider, reasoning
+        fold.first_user, fold.updated = first_user, end["ts"]
+        return _point_at(i + 1, end.get("turn"), _anchor_message(types, lines, i), fold, titled)
 
 
-def _index(at: tuple[int, Record]) -> int:
-    return at[0]
+def _anchor_message(types: list[str], lines: Sequence[bytes], end: int) -> Any:
+    """`anchor_of`'s message for the turn end at index `end`: the id of the last message
+    before it in its turn, decoded from that message's (checked) line; None if none."""
+    for j in range(end - 1, -1, -1):
+        etype = types[j]
+        if etype == MESSAGE:
+            return orjson.loads(lines[j]).get("id")
+        if etype == TURN_START:
+            return None
+    return None

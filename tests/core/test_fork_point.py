@@ -106,21 +106,22 @@ def test_a_fork_point_is_what_folding_the_prefix_gives(
 
 
 @examples(200, 2000)
-@given(logs())
+@given(logs(), st.sampled_from([None, "a"]))
 def test_the_point_a_check_keeps_is_the_one_decoding_the_log_finds(
-    drafts: list[dict[str, Any]],
+    drafts: list[dict[str, Any]], meta_title: str | None
 ) -> None:
-    """The loader's check keeps the records the point takes its values from as it goes
-    (`PointTrack`) instead of decoding them again: at every length of the log, checked
-    as records or as a file's lines, it is the point `fork_point_of` decodes."""
+    """The loader's check takes the point's values from its own fold as each turn ends
+    (`PointTrack`) instead of decoding those events again: at every length of the log,
+    checked as records or as a file's lines, it is the point `fork_point_of` decodes."""
     events = events_of(drafts)
-    header = SessionHeader("h", "c", "/w", "p")
+    header = SessionHeader("h", "c", "/w", "p", meta={"title": meta_title} if meta_title else {})
     for n in range(len(events) + 1):
         prefix = events[:n]
         expected = fork_point_of(EventLog.lazy([e.encode() for e in prefix]), decode=True)
         assert expected == fork_point_of(prefix)
         assert check_records(header, [e.to_record() for e in prefix]).point == expected
-        parsed, _, _ = parse_log(file_bytes("h", prefix), "h")
+        meta = {"meta": header.meta} if meta_title else {}
+        parsed, _, _ = parse_log(file_bytes("h", prefix, **meta), "h")
         assert parsed.point == expected
 
 
