@@ -3,7 +3,8 @@
 The loader (`backends/jsonl_read.parse_log`) checks each decoded line of a file; an import
 checks each record a reader made before it is written. Both go through `LogCheck`: the
 reserved keys and required fields of the event (`check_record`), the turn brackets and
-message ids (`BracketState.step`), the listing's summary (`SummaryFold`), and what stays in
+message ids (`BracketState.step`), the listing's summary (`SummaryFold`), the fork point
+from that fold as each turn ends (`PointTrack`: no event decoded twice), and what stays in
 memory is each event's serialized line and type (`EventLog.lazy`), not a decoded `Event`:
 an import of a few GB keeps bytes, which the cyclic collector never walks.
 """
