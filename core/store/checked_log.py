@@ -3,7 +3,8 @@
 The loader (`backends/jsonl_read.parse_log`) checks each decoded line of a file; an import
 checks each record a reader made before it is written. Both go through `LogCheck`: the
 reserved keys and required fields of the event (`check_record`), the turn brackets and
-message ids (`BracketState.step`), the listing's summary (`SummaryFold`), and what stays in
+message ids (`BracketState.step`), the listing's summary (`SummaryFold`), the fork point
+from that fold as each turn ends (`PointTrack`: no event decoded twice), and what stays in
 memory is each event's serialized line and type (`EventLog.lazy`), not a decoded `Event`:
 an import of a few GB keeps bytes, which the cyclic collector never walks.
 """
@@ -18,10 +19,10 @@ import orjson
 
 from forkwise.core.errors import InvalidEvent
 from forkwise.core.log.event_log import EventLog, gc_paused
-from forkwise.core.log.events import MAX_NESTING, check_record, line_too_deep
+from forkwise.core.log.events import MAX_NESTING, TURN_END, check_record, line_too_deep
 from forkwise.core.log.turns import BracketState
 from forkwise.core.store.backend import LoadedLog
-from forkwise.core.store.fork_point import fork_point_of
+from forkwise.core.store.fork_point import PointTrack
 from forkwise.core.store.session import SessionHeader, SessionSummary, SummaryFold
 
 Record = dict[str, Any]
@@ -30,7 +31,7 @@ Record = dict[str, Any]
 class LogCheck:
     """A log checked event by event, in seq order."""
 
-    __slots__ = ("fold", "header", "lines", "start", "state", "types")
+    __slots__ = ("at", "fold", "header", "lines", "start", "state", "track", "types")
 
     def __init__(self, header: SessionHeader) -> None:
         self.header = header
@@ -39,6 +40,9 @@ class LogCheck:
         self.fold = SummaryFold(self.start)
         self.lines: list[bytes] = []
         self.types: list[str] = []
+        self.track = PointTrack()
+        #: the index in `check_lines`'s lines of the line that failed the check
+        self.at = 0
 
     def add(self, record: Record, raw: bytes) -> None:
         """Check `record`, decoded from `raw`, as the next event and keep its line;
@@ -52,7 +56,41 @@ class LogCheck:
         seq, etype = check_record(record, raw)
         self.state.step(seq, etype, record)
         self.fold.add(etype, record["ts"], record)
+        if etype == TURN_END:  # the fork point's values, from this decoding
+            self.track.turn_end(len(self.types), record, self.fold)
         self.types.append(sys.intern(etype))
+
+    def check_lines(self, lines: list[bytes], start: int) -> bool:
+        """`check` of each line of `lines` from `start` on, decoded here, blank lines
+        skipped; whether there was one. Raises orjson.JSONDecodeError or InvalidEvent,
+        `at` then naming the line. The loader's hot path: `check`'s body is repeated
+        here, its methods looked up once a file instead of once a line."""
+        loads, check_line = orjson.loads, check_record
+        fold, turn_end = self.fold, self.track.turn_end
+        step, add = self.state.step, fold.add
+        types = self.types
+        keep, intern = types.append, sys.intern
+        blank = False
+        i = start
+        try:
+            for i in range(start, len(lines)):
+                raw = lines[i]
+                if not raw or raw.isspace():
+                    blank = True
+                    continue
+                record = loads(raw)
+                if type(record) is not dict:
+                    raise InvalidEvent("an event must be a JSON object")
+                seq, etype = check_line(record, raw)
+                step(seq, etype, record)
+                add(etype, record["ts"], record)
+                if etype == TURN_END:
+                    turn_end(len(types), record, fold)
+                keep(intern(etype))
+        except (orjson.JSONDecodeError, InvalidEvent):
+            self.at = i
+            raise
+        return blank
 
     def result(self, torn_tail: bytes | None = None) -> LoadedLog:
         """The checked log: its lines decoded on access, its state, summary and point."""
@@ -63,7 +101,7 @@ class LogCheck:
             self.state,
             torn_tail,
             summary=self.fold.result(self.start),
-            point=fork_point_of(events),
+            point=self.track.point(self.start, self.types, self.lines),
         )
 
 

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
+
 from forkwise.core.log.event_log import event_types, head
 from forkwise.core.log.events import (
     MESSAGE,
@@ -213,17 +215,25 @@ def _last_index(types: list[str], etype: str) -> int | None:
 
 
 def _point(prefix: Sequence[Event], fold: SummaryFold, titled: bool) -> ForkPoint | None:
+    """The point of `prefix` (see `_point_at`)."""
+    anchor: Mapping[str, Any] = anchor_of(prefix)
+    return _point_at(
+        len(prefix), anchor.get("anchorTurn"), anchor.get("anchorMessage"), fold, titled
+    )
+
+
+def _point_at(
+    seq: int, turn: Any, message: Any, fold: SummaryFold, titled: bool
+) -> ForkPoint | None:
     """The point, or None when a value the index could not hold back is not a string
     (a hand-written log may give a title or model of another type)."""
-    anchor: Mapping[str, Any] = anchor_of(prefix)
-    turn, message = anchor.get("anchorTurn"), anchor.get("anchorMessage")
     if not all(
         value is None or type(value) is str
         for value in (turn, message, fold.title, fold.model, fold.provider, fold.reasoning)
     ):
         return None
     return ForkPoint(
-        seq=len(prefix),
+        seq=seq,
         turn=turn,
         message=message,
         turns=fold.turns,
@@ -236,3 +246,59 @@ def _point(prefix: Sequence[Event], fold: SummaryFold, titled: bool) -> ForkPoin
         updated=fold.updated,
         reasoning=fold.reasoning,
     )
+
+
+
+class PointTrack:
+    """`fork_point_of` of a log being checked line by line, without decoding its events
+    a second time: the check's own SummaryFold, as each `turn/end` left it, holds the
+    counts and the values the sparse fold would decode (the last model and title, the
+    first user message, the turn end's time), and the anchor message is the one line
+    decoded again. Told of each `turn/end` right after the fold took it (`turn_end`);
+    `point()` equals `fork_point_of` of the checked log (tests/core/test_fork_point.py
+    holds them to it at every length of random logs)."""
+
+    __slots__ = ("end",)
+
+    def __init__(self) -> None:
+        #: as the last turn end left it: its index, its record, and the fold's turns,
+        #: messages, title, model, provider, reasoning and first user text then
+        self.end: tuple[Any, ...] | None = None
+
+    def turn_end(self, i: int, record: dict[str, Any], fold: SummaryFold) -> None:
+        """Event i, a checked `turn/end`, was just folded into `fold`."""
+        self.end = (
+            i, record, fold.turns, fold.messages, fold.title, fold.model, fold.provider,
+            fold.reasoning, fold.first_user,
+        )  # fmt: skip
+
+    def point(
+        self, start: SessionSummary, types: list[str], lines: Sequence[bytes]
+    ) -> ForkPoint | None:
+        """The point of the last turn end told (`fork_point_of`), or None; `start`: the
+        summary the fold started from, `types` and `lines`: the checked log's."""
+        if self.end is None:
+            return None
+        i, end, turns, messages, title, model, provider, reasoning, first_user = self.end
+        try:
+            titled = types.index(SESSION_TITLE, 0, i) >= 0
+        except ValueError:
+            titled = False
+        fold = _fold_from(ForkPoint(0, None, None, 0, 0, None, False, None, None, None, ""))
+        fold.turns, fold.messages = turns - start.turns, messages - start.messages
+        fold.title = title if titled else None
+        fold.model, fold.provider, fold.reasoning = model, provider, reasoning
+        fold.first_user, fold.updated = first_user, end["ts"]
+        return _point_at(i + 1, end.get("turn"), _anchor_message(types, lines, i), fold, titled)
+
+
+def _anchor_message(types: list[str], lines: Sequence[bytes], end: int) -> Any:
+    """`anchor_of`'s message for the turn end at index `end`: the id of the last message
+    before it in its turn, decoded from that message's (checked) line; None if none."""
+    for j in range(end - 1, -1, -1):
+        etype = types[j]
+        if etype == MESSAGE:
+            return orjson.loads(lines[j]).get("id")
+        if etype == TURN_START:
+            return None
+    return None

@@ -51,6 +51,39 @@ def nested(depth: int) -> Any:
     return value
 
 
+def mixed(depth: int, kinds: str) -> Any:
+    """A value `depth` containers deep, the i-th of kind kinds[i % len(kinds)] ("[" or
+    "{"), the innermost empty."""
+    value: Any = [] if kinds[(depth - 1) % len(kinds)] == "[" else {}
+    for i in range(depth - 2, -1, -1):
+        value = [value] if kinds[i % len(kinds)] == "[" else {"k": value}
+    return value
+
+
+@pytest.mark.parametrize("kinds", ["[", "{", "[{", "{[", "[[{"])
+@pytest.mark.parametrize("padding", [0, 5000])
+def test_the_loader_refuses_a_line_by_its_depth_whatever_its_brackets(
+    kinds: str, padding: int
+) -> None:
+    """check_record walks only a line with more opening brackets than MAX_NESTING (lists
+    and objects alike, counted in one scan): a line one level too deep is refused however
+    its containers mix, and brackets inside strings only make a shallow line walked."""
+    text = "x" * padding
+    for depth, refused in ((MAX_NESTING - 1, False), (MAX_NESTING, True)):
+        record = {"seq": 1, "type": "plugin/t", "ts": "x", "s": text, "v": mixed(depth, kinds)}
+        raw = orjson.dumps(record)
+        assert raw.count(b"[") + raw.count(b"{") == depth + 1
+        if refused:
+            with pytest.raises(InvalidEvent, match="nested deeper"):
+                check_record(orjson.loads(raw), raw)
+        else:
+            assert check_record(orjson.loads(raw), raw) == (1, "plugin/t")
+    brackets = "[{" * MAX_NESTING + "]}" * MAX_NESTING
+    shallow = {"seq": 2, "type": "plugin/t", "ts": "x", "s": brackets, "v": mixed(3, kinds)}
+    raw = orjson.dumps(shallow)
+    assert check_record(orjson.loads(raw), raw) == (2, "plugin/t")
+
+
 def test_build_refuses_nesting_the_loader_would_refuse() -> None:
     # the payload sits one level inside the event object
     Event.build(1, "plugin/test", {"v": nested(MAX_NESTING - 1)})

@@ -19,6 +19,7 @@ from strategies import examples, logs
 from forkwise.core.log.event_log import EventLog
 from forkwise.core.log.events import TURN_END
 from forkwise.core.store.backends.jsonl import JsonlBackend, parse_log
+from forkwise.core.store.checked_log import check_records
 from forkwise.core.store.fork_point import fork_point_of
 from forkwise.core.store.session import SessionHeader, SessionSummary
 from forkwise.core.store.session_store import SessionStore
@@ -102,6 +103,26 @@ def test_a_fork_point_is_what_folding_the_prefix_gives(
         previous = point
     if not ends:
         assert fork_point_of(events) is None
+
+
+@examples(200, 2000)
+@given(logs(), st.sampled_from([None, "a"]))
+def test_the_point_a_check_keeps_is_the_one_decoding_the_log_finds(
+    drafts: list[dict[str, Any]], meta_title: str | None
+) -> None:
+    """The loader's check takes the point's values from its own fold as each turn ends
+    (`PointTrack`) instead of decoding those events again: at every length of the log,
+    checked as records or as a file's lines, it is the point `fork_point_of` decodes."""
+    events = events_of(drafts)
+    header = SessionHeader("h", "c", "/w", "p", meta={"title": meta_title} if meta_title else {})
+    for n in range(len(events) + 1):
+        prefix = events[:n]
+        expected = fork_point_of(EventLog.lazy([e.encode() for e in prefix]), decode=True)
+        assert expected == fork_point_of(prefix)
+        assert check_records(header, [e.to_record() for e in prefix]).point == expected
+        meta = {"meta": header.meta} if meta_title else {}
+        parsed, _, _ = parse_log(file_bytes("h", prefix, **meta), "h")
+        assert parsed.point == expected
 
 
 def test_a_fork_inside_the_log_gives_the_childs_summary(harness: StoreHarness) -> None:

@@ -55,19 +55,10 @@ def _parse_log(all_lines: list[bytes], size: int, path: str) -> tuple[LoadedLog,
     lines, header, tail = _split_log(all_lines, size, path)
     header_raw = lines[0]
     check = LogCheck(header)
-    loads, checked = orjson.loads, check.check
-    blank = False
-    lineno = 1
     try:
-        for lineno, raw in enumerate(lines[1:], start=2):  # noqa: B007  (lineno: named in the error)
-            if not raw or raw.isspace():
-                blank = True
-                continue
-            record = loads(raw)
-            if type(record) is not dict:
-                raise InvalidEvent("an event must be a JSON object")
-            checked(record, raw)
+        blank = check.check_lines(lines, 1)
     except (orjson.JSONDecodeError, InvalidEvent) as exc:
+        lineno = check.at + 1
         raise CorruptLog(f"{path}, line {lineno}: {exc}", path=path, line=lineno) from exc
     # the checked lines: the file's, but its header and blank lines
     check.lines = [x for x in lines[1:] if x and not x.isspace()] if blank else lines[1:]
