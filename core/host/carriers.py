@@ -137,18 +137,21 @@ class InProcessCarrier:
         # handed over on the loop's next turn, all that came meanwhile at once: the order
         # a socket would have, and the host is never re-entered
         if self._receive is not None:
-            # a note made for one delivery goes to the first connection as it is
-            params = take(message.get("params"))
-            if params is not None:
-                self._inbox.append({**message, "params": params})
-            elif (rows := take_rows(message.get("result"))) is not None and (
-                sent := as_sent(rows)
-            ) is not None:
-                self._inbox.append({**message, "result": sent})
-            else:
-                self._inbox.append(self._pass(message))
+            self._inbox.append(self._handed(message))
             if len(self._inbox) == 1:
                 asyncio.get_running_loop().call_soon(self._hand_over)
+
+    def _handed(self, message: Json) -> Json:
+        """`message` as the client gets it: a note made for one delivery goes to the first
+        connection as it is, and so do a listing's rows (checked as the wire would check
+        them, unless the results are `shared`: they never were); the rest as `_pass` has it."""
+        params = take(message.get("params"))
+        if params is not None:
+            return {**message, "params": params}
+        rows = take_rows(message.get("result"))
+        if rows is not None and (self._pass is _as_is or as_sent(rows) is not None):
+            return {**message, "result": rows}
+        return self._pass(message)
 
     def _hand_over(self) -> None:
         inbox, self._inbox = self._inbox, []
