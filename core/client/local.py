@@ -63,7 +63,10 @@ def indexed_rows(store_dir: Path | str | None, newest: int | None = None) -> lis
 def save_index_head(store_dir: Path | str | None) -> bool:
     """Write the head of a folder store's index (`index_head`) as the index is now: the
     app does once its host has closed the store, so that its next start reads the first
-    page's entries instead of the whole index. False when there is nothing to write."""
+    page's entries instead of the whole index. The catalogue writes a head with each index
+    it writes (`index_head.save_head`): this makes one only when there is none of the
+    current index (a store written by an older version). False when there is nothing to
+    write."""
     if not isinstance(store_dir, Path):
         return False
     from forkwise.core.store.backends.index_head import write_head

@@ -13,6 +13,7 @@ from forkwise.core.errors import ForkwiseError, InvalidBoundary
 from forkwise.core.host.lineage import source_state
 from forkwise.core.host.paging import page_end
 from forkwise.core.notifications import StoreIndexing
+from forkwise.core.runtime.fresh_notes import fresh_rows
 from forkwise.core.runtime.providers.offline import model_select_draft
 
 if TYPE_CHECKING:  # what Host gives its parts
@@ -81,7 +82,7 @@ class ReadVerbs:
                     turn = OpenTurn.of(await self.io(self.store.get, row["id"]))
                     if turn is not None and not turn.pending:
                         row.update(running=False, interrupted=True)
-        return rows
+        return fresh_rows(rows)  # made for this reply: a client may take them uncopied
 
     def _indexing_progress(self) -> Callable[[int, int], None] | None:
         """Progress of a listing that reads logs (no index yet), as `store/indexing`

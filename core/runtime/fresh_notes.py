@@ -1,4 +1,5 @@
-"""Notifications the in-process carrier may hand over without copying them.
+"""Notifications (and listings: FreshRows) the in-process carrier may hand over without
+copying them.
 
 The in-process carrier (host/carriers.py) copies every message through an orjson round
 trip, so that a client never holds the host's objects and gets the shapes a socket would
@@ -42,3 +43,31 @@ def take(params: object) -> dict[str, Any] | None:
         return None
     params.taken = True
     return dict(params)
+
+
+class FreshRows(list[dict[str, Any]]):
+    """A reply's result made for that reply alone: rows (a listing's `summary_row`s), each
+    a dict of the types a JSON decoder gives, every list and dict in it its own, held by
+    no one once returned. The in-process carrier hands them over without the wire's round
+    trip once they encode (host/carriers.py `as_sent`: the wire's checks, in C); `taken`
+    once a connection owns them."""
+
+    __slots__ = ("taken",)
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        super().__init__(rows)
+        self.taken = False
+
+
+def fresh_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`rows` (made for one reply, kept by no one once returned) marked FreshRows."""
+    return FreshRows(rows)
+
+
+def take_rows(result: object) -> list[dict[str, Any]] | None:
+    """`result` as a plain list for the first connection that takes it; None when it is
+    not FreshRows or was taken already (then it must be copied)."""
+    if type(result) is not FreshRows or result.taken:
+        return None
+    result.taken = True
+    return list(result)

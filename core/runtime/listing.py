@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from copy import deepcopy
 from operator import itemgetter
 from typing import Any
 
@@ -15,8 +16,11 @@ def summary_row(summary: SessionSummary, default: ModelChoice | None = None) -> 
     """`summary.to_dict()` with the model the next turn runs on: the log's latest
     model/select, else `default` (the offline model unless a host says otherwise). The
     row's keys are all made in one dict display there: a key added to a dict of 20 makes
-    it grow its table (10,000 rows in a new process: ~2 ms of CPU more)."""
+    it grow its table (10,000 rows in a new process: ~2 ms of CPU more). Every list and
+    dict of the row is its own (a listing hands rows to a client uncopied: FreshRows)."""
     row = summary.to_dict()
+    if row["error"] is not None:  # rare; copied whole: a row holds nothing of the summary's
+        row["error"] = deepcopy(row["error"])
     if row["model"] is None:
         choice = default or default_choice()
         row["model"], row["provider"] = choice.model, choice.provider

@@ -82,15 +82,17 @@ def write_file_atomically(
             os.unlink(backup)
 
 
-def replace_file(path: Path, data: bytes, *, mode: int = PRIVATE_FILE) -> None:
+def replace_file(path: Path, data: bytes, *, mode: int = PRIVATE_FILE) -> os.stat_result:
     """Put `data` in place at once (a reader sees the old file or the new one), without
     waiting for the disk: for caches, which a crash may leave old, empty or unreadable,
-    and which are rebuilt from the files they summarize when they are."""
+    and which are rebuilt from the files they summarize when they are. Returns the new
+    file's stat as written (the name may be another file's by the time a caller looks)."""
     tmp = path.with_name(f".{path.name}.{random_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         try:
             write_all(fd, data)
+            written = os.fstat(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -98,6 +100,7 @@ def replace_file(path: Path, data: bytes, *, mode: int = PRIVATE_FILE) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    return written
 
 
 def fsync_path(path: Path) -> None:

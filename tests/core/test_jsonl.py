@@ -165,7 +165,7 @@ def test_no_temporary_files_are_left_behind(store: SessionStore, jsonl_root: Pat
     store.list()
     store.close()
     assert sorted(tree(jsonl_root)) == [
-        "index-log.json", "index.json", "sessions/a.jsonl", "sessions/b.jsonl"
+        "index-head.json", "index-log.json", "index.json", "sessions/a.jsonl", "sessions/b.jsonl"
     ]  # fmt: skip
 
 

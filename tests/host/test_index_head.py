@@ -5,6 +5,8 @@ rows are the ones the whole index gives."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -75,12 +77,17 @@ async def test_a_head_of_an_index_replaced_since_is_not_taken(tmp_path: Path) ->
     store = tmp_path / "store"
     await lineage_store(store)
     assert save_index_head(store)
+    old_head = (store / HEAD_NAME).read_bytes()
     opened = await open_store(store, serve=False)
     try:
         latest = (await opened.client.create_session("after the head"))["id"]
         await opened.client.prompt_and_wait(latest, "a question")
     finally:
         await opened.close()
+    # the host wrote a head of its index; the one made before (of the index replaced
+    # since) put back, as a crash between the two writes would leave it
+    assert read_head(store / "index.json", 1) is not None
+    (store / HEAD_NAME).write_bytes(old_head)
     assert read_head(store / "index.json", 1) is None
     rows = indexed_rows(store, 1)
     assert [row["id"] for row in rows] == [latest]
@@ -89,9 +96,11 @@ async def test_a_head_of_an_index_replaced_since_is_not_taken(tmp_path: Path) ->
 
 @pytest.mark.asyncio
 async def test_a_head_short_of_the_page_asked_for_is_not_taken(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = tmp_path / "store"
     await lineage_store(store)
+    (store / HEAD_NAME).unlink()  # the one its host wrote, of HEAD_TOPS as it is
     monkeypatch.setattr(index_head, "HEAD_TOPS", 1)  # a store with more tops than it holds
     assert save_index_head(store)
     assert read_head(store / "index.json", 1) is not None
@@ -102,11 +111,13 @@ async def test_a_head_short_of_the_page_asked_for_is_not_taken(
 
 @pytest.mark.asyncio
 async def test_tops_the_head_runs_out_of_come_from_the_whole_index(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A head whose tops' logs changed since gives no first page short of `newest`: the
     next tops come from the whole index, as without a head."""
     store = tmp_path / "store"
     ids, _listed = await lineage_store(store)
+    (store / HEAD_NAME).unlink()  # the one its host wrote, of HEAD_TOPS as it is
     monkeypatch.setattr(index_head, "HEAD_TOPS", 1)
     assert save_index_head(store)
     newest = store / "sessions" / f"{ids[2]}.jsonl"
@@ -129,3 +140,46 @@ def test_no_head_without_an_index_and_a_broken_head_is_passed_over(tmp_path: Pat
     (store / HEAD_NAME).write_bytes(b"{not json")
     assert read_head(store / "index.json", 1) is None
     assert indexed_rows(store, 1) == []
+
+
+@pytest.mark.asyncio
+async def test_after_a_cli_command_the_preview_reads_the_head_not_the_index(
+    tmp_path: Path,
+) -> None:
+    """Any process that rewrites `index.json` writes its head too: after a CLI command
+    (a fork: the index is rewritten) the app's next start takes the head. The index is
+    then made unreadable in place (same inode, size and mtime: the head still names it);
+    the preview's rows come whole from the head all the same."""
+    store = tmp_path / "store"
+    ids, _listed = await lineage_store(store)
+    index = store / "index.json"
+    before = index.stat().st_ino
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forkwise.core.cli",
+            "sessions",
+            "fork",
+            "--store",
+            str(store),
+            ids[0],
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert index.stat().st_ino != before  # the CLI rewrote the index
+    assert read_head(index, 3) is not None
+    expected = {n: indexed_rows(store, n) for n in range(1, 5)}
+    assert len(expected[4]) == 6  # three tops, a fork of a fork beneath one, the new fork
+
+    st = index.stat()
+    with open(index, "r+b") as f:  # garbage of the same size, the same file
+        f.write(b"x" * st.st_size)
+    os.utime(index, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert whole_index_rows(store, 4) == []  # what reading the index would give now
+    for n in range(1, 5):
+        assert indexed_rows(store, n) == expected[n], n

@@ -129,9 +129,15 @@ def _fork_from_index(data: object, events: int) -> tuple[ForkPoint | None, int |
 Summarize = Callable[[Path], tuple[SessionSummary, LogFacts | None]]
 
 
+#: told each time the index is written, with its entries and the written file's stat
+Saved = Callable[[Path, dict[str, dict[str, Any]], os.stat_result], None]
+
+
 class Catalogue:
-    def __init__(self, path: Path, writable: bool) -> None:
+    def __init__(self, path: Path, writable: bool, saved: Saved | None = None) -> None:
         self.path = path
+        #: what follows the index (its head, index_head.py): told after each write of it
+        self.saved = saved
         #: the log facts, in a file of their own beside the index (`index-log.json`)
         self.log_path = path.with_name(f"{path.stem}-log{path.suffix}")
         self.writable = writable
@@ -349,25 +355,27 @@ class Catalogue:
         # caches: not made durable (each entry is checked against its log, and an index a
         # crash left unreadable is rebuilt); the logs they describe are durable already.
         # The index first: facts whose entry a crash left out are never taken
-        self._write(
+        written = self._write(
             self.path, orjson.dumps({"version": INDEX_VERSION, "sessions": self._entries})
         )
+        if written is not None and self.saved is not None:
+            self.saved(self.path, self._entries, written)
         logs = self._logs
         if (
             logs is not None
             and self._logs_changed
-            and self._write(self.log_path, _logs_file(logs))
+            and self._write(self.log_path, _logs_file(logs)) is not None
         ):
             self._logs_changed = False
             self._legacy.clear()
 
-    def _write(self, path: Path, content: bytes) -> bool:
+    def _write(self, path: Path, content: bytes) -> os.stat_result | None:
+        """The written file's stat; None when it could not be written."""
         try:
-            replace_file(path, content)
-            return True
+            return replace_file(path, content)
         except OSError as exc:  # the index is a cache: failing to save it loses nothing
             log.warning("could not save the catalogue %s: %s", path, exc)
-            return False
+            return None
 
 
 def _read_index(path: Path, key: str) -> dict[str, Any]:

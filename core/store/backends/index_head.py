@@ -11,8 +11,9 @@ rename, which gives it a new inode), and falls back to the whole index otherwise
 Like the index it only saves work: each entry is still checked against its log (size and
 mtime) before its summary is shown. It is a pure function of one `index.json`, so any
 process may write it without the writer lock: a head made from an index replaced meanwhile
-names the old file and is never taken. The desktop app writes it once its host has closed
-the store (`forkwise.core.client.local.save_index_head`), for its next start.
+names the old file and is never taken. Whoever writes `index.json` writes the head of it
+right after (`save_head`, told by the catalogue), and the desktop app makes one once its
+host has closed the store if there is none of the index there (`save_index_head`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
+from heapq import nlargest
+from itertools import compress
+from operator import and_, itemgetter, ne, not_
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +33,7 @@ from forkwise.core.errors import ForkwiseError
 from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.backends.catalogue import Catalogue, entry_lineage, vouch_entry
-from forkwise.core.store.session import SessionSummary
+from forkwise.core.store.session import INDEX_ROW_KEYS, SessionSummary
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +43,12 @@ HEAD_VERSION = 1
 HEAD_TOPS = 256
 
 Entries = dict[str, dict[str, Any]]
+
+#: where a summary row keeps its source session and last activity (catalogue._lineage_of)
+_PARENT, _UPDATED = INDEX_ROW_KEYS.index("parentSession"), INDEX_ROW_KEYS.index("updated")
+#: a row as this version writes it, or one of the version before `approvals` were kept
+_ROW_LENGTHS = frozenset({len(INDEX_ROW_KEYS) - 1, len(INDEX_ROW_KEYS)})
+_PARENT_TYPES = frozenset({str, type(None)})
 
 
 def _identity(st: os.stat_result) -> list[int]:
@@ -89,7 +99,6 @@ def write_head(index_path: Path) -> bool:
     """Make the head of the `index.json` at `index_path` as it is now (unless the head
     there is of it already); False when there is none to make it from, or it changed
     while being read."""
-    head_path = index_path.with_name(HEAD_NAME)
     if read_head(index_path, HEAD_TOPS) is not None:  # made from this index already
         return True
     try:
@@ -100,7 +109,79 @@ def write_head(index_path: Path) -> bool:
         return False
     if not index or _identity(before) != _identity(after):
         return False
-    tops, children = entry_lineage(index)
+    return _save(index_path, index, before)
+
+
+def save_head(index_path: Path, index: Entries, written: os.stat_result) -> None:
+    """The head of the index just written to `index_path` (its `entries`, the file's
+    stat as written): the catalogue writes it with each index (`Catalogue.saved`), so that
+    the next window's start after any process changed the store (a CLI command, `forkwise
+    host`) reads the head instead of the whole index (at 100,000 sessions, 40 MB: 0.5-0.7
+    s of CPU and +126 MB). Picking the head's entries: ~60 ms at 100,000 sessions."""
+    if index:
+        _save(index_path, index, written)
+
+
+def _save(index_path: Path, index: Entries, st: os.stat_result) -> bool:
+    kept, tops = head_ids(index)
+    data = {
+        "version": HEAD_VERSION,
+        "index": _identity(st),
+        "complete": tops <= HEAD_TOPS,
+        "tops": min(tops, HEAD_TOPS),
+        "entries": {sid: index[sid] for sid in kept},
+    }
+    head_path = index_path.with_name(HEAD_NAME)
+    try:
+        replace_file(head_path, orjson.dumps(data))
+    except OSError as exc:  # a cache: the next start reads the whole index instead
+        log.warning("could not save the index head %s: %s", head_path, exc)
+        return False
+    return True
+
+
+def head_ids(index: Entries) -> tuple[list[str], int]:
+    """The sessions of the head (the first `HEAD_TOPS` tops of `entry_lineage(index)` and
+    every session beneath them, in the index's order) and how many tops there are. Entries
+    as this version writes them (a summary row each) are looked at in C, a column at a
+    time (100,000 entries: ~60 ms instead of entry_lineage's ~200); any other entry is
+    left to entry_lineage."""
+    sids = list(index)
+    try:
+        rows = list(map(itemgetter("summary"), index.values()))
+    except KeyError:
+        rows = []
+    if (
+        set(map(type, rows)) != {list}
+        or not set(map(len, rows)) <= _ROW_LENGTHS
+        or not set(map(type, updated := list(map(itemgetter(_UPDATED), rows)))) <= {str}
+        or not set(map(type, parents := list(map(itemgetter(_PARENT), rows)))) <= _PARENT_TYPES
+    ):
+        return _kept(*entry_lineage(index), sids)
+    # beneath another: its source is another session of the index (entry_lineage's rule)
+    beneath = list(map(and_, map(index.__contains__, parents), map(ne, parents, sids)))
+    is_top = list(map(not_, beneath))
+    top_updated = list(compress(updated, is_top))
+    if not top_updated:
+        return [], 0
+    # a pair made only for the tops active since the HEAD_TOPS-th latest (100,000 pairs
+    # cost more than all the rest)
+    since = nlargest(HEAD_TOPS, top_updated)[-1]
+    latest = compress(
+        zip(updated, sids, strict=True), map(and_, is_top, map(since.__le__, updated))
+    )
+    children: dict[str, list[str]] = {}
+    for parent, sid in compress(zip(parents, sids, strict=True), beneath):  # the forks: few
+        children.setdefault(parent, []).append(sid)
+    first = [sid for _updated, sid in nlargest(HEAD_TOPS, latest)]
+    return _kept(first, children, sids)[0], len(top_updated)
+
+
+def _kept(
+    tops: list[str], children: dict[str, list[str]], sids: list[str]
+) -> tuple[list[str], int]:
+    """The first `HEAD_TOPS` of `tops` and every session beneath them, in `sids`' order,
+    and how many tops there are."""
     kept: set[str] = set()
     stack = tops[:HEAD_TOPS]
     while stack:
@@ -108,16 +189,4 @@ def write_head(index_path: Path) -> bool:
         if sid not in kept:
             kept.add(sid)
             stack.extend(children.get(sid, ()))
-    data = {
-        "version": HEAD_VERSION,
-        "index": _identity(before),
-        "complete": len(tops) <= HEAD_TOPS,
-        "tops": min(len(tops), HEAD_TOPS),
-        "entries": {sid: entry for sid, entry in index.items() if sid in kept},
-    }
-    try:
-        replace_file(head_path, orjson.dumps(data))
-    except OSError as exc:  # a cache: the next start reads the whole index instead
-        log.warning("could not save the index head %s: %s", head_path, exc)
-        return False
-    return True
+    return list(compress(sids, map(kept.__contains__, sids))), len(tops)

@@ -37,6 +37,7 @@ from forkwise.core.store.atomic import fsync_dir, write_file_atomically
 from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
 from forkwise.core.store.backends.appenders import Appenders, Pending, undo_append
 from forkwise.core.store.backends.catalogue import Catalogue, LogFacts
+from forkwise.core.store.backends.index_head import save_head
 from forkwise.core.store.backends.jsonl_aside import (
     cut_torn_tail,
     keep_torn_tail,
@@ -102,7 +103,7 @@ class JsonlBackend:
                 self._lock = lock
         except OSError as exc:
             raise StorageError(f"cannot open the store at {self.root}: {exc}") from exc
-        self.catalogue = Catalogue(self.root / "index.json", writable)
+        self.catalogue = Catalogue(self.root / "index.json", writable, saved=save_head)
         if writable:
             sweep_leftovers(self.root, self.sessions_dir)
 
