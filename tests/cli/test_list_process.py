@@ -229,3 +229,20 @@ def test_a_readers_process_lists_a_database(
     listed = _listed(pg_url, "--json")
     assert sorted(r["id"] for r in orjson.loads(listed)) == ["pg-1", "pg-2"]
     assert listed.decode() == here.getvalue()
+
+
+def test_a_file_whose_name_is_not_utf8_is_not_a_session(tmp_path: Path) -> None:
+    """A log copied in under a name that is not UTF-8 made every listing end in a
+    traceback (its id cannot be encoded); the store's sessions list as before."""
+    root = tmp_path / "store"
+    write_store(root, 2, 6)
+    sessions = os.fsencode(root / "sessions")
+    data = (root / "sessions" / "bench-000000.jsonl").read_bytes()
+    with open(sessions + b"/\xff\xfe.jsonl", "wb") as fh:
+        fh.write(data)
+    for name in ("index.json", "index-log.json", "index-head.json"):
+        (root / name).unlink(missing_ok=True)
+    for _ in range(2):  # building the index, then from it
+        rows = orjson.loads(_listed(root, "--json"))
+        assert sorted(r["id"] for r in rows) == ["bench-000000", "bench-000001"]
+    assert os.path.exists(sessions + b"/\xff\xfe.jsonl")  # left alone

@@ -18,12 +18,15 @@ Vouch = Callable[[str, os.stat_result], SessionSummary | None]
 
 
 def scan(sessions_dir: Path) -> Iterator[os.DirEntry[str]]:
-    """The session files of the folder (`<id>.jsonl`; nothing when there is no folder)."""
+    """The session files of the folder (`<id>.jsonl`; nothing when there is no folder).
+    A name that is not ASCII is no session's (ids are ASCII, log/ids.py): a file whose
+    name is not even UTF-8, copied in by hand, made every listing fail (its id cannot be
+    written to the index, the wire or the terminal); it is left alone, as a hidden file is."""
     try:
         with os.scandir(sessions_dir) as it:
             for entry in it:
                 name = entry.name
-                if name.endswith(".jsonl") and not name.startswith("."):
+                if name.endswith(".jsonl") and not name.startswith(".") and name.isascii():
                     yield entry
     except FileNotFoundError:
         return
