@@ -191,7 +191,14 @@ class RpcConnection:
                 )
             )
             return
-        answer({"jsonrpc": "2.0", "id": request_id, "result": result})
+        try:
+            answer({"jsonrpc": "2.0", "id": request_id, "result": result})
+        except ForkwiseError as exc:  # the result cannot be sent (text that is not UTF-8):
+            answer(_error(request_id, APP_ERROR, exc.message, _data(exc)))  # say so, or
+        except Exception as exc:  # the caller would wait for an answer that never comes
+            log.exception("rpc method %s: its result cannot be sent", method)
+            answer(_error(request_id, INTERNAL_ERROR, f"internal error: {exc}",
+                          {"code": "internal-error"}))  # fmt: skip
 
     def subscribe(self) -> None:
         if self._unsubscribe is None:

@@ -15,12 +15,12 @@ import pytest
 import pytest_asyncio
 
 from forkwise.core.client.client import Client
-from forkwise.core.errors import HostUnavailable, RpcError, Unauthorized
+from forkwise.core.errors import HostUnavailable, InvalidText, RpcError, Unauthorized
 from forkwise.core.host.carriers import SocketServer, parse_address
 from forkwise.core.host.host import Host
 from forkwise.core.host.rpc import RpcServer
 
-from .conftest import TIMEOUT, TOKEN
+from .conftest import TIMEOUT, TOKEN, open_env
 
 
 @pytest_asyncio.fixture
@@ -192,3 +192,22 @@ async def test_no_host_and_lost_host(host: Host, sock_dir: Path) -> None:
     finally:
         await client.close()
         await rpc.close()
+
+
+@pytest.mark.asyncio
+async def test_a_result_that_cannot_be_sent_is_answered_with_an_error(
+    carrier: str, tmp_path: Path, sock_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A verb's result holding text that is not UTF-8 (a path decoded with surrogate
+    escapes) cannot go on the wire: the caller gets the error naming it, not a wait without
+    end for an answer, and the connection goes on answering."""
+    from forkwise.core.host import rpc
+
+    async def unsendable(_conn: Any, _params: Any) -> Any:
+        return {"cwd": b"/work/\xff".decode("utf-8", "surrogateescape")}
+
+    monkeypatch.setitem(rpc.METHODS, "test.unsendable", unsendable)
+    async with open_env(carrier, tmp_path, sock_dir) as env:
+        with pytest.raises(InvalidText, match="cwd"):
+            await asyncio.wait_for(env.client.call("test.unsendable"), TIMEOUT)
+        assert await asyncio.wait_for(env.client.list_sessions(), TIMEOUT) == []
