@@ -40,13 +40,15 @@ class ReadVerbs:
     if TYPE_CHECKING:  # what Host gives its parts
         store: SessionStore
         replays: ReplayCache
-        search_index: SearchIndex
         orphaned: bool
         _agents: dict[str, Agent]
         _served: set[str]
         _listeners: Sequence[object]
         _default_model: ModelChoice
         _context_kept: tuple[tuple[str, str, int], Replay] | None
+
+        @property
+        def search_index(self) -> SearchIndex: ...
 
         @property
         def read_only(self) -> bool: ...
