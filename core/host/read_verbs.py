@@ -10,8 +10,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from forkwise.core.errors import ForkwiseError, InvalidBoundary
-from forkwise.core.host.lineage import source_state
-from forkwise.core.host.paging import page_end
 from forkwise.core.notifications import StoreIndexing
 from forkwise.core.runtime.listing import summary_row
 from forkwise.core.runtime.providers.offline import model_select_draft
@@ -105,6 +103,8 @@ class ReadVerbs:
         return progress
 
     async def get_session(self, session_id: str) -> Json:
+        # imported by the verbs that use them (as `paging` by `context`): not by a listing
+        from forkwise.core.host.lineage import source_state
         from forkwise.core.runtime.turn_state import OpenTurn, latest_choice
 
         snap = await self._serve(session_id)
@@ -155,6 +155,8 @@ class ReadVerbs:
             replayed = (await self.io(self.replays.replayer, snap)).result()
             self._context_kept = (key, replayed)
         transcript = replayed.transcript
+        from forkwise.core.host.paging import page_end
+
         end = page_end(transcript, after, min(max_bytes, MAX_CONTEXT_PAGE))
         from forkwise.core.runtime.turn_state import choice_of
 
