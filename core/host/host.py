@@ -41,7 +41,6 @@ from forkwise.core.host.import_ledger import ImportLedger
 from forkwise.core.host.read_verbs import ReadVerbs
 from forkwise.core.host.settings_verbs import SettingsVerbs
 from forkwise.core.host.source_verbs import SourceVerbs
-from forkwise.core.host.source_watch import SourceWatcher
 from forkwise.core.host.store_workers import StoreWorkers
 from forkwise.core.notifications import (
     CATALOGUE_UPSERT,
@@ -83,6 +82,7 @@ from forkwise.core.store.session_store import DiskChange, SessionStore
 if TYPE_CHECKING:  # imported where used: a one-shot command that runs no turn, searches
     # nothing and reads no settings does not load them (python -X importtime)
     from forkwise.core.host.disk_follow import DiskFollower
+    from forkwise.core.host.source_watch import SourceWatcher
     from forkwise.core.log.replay import Replay
     from forkwise.core.runtime.agent import Agent
     from forkwise.core.runtime.tools import Delegate, Tool
@@ -127,10 +127,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         self.imports.attach(store)
         #: replay checkpoints of long sessions (`store/replay_cache.py`), none unless given
         self.replays = replays if replays is not None else ReplayCache(None, writable=False)
-        #: the agents' session folders this host keeps up with (off until asked)
-        self.sources = SourceWatcher(
-            self._import_changed, self._source_changed, progress=self._watch_progress
-        )
+        self._sources: SourceWatcher | None = None  # made when first asked (`sources`)
         self.workspaces: Workspaces = workspaces if workspaces is not None else MemoryWorkspaces()
         self.providers: dict[str, Provider] = dict(providers or {"offline": OfflineProvider()})
         self._tools: Mapping[str, Tool] | None = tools  # the built-in ones when None
@@ -195,6 +192,18 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
                 self._search = SearchIndex(self._search_path)
                 self._unsubscribe_search = self._search.attach(self.store)
             return self._search
+
+    @property
+    def sources(self) -> SourceWatcher:
+        """The agents' session folders this host keeps up with (off until asked; made
+        then, on the loop)."""
+        if self._sources is None:
+            from forkwise.core.host.source_watch import SourceWatcher
+
+            self._sources = SourceWatcher(
+                self._import_changed, self._source_changed, progress=self._watch_progress
+            )
+        return self._sources
 
     @property
     def tools(self) -> Mapping[str, Tool]:
@@ -555,7 +564,8 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         if self._closed:
             return
         self._closed = True
-        await self.sources.close()
+        if self._sources is not None:
+            await self._sources.close()
         if self._follower is not None:
             await self._follower.close()
         for agent in list(self._agents.values()):

@@ -29,7 +29,9 @@ class SourceVerbs:
     if TYPE_CHECKING:  # what Host gives its parts
         store: SessionStore
         imports: ImportLedger
-        sources: SourceWatcher
+
+        @property
+        def sources(self) -> SourceWatcher: ...
 
         def _check_writable(self) -> None: ...
         def notify(self, note: ImportProgress) -> None: ...
