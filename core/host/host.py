@@ -37,7 +37,6 @@ from forkwise.core.errors import (
     WorkspaceAttachFailed,
 )
 from forkwise.core.host.fork_verbs import ForkVerbs
-from forkwise.core.host.import_ledger import ImportLedger
 from forkwise.core.host.read_verbs import ReadVerbs
 from forkwise.core.host.settings_verbs import SettingsVerbs
 from forkwise.core.host.source_verbs import SourceVerbs
@@ -82,6 +81,7 @@ from forkwise.core.store.session_store import DiskChange, SessionStore
 if TYPE_CHECKING:  # imported where used: a one-shot command that runs no turn, searches
     # nothing and reads no settings does not load them (python -X importtime)
     from forkwise.core.host.disk_follow import DiskFollower
+    from forkwise.core.host.import_ledger import ImportLedger
     from forkwise.core.host.source_watch import SourceWatcher
     from forkwise.core.log.replay import Replay
     from forkwise.core.runtime.agent import Agent
@@ -120,11 +120,13 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         #: first use (`search_index`), in memory when there is neither
         self._search: SearchIndex | None = search
         self._search_path = search_path
-        self._search_made = threading.Lock()
+        self._made = threading.Lock()  # the index's and the ledger's, made on first use
         self._unsubscribe_search: Callable[[], None] | None = None
-        #: what earlier imports read (`importing.ImportLedger`)
-        self.imports = imports if imports is not None else ImportLedger(None)
-        self.imports.attach(store)
+        #: what earlier imports read (`import_ledger.py`): one in memory, made on first
+        #: use (`imports`), unless one is given
+        self._imports = imports
+        if imports is not None:
+            imports.attach(store)
         #: replay checkpoints of long sessions (`store/replay_cache.py`), none unless given
         self.replays = replays if replays is not None else ReplayCache(None, writable=False)
         self._sources: SourceWatcher | None = None  # made when first asked (`sources`)
@@ -169,9 +171,13 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
             root = Path(store_dir)
         workspaces = ReadOnlyWorkspaces if read_only else FileWorkspaces
         options.setdefault("workspaces", workspaces(root / "workspaces.json"))
-        options.setdefault("imports", ImportLedger(None if read_only else root / "imports.json"))
-        # a read-only host writes nothing beside the store: its index lives in memory
+        # a read-only host writes nothing beside the store: its ledger and index live in
+        # memory, made when first used (`imports`, `search_index`); a writer's ledger is
+        # read now, off the loop of the app that opens it
         if not read_only:
+            from forkwise.core.host.import_ledger import ImportLedger
+
+            options.setdefault("imports", ImportLedger(root / "imports.json"))
             options.setdefault("search_path", root / "search.sqlite")
         options.setdefault("replays", ReplayCache(root / "replay", writable=not read_only))
         return cls(store, **options)
@@ -185,13 +191,26 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         """The full-text index, made on first use (a search, any thread): until its first
         `sync` an index applies no change, so one made late misses nothing, and a command
         that searches nothing does not import it."""
-        with self._search_made:
+        with self._made:
             if self._search is None:
                 from forkwise.core.store.search_index import SearchIndex
 
                 self._search = SearchIndex(self._search_path)
                 self._unsubscribe_search = self._search.attach(self.store)
             return self._search
+
+    @property
+    def imports(self) -> ImportLedger:
+        """What earlier imports read; one in memory is made when first needed (an import,
+        an export, a watched folder's look; any thread): a command that imports nothing
+        does not load it."""
+        with self._made:
+            if self._imports is None:
+                from forkwise.core.host.import_ledger import ImportLedger
+
+                self._imports = ImportLedger(None)
+                self._imports.attach(self.store)
+            return self._imports
 
     @property
     def sources(self) -> SourceWatcher:
@@ -580,7 +599,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
             await asyncio.to_thread(self._unwatch)
         self.workers.drain_sessions()  # no agent runs now; let its writes finish
         await self.io(self.store.close)
-        with self._search_made:
+        with self._made:
             if self._unsubscribe_search is not None:
                 self._unsubscribe_search()
             if self._search is not None:

@@ -28,8 +28,8 @@ class SourceVerbs:
 
     if TYPE_CHECKING:  # what Host gives its parts
         store: SessionStore
-        imports: ImportLedger
-
+        @property
+        def imports(self) -> ImportLedger: ...
         @property
         def sources(self) -> SourceWatcher: ...
 
