@@ -21,6 +21,7 @@ import asyncio
 import functools
 import logging
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -36,11 +37,9 @@ from forkwise.core.errors import (
     WorkspaceAttachFailed,
 )
 from forkwise.core.host.fork_verbs import ForkVerbs
-from forkwise.core.host.import_ledger import ImportLedger
 from forkwise.core.host.read_verbs import ReadVerbs
 from forkwise.core.host.settings_verbs import SettingsVerbs
 from forkwise.core.host.source_verbs import SourceVerbs
-from forkwise.core.host.source_watch import SourceWatcher
 from forkwise.core.host.store_workers import StoreWorkers
 from forkwise.core.notifications import (
     CATALOGUE_UPSERT,
@@ -58,7 +57,6 @@ from forkwise.core.runtime.providers.offline import (
     default_choice,
     model_select_draft,
 )
-from forkwise.core.runtime.tools import Delegate, Tool, builtin_tools
 from forkwise.core.runtime.workspaces import (
     FileWorkspaces,
     MemoryWorkspaces,
@@ -68,7 +66,6 @@ from forkwise.core.runtime.workspaces import (
 )
 from forkwise.core.store.opening import open_backend
 from forkwise.core.store.replay_cache import ReplayCache
-from forkwise.core.store.search_index import SearchIndex
 from forkwise.core.store.session import (
     EventsAppended,
     Session,
@@ -80,13 +77,16 @@ from forkwise.core.store.session import (
     StoreEvent,
 )
 from forkwise.core.store.session_store import DiskChange, SessionStore
-from forkwise.core.store.watcher import POLL
 
-if TYPE_CHECKING:  # imported where used: a one-shot command that runs no turn and reads
-    # no settings does not load them (python -X importtime)
+if TYPE_CHECKING:  # imported where used: a one-shot command that runs no turn, searches
+    # nothing and reads no settings does not load them (python -X importtime)
     from forkwise.core.host.disk_follow import DiskFollower
+    from forkwise.core.host.import_ledger import ImportLedger
+    from forkwise.core.host.source_watch import SourceWatcher
     from forkwise.core.log.replay import Replay
     from forkwise.core.runtime.agent import Agent
+    from forkwise.core.runtime.tools import Delegate, Tool
+    from forkwise.core.store.search_index import SearchIndex
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -108,6 +108,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         default_model: ModelChoice | None = None,
         imports: ImportLedger | None = None,
         search: SearchIndex | None = None,
+        search_path: Path | None = None,
         replays: ReplayCache | None = None,
     ) -> None:
         if store is None:  # a host of its own in memory (tests, demos); imported then
@@ -115,20 +116,23 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
 
             store = SessionStore(MemoryBackend())
         self.store = store
-        #: the full-text index (`store/search_index.py`), in memory unless one is given
-        self.search_index = search if search is not None else SearchIndex(None)
-        #: what earlier imports read (`importing.ImportLedger`)
-        self.imports = imports if imports is not None else ImportLedger(None)
-        self.imports.attach(store)
+        #: the full-text index (`store/search_index.py`), or the file of the one made on
+        #: first use (`search_index`), in memory when there is neither
+        self._search: SearchIndex | None = search
+        self._search_path = search_path
+        self._made = threading.Lock()  # the index's and the ledger's, made on first use
+        self._unsubscribe_search: Callable[[], None] | None = None
+        #: what earlier imports read (`import_ledger.py`): one in memory, made on first
+        #: use (`imports`), unless one is given
+        self._imports = imports
+        if imports is not None:
+            imports.attach(store)
         #: replay checkpoints of long sessions (`store/replay_cache.py`), none unless given
         self.replays = replays if replays is not None else ReplayCache(None, writable=False)
-        #: the agents' session folders this host keeps up with (off until asked)
-        self.sources = SourceWatcher(
-            self._import_changed, self._source_changed, progress=self._watch_progress
-        )
+        self._sources: SourceWatcher | None = None  # made when first asked (`sources`)
         self.workspaces: Workspaces = workspaces if workspaces is not None else MemoryWorkspaces()
         self.providers: dict[str, Provider] = dict(providers or {"offline": OfflineProvider()})
-        self.tools: Mapping[str, Tool] = tools if tools is not None else builtin_tools()
+        self._tools: Mapping[str, Tool] | None = tools  # the built-in ones when None
         self.default_cwd = default_cwd if default_cwd is not None else os.getcwd()
         self._default_model = default_model or default_choice()
         self.workers = StoreWorkers()
@@ -145,7 +149,8 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         #: open in it that waits for no approval was left by a crash, and shows as ended
         self.orphaned = False
         self._unsubscribe_store = self.store.subscribe(self._on_store)
-        self._unsubscribe_search = self.search_index.attach(self.store)
+        if search is not None:
+            self._unsubscribe_search = search.attach(self.store)
         # a shared store (PostgreSQL) tells what other hosts change; a folder has no `watch`
         watch = getattr(self.store.backend, "watch", None)
         self._unwatch: Callable[[], None] | None = watch(self._on_remote) if watch else None
@@ -166,15 +171,72 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
             root = Path(store_dir)
         workspaces = ReadOnlyWorkspaces if read_only else FileWorkspaces
         options.setdefault("workspaces", workspaces(root / "workspaces.json"))
-        options.setdefault("imports", ImportLedger(None if read_only else root / "imports.json"))
-        # a read-only host writes nothing beside the store: its index lives in memory
-        options.setdefault("search", SearchIndex(None if read_only else root / "search.sqlite"))
+        # a read-only host writes nothing beside the store: its ledger and index live in
+        # memory, made when first used (`imports`, `search_index`); a writer's ledger is
+        # read now, off the loop of the app that opens it
+        if not read_only:
+            from forkwise.core.host.import_ledger import ImportLedger
+
+            options.setdefault("imports", ImportLedger(root / "imports.json"))
+            options.setdefault("search_path", root / "search.sqlite")
         options.setdefault("replays", ReplayCache(root / "replay", writable=not read_only))
         return cls(store, **options)
 
     @property
     def read_only(self) -> bool:
         return not self.store.backend.writable
+
+    @property
+    def search_index(self) -> SearchIndex:
+        """The full-text index, made on first use (a search, any thread): until its first
+        `sync` an index applies no change, so one made late misses nothing, and a command
+        that searches nothing does not import it."""
+        with self._made:
+            if self._search is None:
+                from forkwise.core.store.search_index import SearchIndex
+
+                self._search = SearchIndex(self._search_path)
+                self._unsubscribe_search = self._search.attach(self.store)
+            return self._search
+
+    @property
+    def imports(self) -> ImportLedger:
+        """What earlier imports read; one in memory is made when first needed (an import,
+        an export, a watched folder's look; any thread): a command that imports nothing
+        does not load it."""
+        with self._made:
+            if self._imports is None:
+                from forkwise.core.host.import_ledger import ImportLedger
+
+                self._imports = ImportLedger(None)
+                self._imports.attach(self.store)
+            return self._imports
+
+    @property
+    def sources(self) -> SourceWatcher:
+        """The agents' session folders this host keeps up with (off until asked; made
+        then, on the loop)."""
+        if self._sources is None:
+            from forkwise.core.host.source_watch import SourceWatcher
+
+            self._sources = SourceWatcher(
+                self._import_changed, self._source_changed, progress=self._watch_progress
+            )
+        return self._sources
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        """The tools a turn may call: the built-in ones unless others were given (made
+        when a turn first needs them)."""
+        if self._tools is None:
+            from forkwise.core.runtime.tools import builtin_tools
+
+            self._tools = builtin_tools()
+        return self._tools
+
+    @tools.setter
+    def tools(self, tools: Mapping[str, Tool]) -> None:
+        self._tools = tools
 
     # --- the runtime agents use ----------------------------------------------------
 
@@ -283,13 +345,16 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
             notes = [{"kind": "catalogue/upsert", "summary": self.row(summary)}]
         self.workers.post(self._deliver, notes)
 
-    async def follow_disk(self, poll: float = POLL) -> None:
-        """Follow changes other programs make to the store's files (`disk_follow`): the
-        app and `forkwise host` do; a one-shot command has no need."""
+    async def follow_disk(self, poll: float | None = None) -> None:
+        """Follow changes other programs make to the store's files (`disk_follow`), every
+        `poll` seconds (the watcher's own period when None): the app and `forkwise host`
+        do; a one-shot command has no need."""
         if self._follower is None and not self._closed:
             from forkwise.core.host.disk_follow import DiskFollower
 
-            self._follower = DiskFollower(self, poll=poll)
+            self._follower = (
+                DiskFollower(self) if poll is None else DiskFollower(self, poll=poll)
+            )
 
     def disk_changed(self, change: DiskChange, notes: Sequence[Notification]) -> None:
         """A session's file changed behind the store's back and the store followed it:
@@ -518,7 +583,8 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         if self._closed:
             return
         self._closed = True
-        await self.sources.close()
+        if self._sources is not None:
+            await self._sources.close()
         if self._follower is not None:
             await self._follower.close()
         for agent in list(self._agents.values()):
@@ -533,6 +599,9 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
             await asyncio.to_thread(self._unwatch)
         self.workers.drain_sessions()  # no agent runs now; let its writes finish
         await self.io(self.store.close)
-        self._unsubscribe_search()
-        self.search_index.close()
+        with self._made:
+            if self._unsubscribe_search is not None:
+                self._unsubscribe_search()
+            if self._search is not None:
+                self._search.close()
         self.workers.shutdown()

@@ -10,10 +10,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from forkwise.core.errors import ForkwiseError, InvalidBoundary
-from forkwise.core.host.lineage import source_state
-from forkwise.core.host.paging import page_end
 from forkwise.core.notifications import StoreIndexing
 from forkwise.core.runtime.fresh_notes import fresh_rows
+from forkwise.core.runtime.listing import summary_row
 from forkwise.core.runtime.providers.offline import model_select_draft
 
 if TYPE_CHECKING:  # what Host gives its parts
@@ -41,13 +40,15 @@ class ReadVerbs:
     if TYPE_CHECKING:  # what Host gives its parts
         store: SessionStore
         replays: ReplayCache
-        search_index: SearchIndex
         orphaned: bool
         _agents: dict[str, Agent]
         _served: set[str]
         _listeners: Sequence[object]
         _default_model: ModelChoice
         _context_kept: tuple[tuple[str, str, int], Replay] | None
+
+        @property
+        def search_index(self) -> SearchIndex: ...
 
         @property
         def read_only(self) -> bool: ...
@@ -72,7 +73,9 @@ class ReadVerbs:
                 await self._serve(sid)
             fresh = {sid: await self.io(self.store.summary, sid) for sid in dangling}
             summaries = [fresh.get(s.id, s) for s in summaries]
-        rows = [self.row(s) for s in summaries]
+        # `row` of each, without the method's call per row (~0.3 ms of 10,000)
+        default = self._default_model
+        rows = [summary_row(s, default) for s in summaries]
         if self.read_only and self.orphaned:
             for row in rows:
                 if row.get("running") and row.get("error") is None:
@@ -101,6 +104,8 @@ class ReadVerbs:
         return progress
 
     async def get_session(self, session_id: str) -> Json:
+        # imported by the verbs that use them (as `paging` by `context`): not by a listing
+        from forkwise.core.host.lineage import source_state
         from forkwise.core.runtime.turn_state import OpenTurn, latest_choice
 
         snap = await self._serve(session_id)
@@ -151,6 +156,8 @@ class ReadVerbs:
             replayed = (await self.io(self.replays.replayer, snap)).result()
             self._context_kept = (key, replayed)
         transcript = replayed.transcript
+        from forkwise.core.host.paging import page_end
+
         end = page_end(transcript, after, min(max_bytes, MAX_CONTEXT_PAGE))
         from forkwise.core.runtime.turn_state import choice_of
 

@@ -46,7 +46,8 @@ from forkwise.core.runtime.deltas import DeltaStream
 from forkwise.core.runtime.fresh_notes import fresh
 from forkwise.core.runtime.held_drafts import HeldDrafts, landed
 from forkwise.core.runtime.live_replay import LiveReplay, ReplayRuntime
-from forkwise.core.runtime.providers.base import ModelChoice, Provider, StepResult, TextDelta
+from forkwise.core.runtime.providers.base import ModelChoice, Provider
+from forkwise.core.runtime.providers.steps import StepResult, TextDelta
 from forkwise.core.runtime.step_drafts import (
     ending,
     partial_message,

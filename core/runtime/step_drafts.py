@@ -15,7 +15,8 @@ from forkwise.core.log.events import (
     text_part,
 )
 from forkwise.core.log.ids import new_token
-from forkwise.core.runtime.providers.base import ModelChoice, StepResult
+from forkwise.core.runtime.providers.base import ModelChoice
+from forkwise.core.runtime.providers.steps import StepResult
 
 Json = dict[str, Any]
 

@@ -23,7 +23,8 @@ from forkwise.core.client.client import Client
 from forkwise.core.host.carriers import SocketServer
 from forkwise.core.host.host import Host
 from forkwise.core.host.rpc import RpcServer
-from forkwise.core.runtime.providers.base import ModelChoice, StepItem, StepResult, TextDelta
+from forkwise.core.runtime.providers.base import ModelChoice
+from forkwise.core.runtime.providers.steps import StepItem, StepResult, TextDelta
 
 TOKEN = "test-token-1234"
 TIMEOUT = 10.0

@@ -16,8 +16,9 @@ from held_flush import HeldFlushes
 
 from forkwise.core.client.client import Client
 from forkwise.core.host.host import Host
-from forkwise.core.runtime.providers.base import ModelChoice, StepItem, StepResult, TextDelta
+from forkwise.core.runtime.providers.base import ModelChoice
 from forkwise.core.runtime.providers.offline import OfflineProvider
+from forkwise.core.runtime.providers.steps import StepItem, StepResult, TextDelta
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session import SessionSummary
 from forkwise.core.store.session_store import SessionStore

@@ -17,8 +17,9 @@ from forkwise.core.errors import ApprovalNotFound, SessionBusy
 from forkwise.core.host.host import Host
 from forkwise.core.runtime import deltas as deltas_module
 from forkwise.core.runtime.providers import offline as offline_module
-from forkwise.core.runtime.providers.base import ModelChoice, StepItem, StepResult, TextDelta
+from forkwise.core.runtime.providers.base import ModelChoice
 from forkwise.core.runtime.providers.offline import OfflineProvider
+from forkwise.core.runtime.providers.steps import StepItem, StepResult, TextDelta
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session_store import SessionStore
 

@@ -11,14 +11,9 @@ import pytest
 from fake_endpoint import Server, chunk
 
 from forkwise.core.errors import ProviderError
-from forkwise.core.runtime.providers.base import (
-    ModelChoice,
-    StepItem,
-    StepResult,
-    TextDelta,
-    ToolCall,
-)
+from forkwise.core.runtime.providers.base import ModelChoice
 from forkwise.core.runtime.providers.openai import OpenAICompatibleProvider
+from forkwise.core.runtime.providers.steps import StepItem, StepResult, TextDelta, ToolCall
 
 KEY = "sk-test-5f1c0ffee5ecret"
 CHOICE = ModelChoice("openai", "test-model")

@@ -13,8 +13,9 @@ import pytest
 from fake_endpoint import Server, chunk
 
 from forkwise.core.errors import error_from_code
-from forkwise.core.runtime.providers.base import ModelChoice, StepResult
+from forkwise.core.runtime.providers.base import ModelChoice
 from forkwise.core.runtime.providers.openai import OpenAICompatibleProvider
+from forkwise.core.runtime.providers.steps import StepResult
 from forkwise.core.runtime.settings import (
     API_KEY_ENV,
     CONFIG_ENV,

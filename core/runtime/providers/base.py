@@ -1,14 +1,18 @@
 """The provider interface the agent runtime drives.
 
 A provider turns a provider transcript (see `forkwise.core.log.replay`) into one assistant
-step: streamed text deltas, then a final result with the whole text and any tool calls.
+step: streamed text deltas, then a final result with the whole text and any tool calls
+(`steps`).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:  # what a step yields (`steps`): a turn's types, which a listing never makes
+    from forkwise.core.runtime.providers.steps import StepItem
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,32 +32,6 @@ class ModelChoice:
         if self.reasoning is not None:
             out["reasoning"] = self.reasoning
         return out
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    id: str
-    name: str
-    args: Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class TextDelta:
-    """A piece of streamed assistant text (sent to subscribers, not persisted)."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class StepResult:
-    """The whole assistant step once the stream ended."""
-
-    text: str
-    reasoning: str = ""
-    tool_calls: tuple[ToolCall, ...] = field(default=())
-
-
-StepItem = TextDelta | StepResult
 
 
 class Provider(Protocol):

@@ -17,18 +17,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
 from forkwise.core.errors import ProviderError
-from forkwise.core.runtime.providers.base import (
-    ModelChoice,
-    StepItem,
-    StepResult,
-    TextDelta,
-    ToolCall,
-)
+from forkwise.core.runtime.providers.base import ModelChoice
+
+if TYPE_CHECKING:  # a step's types are imported by the step: a listing, which imports this
+    # module for the default model, makes none (`steps`)
+    from forkwise.core.runtime.providers.steps import StepItem, StepResult
 
 NAME: Final = "offline"
 DEFAULT_MODEL: Final = "forkwise-offline"
@@ -65,6 +63,8 @@ class OfflineProvider:
         choice: ModelChoice,
         tools: Sequence[Mapping[str, Any]],
     ) -> AsyncGenerator[StepItem, None]:
+        from forkwise.core.runtime.providers.steps import TextDelta
+
         result = plan_reply(transcript, choice, tools)
         if _last_user_text(transcript).startswith("/slow"):
             words = result.text.split(" ")
@@ -82,6 +82,8 @@ def plan_reply(
     tools: Sequence[Mapping[str, Any]],
 ) -> StepResult:
     """The whole step the offline model produces for a transcript (pure)."""
+    from forkwise.core.runtime.providers.steps import StepResult
+
     if transcript and transcript[-1].get("role") == "tool":
         return StepResult(text=_summarise_tool_results(transcript))
     text = _last_user_text(transcript)
@@ -113,6 +115,8 @@ def _last_user_text(transcript: Sequence[Mapping[str, Any]]) -> str:
 def _tool_step(
     text: str, transcript: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
 ) -> StepResult:
+    from forkwise.core.runtime.providers.steps import StepResult, ToolCall
+
     rest = text[len("/tool") :].strip()
     name, _, raw_args = rest.partition(" ")
     if not name:

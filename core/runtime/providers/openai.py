@@ -18,14 +18,9 @@ import httpx
 import orjson
 
 from forkwise.core.errors import ProviderError
-from forkwise.core.runtime.providers.base import (
-    ModelChoice,
-    StepItem,
-    StepResult,
-    TextDelta,
-    ToolCall,
-)
+from forkwise.core.runtime.providers.base import ModelChoice
 from forkwise.core.runtime.providers.redact import scrubbed
+from forkwise.core.runtime.providers.steps import StepItem, StepResult, TextDelta, ToolCall
 
 NAME: Final = "openai"
 DEFAULT_TIMEOUT: Final = 60.0
