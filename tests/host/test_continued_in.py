@@ -54,9 +54,11 @@ def assert_beneath(store: str, sid: str, parent: str) -> dict[str, Any]:
     return row
 
 
-def test_a_claude_session_continued_in_claude_code_comes_back_beneath_its_fork(
+def imported_claude(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[Path, str, cf.Transcript]:
+    """A Claude Code home with a rewound session, imported through the CLI into a store:
+    (the home, the store, the session as written)."""
     root, store = tmp_path / "claude", str(tmp_path / "store")
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root))
     chat = cf.Transcript(cf.SID)
@@ -64,6 +66,13 @@ def test_a_claude_session_continued_in_claude_code_comes_back_beneath_its_fork(
     cf.write_old(chat, root)
     code, report = run_json("sessions", "import", "--from", "claude", str(root), "--store", store)
     assert code == 0, report
+    return root, store, chat
+
+
+def test_a_claude_session_continued_in_claude_code_comes_back_beneath_its_fork(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, store, chat = imported_claude(tmp_path, monkeypatch)
     k, sent = fork_prompt_export(store, f"claude-{cf.SID}", "claude")
     code, back = run_json("sessions", "import", "--from", "claude", str(root), "--store", store)
     assert code == 0, back

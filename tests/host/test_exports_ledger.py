@@ -16,22 +16,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import claude_fixtures as cf
-from test_continued_in import assert_beneath, fork_prompt_export, rows, run_json
+from test_continued_in import assert_beneath, fork_prompt_export, imported_claude, rows, run_json
 
 from forkwise.core.host.import_ledger import ImportLedger, exports_in_logs
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session_store import SessionStore
-
-
-def imported_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
-    root, store = tmp_path / "claude", str(tmp_path / "store")
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root))
-    chat = cf.Transcript(cf.SID)
-    cf.rewound(chat)
-    cf.write_old(chat, root)
-    code, report = run_json("sessions", "import", "--from", "claude", str(root), "--store", store)
-    assert code == 0, report
-    return root, store
 
 
 def records(store: str) -> dict[str, Any]:
@@ -43,7 +32,7 @@ def records(store: str) -> dict[str, Any]:
 def test_a_lost_exports_file_is_rebuilt_from_the_export_events_of_the_logs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
 ) -> None:
-    root, store = imported_claude(tmp_path, monkeypatch)
+    root, store, _ = imported_claude(tmp_path, monkeypatch)
     k, sent = fork_prompt_export(store, f"claude-{cf.SID}", "claude")
     ledger = Path(store) / "exports.json"
     before = records(store)
@@ -57,14 +46,15 @@ def test_a_lost_exports_file_is_rebuilt_from_the_export_events_of_the_logs(
     assert back["imported"] == [new]
     # beneath the fork it continues, not a session of its own
     assert_beneath(store, new, k)
-    assert records(store) == before == {f"claude:{sent['id']}": {"session": k,
-                                                                  "path": sent["path"]}}
+    assert (
+        records(store) == before == {f"claude:{sent['id']}": {"session": k, "path": sent["path"]}}
+    )
 
 
 def test_records_of_files_gone_and_imported_are_pruned_the_others_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root, store = imported_claude(tmp_path, monkeypatch)
+    root, store, _ = imported_claude(tmp_path, monkeypatch)
     k, first = fork_prompt_export(store, f"claude-{cf.SID}", "claude")
     code, back = run_json("sessions", "import", "--from", "claude", str(root), "--store", store)
     assert (code, back["imported"]) == (0, [f"claude-{first['id']}"])
@@ -76,8 +66,7 @@ def test_records_of_files_gone_and_imported_are_pruned_the_others_kept(
     Path(second["path"]).unlink()
     code, again = run_json("sessions", "import", "--from", "claude", str(root), "--store", store)
     assert code == 0, again
-    assert records(store) == {f"claude:{second['id']}": {"session": k,
-                                                         "path": second["path"]}}
+    assert records(store) == {f"claude:{second['id']}": {"session": k, "path": second["path"]}}
     assert f"claude-{first['id']}" in rows(store)  # the session it gave stays
 
 
@@ -86,18 +75,22 @@ def test_the_logs_hold_the_exports_of_forkwise_sessions_only(
 ) -> None:
     """An imported session's log follows its source: its export leaves no event, so a lost
     exports.json cannot bring its record back (the limit of the rebuild)."""
-    _root, store = imported_claude(tmp_path, monkeypatch)
+    _root, store, _ = imported_claude(tmp_path, monkeypatch)
     k, mine = fork_prompt_export(store, f"claude-{cf.SID}", "claude")
-    code, theirs = run_json("sessions", "export", f"claude-{cf.SID}", "--to", "claude",
-                            "--store", store)
+    code, theirs = run_json(
+        "sessions", "export", f"claude-{cf.SID}", "--to", "claude", "--store", store
+    )
     assert code == 0, theirs
     assert len(records(store)) == 2
     opened = SessionStore(JsonlBackend(Path(store), writable=False))
     try:
         assert exports_in_logs(opened) == {
-            f"claude:{mine['id']}": {"session": k, "path": mine["path"]}}
+            f"claude:{mine['id']}": {"session": k, "path": mine["path"]}
+        }
         # a ledger without a store to ask keeps what the file says, unpruned
-        assert ImportLedger(Path(store) / "imports.json").exported_from(
-            "claude", theirs["id"]) == f"claude-{cf.SID}"
+        assert (
+            ImportLedger(Path(store) / "imports.json").exported_from("claude", theirs["id"])
+            == f"claude-{cf.SID}"
+        )
     finally:
         opened.close()
