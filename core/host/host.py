@@ -187,44 +187,6 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         return not self.store.backend.writable
 
     @property
-    def search_index(self) -> SearchIndex:
-        """The full-text index, made on first use (a search, any thread): until its first
-        `sync` an index applies no change, so one made late misses nothing, and a command
-        that searches nothing does not import it."""
-        with self._made:
-            if self._search is None:
-                from forkwise.core.store.search_index import SearchIndex
-
-                self._search = SearchIndex(self._search_path)
-                self._unsubscribe_search = self._search.attach(self.store)
-            return self._search
-
-    @property
-    def imports(self) -> ImportLedger:
-        """What earlier imports read; one in memory is made when first needed (an import,
-        an export, a watched folder's look; any thread): a command that imports nothing
-        does not load it."""
-        with self._made:
-            if self._imports is None:
-                from forkwise.core.host.import_ledger import ImportLedger
-
-                self._imports = ImportLedger(None)
-                self._imports.attach(self.store)
-            return self._imports
-
-    @property
-    def sources(self) -> SourceWatcher:
-        """The agents' session folders this host keeps up with (off until asked; made
-        then, on the loop)."""
-        if self._sources is None:
-            from forkwise.core.host.source_watch import SourceWatcher
-
-            self._sources = SourceWatcher(
-                self._import_changed, self._source_changed, progress=self._watch_progress
-            )
-        return self._sources
-
-    @property
     def tools(self) -> Mapping[str, Tool]:
         """The tools a turn may call: the built-in ones unless others were given (made
         when a turn first needs them)."""

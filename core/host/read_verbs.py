@@ -16,6 +16,9 @@ from forkwise.core.runtime.listing import summary_row
 from forkwise.core.runtime.providers.offline import model_select_draft
 
 if TYPE_CHECKING:  # what Host gives its parts
+    import threading
+    from pathlib import Path
+
     from forkwise.core.log.events import Event
     from forkwise.core.log.replay import Replay
     from forkwise.core.notifications import Notification
@@ -47,8 +50,10 @@ class ReadVerbs:
         _default_model: ModelChoice
         _context_kept: tuple[tuple[str, str, int], Replay] | None
 
-        @property
-        def search_index(self) -> SearchIndex: ...
+        _made: threading.Lock
+        _search: SearchIndex | None
+        _search_path: Path | None
+        _unsubscribe_search: Callable[[], None] | None
 
         @property
         def read_only(self) -> bool: ...
@@ -56,6 +61,19 @@ class ReadVerbs:
         def notify(self, note: Notification) -> None: ...
         async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
         async def _serve(self, session_id: str) -> Session: ...
+
+    @property
+    def search_index(self) -> SearchIndex:
+        """The full-text index, made on first use (a search, any thread): until its first
+        `sync` an index applies no change, so one made late misses nothing, and a command
+        that searches nothing does not import it."""
+        with self._made:
+            if self._search is None:
+                from forkwise.core.store.search_index import SearchIndex
+
+                self._search = SearchIndex(self._search_path)
+                self._unsubscribe_search = self._search.attach(self.store)
+            return self._search
 
     async def list_sessions(self) -> list[Json]:
         summaries = await self.io(self.store.list, self._indexing_progress())

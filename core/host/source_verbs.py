@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from forkwise.core.notifications import IMPORT_PROGRESS, ImportProgress
 
 if TYPE_CHECKING:  # the verbs import their modules when first used (see source_watch)
+    import threading
+
     from forkwise.core.host.import_ledger import ImportLedger
     from forkwise.core.host.source_watch import SourceWatcher
     from forkwise.core.store.session import Session
@@ -28,15 +30,39 @@ class SourceVerbs:
 
     if TYPE_CHECKING:  # what Host gives its parts
         store: SessionStore
-        @property
-        def imports(self) -> ImportLedger: ...
-        @property
-        def sources(self) -> SourceWatcher: ...
+        _made: threading.Lock
+        _imports: ImportLedger | None
+        _sources: SourceWatcher | None
 
         def _check_writable(self) -> None: ...
         def notify(self, note: ImportProgress) -> None: ...
         async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
         async def _serve(self, session_id: str) -> Session: ...
+
+    @property
+    def imports(self) -> ImportLedger:
+        """What earlier imports read; one in memory is made when first needed (an import,
+        an export, a watched folder's look; any thread): a command that imports nothing
+        does not load it."""
+        with self._made:
+            if self._imports is None:
+                from forkwise.core.host.import_ledger import ImportLedger
+
+                self._imports = ImportLedger(None)
+                self._imports.attach(self.store)
+            return self._imports
+
+    @property
+    def sources(self) -> SourceWatcher:
+        """The agents' session folders this host keeps up with (off until asked; made
+        then, on the loop)."""
+        if self._sources is None:
+            from forkwise.core.host.source_watch import SourceWatcher
+
+            self._sources = SourceWatcher(
+                self._import_changed, self._source_changed, progress=self._watch_progress
+            )
+        return self._sources
 
     async def import_sources(self, tool: str | None, paths: Sequence[str]) -> Json:
         """The import verb (DESIGN §9) on files this host can read: `paths` are files or
