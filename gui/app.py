@@ -42,7 +42,7 @@ NO_DISPLAY = (
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
-    from forkwise.core.cli.main import VersionAction
+    from forkwise.core.cli.parser import VersionAction
 
     parser = argparse.ArgumentParser(
         prog="forkwise", description="Browse and fork AI-agent sessions (desktop app)."
