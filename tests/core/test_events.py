@@ -247,3 +247,44 @@ def test_a_draft_a_line_would_change_is_what_the_line_reads_back(value: Any) -> 
 def test_from_draft_refuses_what_build_refuses(draft: dict[str, Any]) -> None:
     with pytest.raises(InvalidEvent):
         Event.from_draft(1, draft, "now")
+
+
+def test_now_ts_is_the_utc_millisecond_in_the_log_s_format() -> None:
+    """`now_ts` formats once a millisecond: each call still gives the current millisecond,
+    as datetime formats it, between the times read around it."""
+    import time
+    from datetime import UTC, datetime
+
+    from forkwise.core.log.events import now_ts
+
+    def formatted(ms: int) -> str:
+        moment = datetime.fromtimestamp(ms / 1000, UTC)
+        return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    seen = set()
+    deadline = time.monotonic() + 5
+    while len(seen) < 20 and time.monotonic() < deadline:  # 20 different milliseconds
+        before = time.time_ns() // 1_000_000
+        text = now_ts()
+        after = time.time_ns() // 1_000_000
+        assert text in {formatted(ms) for ms in range(before, after + 1)}
+        assert len(text) == len("2026-12-04T15:12:34.209Z")
+        assert text.endswith("Z")
+        seen.add(text)
+    assert len(seen) == 20
+
+
+def test_an_event_made_by_the_store_equals_one_made_by_its_constructor() -> None:
+    """Events are made without the dataclass's `__init__` on the hot paths: they are the
+    same frozen values as `Event(...)` gives."""
+    import dataclasses
+
+    built = Event.from_draft(3, {"type": "turn/start", "turn": "t1"}, "2026-01-01T00:00:00.000Z")
+    read = Event.from_record(orjson.loads(built.raw or b""), built.raw)
+    plain = Event(3, "turn/start", "2026-01-01T00:00:00.000Z", {"turn": "t1"}, built.raw)
+    assert built == read == plain
+    assert built.raw == read.raw == plain.raw
+    assert type(built) is Event
+    assert dict(built.fields) == {"turn": "t1"}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.seq = 4  # type: ignore[misc]
