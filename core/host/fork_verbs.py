@@ -45,6 +45,7 @@ class ForkVerbs:
         def _recover_sync(self, session_id: str) -> Session: ...
         async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
         async def _serve(self, session_id: str) -> Session: ...
+        async def agent(self, session_id: str) -> Agent: ...
         async def _attach_like(self, source: str | None, child: str) -> None: ...
 
     async def fork(self, session_id: str, at_seq: int | None = None) -> Json:
@@ -151,7 +152,7 @@ class ForkVerbs:
         except WorkspaceAttachFailed as exc:
             log.warning("subagent %s could not join its parent's workspace", exc.details)
             row = {"id": exc.details["childId"]}
-        _, outcome = self._agents[row["id"]].prompt(task)
+        _, outcome = (await self.agent(row["id"])).prompt(task)
         result = await outcome
         return {
             "session": row["id"],

@@ -381,11 +381,10 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         return found
 
     def _publish(self, session_id: str) -> None:
-        """Register a newly created session's agent: from now on it can run."""
+        """A newly created session can run from now on: it is served (nothing to recover;
+        its agent is made on first use, so a command that only forks or creates does not
+        load the agent runtime)."""
         self._served.add(session_id)
-        from forkwise.core.runtime.agent import Agent
-
-        self._agents[session_id] = Agent(self, session_id, turn_open=False)
 
     async def _attach_like(self, source: str | None, child: str) -> None:
         def attach() -> None:

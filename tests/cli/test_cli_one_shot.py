@@ -1,6 +1,6 @@
 """What a one-shot CLI process loads and leaves behind: a listing does not load the import
 verb, the foreign formats, the replay fold, the fork policy, the turn state or SQLite, a
-fork not the import verb, and a command run in-process gives the cyclic collector back as
+fork neither the import verb nor the replay fold nor the turn loop, and a command run in-process gives the cyclic collector back as
 it found it; the collector does not walk a one-shot command's objects at exit; each
 subcommand's arguments are there when it is chosen; `--json` output written in parts is
 the one encoding byte for byte."""
@@ -29,16 +29,15 @@ LOG = (
     b'"status":"completed"}\n'
 )
 
-#: modules a listing has no use for (what `sessions import`, `export` and a replay load
-#: when they run)
+#: modules a listing and a fork have no use for (what `sessions import`, `export`, a
+#: replay and a turn load when they run: a fork's child gets its agent once prompted)
 UNUSED = (
     "forkwise.core.host.importing",
     "forkwise.core.host.exporting",
     "forkwise.core.formats.base",
     "forkwise.core.log.replay",
+    "forkwise.core.runtime.agent",
 )
-#: a fork registers the child's agent, which loads the replay fold
-FORK_USES = ("forkwise.core.log.replay",)
 #: what only other verbs use: forks, turns, a followed disk, the search index, a token;
 #: and what only help and usage errors use: the terminal's size (shutil)
 LISTING_UNUSED = (
@@ -80,7 +79,7 @@ def _loaded(*argv: str, unused: tuple[str, ...] = UNUSED) -> list[str]:
 def test_list_and_fork_do_not_load_the_import_verb(tmp_path: Path) -> None:
     root = str(_store(tmp_path))
     assert _loaded("sessions", "list", "--store", root, "--json") == []
-    assert _loaded("sessions", "fork", "s-1", "--store", root, "--json") == sorted(FORK_USES)
+    assert _loaded("sessions", "fork", "s-1", "--store", root, "--json") == []
     # the replay is loaded when it is used: the probe sees a module that is imported
     assert _loaded("sessions", "context", "s-1", "--store", root, "--json") == [
         "forkwise.core.log.replay"
