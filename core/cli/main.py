@@ -32,6 +32,9 @@ _VALUE_OPTIONS = ("--store", "--connect", "--token-file")
 #: one-shot commands whose process ends with them, whatever the store's size: they run
 #: without the cyclic collector (see `main`)
 _NO_CYCLE_COLLECTION = READERS | {"fork"}
+#: commands that run no model step: no TLS connection in their process (see
+#: `_asyncio_without_tls`)
+_NO_TLS = READERS | {"fork", "truncate", "delete"}
 
 
 def is_cli_invocation(args: Sequence[str]) -> bool:
@@ -197,8 +200,8 @@ def _sessions(args: argparse.Namespace) -> Outcome:
     their process run with the cyclic collector paused (`main`), and so do these imports
     (~7,000 new tracked objects, nothing to collect: ~2 ms of CPU less, each pass of the
     collector meanwhile would walk them and all imported before); a reader's asyncio
-    comes without TLS (`_asyncio_without_tls`)."""
-    if args.action in READERS:
+    comes without TLS (`_asyncio_without_tls`), and so does a fork's, a cut's or a delete's."""
+    if args.action in _NO_TLS:
         _asyncio_without_tls()
     import asyncio
 
@@ -215,9 +218,10 @@ def _sessions(args: argparse.Namespace) -> Outcome:
 
 def _asyncio_without_tls() -> None:
     """Import asyncio as on a Python built without `ssl`, when nothing has imported either
-    yet. A command that only reads the store makes no TLS connection (its host runs in
-    this process or listens on a unix socket or plain tcp; a database's TLS is libpq's,
-    in C), and asyncio imports ssl only to offer it: loading `_ssl` and OpenSSL is ~5 ms
+    yet. A command that runs no model step (it reads, forks, cuts or deletes) makes no
+    TLS connection (its host runs in this process or listens on a unix socket or plain
+    tcp; a database's TLS is libpq's, in C; a provider is set up but never called), and
+    asyncio imports ssl only to offer it: loading `_ssl` and OpenSSL is ~5 ms
     of the CPU of a 10,000-session listing's process (`-X importtime`, and `import
     asyncio` with and without ssl). asyncio is written for a Python without ssl
     (`try: import ssl except ImportError: ssl = None` in each of its modules that use it).

@@ -2,7 +2,8 @@
 byte (`--json`: the rows newest first in the one order by activity, `listing.activity_key`;
 plain: their table), with the store's index and without; a reader's process imports no
 ssl (its asyncio has no TLS to offer) yet reaches a host over a unix socket and plain
-tcp, and `ssl` stays importable in it; a writer's process is left as it was."""
+tcp, and `ssl` stays importable in it; so do a fork's and a delete's; a writer that may
+run a model step is left as it was."""
 
 from __future__ import annotations
 
@@ -179,7 +180,12 @@ def test_a_readers_process_imports_no_ssl_and_a_writers_does(tmp_path: Path) -> 
     store = ("--store", str(root), "--json")
     for reader in (("list",), ("show", "bench-000001"), ("context", "bench-000001")):
         assert _probe("sessions", *reader, *store) == "asyncio True", reader
-    # a writer's process is as it was: its host may run a turn that speaks TLS
+    # commands that write but run no model step: no TLS either, and they did their work
+    assert _probe("sessions", "fork", "bench-000001", "--child", "f-1", *store) == "asyncio True"
+    assert (root / "sessions" / "f-1.jsonl").is_file()
+    assert _probe("sessions", "delete", "f-1", *store) == "asyncio True"
+    assert not (root / "sessions" / "f-1.jsonl").exists()
+    # a writer that may run a turn is as it was: its host may speak TLS to a model
     assert _probe("sessions", "new", "--id", "n-1", *store) == "ssl _ssl asyncio True"
 
 
@@ -246,3 +252,4 @@ def test_a_file_whose_name_is_not_utf8_is_not_a_session(tmp_path: Path) -> None:
         rows = orjson.loads(_listed(root, "--json"))
         assert sorted(r["id"] for r in rows) == ["bench-000000", "bench-000001"]
     assert os.path.exists(sessions + b"/\xff\xfe.jsonl")  # left alone
+
