@@ -199,3 +199,52 @@ def test_progress_runs_to_the_end_in_one_process_or_more(
     # at 250 and 500 logs read, and the end; in more than one process this one tells only
     # between the logs it reads itself (a busy machine may leave it few)
     assert len(seen) >= (3 if threshold else 1)
+
+
+#: in a process of its own: a fold whose parent is killed (SIGKILL) once a worker runs;
+#: each job is a run of its own and sleeps, so the workers' shares would last ~20 s
+KILLED_PARENT = """
+import os, signal, sys, time
+from pathlib import Path
+from forkwise.core.store.backends.parallel_fold import CHUNK_BYTES, fold_all
+seen = Path(sys.argv[1])
+parent = os.getpid()
+def job(i):
+    if os.getpid() != parent:
+        (seen / str(os.getpid())).touch()
+    elif any(seen.iterdir()):
+        os.kill(parent, signal.SIGKILL)
+    time.sleep(0.05)
+    return i
+deadline = time.monotonic() + 30  # until a worker ran (a busy machine)
+for _ in fold_all(400, job, [CHUNK_BYTES] * 400, processes=3):
+    if time.monotonic() > deadline:
+        break
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a process that has not exited (a zombie has)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def test_workers_stop_when_their_parent_is_killed(tmp_path: Path) -> None:
+    """A worker whose parent died takes no more runs: it stops at once instead of doing
+    its share for nobody while holding what it inherited (the writer lock's descriptor)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_PARENT, str(tmp_path)], timeout=60, check=False
+    )
+    assert done.returncode == -9  # the parent was killed mid-fold
+    workers = [int(p.name) for p in tmp_path.iterdir()]
+    assert workers
+    deadline = time.monotonic() + 3  # one job (50 ms) at most, on a busy machine
+    while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not [pid for pid in workers if _running(pid)]

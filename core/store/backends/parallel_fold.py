@@ -154,6 +154,8 @@ class _Pool(Generic[T]):
         self.taken_bytes: list[int] = []  # of each worker's file, read by the parent
         self.pids: list[int] = []
         self.results: dict[int, list[T]] = {}
+        #: the process the workers work for: one whose parent is gone stops
+        self.parent = os.getpid()
 
     def run(self) -> Iterator[T]:
         results = self.results
@@ -227,7 +229,9 @@ class _Pool(Generic[T]):
             yield r
 
     def _worker(self, w: int, fd: int) -> None:
-        """A forked worker: take runs, append what each gave to `fd`, exit."""
+        """A forked worker: take runs, append what each gave to `fd`, exit; exit before
+        the next run once the parent is gone (a worker outlives a parent killed with
+        SIGKILL by one run at most, ~6 ms of checking)."""
         import pickle
 
         code = 1
@@ -238,6 +242,9 @@ class _Pool(Generic[T]):
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
             counters, done_slot, bytes_slot = self.counters, 1 + 2 * w, 2 + 2 * w
             for r in self._take():
+                if os.getppid() != self.parent:
+                    break  # the parent died (killed): nobody takes the results; and this
+                    # process holds what it inherited (the store's writer lock among them)
                 got = []
                 for i in self.runs[r]:
                     got.append(self.one(i))
