@@ -15,7 +15,7 @@ from gui_harness import open_app, qt_events, until
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 import claude_fixtures as cf
-from codex_fixtures import home_with_fork, thread_id
+from codex_fixtures import ROLLED_BACK, home_with_fork, rolled_back_twice, thread_id
 
 from forkwise.gui.transcript_entries import TITLE
 
@@ -69,6 +69,41 @@ def test_sibling_branches_of_imported_sessions_read_as_forks(
                 app.window.tree.expandAll()
                 await app.idle()
                 app.window.grab().save(str(Path(SHOTS) / "imported-branch-titles.png"))
+
+    aloop(scenario())
+
+
+def test_the_rollbacks_of_a_codex_thread_read_as_numbered_forks(
+        aloop: Any, tmp_path: Path) -> None:
+    """Two rollbacks of one Codex thread: two rows "<title> — fork N", numbered in the
+    order the thread left them (they both read "<title> (rolled back)")."""
+    rollout = rolled_back_twice()
+    path = rollout.write(tmp_path / "codex")
+    first, dropped, again, _last = ROLLED_BACK
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            report = await app.client.import_files([str(path)])
+            assert not report["failed"], report
+            tree = app.controller.tree
+            main = f"codex-{rollout.tid}"
+            await until(lambda: len(tree.session_ids()) == 3, what="imported rows")
+            await app.idle()
+            assert tree.title_of(main) == first
+            branches = {s: tree.summary(s) or {} for s in tree.session_ids() if s != main}
+            assert {b.get("parentSession") for b in branches.values()} == {main}
+            # which branch holds which tail: by its first question past the shared one
+            titled = {}
+            for sid in branches:
+                events = await app.client.events(sid)
+                asked = [e["parts"][0]["text"] for e in events
+                         if e["type"] == "message" and e["role"] == "user"]
+                titled[asked[1]] = tree.title_of(sid)
+            assert titled == {dropped[0]: f"{first} — fork 1", again[0]: f"{first} — fork 2"}
+            if SHOTS:
+                app.window.tree.expandAll()
+                await app.idle()
+                app.window.grab().save(str(Path(SHOTS) / "codex-rollbacks.png"))
 
     aloop(scenario())
 
