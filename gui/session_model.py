@@ -95,12 +95,13 @@ class SessionTreeModel(QAbstractItemModel):
     """Summary dicts (the client API's shape) as a tree of lineage.
 
     Signals: `rowsFetched(first, last)` — top-level rows first..last were just handed to
-    the views (by `fetchMore`, `reveal` or `fetch_all`); `foldersDiffer()` (see there)."""
+    the views (by `fetchMore`, `reveal` or `fetch_all`); `foldersDiffer(first, cwd)` (see there)."""
 
     rowsFetched = Signal(int, int)
-    #: a session arrived from another working folder than the rows': the sessions come from
-    #: several folders now (the window may show the Folder column)
-    foldersDiffer = Signal()
+    #: a session arrived from another working folder (`cwd`) than the rows' (`first`, that of
+    #: the first row): the sessions come from several folders now (the window may show the
+    #: Folder column, named by both)
+    foldersDiffer = Signal(str, str)
 
     def __init__(self, parent: QObject | None = None, *, page_rows: int | None = None) -> None:
         super().__init__(parent)
@@ -331,8 +332,9 @@ class SessionTreeModel(QAbstractItemModel):
         retitled = known and self._summaries[sid].get("title") != summary.get("title")
         if not known and self._summaries:  # any row tells: one folder or several already
             other = next(iter(self._summaries.values()))
-            if (other.get("cwd") or "") != (summary.get("cwd") or ""):
-                self.foldersDiffer.emit()
+            first, cwd = str(other.get("cwd") or ""), str(summary.get("cwd") or "")
+            if first != cwd:
+                self.foldersDiffer.emit(first, cwd)
         self._summaries[sid] = dict(summary)
         if known:
             key = self._nodes[sid].key
@@ -469,16 +471,9 @@ class SessionTreeModel(QAbstractItemModel):
     def summary(self, sid: str) -> Json | None:
         return self._summaries.get(sid)
 
-    def several_folders(self) -> bool:
-        """Whether the sessions come from more than one working folder (`cwd`)."""
-        seen: object = None
-        for s in self._summaries.values():
-            cwd = s.get("cwd") or ""
-            if seen is None:
-                seen = cwd
-            elif cwd != seen:
-                return True
-        return False
+    def folders(self) -> set[str]:
+        """The sessions' working folders (`cwd`)."""
+        return {str(s.get("cwd") or "") for s in self._summaries.values()}
 
     def session_ids(self) -> list[str]:
         return list(self._summaries)

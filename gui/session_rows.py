@@ -82,7 +82,7 @@ def display_text(
     if column == MODEL:
         return s.get("model") or ""
     if column == FOLDER:
-        return home_short(str(s.get("cwd") or ""))
+        return folder_name(str(s.get("cwd") or ""))
     return None
 
 
@@ -167,6 +167,15 @@ def home_short(path: str) -> str:
     return path
 
 
+def folder_name(path: str) -> str:
+    """What the Folder column shows of a working folder: its last part, "~" for the home
+    (the row's tooltip has the whole path). The whole path, home as ~, took ~140 px of a
+    1280 px window's list, and titles were cut to "2.5 release …eek schedule"."""
+    short = home_short(path)
+    parts = [part for part in short.replace("\\", "/").split("/") if part]
+    return parts[-1] if parts else short
+
+
 def waiting_text(s: Json) -> str:
     """Says what a waiting session waits for: the tools its turn asks to approve."""
     tools = [str(t) for t in dict.fromkeys(s.get("waitingTools") or ())]
@@ -178,8 +187,9 @@ def waiting_text(s: Json) -> str:
 
 def sort_key(column: int, sid: str, s: Json) -> SortKey:
     """What a row sorts by in `column`: the title (case-blind), last activity, message
-    count, model or folder (as written: paths are case-sensitive), then last activity among
-    equals, then the id. Last activity and id are the rows' one order by activity (the
+    count, model, or folder (its name as the column shows it, case-blind, then its whole
+    path: two folders of one name stay apart), then last activity among equals, then the
+    id. Last activity and id are the rows' one order by activity (the
     core's `listing.activity_key`, which the store's index head picks the preview's first
     page by): sessions that ended at the same instant keep their places when the listing
     replaces the preview, whatever order the rows came in."""
@@ -192,7 +202,8 @@ def sort_key(column: int, sid: str, s: Json) -> SortKey:
     if column == MODEL:
         return (str(s.get("model") or "").casefold(), updated, sid)
     if column == FOLDER:
-        return (str(s.get("cwd") or ""), updated, sid)
+        cwd = str(s.get("cwd") or "")
+        return (folder_name(cwd).casefold(), cwd, updated, sid)
     return (updated, sid)
 
 

@@ -2,19 +2,22 @@
 person shows or hides columns from the header's context menu (Model is hidden at first:
 it repeats the same text on most rows); widths and visibility are remembered (QSettings).
 
-Folder (the working folder, home as ~) shows by itself when the sessions come from more
-than one folder (imported sessions of many projects share one list; in a store of one
-project it would repeat one path on every row), until the person shows or hides it from
-the menu.
+Folder (the working folder's name; its whole path is in the row's tooltip) shows by itself
+when the sessions come from more than one folder (imported sessions of many projects share
+one list; in a store of one project it would repeat one name on every row), until the
+person shows or hides it from the menu. It is as wide as the widest name among the rows,
+up to `FOLDER_MOST`, until the person sets its width by dragging.
 
 In a narrow list (a small window, a narrow pane) Title keeps room to be read: Messages,
-then Folder, then Model, step aside while it would be narrower than `TITLE_ROOM`, and come
-back when there is room. That is not remembered as the person's choice; a column they turn
-on themselves stays.
+then Folder, then Model, step aside while it would be narrower than `TITLE_ROOM` (Messages
+already below `MESSAGES_ROOM`: a count matters less than the title, or than the folder of
+sessions from several), and come back when there is room. That is not remembered as the
+person's choice; a column they turn on themselves stays.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -30,6 +33,7 @@ from .session_rows import (
     RUNNING_TEXT,
     TITLE,
     WAITING_TEXT,
+    folder_name,
 )
 
 if TYPE_CHECKING:  # the header's menu: built when first asked for
@@ -39,15 +43,25 @@ if TYPE_CHECKING:  # the header's menu: built when first asked for
 KEY = "window/treeHeader"
 #: set once the person showed or hid Folder from the menu: it no longer follows the rows
 FOLDER_CHOSEN = "window/treeFolderChosen"
-WIDTHS = {ACTIVITY: 84, MESSAGES: 72, MODEL: 112, FOLDER: 140}
+#: set once the person resized Folder: its width no longer follows the folders' names
+FOLDER_SIZED = "window/treeFolderSized"
+#: the least widths (Folder's: as wide as its header, the names make it wider)
+WIDTHS = {ACTIVITY: 84, MESSAGES: 72, MODEL: 112, FOLDER: 72}
+#: Folder's widest fit to the names: a longer name is cut in its middle (at 1280x800 the
+#: list is ~480 px wide; Title keeps the rest)
+FOLDER_MOST = 160
 HIDDEN_AT_FIRST = (MODEL, FOLDER)
 #: room for the header's sort arrow beside a column's name
 ARROW = 24
 #: the Title column's least width before other columns step aside (a 560 px window left
 #: it 90 px: "Cl…er" for "Clean up the build folder")
 TITLE_ROOM = 170
-#: the columns that step aside for Title, first to last
-GIVE_WAY = (MESSAGES, FOLDER, MODEL)
+#: the Title column's least width before Messages steps aside: at 170 px, a 1280x800
+#: window's list of sessions from several folders kept Messages beside Folder and left
+#: Title 170 px (the list is 500 px wide, whatever the window's width)
+MESSAGES_ROOM = 240
+#: the columns that step aside for Title, first to last, and the room Title wants of each
+GIVE_WAY = ((MESSAGES, MESSAGES_ROOM), (FOLDER, TITLE_ROOM), (MODEL, TITLE_ROOM))
 #: the style's focus-frame margin the widths are fitted with before the window's first
 #: frame: Qt's common value (QCommonStyle, Fusion, Windows). Asking the style has PySide
 #: create its QStyle class and every enum of it (~4 ms of CPU, PySide 6.11), which that
@@ -70,13 +84,16 @@ def focus_margin(tree: QTreeView) -> int:
     return tree.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, tree)
 
 
-def fitted_width(tree: QTreeView, column: int, focus: int | None = None) -> int:
-    """`column`'s starting width: its widest usual text in the tree's font (a fixed pixel
-    width cut "03 Dec 21:21" to "03 D…1:21"), and never narrower than its header.
-    `focus`: the style's focus-frame margin, if known (else it is asked)."""
+def fitted_width(
+    tree: QTreeView, column: int, focus: int | None = None, samples: Iterable[str] = ()
+) -> int:
+    """`column`'s starting width: its widest usual text (or of `samples`, the texts its
+    cells show) in the tree's font (a fixed pixel width cut "03 Dec 21:21" to
+    "03 D…1:21"), and never narrower than its header. `focus`: the style's focus-frame
+    margin, if known (else it is asked)."""
     margin = 2 * ((focus_margin(tree) if focus is None else focus) + 1)
-    samples = activity_samples() if column == ACTIVITY else ["999999"]
-    cells = max(tree.fontMetrics().horizontalAdvance(text) for text in samples) + 2 * margin
+    texts = list(samples) or (activity_samples() if column == ACTIVITY else ["999999"])
+    cells = max(tree.fontMetrics().horizontalAdvance(text) for text in texts) + 2 * margin
     name = tree.header().fontMetrics().horizontalAdvance(COLUMNS[column]) + ARROW + margin
     return max(WIDTHS.get(column, 80), cells, name)
 
@@ -93,6 +110,8 @@ class TreeColumns(QObject):
         self.squeezed: set[int] = set()
         #: columns the person turned on here: they do not step aside
         self.kept: set[int] = set()
+        #: what Folder shows of the rows' working folders (`name_folders`)
+        self.folder_names: set[str] = set()
         #: the focus margin the widths are fitted with (the style's once `settle` ran)
         self.focus = PROVISIONAL_MARGIN
         #: widths fitted with the provisional margin, until `settle`
@@ -113,9 +132,37 @@ class TreeColumns(QObject):
         header.sectionResized.connect(self._resized)
         tree.viewport().installEventFilter(self)
 
-    def _resized(self, *_args: object) -> None:
-        if not self._settling:
-            self.save()
+    def _resized(self, column: int, old: int, new: int) -> None:
+        if self._settling:
+            return
+        if column == FOLDER and old and new:  # dragged by the person (not shown, hidden)
+            self.settings.setValue(FOLDER_SIZED, True)
+        self.save()
+
+    def natural(self, column: int) -> int:
+        """`column`'s width fitted to what it shows (Folder: the rows' folder names, up to
+        `FOLDER_MOST`)."""
+        if column != FOLDER:
+            return fitted_width(self.tree, column, self.focus)
+        fitted = fitted_width(self.tree, FOLDER, self.focus, self.folder_names)
+        return max(min(fitted, FOLDER_MOST), WIDTHS[FOLDER])
+
+    def name_folders(self, folders: Iterable[str], *, more: bool = False) -> None:
+        """The rows' working folders (`more`: some beside those named before): Folder is
+        made as wide as their widest name (`natural`), unless the person set its width."""
+        names = {folder_name(folder) for folder in folders}
+        if more and names <= self.folder_names:
+            return
+        self.folder_names = self.folder_names | names if more else names
+        if self.settings.value(FOLDER_SIZED) is not None:
+            return
+        header = self.tree.header()
+        self._settling = True  # not the person's choice: nothing saved
+        try:
+            header.resizeSection(FOLDER, self.natural(FOLDER))  # (kept while it is hidden)
+        finally:
+            self._settling = False
+        self.fit()
 
     def settle(self) -> None:
         """After the first frame: the widths fitted with the style's own focus margin,
@@ -132,7 +179,7 @@ class TreeColumns(QObject):
         try:
             for column, width in provisional.items():
                 if header.sectionSize(column) == width:
-                    header.resizeSection(column, fitted_width(self.tree, column, self.focus))
+                    header.resizeSection(column, self.natural(column))
         finally:
             self._settling = False
 
@@ -142,18 +189,17 @@ class TreeColumns(QObject):
         return False
 
     def fit(self) -> None:
-        """Columns step aside (`GIVE_WAY`) while Title would have less than `TITLE_ROOM`,
-        and come back, in the reverse order, once it has room with them."""
+        """Columns step aside (`GIVE_WAY`) while Title would have less than the room it
+        wants of each, and come back, in the reverse order, once it has room with them."""
         header = self.tree.header()
         room = self.tree.viewport().width()
         if room <= 0 or not self.tree.isVisible():  # not laid out yet: when shown
             return
         shown = [c for c in WIDTHS if not header.isSectionHidden(c) or c in self.squeezed]
-        fixed = {c: header.sectionSize(c) or fitted_width(self.tree, c, self.focus)
-                 for c in shown}
+        fixed = {c: header.sectionSize(c) or self.natural(c) for c in shown}
         hide: set[int] = set()
-        for column in GIVE_WAY:
-            if room - sum(w for c, w in fixed.items() if c not in hide) >= TITLE_ROOM:
+        for column, wanted in GIVE_WAY:
+            if room - sum(w for c, w in fixed.items() if c not in hide) >= wanted:
                 break
             if column in fixed and column not in self.kept:
                 hide.add(column)
@@ -174,7 +220,11 @@ class TreeColumns(QObject):
         state = self.settings.value(KEY)
         if state is not None:
             self.squeezed.clear()
-            self.tree.header().restoreState(state)
+            self._settling = True  # the widths saved, not the person's doing now
+            try:
+                self.tree.header().restoreState(state)
+            finally:
+                self._settling = False
         # whatever was saved, Title keeps taking the free width
         self.tree.header().setSectionResizeMode(TITLE, QHeaderView.ResizeMode.Stretch)
         self.tree.header().setSectionHidden(TITLE, False)
@@ -231,7 +281,7 @@ class TreeColumns(QObject):
         finally:
             header.blockSignals(False)
         if several and header.sectionSize(FOLDER) < 30:
-            header.resizeSection(FOLDER, fitted_width(self.tree, FOLDER, self.focus))
+            header.resizeSection(FOLDER, self.natural(FOLDER))
         header.viewport().update()
         self.fit()
 
@@ -241,9 +291,13 @@ class TreeColumns(QObject):
             self.settings.setValue(FOLDER_CHOSEN, visible)
         self.squeezed.discard(column)
         (self.kept.add if visible else self.kept.discard)(column)
-        header.setSectionHidden(column, not visible)
-        if visible and header.sectionSize(column) < 30:
-            header.resizeSection(column, fitted_width(self.tree, column, self.focus))
+        self._settling = True  # shown or hidden, not resized by the person: saved below
+        try:
+            header.setSectionHidden(column, not visible)
+            if visible and header.sectionSize(column) < 30:
+                header.resizeSection(column, self.natural(column))
+        finally:
+            self._settling = False
         self.save()
         self.fit()
 

@@ -69,7 +69,9 @@ class TreeKeeping:
     def tree_loaded(self, count: int) -> None:
         w = self.window
         w.install_agents()
-        w.columns.offer_folder(w.controller.tree.several_folders())
+        folders = w.controller.tree.folders()
+        w.columns.offer_folder(len(folders) > 1)
+        w.columns.name_folders(folders)
         w.tree.placeholder.hide()
         w.tree.rest_pending = True
         w.action_new.setEnabled(True)

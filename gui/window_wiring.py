@@ -143,7 +143,8 @@ def wire(w: MainWindow) -> None:
     c.ops.activityChanged.connect(w._activity)  # a method: let go with the window
     c.tree.dataChanged.connect(w._tree_changed)
     c.treeLoaded.connect(keeping.tree_loaded)
-    c.tree.foldersDiffer.connect(lambda: w.columns.offer_folder(True))
+    c.tree.foldersDiffer.connect(lambda *_folders: w.columns.offer_folder(True))
+    c.tree.foldersDiffer.connect(lambda *folders: w.columns.name_folders(folders, more=True))
     c.treePreviewed.connect(keeping.tree_previewed)
     c.tree.rowsFetched.connect(keeping.expand_lineage)
     c.proxy.layoutChanged.connect(keeping.expand_reordered_lineage)

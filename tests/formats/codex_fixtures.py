@@ -329,3 +329,30 @@ def home_with_fork(home: Path) -> Path:
     child.write(home)
     name_thread(home, parent.tid, "Fix the parser bug")
     return home
+
+
+#: the prompts of `rolled_back_twice`: the first, those of each rolled-back tail, the last
+ROLLED_BACK = (
+    "Why is the nightly job slow?",
+    ("check the database indexes", "add them"),
+    tuple(f"check the network calls, step {n}" for n in range(1, 8)),
+    "check the cache settings",
+)
+
+
+def rolled_back_twice(n: int = 20) -> Rollout:
+    """A thread rolled back twice (each `thread_rolled_back` drops the last turns, as
+    Codex's undo does): asked, two turns dropped, seven turns on another way, dropped, a
+    third way. Not named: titled by its first prompt. The second rollback's line number has
+    a digit more than the first's (ids ending `-rb<line>` sort the other way round)."""
+    first, dropped, again, last = ROLLED_BACK
+    r = Rollout(thread_id(n)).meta()
+    r.turn(first, "Let me look at the logs.", first=True)
+    for prompt in dropped:
+        r.turn(prompt, f"Done: {prompt}.")
+    r.event("thread_rolled_back", num_turns=len(dropped))
+    for prompt in again:
+        r.turn(prompt, f"Done: {prompt}.")
+    r.event("thread_rolled_back", num_turns=len(again))
+    r.turn(last, "The cache is off.")
+    return r

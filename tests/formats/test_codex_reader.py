@@ -9,7 +9,17 @@ from typing import Any
 
 import pytest
 import zstandard
-from codex_fixtures import BARE_TS, Rollout, basic, fork_of, name_thread, thread_id, write_bare
+from codex_fixtures import (
+    BARE_TS,
+    ROLLED_BACK,
+    Rollout,
+    basic,
+    fork_of,
+    name_thread,
+    rolled_back_twice,
+    thread_id,
+    write_bare,
+)
 
 from forkwise.core.formats.base import FormatError, ImportedSession
 from forkwise.core.formats.codex import READER, CodexReader, NoSessionMeta
@@ -291,6 +301,36 @@ def test_thread_rolled_back_makes_a_branch_of_the_dropped_turns(tmp_path: Path) 
     shared = main.events.index(kept) + 1
     assert without_src(branch.events[:shared]) == without_src(main.events[:shared])
     store_and_replay(tmp_path, [main, branch])
+
+
+def test_two_rollbacks_of_a_thread_are_branches_titled_as_the_thread(tmp_path: Path) -> None:
+    """Each rolled-back tail keeps the thread's title, as another tool's rewind or branch
+    does (the app numbers such forks "<title> — fork N"), and is created when it left the
+    thread: the branches order as they were left, whatever their ids' order."""
+    r = rolled_back_twice()
+    home = tmp_path / "codex"
+    path = r.write(home)
+    first, dropped, again, last = ROLLED_BACK
+    main, *branches = CodexReader().read(path)
+    assert prompts(main) == [first, last]
+    assert main.title == first
+    rollbacks = [n for n, line in enumerate(r.lines, 1)
+                 if line["payload"].get("type") == "thread_rolled_back"]
+    assert rollbacks[0] < 100 <= rollbacks[1]  # as ids: "-rb1.." sorts before "-rb..."
+    by_line = {b.id: b for b in branches}
+    one, two = (by_line[f"{main.id}-rb{n}"] for n in rollbacks)
+    assert [prompts(one), prompts(two)] == [[first, *dropped], [first, *again]]
+    assert {one.title, two.title} == {main.title}
+    assert {one.parent, two.parent} == {main.id}
+    # created: when each left the thread (its first turn past the shared one)
+    starts = {b.id: next(e["ts"] for e in of_type(b, "turn/start")[1:]) for b in branches}
+    assert (one.created, two.created) == (starts[one.id], starts[two.id])
+    assert main.created < one.created < two.created
+    store_and_replay(tmp_path, [main, one, two])
+    # a named thread: its branches carry the name
+    name_thread(home, r.tid, "Nightly job")
+    named = CodexReader().read(path)
+    assert {s.title for s in named} == {"Nightly job"}
 
 
 def test_compaction_is_a_context_summary(tmp_path: Path) -> None:

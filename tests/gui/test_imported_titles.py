@@ -15,7 +15,7 @@ from gui_harness import open_app, qt_events, until
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 import claude_fixtures as cf
-from codex_fixtures import home_with_fork, thread_id
+from codex_fixtures import ROLLED_BACK, home_with_fork, rolled_back_twice, thread_id
 
 from forkwise.gui.transcript_entries import TITLE
 
@@ -69,6 +69,41 @@ def test_sibling_branches_of_imported_sessions_read_as_forks(
                 app.window.tree.expandAll()
                 await app.idle()
                 app.window.grab().save(str(Path(SHOTS) / "imported-branch-titles.png"))
+
+    aloop(scenario())
+
+
+def test_the_rollbacks_of_a_codex_thread_read_as_numbered_forks(
+        aloop: Any, tmp_path: Path) -> None:
+    """Two rollbacks of one Codex thread: two rows "<title> — fork N", numbered in the
+    order the thread left them (they both read "<title> (rolled back)")."""
+    rollout = rolled_back_twice()
+    path = rollout.write(tmp_path / "codex")
+    first, dropped, again, _last = ROLLED_BACK
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            report = await app.client.import_files([str(path)])
+            assert not report["failed"], report
+            tree = app.controller.tree
+            main = f"codex-{rollout.tid}"
+            await until(lambda: len(tree.session_ids()) == 3, what="imported rows")
+            await app.idle()
+            assert tree.title_of(main) == first
+            branches = {s: tree.summary(s) or {} for s in tree.session_ids() if s != main}
+            assert {b.get("parentSession") for b in branches.values()} == {main}
+            # which branch holds which tail: by its first question past the shared one
+            titled = {}
+            for sid in branches:
+                events = await app.client.events(sid)
+                asked = [e["parts"][0]["text"] for e in events
+                         if e["type"] == "message" and e["role"] == "user"]
+                titled[asked[1]] = tree.title_of(sid)
+            assert titled == {dropped[0]: f"{first} — fork 1", again[0]: f"{first} — fork 2"}
+            if SHOTS:
+                app.window.tree.expandAll()
+                await app.idle()
+                app.window.grab().save(str(Path(SHOTS) / "codex-rollbacks.png"))
 
     aloop(scenario())
 
@@ -140,20 +175,24 @@ def test_the_folder_column_and_filter_tell_projects_apart(
             tree = app.controller.tree
             await until(lambda: len(tree.session_ids()) == 3, what="imported rows")
             await app.idle()
-            # sessions of two folders: the column shows by itself, as ~ under the home
+            # sessions of two folders: the column shows by itself, each folder's name; the
+            # whole path (home as ~) is in the row's tooltip
             assert not header.isSectionHidden(FOLDER)
             proxy = app.controller.proxy
             shown = {str(proxy.index(r, 0).data(SUMMARY_ROLE)["id"]):
                      proxy.index(r, FOLDER).data() for r in range(proxy.rowCount())}
+            assert shown == {f"claude-{sid}": Path(cwd).name for sid, cwd in folders.items()}
             long_short = "~/work/clients/acme-corporation/payments/services/settlement-api"
-            assert shown == {f"claude-{sid}": (long_short if cwd.startswith(str(Path.home()))
-                                               else cwd) for sid, cwd in folders.items()}
+            tips = {proxy.index(r, FOLDER).data(Qt.ItemDataRole.ToolTipRole)
+                    for r in range(proxy.rowCount())}
+            assert {next(line for line in tip.splitlines() if line.startswith("Folder: "))
+                    for tip in tips} == {f"Folder: {long_short}", "Folder: /srv/billing"}
             assert w.tree.textElideMode() == Qt.TextElideMode.ElideMiddle
             # sorted by folder: the two of one project side by side
             w.tree.sortByColumn(FOLDER, Qt.SortOrder.AscendingOrder)
             await app.idle()
             order = [proxy.index(r, FOLDER).data() for r in range(proxy.rowCount())]
-            assert order == sorted(order, key=lambda text: text.replace("~", str(Path.home())))
+            assert order == ["billing", "settlement-api", "settlement-api"]
             if SHOTS:
                 w.grab().save(str(Path(SHOTS) / "imported-folder-column.png"))
             def listed() -> set[str]:
@@ -168,7 +207,7 @@ def test_the_folder_column_and_filter_tell_projects_apart(
             await until(lambda: listed() == {other}, what="the other project's row")
             w.filter_box.setText("folder:settlement question 2")
             await until(lambda: listed() == {three}, what="a title in that project")
-            w.filter_box.setText("folder:~/work/clients")  # as the column writes it
+            w.filter_box.setText("folder:~/work/clients")  # as the tooltip writes it
             await until(lambda: listed() == {one, three}, what="by the folder as shown")
             w.filter_box.setText("folder:settlement question 1")
             await until(lambda: listed() == set(), what="no such title in that project")
@@ -189,5 +228,83 @@ def test_the_folder_column_and_filter_tell_projects_apart(
             assert w.settings.value(FOLDER_CHOSEN) in (False, "false")
             w.columns.offer_folder(True)  # the rows no longer decide
             assert header.isSectionHidden(FOLDER)
+
+    aloop(scenario())
+
+
+def test_titles_keep_the_room_the_folder_names_leave(aloop: Any, tmp_path: Path) -> None:
+    """Folder is as wide as the names it shows (up to a bound), Messages steps aside for
+    Title at 1280x800, and Title takes the rest of the list, in a wide window too; a width
+    the person sets is kept."""
+    from PySide6.QtCore import Qt
+
+    from forkwise.gui.session_rows import ACTIVITY, FOLDER, MESSAGES, TITLE
+    from forkwise.gui.tree_columns import FOLDER_MOST, FOLDER_SIZED
+
+    claude_projects(tmp_path / "claude")
+    files = sorted((tmp_path / "claude").rglob("*.jsonl"))
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            w = app.window
+            tree = w.tree
+            header = tree.header()
+            w.resize(1280, 800)
+            await app.idle()
+            report = await app.client.import_files([str(p) for p in files])
+            assert not report["failed"], report
+            await until(lambda: len(app.controller.tree.session_ids()) == 3, what="rows")
+            await app.idle()
+            qt_events()
+            metrics = tree.fontMetrics()
+
+            def widths() -> dict[int, int]:
+                return {c: header.sectionSize(c) for c in (TITLE, ACTIVITY, MESSAGES, FOLDER)}
+
+            def title_room() -> int:
+                """What the narrowest title cell leaves for its text: its width past the
+                branch, less the icon and the margins around it and the text (28 px, as
+                painted here)."""
+                proxy = app.controller.proxy
+                rects = [tree.visualRect(proxy.index(r, TITLE)) for r in range(proxy.rowCount())]
+                return min(r.width() for r in rects) - 28
+
+            at_1280 = widths()
+            longest = max(metrics.horizontalAdvance(name) for name in ("settlement-api", "billing"))
+            # the names shown whole, and no wider than they need
+            assert longest < at_1280[FOLDER] <= min(longest + 24, FOLDER_MOST), at_1280
+            # Messages stepped aside; Title has the rest of the list
+            assert header.isSectionHidden(MESSAGES)
+            room = tree.viewport().width()
+            assert at_1280[TITLE] == room - at_1280[ACTIVITY] - at_1280[FOLDER], at_1280
+            # a fork's title as the tree names it is read whole (beside a Folder of 140 px
+            # and Messages, Title had 235 px and the text 187: it was cut)
+            title = "Release build on macOS — fork 2"
+            assert metrics.horizontalAdvance(title) <= title_room(), (title_room(), at_1280)
+            if SHOTS:
+                w.grab().save(str(Path(SHOTS) / "folder-names-1280.png"))
+            # a wide window: the list keeps its width; widened by the person, Title takes it
+            w.resize(2200, 1000)
+            await app.idle()
+            qt_events()
+            w.splitter.setSizes([900, 1300])
+            await app.idle()
+            qt_events()
+            wide = widths()
+            assert wide[FOLDER] == at_1280[FOLDER]
+            assert not header.isSectionHidden(MESSAGES)  # room for it again
+            room = tree.viewport().width()
+            assert wide[TITLE] == room - wide[ACTIVITY] - wide[MESSAGES] - wide[FOLDER] > 500
+            if SHOTS:
+                w.grab().save(str(Path(SHOTS) / "folder-names-wide.png"))
+            # a longer name widens the column, up to its bound
+            w.columns.name_folders(["/srv/a-folder-with-a-rather-long-name-indeed"], more=True)
+            assert header.sectionSize(FOLDER) == FOLDER_MOST
+            # the person's width is kept when more folders come
+            header.resizeSection(FOLDER, FOLDER_MOST + 40)  # as a drag of its edge does
+            assert w.settings.value(FOLDER_SIZED) in (True, "true")
+            w.columns.name_folders(["/srv/x"])
+            assert header.sectionSize(FOLDER) == FOLDER_MOST + 40
+            assert tree.textElideMode() == Qt.TextElideMode.ElideMiddle
 
     aloop(scenario())

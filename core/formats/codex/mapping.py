@@ -141,7 +141,8 @@ class Mapper:
     def __init__(self, provider: str = PROVIDER) -> None:
         self.provider = provider
         self.events: list[Record] = []
-        self.branches: list[tuple[int, list[Record]]] = []
+        #: per rollback: its line, the events before it, and where they leave the main line
+        self.branches: list[tuple[int, list[Record], int]] = []
         self.unmapped: Counter[str] = Counter()
         self.first_prompt: str | None = None
         #: the working directory the first environment context names
@@ -452,7 +453,7 @@ class Mapper:
         n = num_turns if isinstance(num_turns, int) else 0
         if n > 0 and self._turn_starts:
             cut = self._turn_starts[-min(n, len(self._turn_starts))]
-            self.branches.append((no, list(self.events)))
+            self.branches.append((no, list(self.events), cut))
             del self.events[cut:]
             self._turn_starts = [i for i in self._turn_starts if i < cut]
             self._model = None

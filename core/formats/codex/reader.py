@@ -17,7 +17,11 @@ Identity is the file's FIRST `session_meta` (`id`); a file without one fails wit
 - A paginated segment (`history_base`) continues the history of an earlier file of the same
   thread below `end_ordinal_exclusive`; its `src` id is `<thread>_<segment>` so that the
   base file's lines (src id `<thread>`) stay distinct.
-Titles come from the home's `session_index.jsonl`, else the first prompt.
+Titles come from the home's `session_index.jsonl`, else the first prompt. A rolled-back or
+reverted branch has its thread's title, as a rewind's or a branch's of the other tools (the
+app names a fork that carries its source's title "<title> — fork N"), and is created when
+it left the thread (its first event past what it shares), so that its number follows the
+order the branches were left in.
 """
 
 from __future__ import annotations
@@ -285,30 +289,30 @@ class CodexReader:
             seq_first=True,
         )
         out = [main]
-        for line_no, events in mapper.branches:
+        for line_no, events, cut in mapper.branches:
             out.append(
                 ImportedSession(
                     id=source_session_id(TOOL, own.thread_id, f"rb{line_no}"),
-                    created=created,
+                    created=_left_at(events, cut, created),
                     cwd=cwd,
                     source=ref,
                     events=events,
-                    title=f"{title} (rolled back)" if title else None,
+                    title=title,
                     parent=sid,
                     relation="fork",
                     unmapped=_unmapped(events),
                     seq_first=True,
                 )
             )
-        for key, events, source_ref in reverted:
+        for key, events, source_ref, cut in reverted:
             out.append(
                 ImportedSession(
                     id=source_session_id(TOOL, own.thread_id, key),
-                    created=created,
+                    created=_left_at(events, cut, created),
                     cwd=cwd,
                     source=source_ref,
                     events=events,
-                    title=f"{title} (reverted)" if title else None,
+                    title=title,
                     parent=sid,
                     relation="fork",
                     unmapped=_unmapped(events),
@@ -340,11 +344,12 @@ class CodexReader:
 
     def _prefix(
         self, file: _File, mapper: Mapper, home: Path | None, depth: int
-    ) -> list[tuple[str, list[Record], SourceRef]]:
+    ) -> list[tuple[str, list[Record], SourceRef, int]]:
         """Feed the history a paginated file builds on (a fork's parent below the fork's
         ordinal, or an earlier file of the same thread), oldest first. Returns the branches
         a revert left behind: an earlier file's lines at and after the segment's base
-        ordinal, mapped on top of the history below it (`rb<ordinal>`)."""
+        ordinal, mapped on top of the history below it (`rb<ordinal>`), with where they
+        leave that history."""
         meta = file.meta
         base = meta.get("history_base")
         if isinstance(base, dict) and isinstance(base.get("thread_id"), str):
@@ -369,13 +374,14 @@ class CodexReader:
         tail = lines[len(below) :]
         if isinstance(base, dict) and limit is not None and tail:
             undone = copy.deepcopy(mapper)
+            shared = len(undone.events)
             undone.feed(tail, source.src_id)
             undone.finish(live=False)
             version = source.meta.get("cli_version")
             ref = SourceRef(
                 TOOL, str(source.path), source.src_id, version if isinstance(version, str) else None
             )
-            branches.append((f"rb{limit}", undone.events, ref))
+            branches.append((f"rb{limit}", undone.events, ref, shared))
         return branches
 
     def _parent_times(self, own: _File, home: Path | None, depth: int = 0) -> dict[int, str]:
@@ -436,6 +442,13 @@ def _unmapped(events: list[Record]) -> dict[str, int]:
         if kind.startswith("plugin/codex/"):
             counts[kind[13:]] = counts.get(kind[13:], 0) + 1
     return counts
+
+
+def _left_at(events: list[Record], cut: int, created: str) -> str:
+    """When a branch left the line it shares `events[:cut]` with: its first event's time
+    past them (`created`, the thread's, when it has none)."""
+    ts = events[cut].get("ts") if cut < len(events) else None
+    return ts if isinstance(ts, str) and ts else created
 
 
 def _created_key(name: RolloutName) -> str:
