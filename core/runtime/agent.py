@@ -4,9 +4,9 @@ Everything the runtime does is decided from the session's log, never from memory
 each pass of the driver reads the log and takes the next step (start a queued prompt,
 run the model, run approved tools, end the turn). That is what lets a turn that waits on
 an approval stay open across a restart and continue when the person answers it, in a
-later process. Reading the log is cheap: each write returns the snapshot right after it,
-and a pass reuses the latest snapshot while the host's `version` says nothing changed
-the session since; the replay a step needs is kept between steps (`live_replay.py`).
+later process. Reading the log is cheap (`agent_writes.py`: a pass reuses the snapshot the
+last write returned while nothing changed the session since); the replay a step needs is
+kept between steps (`live_replay.py`).
 
 A turn writes `turn/start`, the user message, then steps (`step/start`, the assistant
 message — streamed to subscribers as `session/delta` notes, a few per step however fast
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 from collections import deque
 from collections.abc import Callable, Coroutine, Mapping
@@ -36,16 +35,14 @@ from forkwise.core.log.events import (
     STEP_END,
     TOOL_RESULT,
     TURN_START,
-    Event,
     text_part,
 )
 from forkwise.core.log.ids import new_message_id, new_token
 from forkwise.core.log.replay import Replay, Replayer
-from forkwise.core.notifications import SESSION_TURN, Notification, SessionDelta, SessionTurn
+from forkwise.core.notifications import SESSION_TURN, SessionDelta, SessionTurn
+from forkwise.core.runtime.agent_writes import AgentWrites, WriteRuntime
 from forkwise.core.runtime.deltas import DeltaStream
 from forkwise.core.runtime.fresh_notes import fresh
-from forkwise.core.runtime.held_drafts import HeldDrafts, landed
-from forkwise.core.runtime.live_replay import LiveReplay, ReplayRuntime
 from forkwise.core.runtime.providers.base import ModelChoice, Provider
 from forkwise.core.runtime.providers.steps import StepResult, TextDelta
 from forkwise.core.runtime.step_drafts import (
@@ -56,7 +53,6 @@ from forkwise.core.runtime.step_drafts import (
 )
 from forkwise.core.runtime.tools import Delegate, Tool, ToolContext, ToolFailed, tool_specs
 from forkwise.core.runtime.turn_state import OpenTurn, PendingCall, choice_of, outcome_of
-from forkwise.core.store.appending import StartedAppend
 from forkwise.core.store.session import Session
 from forkwise.core.store.session_store import SessionStore
 
@@ -68,20 +64,12 @@ MAX_STEPS_PER_TURN = 16
 MAX_DRIVE_PASSES = 100_000
 
 
-class Runtime(ReplayRuntime, Protocol):
-    """What an agent needs from its host (`store`, `replays` and `session_io`: see
-    `ReplayRuntime`).
-
-    `version(session_id)` is a value that changes whenever the store commits a change to
-    the session and whenever store work fails; None when the host cannot tell. The agent
-    reads it on the store worker right before it takes a snapshot, and on the loop before
-    it uses that snapshot again instead of reading the log once more.
-    """
+class Runtime(WriteRuntime, Protocol):
+    """What an agent needs from its host (what its reads and writes need: see
+    `WriteRuntime`)."""
 
     tools: Mapping[str, Tool]
 
-    def version(self, session_id: str) -> object | None: ...
-    def notify(self, note: Notification) -> None: ...
     def provider(self, name: str) -> Provider: ...
     def default_choice(self) -> ModelChoice: ...
 
@@ -89,12 +77,14 @@ class Runtime(ReplayRuntime, Protocol):
     def delegate(self) -> Delegate | None: ...
 
 
-class Agent:
-    """One live session. All methods run on the host's event loop."""
+class Agent(AgentWrites):
+    """One live session. All methods run on the host's event loop; its reads and writes of
+    the log are `AgentWrites`'s."""
+
+    rt: Runtime
 
     def __init__(self, rt: Runtime, session_id: str, turn_open: bool) -> None:
-        self.rt = rt
-        self.id = session_id
+        super().__init__(rt, session_id)
         self._turn_open = turn_open
         self._queue: deque[tuple[str, asyncio.Future[Json]]] = deque()
         self._current: asyncio.Future[Json] | None = None
@@ -104,16 +94,8 @@ class Agent:
         self._cancel = False
         self._again = False
         self._waiting = False
-        #: the session's replay, kept between steps, and the replay checkpoint due
-        self._replay = LiveReplay(rt, session_id)
-        #: the latest snapshot the agent read or wrote, and the version it was taken at
-        self._held: tuple[Session, object] | None = None
-        #: the drafts that open the running step, until a write carries them
-        self._opening = HeldDrafts()
         #: a `session/turn` note to send on the loop's next turn
         self._announcing: asyncio.Handle | None = None
-        #: writes whose caller was cancelled, being finished (`_finish`)
-        self._settling: set[asyncio.Task[None]] = set()
 
     # --- state ---------------------------------------------------------------------
 
@@ -211,12 +193,6 @@ class Agent:
             _settle(future, outcome)
         self._queue.clear()
         self._settle(outcome, ended=True)
-
-    async def written(self) -> None:
-        """Once this returns, the log holds what the running step holds back (its turn's
-        opening): a reader of the session sees the prompt once its step has started."""
-        if self._opening.pending:
-            await self._opening.written(self._write_opening)
 
     # --- the driver ----------------------------------------------------------------
 
@@ -384,6 +360,10 @@ class Agent:
             deltas.flush()  # all streamed text is out before the message is appended
         raise ProviderError(f"provider {provider.name!r} ended the step without a result")
 
+    def _tell(self, note: SessionDelta) -> None:
+        """A streamed-text note: held while the step's opening is (`HeldDrafts.tell`)."""
+        self._opening.tell(note, self.rt.notify)
+
     async def _run_tool(self, snap: Session, turn: OpenTurn, call: PendingCall) -> None:
         if call.decision != "approved":
             output: Any = "The person denied this tool call."
@@ -433,91 +413,6 @@ class Agent:
 
     # --- outcomes ------------------------------------------------------------------
 
-    async def _read(self) -> Session:
-        """The session as its log is now: the snapshot held from the agent's last store
-        call while nothing changed the session since, else one read on the store worker.
-        Drafts held back are written first."""
-        if self._opening.pending:
-            return await self._append([])
-        held = self._held
-        if held is not None and held[1] is not None and held[1] == self.rt.version(self.id):
-            return held[0]
-        self._held = None
-        self._held = await self.rt.session_io(self.id, _snapshot, self.rt, self.id)
-        return self._held[0]
-
-    async def _append(self, drafts: list[Json]) -> Session:
-        """Append drafts after those held back, in one write; returns the session as it is
-        right after (same worker call)."""
-        await self._opening.settle()
-        opening, events = self._opening.take()
-        self._opening.release(self.rt.notify)  # what the step streamed, before its write
-        if not opening and not drafts:
-            return await self._read()
-        return await self._write([*opening, *drafts], events)
-
-    async def _write_opening(self, drafts: list[Json], held: tuple[Event, ...]) -> Session:
-        """Write held drafts on their own; then what the step streamed meanwhile goes out
-        (after the opening, which the store announced before this resumes)."""
-        try:
-            return await self._write(drafts, held)
-        finally:
-            self._opening.release(self.rt.notify)
-
-    def _tell(self, note: SessionDelta) -> None:
-        """A streamed-text note: held while the step's opening is (`HeldDrafts.tell`)."""
-        self._opening.tell(note, self.rt.notify)
-
-    async def _write(self, drafts: list[Json], held: tuple[Event, ...] = ()) -> Session:
-        """One durable write: started on the loop when the store can write at once (the
-        bytes into the page cache; no thread hand-over for it), else on the store worker.
-        `held`: the events the replay folded for drafts of this write before it; when
-        they did not land at those seqs, the log is replayed again."""
-        self._held = None
-        try:
-            started = self.rt.store.start_append(self.id, drafts)
-            if started is None:
-                self._held = await self.rt.session_io(
-                    self.id, _append_and_read, self.rt, self.id, drafts
-                )
-            else:
-                self._held = await self._finish(started)
-        except BaseException:
-            if held:
-                self._replay.forget()
-            raise
-        snap = self._held[0]
-        if held and not landed(snap.events, held):
-            self._replay.forget()
-        return snap
-
-    async def _finish(self, started: StartedAppend) -> tuple[Session, object]:
-        """A write the loop started (`SessionStore.start_append`): flushed on the store
-        worker, committed here (there when the store is busy), with the session's
-        version as the commit left it. Cancelled meanwhile, the write is finished all the
-        same (`settle_append`), so the session's write lock is freed and what is durable
-        joins the log."""
-        store = self.rt.store
-        observe = functools.partial(self.rt.version, self.id)
-        try:
-            await self.rt.session_io(self.id, store.flush_append, started)
-            done = store.commit_append(started, observe, wait=False)
-            if done is None:
-                done = await self.rt.session_io(self.id, _commit, store, started, observe)
-        except asyncio.CancelledError:
-            settling = asyncio.get_running_loop().create_task(
-                self.rt.session_io(self.id, store.settle_append, started)
-            )
-            self._settling.add(settling)
-            settling.add_done_callback(self._settled)
-            raise
-        return done
-
-    def _settled(self, task: asyncio.Task[None]) -> None:
-        self._settling.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("session %s: a cancelled write failed", self.id, exc_info=task.exception())
-
     async def _outcome(self, turn: str) -> Json:
         return outcome_of(await self._read(), turn)
 
@@ -550,27 +445,6 @@ class Agent:
             elif not future.done():
                 keep.append((future, wanted))
         self._waiters = keep
-
-
-def _snapshot(rt: Runtime, session_id: str) -> tuple[Session, object]:
-    """On the store worker: the session and its version, read first (a change committed
-    in between makes the version older than the snapshot, never newer)."""
-    version = rt.version(session_id)
-    return rt.store.get(session_id), version
-
-
-def _append_and_read(rt: Runtime, session_id: str, drafts: list[Json]) -> tuple[Session, object]:
-    rt.store.append(session_id, drafts)
-    return _snapshot(rt, session_id)
-
-
-def _commit(
-    store: SessionStore, started: StartedAppend, observe: Callable[[], object]
-) -> tuple[Session, object]:
-    """On the store worker: commit a started write, waiting for the store lock."""
-    done = store.commit_append(started, observe)
-    assert done is not None  # None only when told not to wait
-    return done
 
 
 def _resolve_approval(store: SessionStore, session_id: str, approval: str, approved: bool) -> None:

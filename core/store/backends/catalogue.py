@@ -6,32 +6,18 @@ and an entry that does not match its file is recomputed from the file. A missing
 unreadable index is rebuilt; the logs are always the truth.
 
 An entry's summary is a row (`SessionSummary.to_index_row`; entries written before hold an
-object, read as well).
+object, read as well): `index_entries.py`.
 
-A log may also have facts a loader learns by checking every line of it (`LogFacts`: its
-event count and where its turn brackets stand). While size and mtime still match, a loader
-may take those instead of checking each line again, as the list takes the summary. They
-are kept in a file of their own, `index-log.json`, each record with the size and mtime of
-the log it describes (checked on its own, like an entry of the index): every listing
-decodes the whole index and needs none of them, and they are more than half its bytes.
-Each record keeps them as JSON text, and a load or fork of one session decodes only its
-record (`_record_in`) until facts are saved: the file ends with the CRC-32 of its logs
-mapping's bytes (`crc32`), and one that does not match, or has none (written before), is
-decoded whole, as before.
-Indexes written before kept them in their entries (`log`), text or object; those are read
-as well and move to the file of facts on the next save. Those facts may include where the
-log's last completed turn ends (`log.fork`: a `ForkPoint` and the byte offset just past
-that `turn/end` line), so that a fork there copies the bytes without reading the log;
-facts written before had none, and a fork of them reads the log as before.
+Beside it, the log facts (`log_facts.py`): what a loader learns by checking every line of
+a log, kept in a file of their own, each record with the size and mtime of its log; a
+load or fork of one session reads its record alone (up to `RECORDS_ALONE` of them).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import zlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
@@ -39,90 +25,33 @@ import orjson
 
 from forkwise.core.errors import ForkwiseError
 from forkwise.core.log.event_log import gc_paused
-from forkwise.core.log.turns import BracketState
 from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import replace_file
+from forkwise.core.store.backends.index_entries import (
+    describes,
+    entry_lineage,
+    index_entry,
+    stated,
+    summary_for,
+    vouch_entry,
+)
+from forkwise.core.store.backends.log_facts import (
+    INDEX_VERSION,
+    UNKNOWN,
+    LogFacts,
+    body_of,
+    decoded_facts,
+    facts_record,
+    logs_file,
+    record_in,
+)
 from forkwise.core.store.backends.parallel_fold import fold_all, processes_for
-from forkwise.core.store.fork_point import ForkPoint
-from forkwise.core.store.session import INDEX_ROW_KEYS, SessionSummary
+from forkwise.core.store.session import SessionSummary
 
 log = logging.getLogger(__name__)
-INDEX_VERSION = 1
 #: log-facts records a catalogue reads alone before it decodes the whole file of them
 RECORDS_ALONE = 8
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True, slots=True)
-class LogFacts:
-    """What checking every line of a log established: how many events it holds, where
-    its turn brackets stand at the end and, when known, the point of its last completed
-    turn (`fork`) and the file offset just past that event's line (`fork_end`, known
-    when the lines before it are one per event)."""
-
-    events: int
-    open_turn: str | None
-    open_turn_seq: int
-    pending_approvals: dict[str, int]
-    fork: ForkPoint | None = None
-    fork_end: int | None = None
-
-    @classmethod
-    def of(
-        cls, state: BracketState, fork: ForkPoint | None = None, fork_end: int | None = None
-    ) -> LogFacts:
-        if fork is None:
-            fork_end = None
-        return cls(
-            state.last_seq,
-            state.open_turn,
-            state.open_turn_seq,
-            dict(state.pending_approvals),
-            fork,
-            fork_end,
-        )
-
-    def to_index(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "events": self.events,
-            "openTurn": self.open_turn,
-            "openTurnSeq": self.open_turn_seq,
-            "approvals": self.pending_approvals,
-        }
-        if self.fork is not None:
-            out["fork"] = {**self.fork.to_index(), "end": self.fork_end}
-        return out
-
-    @classmethod
-    def from_index(cls, data: object) -> LogFacts | None:
-        """The facts an entry records, or None when it has none or they are malformed."""
-        if type(data) is not dict:
-            return None
-        events, turn, turn_seq, approvals = (
-            data.get("events"), data.get("openTurn"), data.get("openTurnSeq"),
-            data.get("approvals"),
-        )  # fmt: skip
-        if (
-            type(events) is not int
-            or events < 0
-            or type(turn_seq) is not int
-            or not (turn is None or type(turn) is str)
-            or type(approvals) is not dict
-            or not all(type(k) is str and type(v) is int for k, v in approvals.items())
-        ):
-            return None
-        fork, end = _fork_from_index(data.get("fork"), events)
-        return cls(events, turn, turn_seq, approvals, fork, end)
-
-
-def _fork_from_index(data: object, events: int) -> tuple[ForkPoint | None, int | None]:
-    """An entry's fork point and its end offset, if known; (None, None) when it has none
-    (entries written before there were any) or it does not hold together."""
-    point = ForkPoint.from_index(data)
-    end = data.get("end") if type(data) is dict else None
-    if point is None or point.seq > events or not (end is None or type(end) is int):
-        return None, None
-    return point, end if end is not None and end > 0 else None
 
 
 #: what a full read of one log gives the catalogue
@@ -145,9 +74,9 @@ class Catalogue:
         #: sid -> {"size", "mtime", "log"}; decoded only when facts are to be saved
         self._logs: dict[str, dict[str, Any]] | None = None
         #: the file of facts' bytes as read, while not decoded: a load or fork of one
-        #: session decodes that session's record only (`_record_in`)
+        #: session decodes that session's record only (`record_in`)
         self._logs_raw: bytes | None = None
-        #: where the logs mapping is in those bytes, once its digest matched (`_body_of`)
+        #: where the logs mapping is in those bytes, once its digest matched (`body_of`)
         self._logs_body: tuple[int, int] | None = None
         #: records read alone so far (`_log_of`): past `RECORDS_ALONE`, the file is decoded
         self._records_read = 0
@@ -195,7 +124,7 @@ class Catalogue:
         """The file of facts' bytes, read once (b"" when missing or unreadable)."""
         if self._logs_raw is None:
             self._logs_raw = _read_raw(self.log_path)
-            self._logs_body = _body_of(self._logs_raw)
+            self._logs_body = body_of(self._logs_raw)
         return self._logs_raw
 
     def _log_of(self, sid: str) -> dict[str, Any] | None:
@@ -212,8 +141,8 @@ class Catalogue:
             if sid in self._legacy:
                 return self._legacy[sid]
             self._records_read += 1
-            found = _record_in(self._raw_logs(), self._logs_body, sid)
-            if found is not _UNKNOWN:
+            found = record_in(self._raw_logs(), self._logs_body, sid)
+            if found is not UNKNOWN:
                 return found if type(found) is dict else None
         return self._load_logs().get(sid)
 
@@ -223,7 +152,7 @@ class Catalogue:
         if facts is None:
             logs.pop(sid, None)
         else:
-            logs[sid] = _log_entry(st, facts)
+            logs[sid] = facts_record(st, facts)
 
     def entries(self) -> dict[str, dict[str, Any]]:
         """The index's entries as read (empty when it is missing or unreadable)."""
@@ -245,7 +174,7 @@ class Catalogue:
         progress: Progress | None,
     ) -> list[SessionSummary]:
         # one pass, no call per log but the summary's own: it runs for every session of
-        # every listing (`_stated` and `vouch_entry`, inlined); the logs the index does not
+        # every listing (`stated` and `vouch_entry`, inlined); the logs the index does not
         # cover are read after it, on more than one core when they are many (`_read_logs`)
         index = self._load()
         get = index.get
@@ -265,14 +194,14 @@ class Catalogue:
                 and cached.get("size") == st.st_size
                 and cached.get("mtime") == st.st_mtime_ns
             ):
-                summary = _summary_for(cached, sid, migrated)
+                summary = summary_for(cached, sid, migrated)
             if summary is None:
                 todo.append(_Unread(len(out), n, sid, entry.path, st))
             out.append(summary)
         for unread, (summary, facts) in zip(
             todo, _read_logs(todo, summarize, progress, len(entries)), strict=True
         ):
-            index[unread.sid] = _entry(unread.st, summary)
+            index[unread.sid] = index_entry(unread.st, summary)
             self._set_log(unread.sid, unread.st, facts)
             out[unread.at] = summary
         if todo or migrated:
@@ -288,7 +217,7 @@ class Catalogue:
         with gc_paused():
             index = self._load()
             out: list[SessionSummary] = []
-            for _, _, sid, st in _stated(entries):
+            for _, _, sid, st in stated(entries):
                 summary = vouch_entry(index.get(sid), sid, st)
                 if summary is not None:
                     out.append(summary)
@@ -308,15 +237,15 @@ class Catalogue:
         """The summary and log facts of an entry that still matches its file, if any (the
         entry and the facts' record each match `st`)."""
         cached = self._load().get(sid)
-        if cached is None or not _describes(cached, st):
+        if cached is None or not describes(cached, st):
             return None
         record = self._log_of(sid)
-        if record is None or not _describes(record, st):
+        if record is None or not describes(record, st):
             return None
-        facts = LogFacts.from_index(_log_record(record.get("log")))
+        facts = LogFacts.from_index(decoded_facts(record.get("log")))
         if facts is None:
             return None
-        summary = _summary_for(cached, sid)
+        summary = summary_for(cached, sid)
         if summary is None or summary.events != facts.events or summary.error is not None:
             return None
         return summary, facts
@@ -343,7 +272,7 @@ class Catalogue:
                 index.pop(summary.id, None)
                 logs.pop(summary.id, None)
                 continue
-            index[summary.id] = _entry(st, summary)
+            index[summary.id] = index_entry(st, summary)
             self._set_log(summary.id, st, facts)
         self._save()
 
@@ -364,7 +293,7 @@ class Catalogue:
         if (
             logs is not None
             and self._logs_changed
-            and self._write(self.log_path, _logs_file(logs)) is not None
+            and self._write(self.log_path, logs_file(logs)) is not None
         ):
             self._logs_changed = False
             self._legacy.clear()
@@ -409,206 +338,6 @@ def _index_in(raw: bytes, path: Path, key: str) -> dict[str, Any]:
     if isinstance(found, dict) and data.get("version") == INDEX_VERSION:
         return found
     return {}
-
-
-#: a file of facts as this version writes it (`_logs_file`): this, the logs mapping as
-#: orjson writes it, `_DIGEST` and the CRC-32 of that mapping's bytes, "}"
-_LOGS_HEAD = b'{"version":%d,"logs":' % INDEX_VERSION
-_DIGEST = b',"crc32":'
-#: `_record_in` cannot tell: the whole file is to be decoded
-_UNKNOWN = object()
-
-
-def _logs_file(logs: dict[str, dict[str, Any]]) -> bytes:
-    """The file of facts: `{"version", "logs", "crc32"}`, read by a whole decode as
-    before; the digest tells a reader of one record (`_record_in`) that the file is whole
-    as written (a damaged one is decoded whole, as before)."""
-    body = orjson.dumps(logs)
-    return b"".join((_LOGS_HEAD, body, _DIGEST, b"%d}" % zlib.crc32(body)))
-
-
-def _record_in(raw: bytes, body: tuple[int, int] | None, sid: str) -> object:
-    """Session `sid`'s record in the bytes of a file of facts, decoding that record only;
-    None when the file has none. `body`: where `_body_of` found the logs mapping; None
-    when the file is not one this version wrote and holds as written (its digest):
-    another version's, a hand edit, damage — `_UNKNOWN`, and the caller decodes it
-    whole, as before. No file (no bytes) holds no record.
-
-    In the mapping's text as orjson writes it, `"<sid>":{` stands only before an object
-    kept under key `sid` (inside a string every quote is escaped): the record, or in the
-    facts an older index kept as objects, their "fork" object — not a record (no
-    "size" and "log"), so the search goes on."""
-    if not raw:
-        return None
-    if body is None:
-        return _UNKNOWN
-    start, end = body
-    key = orjson.dumps(sid) + b":{"
-    at = raw.find(key, start, end)
-    while at >= 0:
-        record = _value_at(raw, at + len(key) - 1)
-        if record is _UNKNOWN:
-            return _UNKNOWN
-        if type(record) is dict and "size" in record and "log" in record:
-            return record
-        at = raw.find(key, at + len(key), end)
-    return None
-
-
-def _body_of(raw: bytes) -> tuple[int, int] | None:
-    """Where the logs mapping's text is in a file of facts (`_logs_file`) whose digest
-    matches it; None when the file is not of that form or does not match."""
-    if not (raw.startswith(_LOGS_HEAD) and raw.endswith(b"}")):
-        return None
-    at = raw.rfind(_DIGEST)
-    digits = raw[at + len(_DIGEST) : -1]
-    if at < len(_LOGS_HEAD) or not digits.isdigit() or len(digits) > 10:
-        return None
-    with memoryview(raw) as whole:  # CRC-32 lets go of the GIL, a copy would not
-        if zlib.crc32(whole[len(_LOGS_HEAD) : at]) != int(digits):
-            return None
-    return len(_LOGS_HEAD), at
-
-
-def _value_at(raw: bytes, start: int) -> object:
-    """The JSON object that starts at `raw[start]`: the slice from there to the first
-    closing brace with which it decodes (a shorter one ends with a brace or a string
-    still open: "unexpected end"); `_UNKNOWN` when the object does not hold together."""
-    end = raw.find(b"}", start)
-    while end >= 0:
-        piece = raw[start : end + 1]
-        try:
-            return orjson.loads(piece)
-        except orjson.JSONDecodeError as exc:
-            if exc.pos != len(piece):  # wrong before the slice's end: no longer one will do
-                return _UNKNOWN
-        end = raw.find(b"}", end + 1)
-    return _UNKNOWN
-
-
-def _entry(st: os.stat_result, summary: SessionSummary) -> dict[str, Any]:
-    return {"size": st.st_size, "mtime": st.st_mtime_ns, "summary": summary.to_index_row()}
-
-
-def _log_entry(st: os.stat_result, facts: LogFacts) -> dict[str, Any]:
-    # kept as JSON text: only a load or fork of this one session decodes it, and a fork
-    # decodes the whole file of facts (as dicts, they would cost several times as much)
-    log_text = orjson.dumps(facts.to_index()).decode()
-    return {"size": st.st_size, "mtime": st.st_mtime_ns, "log": log_text}
-
-
-def _describes(record: dict[str, Any], st: os.stat_result) -> bool:
-    """Whether an index record was made for the log as `st` finds it (size and mtime)."""
-    return record.get("size") == st.st_size and record.get("mtime") == st.st_mtime_ns
-
-
-def _stated(
-    entries: Sequence[os.DirEntry[str]],
-) -> Iterator[tuple[int, os.DirEntry[str], str, os.stat_result]]:
-    """(position from 1, entry, session id, stat) of each log that can be stat'ed (one
-    that went meanwhile is passed over)."""
-    for n, entry in enumerate(entries, start=1):
-        try:
-            st = entry.stat()
-        except OSError:
-            continue
-        yield n, entry, entry.name[: -len(".jsonl")], st
-
-
-def entry_lineage(
-    index: dict[str, dict[str, Any]],
-) -> tuple[list[str], dict[str, list[str]]]:
-    """`Catalogue.lineage` of these entries: the tops (their source is not among them),
-    most recently active first, and the sessions beneath each one, in the entries' order."""
-    tops: list[tuple[str, str]] = []
-    children: dict[str, list[str]] = {}
-    for sid, cached in index.items():
-        parent, updated = _lineage_of(cached.get("summary"))
-        if parent is not None and parent != sid and parent in index:
-            children.setdefault(parent, []).append(sid)
-        else:
-            tops.append((updated, sid))
-    tops.sort(reverse=True)
-    return [sid for _updated, sid in tops], children
-
-
-def vouch_entry(
-    cached: dict[str, Any] | None, sid: str, st: os.stat_result
-) -> SessionSummary | None:
-    """The summary of index entry `cached` if it still describes log `sid` (same size and
-    mtime) and holds together; None otherwise."""
-    if not cached or not _describes(cached, st):
-        return None
-    return _summary_for(cached, sid)
-
-
-def _summary_for(
-    cached: dict[str, Any], sid: str, migrated: list[str] | None = None
-) -> SessionSummary | None:
-    """The summary an entry holds if it holds together and is `sid`'s; None otherwise.
-    An entry an older version wrote is brought up to date in place (`_older_summary`),
-    and `sid` added to `migrated`: the index is to be saved."""
-    try:
-        summary = _summary_of(cached["summary"])
-    except (KeyError, TypeError):
-        older = _older_summary(cached)
-        if older is None:
-            return None
-        if migrated is not None:
-            migrated.append(sid)
-        summary = older
-    return summary if summary.id == sid else None
-
-
-def _older_summary(cached: dict[str, Any]) -> SessionSummary | None:
-    """The summary of an entry the version before `approvals` were kept wrote, when it is
-    exact without them (`SessionSummary.from_older_index`), its row brought up to date in
-    `cached` (written with the next save); None when it is not one or not exact (the
-    caller reads that log again, as for an entry that no longer matches its log)."""
-    data = cached.get("summary")
-    if type(data) is not list:
-        return None  # an object: `_summary_of` read it as older already
-    try:
-        summary = SessionSummary.from_older_index(data)
-    except (KeyError, TypeError):
-        return None
-    cached["summary"] = summary.to_index_row()
-    return summary
-
-
-_PARENT, _UPDATED = INDEX_ROW_KEYS.index("parentSession"), INDEX_ROW_KEYS.index("updated")
-
-
-def _lineage_of(data: Any) -> tuple[str | None, str]:
-    """An entry's source session and last activity, as its summary (a row, or an object
-    in entries written before rows) holds them; (None, "") when they are not strings. A
-    row of the version before `approvals` were kept is one value short (the last)."""
-    if type(data) is list and len(INDEX_ROW_KEYS) - 1 <= len(data) <= len(INDEX_ROW_KEYS):
-        parent, updated = data[_PARENT], data[_UPDATED]
-    elif type(data) is dict:
-        parent, updated = data.get("parentSession"), data.get("updated")
-    else:
-        return None, ""
-    return (parent if type(parent) is str else None), (updated if type(updated) is str else "")
-
-
-def _summary_of(data: Any) -> SessionSummary:
-    """An entry's summary: kept as a row, or as an object (entries written before rows,
-    which are older than `approvals` too); KeyError or TypeError when it is neither."""
-    if type(data) is list:
-        return SessionSummary.from_index_row(data)
-    return SessionSummary.from_older_index(data)
-
-
-def _log_record(data: object) -> object:
-    """An entry's log facts as decoded JSON: kept as JSON text, or as an object (entries
-    written before they were kept as text); None when the text is not JSON."""
-    if type(data) is not str:
-        return data
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
 
 
 class _Unread(NamedTuple):

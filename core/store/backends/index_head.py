@@ -32,7 +32,8 @@ import orjson
 from forkwise.core.errors import ForkwiseError
 from forkwise.core.safe_read import read_regular
 from forkwise.core.store.atomic import replace_file
-from forkwise.core.store.backends.catalogue import Catalogue, entry_lineage, vouch_entry
+from forkwise.core.store.backends.catalogue import Catalogue
+from forkwise.core.store.backends.index_entries import entry_lineage, vouch_entry
 from forkwise.core.store.session import INDEX_ROW_KEYS, SessionSummary
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,7 @@ HEAD_TOPS = 256
 
 Entries = dict[str, dict[str, Any]]
 
-#: where a summary row keeps its source session and last activity (catalogue._lineage_of)
+#: where a summary row keeps its source session and last activity (index_entries._lineage_of)
 _PARENT, _UPDATED = INDEX_ROW_KEYS.index("parentSession"), INDEX_ROW_KEYS.index("updated")
 #: a row as this version writes it, or one of the version before `approvals` were kept
 _ROW_LENGTHS = frozenset({len(INDEX_ROW_KEYS) - 1, len(INDEX_ROW_KEYS)})

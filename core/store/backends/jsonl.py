@@ -36,7 +36,7 @@ from forkwise.core.safe_read import read_lines, read_regular
 from forkwise.core.store.atomic import fsync_dir, write_file_atomically
 from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
 from forkwise.core.store.backends.appenders import Appenders, Pending, undo_append
-from forkwise.core.store.backends.catalogue import Catalogue, LogFacts
+from forkwise.core.store.backends.catalogue import Catalogue
 from forkwise.core.store.backends.index_head import save_head
 from forkwise.core.store.backends.jsonl_aside import (
     cut_torn_tail,
@@ -48,6 +48,7 @@ from forkwise.core.store.backends.jsonl_aside import (
 from forkwise.core.store.backends.jsonl_fork import indexed_fork, line_end, write_fork
 from forkwise.core.store.backends.jsonl_listing import indexed_summaries, scan
 from forkwise.core.store.backends.jsonl_read import Tail, parse_file, parse_log, trusted_log
+from forkwise.core.store.backends.log_facts import LogFacts
 from forkwise.core.store.backends.unnamed import UnnamedFiles
 from forkwise.core.store.session import (
     EventsAppended,

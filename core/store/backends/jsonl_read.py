@@ -17,7 +17,7 @@ from forkwise.core.log.events import MAX_NESTING, TURN_END, too_deep
 from forkwise.core.log.turns import BracketState
 from forkwise.core.safe_read import split_lines
 from forkwise.core.store.backend import LoadedLog
-from forkwise.core.store.backends.catalogue import LogFacts
+from forkwise.core.store.backends.log_facts import LogFacts
 from forkwise.core.store.checked_log import LogCheck
 from forkwise.core.store.fork_point import ForkPoint
 from forkwise.core.store.session import SessionHeader, SessionSummary
