@@ -5,8 +5,8 @@ hits (session, time, snippet). Activating a hit opens its session at that messag
 The filter box above the tree still filters the tree by title; this panel is the way to
 find text in sessions that are not open. It takes the session list's place while it is
 open (as a sidebar's Search view does in an editor), so that neither is squeezed beside
-the other in a small window; closing it (its ✕, or Escape in an empty box) brings the list
-back.
+the other in a small window; closing it (its ✕, or Escape in an empty box or in the
+results) brings the list back.
 
 Signals (SearchPanel): `resultActivated(session_id, seq)`, `closeRequested()`.
 """
@@ -135,11 +135,18 @@ class HitDelegate(QStyledItemDelegate):
 
 
 class ResultsView(QListView):
-    """Enter on a hit activates it (as a double click does)."""
+    """Enter on a hit activates it (as a double click does); Escape leaves the search
+    (`escaped`), as its ✕ does: the keyboard is here after Enter opened a hit."""
+
+    escaped = Signal()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():
             self.activated.emit(self.currentIndex())
+            event.accept()
+            return
+        if event.key() == Qt.Key.Key_Escape and event.modifiers() == Qt.KeyboardModifier.NoModifier:
+            self.escaped.emit()
             event.accept()
             return
         super().keyPressEvent(event)
@@ -201,6 +208,7 @@ class SearchPanel(QWidget):
         self.box.returnPressed.connect(self._enter)
         self.results.activated.connect(self._activated)
         self.results.doubleClicked.connect(self._activated)
+        self.results.escaped.connect(self._leave)
         FieldKeys(self.box, down=self.to_results, leave=self._leave)
 
     def focus(self) -> None:
@@ -253,7 +261,8 @@ class SearchPanel(QWidget):
                 self.results.setCurrentIndex(self.model.index(0))
 
     def _leave(self) -> None:
-        """Escape in an empty box, or ✕: the panel closes, back to the sessions."""
+        """Escape in an empty box or in the results, or ✕: the panel closes, back to the
+        sessions."""
         self.closeRequested.emit()
 
     def _activated(self, index: QModelIndex) -> None:

@@ -31,6 +31,19 @@ def menu_key(view: Any) -> None:
     QApplication.sendEvent(view, event)
 
 
+async def searched(w: Any, words: str) -> Any:
+    """Search all sessions for `words` as typed (Ctrl+Shift+F, the words, Enter): the
+    results view, once it has hits."""
+    w.action_search.trigger()
+    box = w.search_panel.box
+    await until(lambda: QApplication.focusWidget() is box, what="search focus")
+    QTest.keyClicks(box, words)
+    QTest.keyClick(box, Qt.Key.Key_Return)
+    results = w.search_panel.results
+    await until(lambda: results.model().rowCount() > 0, what="hits")
+    return results
+
+
 def test_edit_and_resend_from_the_keyboard(aloop: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with open_app(tmp_path) as app:
@@ -88,13 +101,8 @@ def test_search_fields_answer_escape_and_down(aloop: Any, tmp_path: Path) -> Non
             QTest.keyClick(w.filter_box, Qt.Key.Key_Down)
             assert QApplication.focusWidget() is w.tree
             # Search all sessions: Enter searches, Down goes to the hits, Enter opens one
-            w.action_search.trigger()
+            results = await searched(w, "changelog")
             box = w.search_panel.box
-            await until(lambda: QApplication.focusWidget() is box, what="search focus")
-            QTest.keyClicks(box, "changelog")
-            QTest.keyClick(box, Qt.Key.Key_Return)
-            results = w.search_panel.results
-            await until(lambda: results.model().rowCount() > 0, what="hits")
             QTest.keyClick(box, Qt.Key.Key_Down)
             assert QApplication.focusWidget() is results
             hit = results.currentIndex().data(HIT_ROLE)
@@ -139,5 +147,32 @@ def test_a_new_session_or_fork_is_ready_to_write_in(aloop: Any, tmp_path: Path) 
                            | Qt.KeyboardModifier.ShiftModifier)
             await until(lambda: c.current not in (plan, new) and c.current, what="fork")
             await until(lambda: QApplication.focusWidget() is w.composer.edit, what="focus")
+
+    aloop(scenario())
+
+
+def test_escape_in_the_search_results_goes_back_to_the_sessions(
+    aloop: Any, tmp_path: Path
+) -> None:
+    """Enter on a hit opens it with the keyboard still in the results (to open the next
+    one); Escape there closes the search, as its ✕ says, and the list has the keyboard
+    (it did nothing: the person had to click ✕ or go back up to the box)."""
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w, c = app.window, app.controller
+            w.activateWindow()
+            results = await searched(w, "changelog")
+            QTest.keyClick(w.search_panel.box, Qt.Key.Key_Return)  # again: to the first hit
+            assert QApplication.focusWidget() is results
+            hit = results.currentIndex().data(HIT_ROLE)
+            QTest.keyClick(results, Qt.Key.Key_Return)
+            await until(lambda: c.current == hit["sessionId"], what="the hit opened")
+            assert QApplication.focusWidget() is results
+            QTest.keyClick(results, Qt.Key.Key_Escape)
+            assert not w.search_page.isVisible()
+            assert w.tree.isVisible()
+            assert QApplication.focusWidget() is w.tree
+            assert c.current == hit["sessionId"]  # what was opened stays open
 
     aloop(scenario())
