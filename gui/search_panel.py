@@ -248,10 +248,14 @@ class SearchPanel(QWidget):
             self.controller.notifier.error(exc, "Searching")
 
     def _enter(self) -> None:
-        if self._timer.isActive() or self.box.text().strip() != self._asked:
-            self.run()
-        else:
+        """Enter: the words searched for, or the keyboard to their hits. With none, the
+        same words are asked again: sessions come in (an agents' folder being brought in
+        at the first start) and what found nothing may find something now."""
+        unchanged = not self._timer.isActive() and self.box.text().strip() == self._asked
+        if unchanged and self.model.rowCount():
             self.to_results()
+        else:
+            self.run()
 
     def to_results(self) -> None:
         """The keyboard to the first hit (Enter there opens it)."""

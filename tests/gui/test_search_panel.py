@@ -131,3 +131,29 @@ def test_nothing_found_says_so(aloop: Any, qtbot: Any, tmp_path: Path) -> None:
             assert "Plan the 2.5 release" in titles
 
     aloop(scenario())
+
+
+def test_enter_asks_again_when_nothing_was_found(aloop: Any, qtbot: Any, tmp_path: Path) -> None:
+    """Searched while the agents' sessions were still coming in (the first start), the
+    words found nothing; once the session is in, Enter in the box finds it (it did
+    nothing: the words had to be changed to be asked again)."""
+    source = tmp_path / "elsewhere" / "nightly.jsonl"
+    imported_log(source, 120)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            app.window.show_search()
+            panel = app.window.search_panel
+            qtbot.keyClicks(panel.box, "flamingo")
+            qtbot.keyClick(panel.box, Qt.Key.Key_Return)
+            await until(lambda: "Nothing found" in panel.status.text(), what="nothing yet")
+            report = await app.client.import_files([str(source)], tool="forkwise")
+            assert report["failed"] == []
+            qtbot.keyClick(panel.box, Qt.Key.Key_Return)
+            await until(lambda: panel.model.rowCount() == 2, what="found now")
+            assert "2 found" in panel.status.text()
+            assert panel.box.hasFocus()  # found: a second Enter goes to the hits
+            qtbot.keyClick(panel.box, Qt.Key.Key_Return)
+            assert panel.results.hasFocus()
+
+    aloop(scenario())
