@@ -176,3 +176,36 @@ def test_escape_in_the_search_results_goes_back_to_the_sessions(
             assert c.current == hit["sessionId"]  # what was opened stays open
 
     aloop(scenario())
+
+
+def test_enter_on_a_session_in_the_list_goes_to_its_messages(
+    aloop: Any, tmp_path: Path
+) -> None:
+    """Down the list to a session, Enter: the keyboard is in its messages, on one in view,
+    and Up reads on (Enter did nothing: Tab, or the mouse, was the way in)."""
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w, c = app.window, app.controller
+            w.activateWindow()
+            w.tree.setFocus(Qt.FocusReason.TabFocusReason)
+            await until(lambda: QApplication.focusWidget() is w.tree, what="list focus")
+            plan = app.sid(PLAN)
+            QTest.keyClick(w.tree, Qt.Key.Key_Home)
+            for _ in range(w.tree.model().rowCount()):  # down the list, as a person would
+                if c.current == plan:
+                    break
+                QTest.keyClick(w.tree, Qt.Key.Key_Down)
+                await app.idle()
+            await app.open(plan)
+            QTest.keyClick(w.tree, Qt.Key.Key_Return)
+            v = w.transcript
+            assert QApplication.focusWidget() is v
+            start = v.currentIndex()
+            assert start.isValid()
+            assert v.viewport().rect().intersects(v.visualRect(start))
+            QTest.keyClick(v, Qt.Key.Key_Up)
+            assert v.currentIndex().row() == start.row() - 1
+            assert c.current == plan
+
+    aloop(scenario())
