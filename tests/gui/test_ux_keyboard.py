@@ -209,3 +209,42 @@ def test_enter_on_a_session_in_the_list_goes_to_its_messages(
             assert c.current == plan
 
     aloop(scenario())
+
+
+def mnemonic(text: str) -> str:
+    """The letter after a lone `&` in a menu entry's text ("" when it has none)."""
+    at = text.replace("&&", "").find("&")
+    return text.replace("&&", "")[at + 1].lower() if at >= 0 else ""
+
+
+def test_each_menu_entry_answers_its_own_letter(aloop: Any, tmp_path: Path) -> None:
+    """Alt+S, then F forks: in the Session menu, Fork and Previous fork shared F (and
+    Compare and Continue in shared C), so on a fork with a sibling (Previous fork
+    enabled) the letter only moved between them."""
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w, c = app.window, app.controller
+            for menu in w.menus.values():
+                letters = [mnemonic(a.text()) for a in menu.actions() if not a.isSeparator()]
+                taken = [x for x in letters if x]
+                assert len(taken) == len(set(taken)), (menu.objectName(), letters)
+            plan = app.sid(PLAN)
+            first = (await app.client.fork(plan))["id"]
+            second = (await app.client.fork(plan))["id"]  # of the same point: siblings
+            await until(lambda: second in c.tree.session_ids(), what="the forks listed")
+            await app.open(second)
+            assert w.branches.previous.isEnabled()  # the sibling: Previous fork takes F too
+            w.activateWindow()
+            before = set(c.tree.session_ids())
+            session = w.menus["menuSession"]
+            session.popup(w.mapToGlobal(w.rect().center()))
+            await until(session.isVisible, what="the Session menu")
+            QTest.keyClick(session, Qt.Key.Key_F)
+            await until(lambda: set(c.tree.session_ids()) - before, what="forked")
+            assert not session.isVisible()
+            (child,) = set(c.tree.session_ids()) - before
+            assert (c.tree.summary(child) or {})["parentSession"] == second
+            assert first in c.tree.session_ids()
+
+    aloop(scenario())
