@@ -81,7 +81,8 @@ class SearchResultsModel(QAbstractListModel):
             return hit
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             snippet = str(hit.get("snippet", "")).replace(OPEN, "").replace(CLOSE, "")
-            return f"{hit.get('title')} · {format_when(hit.get('ts'))}: {snippet}"
+            where = f" · {hit['where']}" if hit.get("where") else ""
+            return f"{hit.get('title')} · {format_when(hit.get('ts'))}{where}: {snippet}"
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"Open {hit.get('title')} at this message"
         return None
@@ -95,8 +96,9 @@ def hit_html(hit: Json, palette: QPalette) -> str:
         str(hit.get("kind")), str(hit.get("kind")))
     snippet = html.escape(str(hit.get("snippet", "")))
     snippet = snippet.replace(OPEN, "<b>").replace(CLOSE, "</b>")
+    where = f" · {html.escape(str(hit['where']))}" if hit.get("where") else ""
     return (f"<p><b>{html.escape(str(hit.get('title')))}</b> "
-            f'<span style="color: {dim}">{format_when(hit.get("ts"))} · {who}</span></p>'
+            f'<span style="color: {dim}">{format_when(hit.get("ts"))} · {who}{where}</span></p>'
             f'<p style="margin-top: 2px">{snippet}</p>')
 
 
@@ -235,12 +237,28 @@ class SearchPanel(QWidget):
     def _answered(self, query: str, hits: list[Json]) -> None:
         if query != self._asked:
             return  # overtaken by what was typed since
-        self.model.set_hits(hits)
+        self.model.set_hits([self._named(hit) for hit in hits])
         if not hits:
             self.status.setText(f"Nothing found for “{query}”")
         else:
             more = "+" if len(hits) >= LIMIT else ""
             self.status.setText(f"{len(hits)}{more} found, latest first")
+
+    def _named(self, hit: Json) -> Json:
+        """The hit with its session named as the list names it: a fork not renamed yet
+        after its source ("… — fork 1"), and a session a Continue in wrote says so. Its
+        stored title is its source's: their hits read the same as the source's."""
+        tree = self.controller.tree
+        sid = str(hit.get("sessionId"))
+        summary = tree.summary(sid)
+        if summary is None:
+            return hit
+        named = dict(hit, title=tree.title_of(sid))
+        if summary.get("relation") == "continued":
+            from .source_badges import continued_text
+
+            named["where"] = continued_text(summary.get("source"))
+        return named
 
     def _failed(self, query: str, exc: BaseException) -> None:
         if query == self._asked:
