@@ -248,3 +248,43 @@ def test_each_menu_entry_answers_its_own_letter(aloop: Any, tmp_path: Path) -> N
             assert first in c.tree.session_ids()
 
     aloop(scenario())
+
+
+def test_shift_f10_opens_the_menu_of_the_current_session_and_message(
+    aloop: Any, tmp_path: Path
+) -> None:
+    """Shift+F10, the menu key of keyboards without a Menu key: the current session's menu
+    in the list, the current message's in the transcript (Qt opens menus for the Menu key
+    only, on X11 and Wayland: Shift+F10 did nothing, and Fork from here had no key)."""
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w = app.window
+            plan = app.sid(PLAN)
+            await app.open(plan)
+            w.activateWindow()
+            w.tree.setFocus(Qt.FocusReason.TabFocusReason)
+            shift = Qt.KeyboardModifier.ShiftModifier
+            QTest.keyClick(w.tree, Qt.Key.Key_F10, shift)
+            menu = w.tree.last_menu
+            assert menu is not None
+            assert menu.isVisible()
+            assert "actionForkSession" in [a.objectName() for a in menu.actions()]
+            menu.close()
+            v = w.transcript
+            v.setFocus(Qt.FocusReason.TabFocusReason)
+            row = app.rows(USER)[-1]
+            v.setCurrentIndex(app.controller.transcript.index(row))
+            QTest.keyClick(v, Qt.Key.Key_F10, shift)
+            menu = v.last_menu
+            assert menu is not None
+            assert menu.isVisible()
+            fork = next(a for a in menu.actions() if a.objectName() == "actionForkFromMessage")
+            assert fork.isEnabled()  # the current message's menu: a question of a turn ended
+            # shown on that message
+            rect = v.visualRect(v.currentIndex())
+            assert QRect(v.viewport().mapToGlobal(rect.topLeft()), rect.size()).contains(
+                menu.pos())
+            menu.close()
+
+    aloop(scenario())
