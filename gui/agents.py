@@ -53,7 +53,7 @@ def install(window: MainWindow) -> None:
             file_menu.addAction(act_import)
             file_menu.addAction(act_sources)
     window.addAction(act_import)
-    continue_menu = QMenu("&Continue in", window)
+    continue_menu = QMenu("Continue &in", window)
     continue_menu.setObjectName("menuContinueIn")
     for tool in FOREIGN:
         act = QAction(source_icon(tool), TOOL_NAMES[tool], window)

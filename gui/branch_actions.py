@@ -53,7 +53,7 @@ class BranchActions(QObject):
         w = window
         self.rename = w._action("actionRenameSession", "&Rename…", "F2",
                                 "Give the selected session a title of its own")
-        self.previous = w._action("actionPreviousSibling", "Previous &fork", "Alt+Left",
+        self.previous = w._action("actionPreviousSibling", "&Previous fork", "Alt+Left",
                                   "Open the previous fork of the same point")
         self.next = w._action("actionNextSibling", "Next f&ork", "Alt+Right",
                               "Open the next fork of the same point")

@@ -152,9 +152,11 @@ def compare(a: Sequence[Json], b: Sequence[Json], title_of: TitleOf = str) -> Co
 
 
 def _align(left: list[Block], right: list[Block]) -> list[tuple[Block | None, Block | None]]:
-    """Notes beside notes, turns beside turns, in order."""
+    """Notes beside notes, turns beside turns, in order. A note that says nothing (only
+    events kept as `plugin/…`, e.g. a Codex rollback's record) is left out: it showed as
+    an empty card."""
     def split(items: list[Block]) -> tuple[list[Block], list[Block]]:
-        notes = [b for b in items if b.kind == "note"]
+        notes = [b for b in items if b.kind == "note" and b.lines]
         return notes, [b for b in items if b.kind == "turn"]
 
     left_notes, left_turns = split(left)

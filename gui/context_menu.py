@@ -3,12 +3,20 @@ call directly and inspect), shown with `popup()` — never `exec()`, which would
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex
-from PySide6.QtGui import QContextMenuEvent
+import sys
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QContextMenuEvent, QKeyEvent
 from PySide6.QtWidgets import QAbstractItemView, QMenu
 
+if TYPE_CHECKING:
+    _Base = QAbstractItemView  # the view this is part of
+else:
+    _Base = object
 
-class ContextMenuMixin:
+
+class ContextMenuMixin(_Base):
     """For a QAbstractItemView subclass that defines `build_context_menu(index) -> QMenu`.
 
     The row under the pointer becomes current, the menu pops up there, and the menu shown
@@ -19,6 +27,19 @@ class ContextMenuMixin:
 
     def build_context_menu(self, index: QModelIndex) -> QMenu:
         raise NotImplementedError
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Shift+F10 opens the current row's menu, as the Menu key does: Qt makes a menu
+        of the Menu key only, except on Windows (X11 and Wayland keyboards without that
+        key had no way to a message's Fork from here)."""
+        shift_f10 = (event.key() == Qt.Key.Key_F10
+                     and event.modifiers() == Qt.KeyboardModifier.ShiftModifier)
+        if shift_f10 and sys.platform != "win32":
+            point = self.viewport().rect().center()
+            self.contextMenuEvent(QContextMenuEvent(
+                QContextMenuEvent.Reason.Keyboard, point, self.viewport().mapToGlobal(point)))
+            return
+        super().keyPressEvent(event)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         assert isinstance(self, QAbstractItemView)

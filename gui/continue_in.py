@@ -168,7 +168,15 @@ class ContinueDialog(QDialog):
         lay.addWidget(QLabel("Resume it with:", self))
         lay.addLayout(row_)
         lay.addWidget(buttons)
-        self.resize(620, 0)
+        # as wide as the whole command (its `cd` and the session id both matter; the
+        # field showed its end, "d /home/…"), within the screen; a longer path shows
+        # its start, whole in its tooltip
+        self.command.setCursorPosition(0)
+        room = self.screen().availableGeometry().width() - 60
+        for field, beside in ((self.command, copy.sizeHint().width()), (self.path, 0)):
+            need = field.fontMetrics().horizontalAdvance(field.text()) + 16
+            field.setMinimumWidth(min(need, room - beside))
+        self.resize(max(620, self.sizeHint().width()), 0)
 
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.command.text())

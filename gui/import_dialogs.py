@@ -162,21 +162,25 @@ def describe_import(report: Json) -> str:
         text += f" Kept as-is, with no Forkwise equivalent: {kinds}."
     failed = report["failed"]
     if failed:
-        text += f"\n{len(failed)} file(s) could not be imported:"
-        for f in failed[:8]:
-            text += f"\n• {_failure(f)}"
-        if len(failed) > 8:
-            text += f"\n• … and {len(failed) - 8} more"
+        text += f"\n{len(failed)} file(s) could not be imported:" + failure_lines(failed)
+    return text
+
+
+def failure_lines(failed: list[Json], most: int = 8) -> str:
+    """The files an import could not read, a line each (`most` of them, then a count)."""
+    text = "".join(f"\n• {_failure(f)}" for f in failed[:most])
+    if len(failed) > most:
+        text += f"\n• … and {len(failed) - most} more"
     return text
 
 
 def _failure(f: Json) -> str:
     """One failed file: its path once (the host's message usually names it already)."""
     message, path = str(f["error"]["message"]), str(f["path"])
+    said = not f.get("line") or f"line {f['line']}" in message  # and its line once
     if path in message:
-        said = not f.get("line") or f"line {f['line']}" in message
         return message if said else f"{message} (line {f['line']})"
-    return f"{path}, line {f['line']}: {message}" if f.get("line") else f"{path}: {message}"
+    return f"{path}: {message}" if said else f"{path}, line {f['line']}: {message}"
 
 
 class SourcesDialog(QDialog):

@@ -5,8 +5,8 @@ hits (session, time, snippet). Activating a hit opens its session at that messag
 The filter box above the tree still filters the tree by title; this panel is the way to
 find text in sessions that are not open. It takes the session list's place while it is
 open (as a sidebar's Search view does in an editor), so that neither is squeezed beside
-the other in a small window; closing it (its ✕, or Escape in an empty box) brings the list
-back.
+the other in a small window; closing it (its ✕, or Escape in an empty box or in the
+results) brings the list back.
 
 Signals (SearchPanel): `resultActivated(session_id, seq)`, `closeRequested()`.
 """
@@ -81,7 +81,8 @@ class SearchResultsModel(QAbstractListModel):
             return hit
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             snippet = str(hit.get("snippet", "")).replace(OPEN, "").replace(CLOSE, "")
-            return f"{hit.get('title')} · {format_when(hit.get('ts'))}: {snippet}"
+            where = f" · {hit['where']}" if hit.get("where") else ""
+            return f"{hit.get('title')} · {format_when(hit.get('ts'))}{where}: {snippet}"
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"Open {hit.get('title')} at this message"
         return None
@@ -95,8 +96,9 @@ def hit_html(hit: Json, palette: QPalette) -> str:
         str(hit.get("kind")), str(hit.get("kind")))
     snippet = html.escape(str(hit.get("snippet", "")))
     snippet = snippet.replace(OPEN, "<b>").replace(CLOSE, "</b>")
+    where = f" · {html.escape(str(hit['where']))}" if hit.get("where") else ""
     return (f"<p><b>{html.escape(str(hit.get('title')))}</b> "
-            f'<span style="color: {dim}">{format_when(hit.get("ts"))} · {who}</span></p>'
+            f'<span style="color: {dim}">{format_when(hit.get("ts"))} · {who}{where}</span></p>'
             f'<p style="margin-top: 2px">{snippet}</p>')
 
 
@@ -135,11 +137,18 @@ class HitDelegate(QStyledItemDelegate):
 
 
 class ResultsView(QListView):
-    """Enter on a hit activates it (as a double click does)."""
+    """Enter on a hit activates it (as a double click does); Escape leaves the search
+    (`escaped`), as its ✕ does: the keyboard is here after Enter opened a hit."""
+
+    escaped = Signal()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():
             self.activated.emit(self.currentIndex())
+            event.accept()
+            return
+        if event.key() == Qt.Key.Key_Escape and event.modifiers() == Qt.KeyboardModifier.NoModifier:
+            self.escaped.emit()
             event.accept()
             return
         super().keyPressEvent(event)
@@ -201,6 +210,7 @@ class SearchPanel(QWidget):
         self.box.returnPressed.connect(self._enter)
         self.results.activated.connect(self._activated)
         self.results.doubleClicked.connect(self._activated)
+        self.results.escaped.connect(self._leave)
         FieldKeys(self.box, down=self.to_results, leave=self._leave)
 
     def focus(self) -> None:
@@ -227,12 +237,28 @@ class SearchPanel(QWidget):
     def _answered(self, query: str, hits: list[Json]) -> None:
         if query != self._asked:
             return  # overtaken by what was typed since
-        self.model.set_hits(hits)
+        self.model.set_hits([self._named(hit) for hit in hits])
         if not hits:
             self.status.setText(f"Nothing found for “{query}”")
         else:
             more = "+" if len(hits) >= LIMIT else ""
             self.status.setText(f"{len(hits)}{more} found, latest first")
+
+    def _named(self, hit: Json) -> Json:
+        """The hit with its session named as the list names it: a fork not renamed yet
+        after its source ("… — fork 1"), and a session a Continue in wrote says so. Its
+        stored title is its source's: their hits read the same as the source's."""
+        tree = self.controller.tree
+        sid = str(hit.get("sessionId"))
+        summary = tree.summary(sid)
+        if summary is None:
+            return hit
+        named = dict(hit, title=tree.title_of(sid))
+        if summary.get("relation") == "continued":
+            from .source_badges import continued_text
+
+            named["where"] = continued_text(summary.get("source"))
+        return named
 
     def _failed(self, query: str, exc: BaseException) -> None:
         if query == self._asked:
@@ -240,10 +266,14 @@ class SearchPanel(QWidget):
             self.controller.notifier.error(exc, "Searching")
 
     def _enter(self) -> None:
-        if self._timer.isActive() or self.box.text().strip() != self._asked:
-            self.run()
-        else:
+        """Enter: the words searched for, or the keyboard to their hits. With none, the
+        same words are asked again: sessions come in (an agents' folder being brought in
+        at the first start) and what found nothing may find something now."""
+        unchanged = not self._timer.isActive() and self.box.text().strip() == self._asked
+        if unchanged and self.model.rowCount():
             self.to_results()
+        else:
+            self.run()
 
     def to_results(self) -> None:
         """The keyboard to the first hit (Enter there opens it)."""
@@ -253,7 +283,8 @@ class SearchPanel(QWidget):
                 self.results.setCurrentIndex(self.model.index(0))
 
     def _leave(self) -> None:
-        """Escape in an empty box, or ✕: the panel closes, back to the sessions."""
+        """Escape in an empty box or in the results, or ✕: the panel closes, back to the
+        sessions."""
         self.closeRequested.emit()
 
     def _activated(self, index: QModelIndex) -> None:

@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer
-from PySide6.QtGui import QPaintEvent, QResizeEvent
+from PySide6.QtGui import QKeyEvent, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTreeView, QWidget
 
 from .context_menu import ContextMenuMixin
@@ -106,6 +106,19 @@ class SessionTree(ContextMenuMixin, QTreeView):
             # Page Down cover the whole store (laying out 10,000 rows takes ~0.1 s).
             self.rest_pending = False
             QTimer.singleShot(0, self.window_.controller.tree.fetch_all)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Enter on a session goes into it: the keyboard to its messages (the one in
+        view), where the arrows read and the Menu key forks; Tab goes on to the composer.
+        It did nothing (a row is opened when it becomes current)."""
+        enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        plain = event.modifiers() in (Qt.KeyboardModifier.NoModifier,
+                                      Qt.KeyboardModifier.KeypadModifier)
+        if enter and plain and self.currentIndex().isValid():
+            self.window_.transcript.setFocus(Qt.FocusReason.TabFocusReason)
+            event.accept()
+            return
+        super().keyPressEvent(event)
 
     def build_context_menu(self, index: QModelIndex) -> QMenu:
         from PySide6.QtWidgets import QMenu

@@ -86,7 +86,19 @@ def _start_watching(window: MainWindow) -> None:
         )
         return await c.client.watch_sources(tools) if tools else found
 
+    def looked(listed: Json) -> None:
+        """A file the first look could not read is a session missing from the list: the
+        person hears which, and why (the import's own words)."""
+        failed = listed.get("failed") or []
+        if failed:
+            from .import_dialogs import failure_lines
+            from .notify import WARNING
+
+            text = (f"{len(failed)} of the agents' session files could not be read; their "
+                    "sessions are not in the list:" + failure_lines(failed, 3))
+            c.notifier.post(WARNING, text, "agent-files-unreadable")
+
     if window.property("watchingStarted"):
         return  # once per window: a reload of the tree does not start it again
     window.setProperty("watchingStarted", True)
-    c.ops.run(start(), what="Watching the agents' session folders")
+    c.ops.run(start(), looked, what="Watching the agents' session folders")

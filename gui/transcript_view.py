@@ -167,6 +167,27 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
             return False
         return super().edit(index, trigger, event)
 
+    def moveCursor(self, cursorAction: QAbstractItemView.CursorAction,
+                   modifiers: Qt.KeyboardModifier) -> QModelIndex:
+        """Page Up and Page Down go a viewport's height of messages, also where Qt's own
+        step stays on the current one: in a window ~650 px high it did near the end of
+        long imported sessions (tall tool cards), and Page Up went no further."""
+        index = super().moveCursor(cursorAction, modifiers)
+        step = {QAbstractItemView.CursorAction.MovePageUp: -1,
+                QAbstractItemView.CursorAction.MovePageDown: 1}.get(cursorAction)
+        current = self.currentIndex()
+        if step is None or not current.isValid() or index.row() != current.row():
+            return index
+        model, page = self.model(), self.viewport().height()
+        start, row = self.visualRect(current), current.row()
+        while 0 <= row + step < model.rowCount():
+            rect = self.visualRect(model.index(row + step, 0))
+            gone = start.top() - rect.top() if step < 0 else rect.bottom() - start.bottom()
+            if gone > page and row != current.row():
+                break  # a page away: the next row would be more
+            row += step
+        return model.index(row, 0)
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
         ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
         if event.key() == Qt.Key.Key_Home and ctrl and self.transcript().base > 0:

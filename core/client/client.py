@@ -266,7 +266,9 @@ class Client:
 
     async def watch_sources(self, tools: list[str]) -> Json:
         """Keep up with these tools' session folders (new and grown sessions are imported
-        within a couple of seconds); `[]` stops. Returns what `sources()` does."""
+        within a couple of seconds); `[]` stops. Returns what `sources()` does, with
+        `failed`: the files its first look could not import (`[{"path", "line", "error"}]`,
+        as `import_files` reports them; tried again when they change)."""
         result: Json = await self.call("sources.watch", {"tools": tools})
         return result
 

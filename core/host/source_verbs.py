@@ -115,12 +115,15 @@ class SourceVerbs:
     ) -> Json:
         """`sources.watch`: keep up with these tools' session folders (their default ones
         on this host's machine, or `folders`); an empty list stops. The first pass runs
-        before this returns, so what is there already is in the store when it does."""
+        before this returns, so what is there already is in the store when it does; what
+        `sources.list` returns, with `failed`: the files that pass could not import (as
+        the import verb reports them), whose sessions are not in the store."""
         self._check_writable()
         self.sources.watch(tools, folders)
-        if self.sources.tools:
-            await self.sources.scan()
-        return await self.list_sources()
+        report = await self.sources.scan() if self.sources.tools else None
+        listed = await self.list_sources()
+        listed["failed"] = report["failed"] if report is not None else []
+        return listed
 
     async def list_sources(self) -> Json:
         """`sources.list`: the tools found on this host's machine and those watched."""

@@ -158,6 +158,7 @@ async def test_a_watched_codex_folder_brings_new_and_grown_sessions_in(tmp_path:
         await client.subscribe(seen.append)
         listed = await client.watch_sources(["codex"])
         assert listed["watching"] == ["codex"]
+        assert listed["failed"] == []  # its first look found nothing it could not read
         rollout = basic(7)
         rollout.write(home)
         sid = f"codex-{thread_id(7)}"

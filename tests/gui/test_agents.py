@@ -208,3 +208,78 @@ def test_continue_in_from_a_message_forks_there_and_writes_the_fork(
                         what="the continued session's origin")
 
     aloop(scenario())
+
+
+def test_an_agent_file_the_app_could_not_read_is_named_not_left_out_in_silence(
+    aloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agents' folders hold a Claude Code file with a torn line beside a good Codex
+    home: the first look brings the good ones in and says which file is missing, and why
+    (it used to say nothing: the session was just not there)."""
+    import claude_fixtures as cf
+
+    monkeypatch.setenv("CODEX_HOME", str(codex_home(tmp_path)))
+    claude = tmp_path / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    chat = cf.Transcript(cf.SID)
+    chat.exchange("first question", "first answer")
+    chat.exchange("second question", "second answer")
+    bad = cf.write_old(chat, claude)
+    lines = bad.read_bytes().splitlines(keepends=True)
+    bad.write_bytes(b"".join(lines[:2]) + b'{"parentUuid": "x", "type": "us\n' + b"".join(lines[2:]))
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await until(lambda: f"codex-{thread_id(2)}" in app.controller.tree.session_ids(),
+                        what="the good sessions")
+            warned = await until(lambda: [n for n in app.notifier.history
+                                          if n.code == "agent-files-unreadable"],
+                                 what="the unreadable file named")
+            (notice,) = warned
+            assert notice.level == "warning"
+            assert notice.text.startswith("1 of the agents' session files could not be read")
+            assert str(bad) in notice.text
+            assert notice.text.count("line 3") == 1, notice.text  # the line named once
+            banner = app.window.banner
+            assert banner.isVisible()
+            assert banner.label.text() == notice.text
+            assert f"claude-{cf.SID}" not in app.controller.tree.session_ids()
+
+    aloop(scenario())
+
+
+def test_comparing_a_codex_rollback_with_its_thread_shows_no_empty_card(
+    aloop: Any, tmp_path: Path
+) -> None:
+    """A thread rolled back twice: compared with the branch the first rollback left, the
+    thread's side began with an empty card (its rollback records, kept as plugin events,
+    made a note with nothing to say) opposite the branch's fork record."""
+    from codex_fixtures import rolled_back_twice
+    from PySide6.QtWidgets import QFrame
+
+    from forkwise.gui.compare_view import CompareView
+
+    home = tmp_path / "codex-home"
+    path = rolled_back_twice(20).write(home)
+    main = f"codex-{thread_id(20)}"
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            report = await app.client.import_files([str(path)], tool="codex")
+            assert not report["failed"], report
+            tree = app.controller.tree
+            await until(lambda: main in tree.session_ids(), what="imported")
+            branches = sorted((s for s in tree.session_ids()
+                               if (tree.summary(s) or {}).get("parentSession") == main),
+                              key=lambda s: (tree.summary(s) or {})["seedLength"])
+            app.window.branches.show_compare(main, branches[0])
+            view = await until(lambda: dialog_of(CompareView), what="the comparison")
+            cells = await until(lambda: [c for c in view.findChildren(QLabel, "compareCell")
+                                         if c.isVisible()], what="its cells")
+            framed = [c for c in cells if c.frameShape() != QFrame.Shape.NoFrame]
+            assert framed
+            assert all(c.text().strip() for c in framed), [c.text() for c in framed]
+            assert any("Forked from" in c.text() for c in framed)
+            view.close()
+
+    aloop(scenario())

@@ -186,7 +186,7 @@ def test_siblings_step_at_the_fork_point(aloop: Any, tmp_path: Path) -> None:
             quick = app.sid(QUICK)
             await app.open(quick)
             assert not w.branches.previous.isEnabled()  # not a fork: no siblings
-            assert w.branches.previous.text() == "Previous &fork"  # short text
+            assert w.branches.previous.text() == "&Previous fork"  # short text
             assert "no other fork" in w.branches.previous.toolTip()
             kids = []
             for _ in range(3):

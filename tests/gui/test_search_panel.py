@@ -12,7 +12,7 @@ import pytest
 from gui_harness import App, open_app, until
 from PySide6.QtCore import QRect, Qt
 
-from forkwise.gui.search_panel import HIT_ROLE
+from forkwise.gui.search_panel import HIT_ROLE, hit_html
 
 pytestmark = pytest.mark.gui
 SHOTS = os.environ.get("FORKWISE_SHOTS")
@@ -129,5 +129,69 @@ def test_nothing_found_says_so(aloop: Any, qtbot: Any, tmp_path: Path) -> None:
             titles = {panel.model.index(r).data(HIT_ROLE)["title"]
                       for r in range(panel.model.rowCount())}
             assert "Plan the 2.5 release" in titles
+
+    aloop(scenario())
+
+
+def test_enter_asks_again_when_nothing_was_found(aloop: Any, qtbot: Any, tmp_path: Path) -> None:
+    """Searched while the agents' sessions were still coming in (the first start), the
+    words found nothing; once the session is in, Enter in the box finds it (it did
+    nothing: the words had to be changed to be asked again)."""
+    source = tmp_path / "elsewhere" / "nightly.jsonl"
+    imported_log(source, 120)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            app.window.show_search()
+            panel = app.window.search_panel
+            qtbot.keyClicks(panel.box, "flamingo")
+            qtbot.keyClick(panel.box, Qt.Key.Key_Return)
+            await until(lambda: "Nothing found" in panel.status.text(), what="nothing yet")
+            report = await app.client.import_files([str(source)], tool="forkwise")
+            assert report["failed"] == []
+            qtbot.keyClick(panel.box, Qt.Key.Key_Return)
+            await until(lambda: panel.model.rowCount() == 2, what="found now")
+            assert "2 found" in panel.status.text()
+            assert panel.box.hasFocus()  # found: a second Enter goes to the hits
+            qtbot.keyClick(panel.box, Qt.Key.Key_Return)
+            assert panel.results.hasFocus()
+
+    aloop(scenario())
+
+
+def test_a_hit_names_its_session_as_the_list_does(
+        aloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Words asked in a fork, and in the session that fork was continued as in Codex (a
+    Continue in read back): their hits are named as the list names them ("… — fork 1",
+    "Continued in Codex"), not each by the source's title they all carry."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            c = app.controller
+            plan = app.sid("Plan the 2.5 release")
+            fork = (await app.client.fork(plan))["id"]
+            await app.open(fork)
+            c.send("what about the pelican rollout?", lambda: None)
+            await until(lambda: app.rows("assistant", "pelican"), what="answered")
+            made = await app.client.export_session(fork, "codex")
+            report = await app.client.import_files([made["path"]], tool="codex")
+            (back,) = report["imported"]
+            await until(lambda: back in c.tree.session_ids(), what="read back")
+            assert (c.tree.summary(back) or {})["relation"] == "continued"
+            app.window.show_search()
+            panel = app.window.search_panel
+            panel.box.setText("pelican")
+            panel.run()
+            await until(lambda: panel.model.rowCount() >= 4, what="hits")
+            hits = [panel.model.index(r).data(HIT_ROLE) for r in range(panel.model.rowCount())]
+            assert {h["sessionId"] for h in hits} == {fork, back}
+            for h in hits:
+                assert h["title"] == c.tree.title_of(h["sessionId"])
+                shown = hit_html(h, panel.palette())
+                assert ("Continued in Codex" in shown) == (h["sessionId"] == back)
+            named = c.tree.title_of(fork)
+            assert named.startswith("Plan the 2.5 release — fork ")
+            assert {h["title"] for h in hits if h["sessionId"] == fork} == {named}
 
     aloop(scenario())

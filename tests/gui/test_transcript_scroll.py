@@ -4,6 +4,7 @@ measured) still scrolls to any row and follows to its end."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 from pathlib import Path
 from typing import Any
@@ -176,5 +177,41 @@ def test_the_last_page_arriving_under_the_reader_does_not_pull_the_view_along(
                 await until(lambda: not model.fetching, what="the page")
                 await app.idle()
             assert not view.following  # a page, not a live reply: the reader stays put
+
+    aloop(scenario())
+
+
+
+def test_page_up_and_down_go_through_a_long_imported_session(
+    aloop: Any, tmp_path: Path
+) -> None:
+    """Page Up from the end of an imported Claude Code session to its first message, then
+    Page Down back, in a window 650 px high: Qt's page step stayed on a message near the
+    end (tall tool cards) and Page Up went no further (the keyboard's way to read back)."""
+    from PySide6.QtTest import QTest
+
+    from forkwise.core.bench.synth_sources import claude_projects
+
+    (path,) = claude_projects(tmp_path / "claude", sessions=1, turns=12, seed=1)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            report = await app.client.import_files([str(path)], tool="claude")
+            (sid,) = report["imported"]
+            await until(lambda: sid in app.controller.tree.session_ids(), what="imported")
+            app.window.resize(1000, 650)
+            await app.open(sid)
+            view = app.window.transcript
+            view.setFocus()
+            rows = app.controller.transcript.rowCount()
+            assert app.controller.transcript.base == 0  # every message loaded
+            for key, end in ((Qt.Key.Key_PageUp, 0), (Qt.Key.Key_PageDown, rows - 1)):
+                seen = [view.currentIndex().row()]
+                while seen[-1] != end and len(seen) <= rows:
+                    QTest.keyClick(view, key)
+                    seen.append(view.currentIndex().row())
+                assert seen[-1] == end, seen
+                assert shown(app, end)
+                assert all(a != b for a, b in itertools.pairwise(seen)), seen
 
     aloop(scenario())

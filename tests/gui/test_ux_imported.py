@@ -204,10 +204,16 @@ def test_continue_in_claude_code_resumes_from_the_sessions_folder(
             dialog = await until(lambda: next(
                 (d for d in QApplication.topLevelWidgets()
                  if isinstance(d, ContinueDialog) and d.isVisible()), None), what="dialog")
-            command = dialog.findChild(QLineEdit, "resumeCommand").text()
+            field = dialog.findChild(QLineEdit, "resumeCommand")
+            command = field.text()
             # Claude Code finds a session only from its folder ("No conversation found"
             # from anywhere else): the command goes there first
             assert command.startswith(f"cd {shlex.quote(CWD)} && claude --resume "), command
+            # and is read whole, its `cd` included (the field showed "d '/home/ada/…")
+            await until(field.isVisible, what="shown")
+            assert field.fontMetrics().horizontalAdvance(command) < field.width() - 8
+            assert field.cursorPosition() == 0
+            assert dialog.frameGeometry().width() <= dialog.screen().availableGeometry().width()
             new_id = command.split()[-1]
             (written,) = config.rglob(f"{new_id}.jsonl")
             assert written.parent.name == munge_cwd(CWD)  # the folder `cd` goes to
