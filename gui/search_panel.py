@@ -242,7 +242,7 @@ class SearchPanel(QWidget):
             self.status.setText(f"Nothing found for “{query}”")
         else:
             more = "+" if len(hits) >= LIMIT else ""
-            self.status.setText(f"{len(hits)}{more} found, latest first")
+            self.status.setText(f"{len(hits)}{more} found, whole words first, latest first")
 
     def _named(self, hit: Json) -> Json:
         """The hit with its session named as the list names it: a fork not renamed yet

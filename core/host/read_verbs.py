@@ -207,7 +207,8 @@ class ReadVerbs:
 
     async def search(self, query: str, limit: int = 50) -> list[Json]:
         """Events of every session whose text (message text, tool calls, titles) has every
-        word of `query`, the latest first: session id and title, seq, message id, time,
+        word of `query` (`SearchIndex.search`: the last word whole first, then as a
+        prefix; the latest first in each): session id and title, seq, message id, time,
         kind and a snippet with the words between « and »."""
 
         def search() -> list[Json]:

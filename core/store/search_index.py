@@ -316,26 +316,35 @@ class SearchIndex:
     # --- asking it --------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 50) -> list[SearchHit]:
-        """Events whose text has every word of `query` (the last one as a prefix), the
-        latest indexed first, each with a snippet around the words. A hit whose whole text
-        a later one of the same session already has is left out: a session's title is
-        often its first question too, and it may be both in its header and in a title
-        event (three rows of the same line, where the latest, a message, opens at it)."""
-        match = fts_query(query)
-        if match is None:
+        """Events whose text has every word of `query` (the last one as a prefix), each
+        with a snippet around the words: those that have the last word whole first, then
+        those where it only begins a word ("module 37" finds "module 37" before "module
+        370"), the latest indexed first in each. A hit whose whole text a later one of
+        the same session already has is left out: a session's title is often its first
+        question too, and it may be both in its header and in a title event (three rows
+        of the same line, where the latest, a message, opens at it)."""
+        whole, match = fts_query(query, prefix=False), fts_query(query)
+        if whole is None or match is None:
             return []
         limit = max(1, min(int(limit), MAX_LIMIT))
+        rows: list[tuple[int, str, str]] = []
         with self._lock:
             db = self._open()
-            rows = db.execute(
-                "SELECT m.about, m.text FROM docs JOIN msgs m ON m.rowid = docs.rowid"
-                " WHERE docs MATCH ? ORDER BY docs.rowid DESC LIMIT ?",
-                (match, 2 * limit),  # room for hits left out as repeats
-            ).fetchall()
+            for words_match in (whole, match):
+                rows += db.execute(
+                    "SELECT docs.rowid, m.about, m.text FROM docs"
+                    " JOIN msgs m ON m.rowid = docs.rowid"
+                    " WHERE docs MATCH ? ORDER BY docs.rowid DESC LIMIT ?",
+                    (words_match, 2 * limit),  # room for hits left out as repeats
+                ).fetchall()
         words = [w.casefold() for w in _WORD.findall(query)]
         hits: list[SearchHit] = []
         said: set[tuple[str, str]] = set()
-        for about, text in rows:
+        seen: set[int] = set()
+        for rowid, about, text in rows:
+            if rowid in seen:  # a whole-word hit, found again as a prefix hit
+                continue
+            seen.add(rowid)
             sid, seq, message, ts, kind = json.loads(about)
             hit = SearchHit(str(sid), int(seq), message, str(ts), str(kind), snippet(text, words))
             if (hit.session_id, text) in said:
@@ -371,14 +380,16 @@ def snippet(text: str, words: Sequence[str], width: int = 120) -> str:
     return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(flat) else "")
 
 
-def fts_query(query: str) -> str | None:
+def fts_query(query: str, *, prefix: bool = True) -> str | None:
     """The FTS5 query for what a person typed: each word quoted (nothing they type is
-    query syntax), all of them required, the last one a prefix. None for no words."""
+    query syntax), all of them required, the last one a prefix (`prefix`). None for no
+    words."""
     words = _WORD.findall(query)
     if not words:
         return None
     quoted = [f'"{w}"' for w in words]
-    quoted[-1] += "*"
+    if prefix:
+        quoted[-1] += "*"
     return " ".join(quoted)
 
 

@@ -295,3 +295,26 @@ def test_a_session_says_a_line_once_however_many_rows_hold_it(tmp_path: Path) ->
     assert [(h.session_id, h.kind) for h in hits] == [(b, "title"), (a, "assistant"), (a, "user")]
     assert index.search("gnu", limit=2) == hits[:2]
     index.close()
+
+
+def test_hits_with_the_last_word_whole_come_before_those_it_only_begins(
+    tmp_path: Path,
+) -> None:
+    """The last word is a prefix, so that a search finds as it is typed; once the word is
+    whole, the texts that have it whole come first ("module 37" before the newer "module
+    370" … "module 379"), the latest first within each, and none twice."""
+    store = open_store(tmp_path)
+    sid = store.create("s").id
+    turn(store, sid, 1, "refactor module 37 please", "done with module 37")
+    for n in range(2, 12):
+        turn(store, sid, n, f"refactor module 3{n + 68} please", f"done with module 3{n + 68}")
+    index = SearchIndex(tmp_path / "search.sqlite")
+    index.attach(store)
+    index.sync(store)
+    hits = index.search("module 37", 50)
+    assert [(h.seq) for h in hits[:2]] == [3, 2]  # turn 1's answer, then its question
+    assert len(hits) == 22  # the other 20, newest first, after them
+    assert [h.seq for h in hits[2:]] == sorted((h.seq for h in hits[2:]), reverse=True)
+    assert len({(h.session_id, h.seq) for h in hits}) == len(hits)
+    assert found(index, "module 3") == found(index, "module 37") | found(index, "module 371")
+    assert [h.seq for h in index.search("module 37", 2)] == [3, 2]  # even when few are asked
