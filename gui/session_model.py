@@ -1,20 +1,15 @@
 """The lineage tree: sessions grouped by where they came from (forks and subagents).
 
-Holds ids and summary dicts from the client catalogue; what a row shows is in session_rows.
-Changes arrive row by row (`upsert`, `remove`); only the first load resets the model. A
-child whose parent is not known yet waits at the top level and is moved beneath its
-parent when that arrives.
+Holds ids and summary dicts from the client catalogue; what a row shows is in session_rows;
+the tree's nodes, the rows handed to views a page at a time and the indexes, counts and
+flags views ask of every row are in session_lineage. Changes arrive row by row (`upsert`,
+`remove`); only the first load resets the model. A child whose parent is not known yet
+waits at the top level and is moved beneath its parent when that arrives.
 
 The model keeps its rows in the order of the column sorted on itself (`sort`; the filter
 proxy passes its sort on to it): a QSortFilterProxyModel sorting 10,000 rows calls `data()`
 from C++ about 300,000 times, 1.5 s at load, where a Python sort by key takes milliseconds.
 Every level is sorted the same way; rows equal in that column follow their last activity.
-
-Top-level rows are handed to views a page at a time (`canFetchMore`/`fetchMore`, like
-qutebrowser's completion model): a QTreeView lays out every row it is given, calling
-`index()`, `flags()` and `rowCount()` in Python for each — 0.1 to 0.2 s for 10,000 sessions
-before the first frame. The rest of the catalogue is held (in order, kept current) and
-shown as the view scrolls to the end; `reveal` and `fetch_all` show it on demand.
 
 A view paints a cell after asking it for seven roles in one `multiData` call (Qt's
 QStyledItemDelegate); answered here (and passed through by the filter proxy) it is one
@@ -32,17 +27,9 @@ from collections.abc import Iterable, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractItemModel,
-    QModelIndex,
-    QModelRoleData,
-    QModelRoleDataSpan,
-    QObject,
-    QPersistentModelIndex,
-    Qt,
-    Signal,
-)
+from PySide6.QtCore import QModelIndex, QModelRoleData, QModelRoleDataSpan, QObject, Qt, Signal
 
+from .session_lineage import ROOT_KEY, Index, Json, Node, SessionLineage
 from .session_rows import (
     ANSWERED_ROLES,
     COLUMNS,
@@ -53,35 +40,12 @@ from .session_rows import (
     row_data,
     sort_key,
 )
-from .siblings import display_title
 
 log = logging.getLogger(__name__)
 
-Json = dict[str, Any]
-Index = QModelIndex | QPersistentModelIndex
-NO_PARENT = QModelIndex()  # the default parent: the root
-
-_ROOT = 0
 _COLUMN_COUNT = len(COLUMNS)
 _PAINT_AT = {role: at for at, role in enumerate(PAINT_ROLES)}
 _UNPAINTED = (None,) * len(PAINT_ROLES)
-_ENABLED = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled
-_DISABLED = Qt.ItemFlag.ItemIsSelectable
-_NO_FLAGS = Qt.ItemFlag.NoItemFlags
-
-
-class _Node:
-    __slots__ = ("children", "key", "parent", "sid")
-
-    def __init__(self, key: int, sid: str | None, parent: _Node | None) -> None:
-        self.key = key
-        self.sid = sid
-        self.parent = parent
-        self.children: list[_Node] = []
-
-    def row(self) -> int:
-        return self.parent.children.index(self) if self.parent is not None else 0
-
 
 PAGE_ROWS = 200  # top-level rows per fetch: a few screens
 CELLS_KEPT = 20_000  # cached data() answers: the titles and ids a filter reads
@@ -91,29 +55,19 @@ PAINTED_KEPT = 8_000
 MERGE_ROWS = 200
 
 
-class SessionTreeModel(QAbstractItemModel):
+class SessionTreeModel(SessionLineage):
     """Summary dicts (the client API's shape) as a tree of lineage.
 
-    Signals: `rowsFetched(first, last)` — top-level rows first..last were just handed to
-    the views (by `fetchMore`, `reveal` or `fetch_all`); `foldersDiffer(first, cwd)` (see there)."""
+    Signals: `rowsFetched(first, last)` (see SessionLineage); `foldersDiffer(first, cwd)`
+    (see there)."""
 
-    rowsFetched = Signal(int, int)
     #: a session arrived from another working folder (`cwd`) than the rows' (`first`, that of
     #: the first row): the sessions come from several folders now (the window may show the
     #: Folder column, named by both)
     foldersDiffer = Signal(str, str)
 
     def __init__(self, parent: QObject | None = None, *, page_rows: int | None = None) -> None:
-        super().__init__(parent)
-        self.page_rows = PAGE_ROWS if page_rows is None else page_rows
-        self._shown = 0  # root.children[:_shown] have rows; the rest wait for fetchMore
-        self._root = _Node(_ROOT, None, None)
-        self._nodes: dict[str, _Node] = {}
-        self._by_key: dict[int, _Node] = {_ROOT: self._root}
-        self._summaries: dict[str, Json] = {}
-        #: keys of the rows whose session cannot be read (`flags`: not enabled)
-        self._broken: set[int] = set()
-        self._next_key = 1
+        super().__init__(parent, PAGE_ROWS if page_rows is None else page_rows)
         #: (column, descending) rows are kept in; None: in arrival order (never sorted)
         self._order: tuple[int, bool] | None = None
         #: what `data` answered, by (row key, column, role); any change clears it
@@ -124,7 +78,7 @@ class SessionTreeModel(QAbstractItemModel):
         self._cells_until = 0.0  # both are kept until midnight (times show as dates)
         self._today = date.today()  # the local date they were answered on
 
-    # --- changes ------------------------------------------------------------------
+    # --- changes: whole listings --------------------------------------------------
 
     def load(self, summaries: Iterable[Json]) -> None:
         """The first full load (the only reset this model does). The rows are kept as
@@ -134,7 +88,7 @@ class SessionTreeModel(QAbstractItemModel):
         self._forget_cells()
         self._root.children.clear()
         self._nodes.clear()
-        self._by_key = {_ROOT: self._root}
+        self._by_key = {ROOT_KEY: self._root}
         self._broken = set()
         items = sorted(summaries, key=lambda s: s.get("created") or "")
         # the rows as given, not copies: at 100,000 sessions a copy of each was 115 MB
@@ -168,66 +122,7 @@ class SessionTreeModel(QAbstractItemModel):
         for summary in changed:
             self.upsert(summary)
 
-    # --- paging of the top-level rows ------------------------------------------------
-
-    def canFetchMore(self, parent: Index) -> bool:
-        return not parent.isValid() and self._shown < len(self._root.children)
-
-    def fetchMore(self, parent: Index) -> None:
-        if self.canFetchMore(parent):
-            self._show_through(self._shown + self.page_rows - 1)
-
-    def reveal(self, sid: str, column: int = 0) -> QModelIndex:
-        """The index of `sid`, fetching top-level rows down to its own if need be."""
-        node = self._nodes.get(sid)
-        if node is None:
-            return QModelIndex()
-        top = self._top(node)
-        if top.parent is self._root:
-            self._show_through(top.row())
-        return self.index_for(sid, column)
-
-    def fetch_all(self) -> None:
-        """Every row (a filter has to see them all)."""
-        self._show_through(len(self._root.children) - 1)
-
-    def _show_through(self, row: int) -> None:
-        last = min(row, len(self._root.children) - 1)
-        first = self._shown
-        if last < first:
-            return
-        self.beginInsertRows(QModelIndex(), first, last)
-        self._shown = last + 1
-        self.endInsertRows()
-        self.rowsFetched.emit(first, last)
-
-    def _top(self, node: _Node) -> _Node:
-        while node.parent is not None and node.parent is not self._root:
-            node = node.parent
-        return node
-
-    def _has_row(self, node: _Node) -> bool:
-        """Whether views know `node` (its top-level row is fetched); the root: always."""
-        if node is self._root:
-            return True
-        top = self._top(node)
-        return top.parent is self._root and top.row() < self._shown
-
-    def _row_shown(self, parent: _Node, row: int) -> bool:
-        """Whether row `row` of `parent` (an existing row) is known to views."""
-        if parent is self._root:
-            return row < self._shown
-        return self._has_row(parent)
-
-    def _insert_shown(self, parent: _Node, row: int) -> bool:
-        """Whether a row inserted at `row` of `parent` is shown at once: anywhere under a
-        shown parent; at the top level among the fetched rows, or at the end when
-        everything is fetched."""
-        if parent is self._root:
-            return row < self._shown or self._shown == len(parent.children)
-        return self._has_row(parent)
-
-    # --- order ----------------------------------------------------------------------
+    # --- order --------------------------------------------------------------------
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """Every level by `column` (`sort_key`); rows whose value changes later move to
@@ -257,18 +152,18 @@ class SessionTreeModel(QAbstractItemModel):
         column, descending = self._order
         return column, Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
 
-    def _key(self, node: _Node) -> SortKey:
+    def _key(self, node: Node) -> SortKey:
         if self._order is None or node.sid is None:
             return ()
         return sort_key(self._order[0], node.sid, self._summaries[node.sid])
 
-    def _sort_children(self, node: _Node) -> None:
+    def _sort_children(self, node: Node) -> None:
         if self._order is None:
             return
         column, descending = self._order
         summaries = self._summaries
 
-        def key(n: _Node) -> SortKey:  # _key, inlined: it runs for every row
+        def key(n: Node) -> SortKey:  # _key, inlined: it runs for every row
             return sort_key(column, n.sid, summaries[n.sid]) if n.sid else ()
 
         stack = [node]
@@ -277,7 +172,7 @@ class SessionTreeModel(QAbstractItemModel):
             current.children.sort(key=key, reverse=descending)
             stack.extend(c for c in current.children if c.children)
 
-    def _slot(self, siblings: Sequence[_Node], sid: str) -> int:
+    def _slot(self, siblings: Sequence[Node], sid: str) -> int:
         """Where `sid` goes among `siblings` (not containing it) in the current order."""
         if self._order is None:
             return len(siblings)
@@ -289,37 +184,7 @@ class SessionTreeModel(QAbstractItemModel):
                 return row
         return len(siblings)
 
-    def _attach(self, sid: str) -> None:
-        """Place `sid` (and, recursively, its parent first) without signals."""
-        if sid in self._nodes:
-            return
-        parent_id = self._summaries[sid].get("parentSession")
-        parent = self._root
-        if parent_id in self._summaries and parent_id != sid and not self._is_below(parent_id, sid):
-            self._attach(parent_id)
-            parent = self._nodes[parent_id]
-        node = self._new_node(sid, parent)
-        parent.children.append(node)
-
-    def _new_node(self, sid: str, parent: _Node) -> _Node:
-        node = _Node(self._next_key, sid, parent)
-        self._next_key += 1
-        if self._summaries[sid].get("error"):
-            self._broken.add(node.key)
-        self._nodes[sid] = node
-        self._by_key[node.key] = node
-        return node
-
-    def _is_below(self, candidate: str, ancestor: str) -> bool:
-        """True if following parentSession from `candidate` reaches `ancestor` (a cycle)."""
-        seen: set[str] = set()
-        current: str | None = candidate
-        while current is not None and current not in seen:
-            if current == ancestor:
-                return True
-            seen.add(current)
-            current = self._summaries.get(current, {}).get("parentSession")
-        return False
+    # --- changes, row by row ------------------------------------------------------
 
     def upsert(self, summary: Json) -> QModelIndex:
         """A session appeared or changed: one row inserted, moved or updated."""
@@ -373,7 +238,7 @@ class SessionTreeModel(QAbstractItemModel):
         del self._summaries[sid]
         self._broken.discard(node.key)
 
-    def _insert(self, parent: _Node, row: int, node: _Node) -> None:
+    def _insert(self, parent: Node, row: int, node: Node) -> None:
         """`node` into `parent` at `row`, announced if views are to see it."""
         node.parent = parent
         if not self._insert_shown(parent, row):
@@ -385,7 +250,7 @@ class SessionTreeModel(QAbstractItemModel):
             self._shown += 1
         self.endInsertRows()
 
-    def _detach(self, node: _Node) -> None:
+    def _detach(self, node: Node) -> None:
         """`node` out of its parent, announced if views know it."""
         parent = node.parent or self._root
         row = node.row()
@@ -398,18 +263,12 @@ class SessionTreeModel(QAbstractItemModel):
             self._shown -= 1
         self.endRemoveRows()
 
-    def _placement(self, sid: str) -> _Node:
-        parent_id = self._summaries[sid].get("parentSession")
-        if parent_id in self._nodes and parent_id != sid and not self._is_below(parent_id, sid):
-            return self._nodes[parent_id]
-        return self._root
-
     def _adopt_orphans(self, sid: str) -> None:
         for child in [n for n in self._root.children if n.sid != sid]:
             if child.sid is not None and self._summaries[child.sid].get("parentSession") == sid:
                 self._move(child, self._nodes[sid])
 
-    def _move(self, node: _Node, new_parent: _Node) -> None:
+    def _move(self, node: Node, new_parent: Node) -> None:
         old_parent = node.parent or self._root
         row = node.row()
         dest = self._slot(new_parent.children, str(node.sid))
@@ -432,7 +291,7 @@ class SessionTreeModel(QAbstractItemModel):
             self._shown += 1
         self.endMoveRows()
 
-    def _reorder(self, node: _Node) -> None:
+    def _reorder(self, node: Node) -> None:
         """Move `node` among its siblings to where its (changed) activity puts it."""
         parent = node.parent or self._root
         row = node.row()
@@ -458,7 +317,7 @@ class SessionTreeModel(QAbstractItemModel):
         parent.children.insert(slot, node)
         self.endMoveRows()
 
-    def _changed(self, node: _Node) -> None:
+    def _changed(self, node: Node) -> None:
         if not self._has_row(node):
             return
         parent = self._index_of(node.parent or self._root)
@@ -466,119 +325,7 @@ class SessionTreeModel(QAbstractItemModel):
         self.dataChanged.emit(self.index(row, 0, parent), self.index(row, len(COLUMNS) - 1, parent)
         )
 
-    # --- lookups ------------------------------------------------------------------
-
-    def summary(self, sid: str) -> Json | None:
-        return self._summaries.get(sid)
-
-    def folders(self) -> set[str]:
-        """The sessions' working folders (`cwd`)."""
-        return {str(s.get("cwd") or "") for s in self._summaries.values()}
-
-    def session_ids(self) -> list[str]:
-        return list(self._summaries)
-
-    def index_for(self, sid: str, column: int = 0) -> QModelIndex:
-        """The index of `sid`; invalid while its top-level row is not fetched (`reveal`)."""
-        node = self._nodes.get(sid)
-        if node is None or not self._has_row(node):
-            return QModelIndex()
-        return self.createIndex(node.row(), column, node.key)
-
-    def parent_of(self, sid: str) -> str | None:
-        """The session this row is shown beneath (None at the top level)."""
-        node = self._nodes.get(sid)
-        return node.parent.sid if node is not None and node.parent is not None else None
-
-    def lineage_parents(self, first: int = 0, last: int | None = None) -> list[str]:
-        """Sessions with rows beneath them, in the fetched top-level rows first..last (all
-        fetched rows by default): what the tree expands once they are shown."""
-        end = self._shown if last is None else min(last + 1, self._shown)
-        found: list[str] = []
-        stack = [n for n in self._root.children[first:end] if n.children]
-        while stack:
-            node = stack.pop()
-            if node.sid is not None:
-                found.append(node.sid)
-            stack.extend(c for c in node.children if c.children)
-        return found
-
-    def children_of(self, sid: str | None) -> list[str]:
-        node = self._root if sid is None else self._nodes.get(sid)
-        return [c.sid for c in node.children if c.sid] if node is not None else []
-
-    def _title_of(self, sid: str) -> str:
-        return display_title(sid, self.summary, self.children_of)
-
-    def title_of(self, sid: str) -> str:
-        """What the session is called on screen (a fork not renamed yet: after its source)."""
-        return display_title(sid, self.summary, self.children_of)
-
-    def _index_of(self, node: _Node) -> QModelIndex:
-        if node is self._root:
-            return QModelIndex()
-        return self.createIndex(node.row(), 0, node.key)
-
-    def _node(self, index: Index) -> _Node:
-        if not index.isValid():
-            return self._root
-        return self._by_key.get(index.internalId(), self._root)
-
-    # --- QAbstractItemModel -------------------------------------------------------
-
-    def index(self, row: int, column: int, parent: Index = NO_PARENT) -> QModelIndex:
-        # a view asks this of every visible cell at each paint: the top level first
-        if not 0 <= column < _COLUMN_COUNT or row < 0:
-            return QModelIndex()
-        if not parent.isValid():
-            if row >= self._shown:
-                return QModelIndex()
-            return self.createIndex(row, column, self._root.children[row].key)
-        if parent.column() != 0:
-            return QModelIndex()
-        node = self._by_key.get(parent.internalId(), self._root)
-        if row >= (self._shown if node is self._root else len(node.children)):
-            return QModelIndex()
-        return self.createIndex(row, column, node.children[row].key)
-
-    def parent(self, index: Index = NO_PARENT) -> QModelIndex:  # type: ignore[override]
-        if not index.isValid():
-            return QModelIndex()
-        node = self._by_key.get(index.internalId())
-        if node is None or node.parent is None or node.parent is self._root:
-            return QModelIndex()
-        return self._index_of(node.parent)
-
-    def rowCount(self, parent: Index = NO_PARENT) -> int:
-        # asked of every row a view lays out (100,000 calls when all are fetched): an
-        # invalid index (the root) has internal id 0, which no row's key is
-        key = parent.internalId()
-        if not key:
-            return self._shown
-        if parent.column() != 0:
-            return 0
-        node = self._by_key.get(key, self._root)
-        return self._shown if node is self._root else len(node.children)
-
-    def columnCount(self, parent: Index = NO_PARENT) -> int:
-        return len(COLUMNS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        horizontal = orientation == Qt.Orientation.Horizontal
-        if horizontal and 0 <= section < len(COLUMNS) and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
-
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        # asked twice of every row a view lays out: two lookups by key (`_broken`)
-        key = index.internalId()
-        if not key:  # an invalid index (no row has key 0)
-            return _NO_FLAGS
-        if key in self._broken or key not in self._by_key:
-            return _DISABLED
-        return _ENABLED
+    # --- what cells answer --------------------------------------------------------
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role not in ANSWERED_ROLES or not index.isValid():
