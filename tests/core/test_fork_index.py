@@ -24,6 +24,7 @@ from logdata import SAMPLE, events_of, file_bytes, message, turn, waiting
 from forkwise.core.cli import main as cli
 from forkwise.core.log import events as events_module
 from forkwise.core.store import appending as appending_module
+from forkwise.core.store import forking as forking_module
 from forkwise.core.store import session_store as store_module
 from forkwise.core.store.backends.jsonl import JsonlBackend, parse_log
 from forkwise.core.store.session_store import SessionStore
@@ -38,6 +39,7 @@ def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store_module, "now_ts", lambda: NOW)
     monkeypatch.setattr(events_module, "now_ts", lambda: NOW)
     monkeypatch.setattr(appending_module, "now_ts", lambda: NOW)  # an append's ts
+    monkeypatch.setattr(forking_module, "now_ts", lambda: NOW)  # a fork's header
 
 
 @pytest.fixture
