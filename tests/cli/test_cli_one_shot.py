@@ -1,7 +1,7 @@
 """What a one-shot CLI process loads and leaves behind: a listing does not load the import
 verb, the foreign formats, the replay fold, the fork policy, the turn state or SQLite, a
-fork neither the import verb nor the replay fold nor the turn loop, and a command run in-process gives the cyclic collector back as
-it found it; the collector does not walk a one-shot command's objects at exit; each
+fork neither the import verb nor the replay fold nor the turn loop, and a command run
+in-process gives the cyclic collector back as it found it; the collector does not walk a one-shot command's objects at exit; each
 subcommand's arguments are there when it is chosen; `--json` output written in parts is
 the one encoding byte for byte."""
 
