@@ -102,7 +102,7 @@ class BranchActions(QObject):
         c = self.window.controller
 
         def found(events: list[Json]) -> None:
-            from .transcript_entries import build
+            from forkwise.core.reading.entries import build
 
             for entry in build(events).entries:
                 if entry.message_id == message and entry.text:
@@ -294,7 +294,8 @@ class BranchActions(QObject):
 
         def landed(logs: tuple[list[Json], list[Json]]) -> None:
             # imported when first asked for: nothing of the window's first frame needs it
-            from .compare_model import compare
+            from forkwise.core.reading.compare import compare
+
             from .compare_view import CompareView
 
             view = self.compare_view

@@ -1,7 +1,7 @@
 """Two sessions of one lineage side by side, from their last common event (DESIGN §11).
 
 The shared prefix is one line at the top; below it the diverging turns of each session,
-turn beside turn (gui/compare_model.py aligns them), with tool calls and results. A window
+turn beside turn (forkwise.core.reading.compare aligns them), with tool calls and results. A window
 of its own (object name `compareView`), opened with `show()`, never modal.
 """
 
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .compare_model import Block, Comparison
+from forkwise.core.reading.compare import Block, Comparison
 
 _DIM = "color: #5f6b76"  # readable grey on light and on dark cards
 _STYLE = {

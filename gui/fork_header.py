@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 if TYPE_CHECKING:
-    from .transcript_entries import Entry
+    from forkwise.core.reading.entries import Entry
 
 CHANGED_TEXT = "Its source changed since this fork"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .transcript_entries import ASSISTANT, REASONING, TOOL, USER, Entry, TranscriptBuilder
+from forkwise.core.reading.entries import ASSISTANT, REASONING, TOOL, USER, Entry, TranscriptBuilder
 
 FORK_FROM = "actionForkFromMessage"
 FORK_BEFORE = "actionForkBeforeMessage"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .transcript_entries import names_question
+from forkwise.core.reading.entries import names_question
 
 Json = dict[str, Any]
 #: a session nothing was asked in yet (its id is in the row's tooltip)

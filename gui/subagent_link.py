@@ -12,9 +12,10 @@ from PySide6.QtCore import QModelIndex
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QWidget
 
+from forkwise.core.reading.entries import TOOL
+
 from .foot_link import FootLink, short_title
 from .session_rows import ID_ROLE
-from .transcript_entries import TOOL
 
 if TYPE_CHECKING:
     from .main_window import MainWindow

@@ -11,8 +11,9 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
+from forkwise.core.reading.entries import Entry
+
 from .foot_link import FootLink
-from .transcript_entries import Entry
 from .transcript_html import dim_colour, entry_html
 from .transcript_model import ENTRY_ROLE
 

@@ -11,8 +11,9 @@ from typing import Any
 import orjson
 from PySide6.QtGui import QPalette
 
+from forkwise.core.reading.entries import Entry
+
 from .session_rows import format_when
-from .transcript_entries import Entry
 from .transcript_model import plain_text
 
 RESULT_LINES = 6
@@ -89,7 +90,7 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
             text = result_text(result)
             lines = text.splitlines()
             shown = lines if entry.expanded else lines[:RESULT_LINES]
-            label = ('<p style="margin-top: 6px; color: #c0392b"><b>error:</b></p>'
+            label = ('<p style="margin-top: 6px; color: #c0392b"><b>failed:</b></p>'
                      if entry.data.get("is_error") else
                      '<p class="dim" style="margin-top: 6px">result:</p>')
             out.append(f'{label}'

@@ -30,8 +30,9 @@ from PySide6.QtCore import (
     Signal,
 )
 
+from forkwise.core.reading.entries import STREAM, Entry, TranscriptBuilder
+
 from .message_actions import ActionState, copy_text, message_actions
-from .transcript_entries import STREAM, Entry, TranscriptBuilder
 
 log = logging.getLogger(__name__)
 

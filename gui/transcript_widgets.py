@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QListView, QWidget
 
+from forkwise.core.reading.entries import Entry
+
 from .approval_box import ApprovalBox
 from .foot_link import FootLink
 from .fork_header import ForkHeader, fork_point
 from .fork_marks import ForkMark
 from .subagent_link import SubagentLink
 from .transcript_delegate import MARGIN_X, PAD, TranscriptDelegate
-from .transcript_entries import Entry
 from .transcript_html import json_text
 from .transcript_model import ENTRY_ROLE, TranscriptModel
 

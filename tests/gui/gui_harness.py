@@ -28,11 +28,11 @@ from forkwise.core.demo import build_demo_store
 from forkwise.core.host.carriers import SocketServer
 from forkwise.core.host.host import Host
 from forkwise.core.host.rpc import RpcServer
+from forkwise.core.reading.entries import Entry
 from forkwise.gui.controller import Controller
 from forkwise.gui.main_window import MainWindow
 from forkwise.gui.notify import Notifier
 from forkwise.gui.session_rows import ID_ROLE
-from forkwise.gui.transcript_entries import Entry
 
 T = TypeVar("T")
 TIMEOUT = 15.0

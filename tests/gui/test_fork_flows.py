@@ -323,7 +323,7 @@ def test_edit_and_replace_confirms_then_replaces_in_place(aloop: Any, tmp_path: 
             assert composer.editing_message is None
             assert rows_before > 0
             # the model matches a transcript built from the log on disk
-            from forkwise.gui.transcript_entries import build
+            from forkwise.core.reading.entries import build
             fresh = build(app.log(quick)[1:])
             assert [(e.kind, e.text) for e in fresh.entries] == [(e.kind, e.text) for e in app.entries]
             qtmodeltester.check(c.transcript)

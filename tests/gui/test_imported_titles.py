@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 import claude_fixtures as cf
 from codex_fixtures import ROLLED_BACK, home_with_fork, rolled_back_twice, thread_id
 
-from forkwise.gui.transcript_entries import TITLE
+from forkwise.core.reading.entries import TITLE
 
 pytestmark = pytest.mark.gui
 SHOTS = os.environ.get("FORKWISE_SHOTS")

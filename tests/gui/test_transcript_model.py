@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from forkwise.core.reading.entries import build
 from forkwise.gui.message_actions import (
     BUSY,
     EDIT_REPLACE,
@@ -21,7 +22,6 @@ from forkwise.gui.message_actions import (
     WAITING,
     message_actions,
 )
-from forkwise.gui.transcript_entries import build
 from forkwise.gui.transcript_model import TranscriptModel
 
 pytestmark = pytest.mark.gui

@@ -15,9 +15,9 @@ from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
+from forkwise.core.reading.entries import USER
 from forkwise.gui.message_actions import EDIT_RESEND
 from forkwise.gui.search_panel import HIT_ROLE
-from forkwise.gui.transcript_entries import USER
 
 pytestmark = pytest.mark.gui
 

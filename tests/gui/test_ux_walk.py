@@ -55,8 +55,8 @@ def test_a_fork_before_a_message_names_that_message_not_its_id(
 
 
 def test_fork_point_words() -> None:
+    from forkwise.core.reading.entries import FORK, Entry
     from forkwise.gui.fork_header import fork_point
-    from forkwise.gui.transcript_entries import FORK, Entry
 
     def entry(**data: Any) -> Entry:
         return Entry(FORK, 9, None, "", "", data=data)

@@ -21,6 +21,13 @@ TITLE, SUMMARY, STREAM = "title", "summary", "stream"
 MESSAGE_KINDS = frozenset({USER, ASSISTANT, REASONING, TOOL})
 
 
+def result_failed(result: Mapping[str, Any]) -> bool:
+    """Whether a `tool/result` event reports a failed call: the runtime says `isError`,
+    the importers (Claude Code, Codex, pi) write `error: true`. The one rule the
+    transcript, Compare and the exports share."""
+    return bool(result.get("isError") or result.get("error") is True)
+
+
 @dataclass
 class Entry:
     kind: str
@@ -113,10 +120,7 @@ class TranscriptBuilder:
             index = self._calls.get(str(ev.get("call")))
             if index is not None:
                 self.entries[index].data["result"] = ev.get("output")
-                # the runtime says `isError`; the importers (Claude Code, Codex, pi) write
-                # `error: true`, which showed a failed call's output as its result
-                self.entries[index].data["is_error"] = bool(
-                    ev.get("isError") or ev.get("error") is True)
+                self.entries[index].data["is_error"] = result_failed(ev)
                 changed.add(index)
         elif etype == "approval/request":
             pending = self.turns.get(str(turn))

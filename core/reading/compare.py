@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import Any
 
+from .entries import result_failed
+
 Json = dict[str, Any]
 TitleOf = Callable[[str], str]
 
@@ -116,7 +118,7 @@ def _add(block: Block, ev: Json, title_of: TitleOf) -> None:
                 args = _short(_compact(part.get("args", {})), 120)
                 block.lines.append(("tool", f"⚙ {part.get('name')}({args})"))
     elif etype == "tool/result":
-        label = "error" if ev.get("isError") else "result"
+        label = "failed" if result_failed(ev) else "result"
         out = _short(_compact(ev.get("output")), RESULT_CHARS)
         block.lines.append(("result", f"  → {label}: {out}"))
     elif etype == "approval/resolve":
