@@ -130,6 +130,42 @@ class HostUnavailable(ForkwiseError):
     code = "host-unavailable"
 
 
+class NotRegularSource(ForkwiseError):
+    """A file of an agent's folder that is a FIFO, socket, device or folder: never read
+    (a FIFO would wait for a writer forever, /dev/zero never ends)."""
+
+    code = "not-a-regular-file"
+
+
+class LinkOutOfFolder(ForkwiseError):
+    """A file of an agent's folder that is a symbolic link to something outside the
+    folder it is in: not followed."""
+
+    code = "link-out-of-folder"
+
+
+class SourceTooLarge(ForkwiseError):
+    """A file (or what a compressed one inflates to) larger than Forkwise reads."""
+
+    code = "source-too-large"
+
+
+class RemotePathRefused(ForkwiseError):
+    """A client connected over the network named a path on the host's machine (a working
+    folder, a file to import, an export target) or asked to approve a tool call outside
+    the folders the host made for such clients. A token lets a client use the sessions,
+    not the host user's files."""
+
+    code = "remote-path-refused"
+
+
+class RemoteEndpointRefused(ForkwiseError):
+    """A client connected over the network tried to change the endpoint of a provider that
+    has an API key: the key would go to the new endpoint."""
+
+    code = "remote-endpoint-refused"
+
+
 class RpcError(ForkwiseError):
     """A malformed or refused JSON-RPC request."""
 

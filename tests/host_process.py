@@ -15,15 +15,19 @@ TIMEOUT = 10.0
 
 
 @contextmanager
-def tcp_host(store: Path, token: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """The host process on `store` with the token in `token`, and the address it printed;
-    stopped with SIGTERM (as a service manager stops it) when the block ends."""
+def tcp_host(
+    store: Path, token: Path, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """The host process on `store` with the token in `token` (and the environment `env`,
+    this one's when None), and the address it printed; stopped with SIGTERM (as a service
+    manager stops it) when the block ends."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "forkwise.core.cli", "host", "--store", str(store),
          "--listen", "tcp:127.0.0.1:0", "--token-file", str(token)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )  # fmt: skip
     try:
         assert proc.stdout is not None

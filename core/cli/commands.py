@@ -132,7 +132,9 @@ def _context_text(made: Json) -> str:
 
 
 async def new(client: Client, args: argparse.Namespace) -> Outcome:
-    cwd = args.cwd if args.cwd is not None else str(Path.cwd())
+    cwd = args.cwd
+    if cwd is None and not str(getattr(args, "connect", None) or "").startswith("tcp:"):
+        cwd = str(Path.cwd())  # a host over the network picks a folder of its own
     summary = await client.create_session(args.title, cwd, args.session_id)
     return {"id": summary["id"]}, summary["id"]
 

@@ -294,8 +294,11 @@ class SocketServer:
         max_in_flight: int = MAX_IN_FLIGHT,
         max_unauthenticated: int = MAX_UNAUTHENTICATED,
         login_timeout: float = LOGIN_TIMEOUT,
+        confine: bool = False,
     ) -> None:
         self.rpc = rpc
+        #: its clients are remote ones, confined to what the host's user configured
+        self.confine = confine
         self.address = address
         self.limit = limit
         self.max_connections = max_connections
@@ -320,7 +323,10 @@ class SocketServer:
         max_in_flight: int = MAX_IN_FLIGHT,
         max_unauthenticated: int = MAX_UNAUTHENTICATED,
         login_timeout: float = LOGIN_TIMEOUT,
+        confine: bool | None = None,
     ) -> SocketServer:
+        """`confine`: treat clients as remote ones (confinement.py); by default those on
+        a tcp address are, those on a unix socket (0600: the host's user) are not."""
         a = parse_address(address) if isinstance(address, str) else address
         if a.kind == "tcp":
             if rpc.token is None:
@@ -338,6 +344,7 @@ class SocketServer:
             max_in_flight=max_in_flight,
             max_unauthenticated=max_unauthenticated,
             login_timeout=login_timeout,
+            confine=a.kind == "tcp" if confine is None else confine,
         )
         if a.kind == "unix":
             sock = _bind_unix(a.path)
@@ -365,7 +372,7 @@ class SocketServer:
 
         # no socket client is trusted: without a configured token (a 0600 unix socket) the
         # server treats every connection as authenticated; with one, host.hello must match
-        conn = self.rpc.connect(send, trusted=False, hangup=writer.close)
+        conn = self.rpc.connect(send, trusted=False, hangup=writer.close, remote=self.confine)
         deadline: asyncio.TimerHandle | None = None
         try:
             logged_in = sum(1 for c in self.rpc.connections if c.authenticated and c is not conn)

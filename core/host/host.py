@@ -110,6 +110,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         search: SearchIndex | None = None,
         search_path: Path | None = None,
         replays: ReplayCache | None = None,
+        remote_root: Path | None = None,
     ) -> None:
         if store is None:  # a host of its own in memory (tests, demos); imported then
             from forkwise.core.store.backends.memory import MemoryBackend
@@ -134,6 +135,9 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
         self.providers: dict[str, Provider] = dict(providers or {"offline": OfflineProvider()})
         self._tools: Mapping[str, Tool] | None = tools  # the built-in ones when None
         self.default_cwd = default_cwd if default_cwd is not None else os.getcwd()
+        #: where sessions created by remote clients work (confinement.py); a temporary
+        #: folder made when first needed when None
+        self.remote_root = remote_root
         self._default_model = default_model or default_choice()
         self.workers = StoreWorkers()
         self._listeners: list[Listener] = []
@@ -180,6 +184,9 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
             options.setdefault("imports", ImportLedger(root / "imports.json"))
             options.setdefault("search_path", root / "search.sqlite")
         options.setdefault("replays", ReplayCache(root / "replay", writable=not read_only))
+        from forkwise.core.host.confinement import REMOTE_WORKSPACES
+
+        options.setdefault("remote_root", root / REMOTE_WORKSPACES)
         return cls(store, **options)
 
     @property
@@ -437,6 +444,25 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
             await self._take_back(snap.id)
             raise
         return self.row(await self.io(self.store.summary, snap.id))
+
+    async def create_remote_session(
+        self, title: str | None = None, workspace: str | None = None, session_id: str | None = None
+    ) -> Json:
+        """`create_session` for a client connected over the network: it works in a new
+        folder of its own (confinement.py), never in one of the host user's."""
+        from forkwise.core.host.confinement import make_workspace
+
+        self._check_writable()
+        if self.remote_root is None:
+            import tempfile
+
+            self.remote_root = Path(tempfile.mkdtemp(prefix="forkwise-remote-"))
+        cwd = await asyncio.to_thread(make_workspace, self.remote_root)
+        return await self.create_session(title, cwd, workspace, session_id)
+
+    async def working_folder(self, session_id: str) -> str:
+        """The folder a session's tool calls work in (its header's cwd)."""
+        return (await self._serve(session_id)).header.cwd
 
     async def _take_back(self, session_id: str) -> None:
         """Undo a create that failed after its file was written: the session goes to the

@@ -81,11 +81,18 @@ class RpcServer:
         self.connections: set[RpcConnection] = set()
 
     def connect(
-        self, send: Send, *, trusted: bool, hangup: Callable[[], None] | None = None
+        self,
+        send: Send,
+        *,
+        trusted: bool,
+        hangup: Callable[[], None] | None = None,
+        remote: bool = False,
     ) -> RpcConnection:
         """A connection; `trusted` ones (in-process, a 0600 unix socket without a token
-        configured) need no `host.hello` token."""
+        configured) need no `host.hello` token; `remote` ones (over the network) are
+        confined to what the host's user configured (confinement.py)."""
         conn = RpcConnection(self, send, trusted or self.token is None, hangup)
+        conn.remote = remote
         self.connections.add(conn)
         return conn
 
@@ -116,6 +123,8 @@ class RpcConnection:
         self._send = send
         self._hangup = hangup
         self.authenticated = authenticated
+        #: a client over the network: confined (confinement.py)
+        self.remote = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._unsubscribe: Callable[[], None] | None = None
         self.closed = False
@@ -277,7 +286,40 @@ async def _save_settings(conn: RpcConnection, p: _Params) -> Any:
     values = p.raw.get("values")
     if not isinstance(values, dict):
         raise InvalidParams("parameter 'values' must be an object", parameter="values")
-    return await conn.host.save_settings(values, p.opt("apiKey") or "")
+    return await conn.host.save_settings(values, p.opt("apiKey") or "", remote=conn.remote)
+
+
+async def _create(conn: RpcConnection, p: _Params) -> Any:
+    title, cwd, workspace = p.opt("title"), p.opt("cwd"), p.opt("workspace")
+    sid = p.opt("sessionId")
+    if not conn.remote:
+        return await conn.host.create_session(title, cwd, workspace, sid)
+    if cwd is not None:
+        from forkwise.core.host.confinement import refuse_path
+
+        raise refuse_path("cwd", cwd)
+    return await conn.host.create_remote_session(title, workspace, sid)
+
+
+async def _approve(conn: RpcConnection, p: _Params) -> Any:
+    sid = p.req("sessionId")
+    approval, approved, wait = p.req("approvalId"), p.flag("approved", True), p.flag("wait", False)
+    if conn.remote and approved:
+        from forkwise.core.host.confinement import inside, refuse_approval
+
+        cwd = await conn.host.working_folder(sid)
+        if not inside(conn.host.remote_root, cwd):
+            raise refuse_approval(sid, cwd)
+    return await conn.host.approve(sid, approval, approved, wait)
+
+
+async def _export(conn: RpcConnection, p: _Params) -> Any:
+    out = p.opt("out")
+    if conn.remote and out is not None:
+        from forkwise.core.host.confinement import refuse_path
+
+        raise refuse_path("out", out)
+    return await conn.host.export(p.req("sessionId"), p.req("tool"), out)
 
 
 async def _watch_sources(conn: RpcConnection, p: _Params) -> Any:
@@ -291,6 +333,10 @@ async def _import(conn: RpcConnection, p: _Params) -> Any:
     paths = p.raw.get("paths")
     if not isinstance(paths, list) or not all(isinstance(x, str) for x in paths):
         raise InvalidParams("parameter 'paths' must be a list of strings", parameter="paths")
+    if conn.remote and paths:
+        from forkwise.core.host.confinement import refuse_path
+
+        raise refuse_path("paths", paths[0])
     return await conn.host.import_sources(p.opt("tool"), paths)
 
 
@@ -305,16 +351,12 @@ METHODS: dict[str, Handler] = {
     "session.events": lambda c, p: c.host.events(
         p.req("sessionId"), p.opt_int("after", 0) or 0, p.opt_int("limit", 1000) or 1000
     ),
-    "session.create": lambda c, p: c.host.create_session(
-        p.opt("title"), p.opt("cwd"), p.opt("workspace"), p.opt("sessionId")
-    ),
+    "session.create": _create,
     "session.prompt": lambda c, p: c.host.prompt(
         p.req("sessionId"), p.req("text"), p.flag("wait", False)
     ),
     "session.cancel": lambda c, p: c.host.cancel(p.req("sessionId")),
-    "session.approve": lambda c, p: c.host.approve(
-        p.req("sessionId"), p.req("approvalId"), p.flag("approved", True), p.flag("wait", False)
-    ),
+    "session.approve": _approve,
     "session.fork": lambda c, p: c.host.fork(p.req("sessionId"), p.opt_int("atSeq")),
     "session.forkAtMessage": lambda c, p: c.host.fork_at_message(
         p.req("sessionId"),
@@ -332,7 +374,7 @@ METHODS: dict[str, Handler] = {
     "session.import": _import,
     "sources.list": lambda c, p: c.host.list_sources(),
     "sources.watch": _watch_sources,
-    "session.export": lambda c, p: c.host.export(p.req("sessionId"), p.req("tool"), p.opt("out")),
+    "session.export": _export,
     "session.setModel": lambda c, p: c.host.set_model(
         p.req("sessionId"), p.req("provider"), p.req("model"), p.opt("reasoning")
     ),

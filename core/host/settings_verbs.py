@@ -49,12 +49,17 @@ class SettingsVerbs:
             values["key"] = found.note  # where the key comes from, never the key
         return values
 
-    async def save_settings(self, values: Mapping[str, Any], api_key: str = "") -> Json:
+    async def save_settings(
+        self, values: Mapping[str, Any], api_key: str = "", *, remote: bool = False
+    ) -> Json:
         """`settings.save`: this host owns its settings file and keyring; the new settings
-        apply at once (sessions created from now on start on their model)."""
+        apply at once (sessions created from now on start on their model). A `remote`
+        client (confinement.py) does not move the endpoint of a provider with a key."""
         self._check_writable()
         from forkwise.core.runtime.settings import (
             ProviderSettings,
+            find_api_key,
+            load_settings,
             save_settings,
             store_api_key,
         )
@@ -62,6 +67,12 @@ class SettingsVerbs:
         settings = ProviderSettings.from_dict(dict(values))
 
         def save() -> None:
+            if remote:
+                from forkwise.core.host.confinement import check_endpoint
+
+                current = load_settings()
+                keyed = find_api_key(current.base_url).key is not None
+                check_endpoint(current.to_dict(), settings.to_dict(), keyed)
             save_settings(settings)
             if api_key and settings.kind == "openai":
                 store_api_key(settings.base_url, api_key)

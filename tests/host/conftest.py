@@ -64,7 +64,10 @@ async def open_env(
             server = await SocketServer.start(rpc, f"unix:{sock_dir / 'host.sock'}")
             client = await Client.connect(str(server.address))
         else:
-            server = await SocketServer.start(rpc, "tcp:127.0.0.1:0")
+            # the carrier's framing and login, with the client treated as the host's user
+            # (paths of the test's folders): remote confinement has its own suite,
+            # tests/reliability/test_remote_client.py
+            server = await SocketServer.start(rpc, "tcp:127.0.0.1:0", confine=False)
             client = await Client.connect(str(server.address), token=TOKEN)
         yield Env(host, client, store_dir, work, server)
     finally:
