@@ -29,9 +29,34 @@ class FileTooLarge(OSError):
     """The file holds more than the reader is willing to take into memory."""
 
 
-def open_regular(path: str | os.PathLike[str], *, follow: bool = False) -> int:
+class LinkOutside(OSError):
+    """A symbolic link that names something outside the folder it is in."""
+
+
+#: `follow` value: follow a link only to a file inside the link's own folder
+INSIDE = "inside"
+Follow = bool | str
+
+
+def open_regular(path: str | os.PathLike[str], *, follow: Follow = False) -> int:
     """A read-only descriptor of the regular file at `path`. Raises OSError (ELOOP for a
-    link when not `follow`, NotRegularFile for anything but a regular file)."""
+    link when not `follow`, NotRegularFile for anything but a regular file). With
+    `follow=INSIDE` a link is followed only when what it names lies inside the folder the
+    link is in (LinkOutside otherwise): a file in an agent's folder that links to
+    /dev/zero, /etc/shadow or another user's files is not read through it."""
+    if follow == INSIDE:
+        try:
+            return open_regular(path, follow=False)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP or isinstance(exc, NotRegularFile):
+                raise
+        folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+        real = os.path.realpath(path)
+        if not real.startswith(folder.rstrip(os.sep) + os.sep):
+            raise LinkOutside(
+                errno.EXDEV, f"{path} is a link to {real}, outside its folder", str(path)
+            )
+        return open_regular(real, follow=False)  # no link left to swap in its place
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     fd = os.open(path, flags)
     try:
@@ -67,7 +92,7 @@ def read_fd(fd: int, limit: int, path: str | os.PathLike[str] = "", size: int = 
 
 
 def read_regular(
-    path: str | os.PathLike[str], limit: int = MAX_SESSION_BYTES, *, follow: bool = False
+    path: str | os.PathLike[str], limit: int = MAX_SESSION_BYTES, *, follow: Follow = False
 ) -> tuple[bytes, os.stat_result]:
     """The whole content of the regular file at `path` (at most `limit` bytes) and its
     stat as it was opened."""
@@ -151,7 +176,7 @@ def split_lines(data: bytes) -> list[bytes]:
         start = cut + 1
 
 
-def read_head(path: str | os.PathLike[str], limit: int, *, follow: bool = False) -> bytes:
+def read_head(path: str | os.PathLike[str], limit: int, *, follow: Follow = False) -> bytes:
     """At most `limit` + 1 bytes from the start of the regular file at `path` (one more
     than asked, so the caller can tell that there was more)."""
     fd = open_regular(path, follow=follow)
@@ -167,6 +192,22 @@ def read_head(path: str | os.PathLike[str], limit: int, *, follow: bool = False)
         return b"".join(parts)
     finally:
         os.close(fd)
+
+
+def open_append(path: str | os.PathLike[str], mode: int = 0o600) -> int:
+    """A descriptor appending to the regular file at `path` (created with `mode` when
+    missing), opened without following a link or blocking: a FIFO or device put in the
+    file's place is refused (NotRegularFile, ELOOP for a link), not written to."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags, mode)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, f"{path} is not a regular file", str(path))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def is_regular_no_follow(path: Path) -> bool:

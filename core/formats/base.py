@@ -42,9 +42,20 @@ from hashlib import blake2b
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from forkwise.core.errors import ForkwiseError
+from forkwise.core.errors import (
+    ForkwiseError,
+    LinkOutOfFolder,
+    NotRegularSource,
+    SourceTooLarge,
+)
 from forkwise.core.log.ids import slugify
-from forkwise.core.safe_read import read_regular
+from forkwise.core.safe_read import (
+    INSIDE,
+    FileTooLarge,
+    LinkOutside,
+    NotRegularFile,
+    read_regular,
+)
 
 Tool = Literal["claude", "codex", "pi"]
 #: "continued": a file Forkwise exported, read back beneath the session it continues
@@ -209,7 +220,8 @@ _slugs: dict[str, str] = {}
 
 def jsonl_files(root: Path) -> list[Path]:
     """Every `*.jsonl` file under the folder `root`, in the order of `sorted(root.rglob(…))`
-    (symlinked folders not entered, symlinked files kept), found with `os.scandir` alone:
+    (symlinked folders not entered; links, FIFOs and devices of that name kept, so that
+    reading them reports them by code: `read_source`), found with `os.scandir` alone:
     an import of an unchanged tree costs a stat per file, and pathlib's walk and sort cost
     several times that."""
     found: list[tuple[str, Path]] = []  # (sort key: the separator sorts first, as parts do)
@@ -223,7 +235,7 @@ def jsonl_files(root: Path) -> list[Path]:
                     try:
                         if entry.is_dir(follow_symlinks=False):
                             stack.append(folder / entry.name)
-                        elif entry.name.endswith(".jsonl") and entry.is_file():
+                        elif entry.name.endswith(".jsonl"):
                             found.append((key + entry.name, folder / entry.name))
                     except OSError:
                         continue
@@ -250,11 +262,29 @@ def collector_paused() -> Iterator[None]:
 def read_source(path: Path) -> bytes:
     """A tool's session file, read the one safe way (`forkwise.core.safe_read`): a regular
     file only (a FIFO or device named *.jsonl in an agent's folder must not hang an import
-    or the folder watcher), whole, within the size a session file may have."""
-    return read_regular(path, follow=True)[0]
+    or the folder watcher), a link followed only to a file inside the link's own folder,
+    whole, within the size a session file may have. What is refused raises a
+    ForkwiseError with its own code (see `unsafe`); other failures stay OSErrors."""
+    return read_source_stat(path)[0]
 
 
 def read_source_stat(path: Path) -> tuple[bytes, os.stat_result]:
     """`read_source`, and the file's stat as it was read (for a reader that keeps what it
     parsed by size and mtime: no second stat of the file)."""
-    return read_regular(path, follow=True)
+    try:
+        return read_regular(path, follow=INSIDE)
+    except (NotRegularFile, LinkOutside, FileTooLarge) as exc:
+        raise unsafe(exc, path) from exc
+
+
+def unsafe(exc: OSError, path: Path) -> ForkwiseError:
+    """The error an import reports for a file the safe reader refused: a FIFO, socket or
+    device (`not-a-regular-file`), a link out of its folder (`link-out-of-folder`), too
+    large (`source-too-large`)."""
+    if isinstance(exc, LinkOutside):
+        return LinkOutOfFolder(f"{path}: {exc.strerror}; not followed", path=str(path))
+    if isinstance(exc, FileTooLarge):
+        return SourceTooLarge(f"{path}: {exc.strerror}", path=str(path))
+    return NotRegularSource(
+        f"{path} is not a regular file (a FIFO, socket or device); not read", path=str(path)
+    )

@@ -203,6 +203,8 @@ def test_the_cli_over_tcp_creates_where_the_host_says(
     sid = json.loads(made.stdout)["id"]
     cwd = client.ok("session.get", sessionId=sid)["header"]["cwd"]
     assert Path(cwd).parent == store / "remote-workspaces"
-    told = subprocess.run([*base, "--cwd", "/"], capture_output=True, timeout=TIMEOUT * 3, check=False)
+    told = subprocess.run(
+        [*base, "--cwd", "/"], capture_output=True, timeout=TIMEOUT * 3, check=False
+    )
     assert told.returncode == 1
     assert json.loads(told.stdout)["error"]["code"] == "remote-path-refused"

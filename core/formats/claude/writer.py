@@ -22,7 +22,15 @@ from typing import Any
 
 import orjson
 
-from ..base import ExportedSession, ExportInput, FormatError, SourceRef, Tool, message_id
+from ..base import (
+    ExportedSession,
+    ExportInput,
+    FormatError,
+    SourceRef,
+    Tool,
+    message_id,
+    read_source,
+)
 from . import layout
 
 _CALL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -107,7 +115,7 @@ def _later(clock: datetime | None, value: object) -> datetime | None:
 
 def _read_lines(ref: SourceRef) -> list[bytes]:
     try:
-        return Path(ref.path).read_bytes().split(b"\n")
+        return read_source(Path(ref.path)).split(b"\n")
     except OSError as exc:
         raise FormatError(
             f"the source of this session cannot be read: {exc.strerror}", path=ref.path

@@ -10,6 +10,7 @@ earlier history it builds on (`history_base`).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +19,11 @@ from typing import Any, Final
 
 import orjson
 
-from ..base import FormatError, read_source_stat
+from forkwise.core.errors import ForkwiseError
+
+from ..base import FormatError, read_source, read_source_stat
+
+log = logging.getLogger(__name__)
 
 SESSIONS = "sessions"
 ARCHIVED = "archived_sessions"
@@ -211,7 +216,9 @@ def rollout_files(folder: Path) -> Iterator[Path]:
     """Every rollout under `folder`, in name order (which is creation order)."""
     found: list[Path] = []
     for pattern in ("rollout-*.jsonl", "rollout-*.jsonl.zst"):
-        found.extend(p for p in folder.rglob(pattern) if p.is_file())
+        # not only regular files: a FIFO or link of that name is read, and refused by
+        # code (`read_source`), not skipped without a word
+        found.extend(p for p in folder.rglob(pattern) if not p.is_dir())
     found.sort(key=lambda p: (p.name, str(p)))
     yield from found
 
@@ -220,8 +227,11 @@ def thread_names(home: Path) -> dict[str, str]:
     """Thread names from `session_index.jsonl` (append-only; the last entry for an id wins).
     A damaged line is skipped: the index is a convenience, not a session."""
     try:
-        data = (home / SESSION_INDEX).read_bytes()
+        data = read_source(home / SESSION_INDEX)
     except OSError:
+        return {}
+    except ForkwiseError as exc:  # a FIFO, device or link out there: not read
+        log.warning("%s", exc.message)
         return {}
     names: dict[str, str] = {}
     for raw in data.split(b"\n"):

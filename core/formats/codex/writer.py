@@ -16,6 +16,8 @@ gets the UI records a legacy rollout shows its messages from added after its own
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import time
 import uuid
@@ -27,10 +29,13 @@ from typing import Any
 import orjson
 
 from ...errors import SourceNotFound, StaleSession, StorageError
+from ...safe_read import NotRegularFile, open_append
 from ..base import ExportedSession, ExportInput, Tool
 from .lines import SESSION_INDEX, SESSIONS, codex_home, read_bytes, rollout_files
 from .mapping import content_text, is_injected
 from .render import Renderer, last_turn_context, legacy_twins, line, stamp, user_message
+
+log = logging.getLogger(__name__)
 
 TOOL: Tool = "codex"
 _DROP_FROM_META = ("history_base", "forked_from_ordinal_exclusive", "parent_thread_id")
@@ -257,12 +262,24 @@ def _append_name(root: Path, thread_id: str, name: str, now: datetime) -> None:
         "updated_at": now.isoformat(timespec="microseconds").replace("+00:00", "Z"),
     }
     try:
-        with open(root / SESSION_INDEX, "ab") as fh:
-            fh.write(orjson.dumps(entry) + b"\n")
+        # not through a FIFO, device or link put in the index's place (safe_read): the
+        # name is a convenience, the rollout is written already; say so and go on
+        fd = open_append(root / SESSION_INDEX)
+    except OSError as exc:
+        if isinstance(exc, NotRegularFile) or exc.errno in (errno.ELOOP, errno.ENXIO):
+            log.warning("%s is not a regular file: the thread is not named", SESSION_INDEX)
+            return
+        raise StorageError(
+            f"cannot name the thread: {exc.strerror or exc}", path=str(root)
+        ) from exc
+    try:
+        os.write(fd, orjson.dumps(entry) + b"\n")
     except OSError as exc:
         raise StorageError(
             f"cannot name the thread: {exc.strerror or exc}", path=str(root)
         ) from exc
+    finally:
+        os.close(fd)
 
 
 WRITER = CodexWriter()

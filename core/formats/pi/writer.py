@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ..base import ExportedSession, ExportInput, FormatError, SourceRef, Tool
+from ..base import ExportedSession, ExportInput, FormatError, SourceRef, Tool, read_source
 from .entries import CURRENT_VERSION, line_id
 from .reader import agent_dir
 from .render import Renderer
@@ -60,7 +60,7 @@ class _Source:
         self.ref = ref
         path = Path(ref.path)
         try:
-            data = path.read_bytes()
+            data = read_source(path)
         except OSError as exc:
             raise FormatError(
                 f"the source session file {path} cannot be read: {exc.strerror or exc}",
