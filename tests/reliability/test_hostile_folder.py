@@ -8,6 +8,7 @@ Real `forkwise` processes with a deadline each: a hang fails the test, not the s
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from pathlib import Path
@@ -17,7 +18,7 @@ import orjson
 import pytest
 
 from forkwise.core.bench.synth_sources import claude_projects
-from tests.formats.codex_fixtures import basic
+from tests.formats.codex_fixtures import basic, thread_id
 from tests.reliability.conftest import FORKWISE, child_env
 
 #: seconds a command may take here; a hang shows as a timeout well before the suite's own
@@ -148,3 +149,74 @@ def test_an_export_reads_its_source_safely(tmp_path: Path) -> None:
     code, made = forkwise(tmp_path, "sessions", "export", sid, "--to", "claude", "--store", store)
     assert code == 1, made
     assert made["error"]["code"] == "not-a-regular-file", made
+
+
+def write_bomb(path: Path, gib: float = 1.5) -> int:
+    """A zstd rollout of zeros that inflates to `gib` GiB (made as a stream: ~50 KB on
+    disk, ~0.5 s); its size."""
+    import zstandard
+
+    chunk = bytes(16 << 20)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as fh:
+        writer = zstandard.ZstdCompressor(level=1).stream_writer(fh)
+        for _ in range(int(gib * 1024) // 16):
+            writer.write(chunk)
+        writer.flush(zstandard.FLUSH_FRAME)
+    return path.stat().st_size
+
+
+#: the address space the importing process may have: less than the bomb inflates to
+MEMORY_CAP = 1200 << 20
+
+
+def capped() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def test_a_decompression_bomb_fails_alone_under_a_memory_cap(tmp_path: Path) -> None:
+    """A 1.5 GiB bomb of ~50 KB beside a good rollout, imported by a process that may
+    not have 1.2 GiB: the bomb inflated whole and the import died with `internal error`,
+    taking the good session with it."""
+    home = tmp_path / "codex"
+    good = basic(1).write(home)
+    bomb = good.parent / f"rollout-2025-09-01T10-00-00-{thread_id(2)}.jsonl.zst"
+    assert write_bomb(bomb) < 100_000
+    store = str(tmp_path / "store")
+    argv = [FORKWISE, "sessions", "import", str(home), "--from", "codex", "--store", store,
+            "--json"]  # fmt: skip
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=QUICK, preexec_fn=capped, check=False,
+        env=child_env(HOME=str(tmp_path)),
+    )  # fmt: skip
+    assert done.stdout, done.stderr
+    report = orjson.loads(done.stdout)
+    assert done.returncode == 1, report
+    assert report["imported"] == [f"codex-{thread_id(1)}"], report
+    assert failed_codes(report) == {bomb.name: "source-too-large"}
+
+
+@pytest.mark.asyncio
+async def test_the_watcher_does_not_read_a_failed_bomb_again(tmp_path: Path) -> None:
+    """Its failure is remembered by the file's size and time: an unchanged bomb is not
+    inflated again on every pass."""
+    from forkwise.core.host.host import Host
+
+    home = tmp_path / "codex"
+    bomb = home / "sessions" / f"rollout-2025-09-01T10-00-00-{thread_id(3)}.jsonl.zst"
+    write_bomb(bomb, 0.25)
+    host = Host.open(tmp_path / "store")
+    try:
+        listed = await asyncio.wait_for(
+            host.watch_sources(["codex"], {"codex": [str(home)]}), QUICK
+        )
+        assert failed_codes(listed) == {bomb.name: "source-too-large"}
+        assert await asyncio.wait_for(host.sources.scan(), QUICK) is None  # nothing read
+        os.utime(bomb, None)
+        again = await asyncio.wait_for(host.sources.scan(), QUICK)
+        assert again is not None
+        assert failed_codes(again) == {bomb.name: "source-too-large"}
+    finally:
+        await host.close()

@@ -19,7 +19,8 @@ from typing import Any, Final
 
 import orjson
 
-from forkwise.core.errors import ForkwiseError
+from forkwise.core.errors import ForkwiseError, SourceTooLarge
+from forkwise.core.safe_read import MAX_SESSION_BYTES
 
 from ..base import FormatError, read_source, read_source_stat
 
@@ -91,30 +92,72 @@ def read_text_stat(path: Path) -> tuple[bytes, os.stat_result]:
     return data, st
 
 
+#: what a compressed rollout may inflate to: a multiple of its own size (JSON lines
+#: compress 5 to 20 times; a bomb tens of thousands of times), at least _INFLATE_FLOOR,
+#: never more than a session file may hold
+_INFLATE_RATIO = 1000
+_INFLATE_FLOOR = 64 << 20
+_INFLATE_CHUNK = 1 << 20
+
+
+def inflate_limit(compressed: int) -> int:
+    return min(MAX_SESSION_BYTES, max(_INFLATE_FLOOR, compressed * _INFLATE_RATIO))
+
+
 def _unzstd(data: bytes, path: Path) -> bytes:
+    """The frames' content, inflated a chunk at a time and refused (`source-too-large`)
+    past `inflate_limit`: a 50 KB bomb inflating to 1.5 GiB must not take the import,
+    and the good files read with it, down."""
     import io
 
     import zstandard
 
+    limit = inflate_limit(len(data))
+    parts: list[bytes] = []
+    total = 0
     try:
         reader = zstandard.ZstdDecompressor().stream_reader(
             io.BytesIO(data), read_across_frames=True
         )
-        return reader.read()
+        while chunk := reader.read(_INFLATE_CHUNK):
+            total += len(chunk)
+            if total > limit:
+                raise SourceTooLarge(
+                    f"{path}: its {len(data)} compressed bytes inflate to more than {limit} "
+                    "bytes; not read",
+                    path=str(path),
+                )
+            parts.append(chunk)
     except zstandard.ZstdError as exc:
         raise FormatError(f"{path.name}: broken zstd data ({exc})", path=str(path)) from exc
+    return b"".join(parts)
 
 
 def head_text(head: bytes) -> bytes:
-    """The first bytes of a file as text, decompressing the part of a zstd frame given."""
+    """The first bytes of a file as text, decompressing the part of a zstd frame given:
+    fed a few bytes at a time, and no more once `_HEAD_INFLATED` bytes came out (a bomb's
+    first KiB holds hundreds of blocks of 128 KiB each)."""
     if not head.startswith(_ZSTD_MAGIC):
         return head
     import zstandard
 
+    inflate = zstandard.ZstdDecompressor().decompressobj()
+    parts: list[bytes] = []
+    total = 0
     try:
-        return zstandard.ZstdDecompressor().decompressobj().decompress(head)
+        for start in range(0, len(head), 64):
+            part = inflate.decompress(head[start : start + 64])
+            parts.append(part)
+            total += len(part)
+            if total > _HEAD_INFLATED:
+                break
     except zstandard.ZstdError:
         return b""
+    return b"".join(parts)[:_HEAD_INFLATED]
+
+
+#: what `head_text` gives at most
+_HEAD_INFLATED = 1 << 20
 
 
 def parse_lines(data: bytes, path: Path) -> tuple[list[Line], bool]:
