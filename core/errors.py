@@ -150,6 +150,13 @@ class SourceTooLarge(ForkwiseError):
     code = "source-too-large"
 
 
+class TargetExists(ForkwiseError):
+    """An export's target exists already (a file, another session, a folder, a FIFO):
+    an export writes a new file, it never replaces one."""
+
+    code = "exists"
+
+
 class RemotePathRefused(ForkwiseError):
     """A client connected over the network named a path on the host's machine (a working
     folder, a file to import, an export target) or asked to approve a tool call outside

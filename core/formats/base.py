@@ -47,6 +47,8 @@ from forkwise.core.errors import (
     LinkOutOfFolder,
     NotRegularSource,
     SourceTooLarge,
+    StorageError,
+    TargetExists,
 )
 from forkwise.core.log.ids import slugify
 from forkwise.core.safe_read import (
@@ -288,3 +290,65 @@ def unsafe(exc: OSError, path: Path) -> ForkwiseError:
     return NotRegularSource(
         f"{path} is not a regular file (a FIFO, socket or device); not read", path=str(path)
     )
+
+
+#: an exported session file's mode, as private as the tools keep their own
+EXPORT_MODE = 0o600
+
+
+def write_new_file(target: Path, data: bytes) -> None:
+    """Write `data` as the new file `target`, whole or not at all, never over anything:
+    a temporary file of a random name made with O_EXCL in the target's folder (a name
+    planted there, even a link, is not written through), synced, then hard-linked to
+    `target` — which fails when anything is there already (a file, another tool's
+    session, the session's own source, a folder, a FIFO, a link): `exists`. The file is
+    0600 whatever the umask."""
+    import contextlib
+    import tempfile
+
+    folder = target.parent
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        message = f"cannot write in {folder}: {exc.strerror or exc}"
+        raise StorageError(message, path=str(target)) from exc
+    try:
+        try:
+            os.fchmod(fd, EXPORT_MODE)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(tmp, target)
+    except FileExistsError as exc:
+        raise TargetExists(
+            f"{target} exists already; an export never replaces a file (nothing was written)",
+            path=str(target),
+        ) from exc
+    except OSError as exc:
+        message = f"cannot write {target}: {exc.strerror or exc}"
+        raise StorageError(message, path=str(target)) from exc
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    with contextlib.suppress(OSError):
+        dirfd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dirfd)
+        finally:
+            os.close(dirfd)
+
+
+def make_private_folders(folder: Path) -> None:
+    """`folder` and every missing folder above it, each 0700 (`mkdir(parents=True)` makes
+    the ones above with the default mode: a session's folders in 0755 ones)."""
+    missing: list[Path] = []
+    at = folder
+    while not at.exists() and at != at.parent:
+        missing.append(at)
+        at = at.parent
+    for path in reversed(missing):
+        path.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(path, 0o700)  # whatever the umask

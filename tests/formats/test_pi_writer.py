@@ -14,6 +14,7 @@ from pi_export import NEW_TURN, export_input, forked_with_new_turns, last_turn_e
 from pi_fixtures import SID, PiSession, branchy, coding_session, settled
 from pi_store import messages, read
 
+from forkwise.core.errors import TargetExists
 from forkwise.core.formats.base import ExportInput, FormatError, ImportedSession, SourceRef
 from forkwise.core.formats.pi import READER, WRITER
 
@@ -197,7 +198,7 @@ def test_out_names_the_file_and_a_missing_folder_writes_nothing(
     assert done.path == out
     assert not (tmp_path / "unused").exists()
     before = out.read_bytes()
-    with pytest.raises(FormatError, match="exists already"):
+    with pytest.raises(TargetExists, match="exists already"):  # code "exists"
         WRITER.export(export_input(imported), tmp_path, out)
     assert out.read_bytes() == before
     missing = tmp_path / "nowhere" / "x.jsonl"

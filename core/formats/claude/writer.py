@@ -11,9 +11,7 @@ reply (its content blocks: text, signed thinking, tool_use), a user entry with a
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 import uuid as uuidlib
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -28,8 +26,10 @@ from ..base import (
     FormatError,
     SourceRef,
     Tool,
+    make_private_folders,
     message_id,
     read_source,
+    write_new_file,
 )
 from . import layout
 
@@ -290,13 +290,13 @@ class ClaudeWriter:
                     path=str(root),
                 )
             folder = layout.projects_dir(root) / layout.munge_cwd(session.cwd)
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            make_private_folders(folder)
             target = folder / f"{new_id}.jsonl"
         else:
             target = out
             if not target.parent.is_dir():
                 raise FormatError(f"there is no folder {target.parent}", path=str(target))
-        _write_atomic(target, data)
+        write_new_file(target, data)
         return ExportedSession(target, new_id, f"claude --resume {new_id}")
 
     def render(self, session: ExportInput, new_id: str) -> bytes:
@@ -359,20 +359,6 @@ class ClaudeWriter:
 def _key_suffix(entry: Mapping[str, Any]) -> str:
     """The suffix `message_id` derives from an entry's uuid (the reader's key)."""
     return message_id("user", "", str(entry.get("uuid"))).rsplit(":", 1)[-1]
-
-
-def _write_atomic(target: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 WRITER = ClaudeWriter()

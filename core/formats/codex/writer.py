@@ -30,7 +30,7 @@ import orjson
 
 from ...errors import SourceNotFound, StaleSession, StorageError
 from ...safe_read import NotRegularFile, open_append
-from ..base import ExportedSession, ExportInput, Tool
+from ..base import ExportedSession, ExportInput, Tool, make_private_folders, write_new_file
 from .lines import SESSION_INDEX, SESSIONS, codex_home, read_bytes, rollout_files
 from .mapping import content_text, is_injected
 from .render import Renderer, last_turn_context, legacy_twins, line, stamp, user_message
@@ -198,9 +198,9 @@ class CodexWriter:
         if out is None:
             folder = root / SESSIONS / local.strftime("%Y") / local.strftime("%m")
             folder = folder / local.strftime("%d")
-            folder.mkdir(parents=True, exist_ok=True)
+            make_private_folders(folder)
             out = folder / f"rollout-{local.strftime('%Y-%m-%dT%H-%M-%S')}-{new_id}.jsonl"
-        _write_new(out, data)
+        write_new_file(out, data)
         if session.title and out.is_relative_to(root):
             _append_name(root, new_id, session.title, now)
         return ExportedSession(path=out, id=new_id, resume=f"codex resume {new_id}")
@@ -238,20 +238,6 @@ class CodexWriter:
         if "history_mode" in meta:
             meta["history_mode"] = "legacy"
         return meta
-
-
-def _write_new(path: Path, data: bytes) -> None:
-    """Write the whole file or nothing (a temporary file renamed into place)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise StorageError(f"cannot write {path}: {exc.strerror or exc}", path=str(path)) from exc
 
 
 def _append_name(root: Path, thread_id: str, name: str, now: datetime) -> None:

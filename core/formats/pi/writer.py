@@ -10,7 +10,6 @@ linked into place, so a crash leaves no half file and an existing file is never 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
 import time
@@ -22,12 +21,19 @@ from typing import Any
 
 import orjson
 
-from ..base import ExportedSession, ExportInput, FormatError, SourceRef, Tool, read_source
+from ..base import (
+    ExportedSession,
+    ExportInput,
+    FormatError,
+    SourceRef,
+    Tool,
+    make_private_folders,
+    read_source,
+    write_new_file,
+)
 from .entries import CURRENT_VERSION, line_id
 from .reader import agent_dir
 from .render import Renderer
-
-_MODE = 0o600
 
 
 def session_folder(cwd: str) -> str:
@@ -137,7 +143,7 @@ class PiWriter:
         if out is None:
             folder = root / session_folder(session.cwd)
             try:
-                folder.mkdir(parents=True, exist_ok=True)
+                make_private_folders(folder)
             except OSError as exc:
                 raise FormatError(
                     f"cannot create {folder}: {exc.strerror or exc}", path=str(folder)
@@ -147,7 +153,7 @@ class PiWriter:
             if not out.parent.is_dir():
                 raise FormatError(f"the folder {out.parent} does not exist", path=str(out))
             target = out
-        _write_new(target, data)
+        write_new_file(target, data)
         return ExportedSession(target, new_id, f"pi --session {shlex.quote(str(target))}")
 
 
@@ -197,38 +203,6 @@ def _model(model: Mapping[str, Any] | None) -> tuple[str, str] | None:
     if isinstance(provider, str) and isinstance(name, str):
         return provider, name
     return None
-
-
-def _write_new(target: Path, data: bytes) -> None:
-    """Write `data` as the new file `target`, whole or not at all; never over a file."""
-    tmp = target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _MODE)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.link(tmp, target)
-    except FileExistsError as exc:
-        raise FormatError(
-            f"{target} exists already; nothing was written", path=str(target)
-        ) from exc
-    except OSError as exc:
-        raise FormatError(
-            f"cannot write {target}: {exc.strerror or exc}", path=str(target)
-        ) from exc
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    with contextlib.suppress(OSError):
-        dirfd = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(dirfd)
-        finally:
-            os.close(dirfd)
 
 
 WRITER = PiWriter()
