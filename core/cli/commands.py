@@ -151,7 +151,7 @@ async def fork(client: Client, args: argparse.Namespace) -> Outcome:
         args.source,
         boundary=None if args.boundary in (None, "end") else _parse_int(args.boundary),
         end=args.boundary == "end",
-        at_seq=args.at,
+        at_seq=None if args.at is None else _position(args.at, "at"),
         message_id=args.message,
         include_message=not args.exclude_message,
         child_id=args.child,
@@ -159,11 +159,26 @@ async def fork(client: Client, args: argparse.Namespace) -> Outcome:
     return {"child": summary["id"], "seedLength": summary["seedLength"]}, summary["id"]
 
 
+#: a boundary or seq beyond this is past every log's end (and past what JSON carries)
+_MAX_POSITION = (1 << 63) - 1
+
+
 def _parse_int(text: str) -> int:
     try:
-        return int(text, 10)
+        value = int(text, 10)
     except ValueError:
         raise InvalidBoundary(f"boundary must be an integer or 'end', got {text!r}") from None
+    return _position(value, "boundary")
+
+
+def _position(value: int, name: str) -> int:
+    """`value`, or InvalidBoundary when it is past any log's end (a number that large is
+    not sent to the host: the wire carries 64-bit integers)."""
+    if abs(value) > _MAX_POSITION:
+        raise InvalidBoundary(
+            f"{name} {value} is past the end of any session", **{name: str(value)}
+        )
+    return value
 
 
 async def truncate(client: Client, args: argparse.Namespace) -> Outcome:

@@ -14,7 +14,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from forkwise.core.errors import SessionBusy, WorkspaceAttachFailed
+from forkwise.core.errors import DuplicateSessionId, SessionBusy, WorkspaceAttachFailed
+from forkwise.core.log.ids import validate_session_id
 from forkwise.core.log.turns import message_boundary
 
 if TYPE_CHECKING:  # what Host gives its parts
@@ -99,6 +100,16 @@ class ForkVerbs:
         after the child exists."""
 
         def create() -> SessionSummary:
+            if child_id is not None and self.store.exists(validate_session_id(child_id)):
+                # the child's id is checked first, as the store's own fork does
+                raise DuplicateSessionId(
+                    f"a session {child_id!r} exists already", session_id=child_id
+                )
+            if at.exact:
+                # the store contract on the log as it is: an exact boundary inside a turn
+                # a crash left open is refused, not moved past the turn/end that serving
+                # the session (recovery) would append first
+                at.resolve(self.store.get(source).events, source)
             if at.last_turn:
                 made = self.store.fork_indexed(
                     source, child_id, meta=meta, follow=self._child_follow

@@ -63,6 +63,11 @@ class ForkAt:
             raise InvalidBoundary("leaving the message out needs a message id")
 
     @property
+    def exact(self) -> bool:
+        """The store contract's positions (`boundary`, `end`): applied exactly or refused."""
+        return self.boundary is not None or self.end
+
+    @property
     def last_turn(self) -> bool:
         """The Fork button's cut: through the last completed turn."""
         return (
@@ -80,7 +85,7 @@ class ForkAt:
         if self.boundary is not None:
             return check_boundary(events, self.boundary)
         if self.end:
-            return len(events)
+            return check_boundary(events, len(events))
         if self.subagent:
             return subagent_boundary(events)
         return resolve_anchor(events, self.at_seq, session_id)
