@@ -184,17 +184,28 @@ class Writer(Protocol):
 
 
 _SLUG = re.compile(r"[a-z0-9]+")
+#: how an id ends when `source_session_id` added a digest to it
+_DIGEST_END = re.compile(r"-[0-9a-f]{8}$")
 
 
 def source_session_id(tool: str, source_id: str, branch: str | None = None) -> str:
     """The deterministic Forkwise id of a source session (`claude-<id>`) or of a branch
-    derived from it (`claude-<id>-<branch>`), kept within the 64 characters an id may have."""
+    derived from it (`claude-<id>-<branch>`), kept within the 64 characters an id may have.
+
+    Two different source ids never give one id: when the slug is not the source id itself
+    (`A_B`, `a.b` and `a-b`; `CaseID` and `caseid`; an id of letters a slug drops, or an
+    empty one; one too long to keep whole; one that ends as such a digest does) a short
+    digest of the source id follows it."""
     clean = "-".join(_SLUG.findall(source_id.lower())) or "session"
-    base = f"{tool}-{clean}"
+    stem = f"{tool}-{clean}"
+    mark = ""
+    if clean != source_id or len(stem) > 64 or _DIGEST_END.search(clean):
+        raw = source_id.encode("utf-8", "surrogatepass")
+        mark = "-" + blake2b(raw, digest_size=4).hexdigest()
     if branch is None:
-        return base[:64]
+        return stem[: 64 - len(mark)] + mark
     tail = "-".join(_SLUG.findall(branch.lower()))[:16] or "branch"
-    return f"{base[: 63 - len(tail)]}-{tail}"
+    return f"{stem[: 63 - len(tail) - len(mark)]}{mark}-{tail}"
 
 
 def message_id(role: str, text: str, key: str) -> str:

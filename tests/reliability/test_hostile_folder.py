@@ -220,3 +220,31 @@ async def test_the_watcher_does_not_read_a_failed_bomb_again(tmp_path: Path) -> 
         assert failed_codes(again) == {bomb.name: "source-too-large"}
     finally:
         await host.close()
+
+
+def test_colliding_source_ids_stay_apart(tmp_path: Path) -> None:
+    """Claude Code sessions whose ids slug alike (`A_B`, `a-b`, `a.b`; ids of letters a
+    slug drops): each was stored under one id, the later file replacing the earlier one's
+    events while the header kept the first file's path."""
+    projects = tmp_path / ".claude"
+    (made,) = claude_projects(projects, sessions=1)
+    data = made.read_bytes()
+    made.unlink()
+    weird = ["A_B", "a-b", "a.b", "ü", "é", "CaseID", "caseid"]
+    for sid in weird:
+        (made.parent / f"{sid}.jsonl").write_bytes(data.replace(made.stem.encode(), sid.encode()))
+    store = str(tmp_path / "store")
+    code, report = forkwise(tmp_path, "sessions", "import", "--from", "claude", "--store", store)
+    assert code == 0, report
+    assert len(set(report["imported"])) == len(weird), report["imported"]
+    code, rows = forkwise(tmp_path, "sessions", "list", "--store", store)
+    assert code == 0, rows
+    paths = set()
+    for row in rows:
+        code, shown = forkwise(tmp_path, "sessions", "show", row["id"], "--store", store)
+        assert code == 0, shown
+        paths.add(shown["header"]["meta"]["source"]["path"])
+    assert paths == {str(made.parent / f"{sid}.jsonl") for sid in weird}
+    # a second import finds each unchanged under its own id
+    code, again = forkwise(tmp_path, "sessions", "import", "--from", "claude", "--store", store)
+    assert (code, sorted(again["unchanged"])) == (0, sorted(report["imported"])), again
