@@ -157,6 +157,12 @@ class TargetExists(ForkwiseError):
     code = "exists"
 
 
+class QueryTooLong(ForkwiseError):
+    """A search query longer than a person types: refused before it holds the index."""
+
+    code = "query-too-long"
+
+
 class RemotePathRefused(ForkwiseError):
     """A client connected over the network named a path on the host's machine (a working
     folder, a file to import, an export target) or asked to approve a tool call outside

@@ -210,6 +210,9 @@ class ReadVerbs:
         word of `query` (`SearchIndex.search`: the last word whole first, then as a
         prefix; the latest first in each): session id and title, seq, message id, time,
         kind and a snippet with the words between « and »."""
+        from forkwise.core.store.search_index import check_query
+
+        check_query(query)  # before anything waits on the index for it
 
         def search() -> list[Json]:
             index = self.search_index

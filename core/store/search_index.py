@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import re
+import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -59,6 +60,10 @@ SCHEMA_VERSION = 4
 #: what marks the matched words in a snippet
 MARK_OPEN, MARK_CLOSE = "«", "»"
 MAX_LIMIT = 500
+#: what a query may hold: a search holds the index's lock while it runs (a query of
+#: 100,000 words held it 7.6 s, and every other search waited)
+MAX_QUERY_CHARS = 1000
+MAX_QUERY_WORDS = 32
 #: seconds between the fdatasyncs of a build file while it is filled
 WRITE_OUT_EVERY = 0.25
 #: bytes a page: a row of up to ~2 KB (most messages) is kept in its page, where 4 KB pages
@@ -323,6 +328,7 @@ class SearchIndex:
         the same session already has is left out: a session's title is often its first
         question too, and it may be both in its header and in a title event (three rows
         of the same line, where the latest, a message, opens at it)."""
+        check_query(query)
         whole, match = fts_query(query, prefix=False), fts_query(query)
         if whole is None or match is None:
             return []
@@ -380,6 +386,18 @@ def snippet(text: str, words: Sequence[str], width: int = 120) -> str:
     return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(flat) else "")
 
 
+def check_query(query: str) -> None:
+    """Refuse a query longer than a person types (`query-too-long`)."""
+    from forkwise.core.errors import QueryTooLong
+
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryTooLong(
+            f"a search has at most {MAX_QUERY_CHARS} characters", limit=MAX_QUERY_CHARS
+        )
+    if len(_WORD.findall(query)) > MAX_QUERY_WORDS:
+        raise QueryTooLong(f"a search has at most {MAX_QUERY_WORDS} words", limit=MAX_QUERY_WORDS)
+
+
 def fts_query(query: str, *, prefix: bool = True) -> str | None:
     """The FTS5 query for what a person typed: each word quoted (nothing they type is
     query syntax), all of them required, the last one a prefix (`prefix`). None for no
@@ -399,9 +417,47 @@ def fts_query(query: str, *, prefix: bool = True) -> str | None:
 def _connect(target: str) -> sqlite3.Connection:
     import sqlite3
 
+    if target != ":memory:":
+        _claim(Path(target))
     db = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
     db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new database only
     return db
+
+
+#: the index holds the full text of every session: the owner's alone, as the logs are
+INDEX_MODE = 0o600
+
+
+def _claim(path: Path) -> None:
+    """Make `path` a regular file of the index's mode before SQLite opens it: a link there
+    is removed (SQLite would write through it), and so are a FIFO, socket or device
+    (opening one would block or never end); a folder is set aside, never deleted (the
+    index is derived data: it is rebuilt). A file that is there keeps its content, its
+    mode made private (an index made 0644 by an earlier version)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        os.replace(path, path.with_name(f"{path.name}.aside-{os.urandom(4).hex()}"))
+        mode = None
+    elif mode is not None and not stat.S_ISREG(mode):
+        _unlink_db(path)
+        mode = None
+    if mode is None:
+        with contextlib.suppress(FileExistsError):  # made meanwhile by another opener
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                             INDEX_MODE))  # fmt: skip
+    elif stat.S_IMODE(mode) & 0o077:
+        os.chmod(path, INDEX_MODE, follow_symlinks=False)
+    for suffix in ("-wal", "-shm", "-journal"):  # SQLite opens these without a check
+        side = Path(str(path) + suffix)
+        with contextlib.suppress(FileNotFoundError):
+            if not stat.S_ISREG(os.lstat(side).st_mode):
+                if stat.S_ISDIR(os.lstat(side).st_mode):
+                    os.replace(side, side.with_name(f"{side.name}.aside-{os.urandom(4).hex()}"))
+                else:
+                    side.unlink()
 
 
 def _unlink_db(path: Path, *, journals_only: bool = False) -> None:
