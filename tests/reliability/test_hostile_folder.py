@@ -248,3 +248,54 @@ def test_colliding_source_ids_stay_apart(tmp_path: Path) -> None:
     # a second import finds each unchanged under its own id
     code, again = forkwise(tmp_path, "sessions", "import", "--from", "claude", "--store", store)
     assert (code, sorted(again["unchanged"])) == (0, sorted(report["imported"])), again
+
+
+def test_a_pi_parent_session_outside_pi_s_folders_is_not_opened(tmp_path: Path) -> None:
+    """A pi header's `parentSession` is the file's to write: it named any path, and the
+    import opened it (/etc/shadow, /proc/self/environ). Outside pi's folders and the
+    file's own, only a regular `*.jsonl` whose first line is a pi header is read (an
+    export's --out); anything else is named by its file name and not opened. A FIFO
+    there tells: a writer waiting on it gets through when anything opens it."""
+    import threading
+    import time
+
+    from forkwise.core.formats.base import source_session_id
+    from forkwise.core.formats.pi.reader import PiReader
+    from tests.formats.pi_fixtures import PiSession
+
+    parent = PiSession("0193a1b2-0000-7000-8000-0000000000aa")
+    parent.user("one")
+    parent.assistant("first")
+    named = "0193a1b2-0000-7000-8000-0000000000dd"
+    folder = tmp_path / "sessions" / "--home-ada-project--"
+
+    def child_of(parent_path: Path, sid: str) -> Path:
+        child = PiSession(sid, parent_session=str(parent_path))
+        child.adopt(parent.entry_lines())
+        child.user("two")
+        child.assistant("second")
+        return child.write(folder)
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    fifo = elsewhere / f"2025-12-08T22-41-05-000Z_{named}.jsonl"
+    os.mkfifo(fifo)
+    opened = threading.Event()
+
+    def writer() -> None:
+        os.close(os.open(fifo, os.O_WRONLY))  # returns once a reader opened the FIFO
+        opened.set()
+
+    waiting = threading.Thread(target=writer, daemon=True)
+    waiting.start()
+    (fork,) = PiReader().read(child_of(fifo, "0193a1b2-0000-7000-8000-0000000000bb"))
+    time.sleep(0.2)
+    assert not opened.is_set(), "the parent named outside pi's folders was opened"
+    assert fork.parent == source_session_id("pi", named)  # named by its file name
+    release = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    waiting.join(5)
+    os.close(release)
+    # a pi session file elsewhere (an export's --out) is still read: its lineage is kept
+    outside = parent.write(tmp_path / "exported")
+    (fork,) = PiReader().read(child_of(outside, "0193a1b2-0000-7000-8000-0000000000cc"))
+    assert fork.parent == source_session_id("pi", parent.session_id)

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+from ...errors import ForkwiseError
 from ..base import (
     FormatError,
     ImportedSession,
@@ -88,7 +89,7 @@ class ClaudeReader:
         if table is None:
             try:
                 table = _FileReader(load(found[0]), False).spawned()
-            except FormatError:
+            except ForkwiseError:  # unreadable, or refused by the safe reader
                 table = {}
             if len(self._spawners) >= 8:
                 self._spawners.clear()

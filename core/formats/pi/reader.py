@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import os
+import stat
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from threading import Lock
 
+from ...errors import ForkwiseError
+from ...safe_read import read_head
 from ..base import FormatError, ImportedSession, SourceRef, Tool, jsonl_files, source_session_id
 from . import entries as pi_entries
 from .convert import TURN_OPENERS, PathConverter
@@ -201,10 +204,30 @@ class PiReader:
             return known
         try:
             _, lineage = plan(pi_entries.load(path))
-        except FormatError:
+        except ForkwiseError:  # unreadable, or refused by the safe reader (a FIFO there)
             return None
         self._remember(path, stat, lineage)
         return lineage
+
+    def _in_pi_folders(self, parent: Path, child: Path) -> bool:
+        """Whether a `parentSession` may be read. A header is the file's to write: it must
+        not make the import open any path (/etc/shadow, /proc/self/environ). A session
+        file (`*.jsonl`) inside pi's own folders or the folder of the file that names it
+        is read; one elsewhere (an export with --out) only when its first line is a pi
+        session header (its head alone is read to tell, through the safe reader)."""
+        if parent.suffix != ".jsonl":
+            return False
+        real = Path(os.path.realpath(parent))
+        roots = [child.parent, *self.default_roots(os.environ, Path.home())]
+        if any(real.is_relative_to(os.path.realpath(r)) for r in roots):
+            return True
+        try:
+            if not stat.S_ISREG(os.lstat(parent).st_mode):
+                return False  # a link, FIFO or device out there is not even opened
+            head = read_head(parent, 4096)
+        except OSError:
+            return False
+        return pi_entries.read_header(head) is not None
 
     def _origin(self, file: PiFile) -> Origin:
         """The file this one was forked from (header `parentSession`), as far as known. A
@@ -217,7 +240,8 @@ class PiReader:
             parent_path = file.path.parent / parent_path
         if parent_path == file.path or parent_path.resolve() == file.path.resolve():
             return Origin(None, None)
-        lineage = self._lineage_of(parent_path)
+        readable = self._in_pi_folders(parent_path, file.path)
+        lineage = self._lineage_of(parent_path) if readable else None
         if lineage is not None:
             return Origin(lineage.main, lineage)
         stem = parent_path.stem
