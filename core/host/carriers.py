@@ -44,6 +44,8 @@ MAX_CONNECTIONS: Final = 64
 MAX_UNAUTHENTICATED: Final = 16
 #: seconds a connection has to log in
 LOGIN_TIMEOUT: Final = 10.0
+#: bytes a message may have before its connection logged in (a host.hello is ~100)
+LOGIN_LIMIT: Final = 64 * 1024
 #: requests one connection may have running; past that the host stops reading from it
 MAX_IN_FLIGHT: Final = 64
 MAX_WRITE_BUFFER: Final = 64 * 1024 * 1024
@@ -67,6 +69,35 @@ def decode(data: bytes) -> Any:
         return orjson.loads(data)
     with gc_paused():
         return orjson.loads(data)
+
+
+#: the members of a request whose value decides what it does
+_MEMBERS: Final = ("jsonrpc", "id", "method", "params")
+
+
+def named_twice(data: bytes) -> str | None:
+    """The member of a request object named twice (`"method"` twice: which one runs
+    would be the decoder's choice, and a filter reading the first one sees another
+    request than the host, which takes the last), or None. Only a message where such a
+    name appears twice at all is decoded again, keeping the pairs."""
+    if not any(data.count(b'"%s"' % name.encode()) > 1 for name in _MEMBERS):
+        return None
+    import json
+
+    top: list[list[tuple[str, Any]]] = []
+
+    def pairs(found: list[tuple[str, Any]]) -> dict[str, Any]:
+        top.append(found)  # the outermost object is the last one made
+        return dict(found)
+
+    try:
+        json.loads(data, object_pairs_hook=pairs)
+    except ValueError:
+        return None
+    if not top:
+        return None
+    names = [name for name, _ in top[-1]]
+    return next((n for n in _MEMBERS if names.count(n) > 1), None)
 
 
 def copied(message: Json) -> Json:
@@ -413,11 +444,18 @@ class SocketServer:
 
     async def _read(self, reader: asyncio.StreamReader, conn: RpcConnection) -> None:
         while not conn.closed:
+            if not conn.authenticated:
+                await conn.room(1)  # its hello answered first: that decides the limit
             await conn.room(self.max_in_flight)
+            # a connection that has not logged in buffers a login's worth at most, not a
+            # request's (16 of them held 256 MB until they timed out): the stream's own
+            # limit, the one readline checks as data arrives, is lowered until then
+            limit = self.limit if conn.authenticated else min(self.limit, LOGIN_LIMIT)
+            setattr(reader, "_limit", limit)  # noqa: B010 (asyncio keeps it private)
             try:
                 line = await reader.readline()
             except ValueError:
-                conn.reject(INVALID_REQUEST, f"message larger than {self.limit} bytes")
+                conn.reject(INVALID_REQUEST, f"message larger than {limit} bytes")
                 return
             except OSError:
                 return
@@ -429,6 +467,11 @@ class SocketServer:
                 message = decode(line)
             except orjson.JSONDecodeError:
                 conn.reject(PARSE_ERROR, "not JSON")
+                continue
+            twice = named_twice(line)
+            if twice is not None:
+                rid = message.get("id") if isinstance(message, dict) else None
+                conn.reject(INVALID_REQUEST, f"the request names {twice!r} twice", rid)
                 continue
             conn.receive(message)
 

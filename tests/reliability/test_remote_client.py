@@ -208,3 +208,45 @@ def test_the_cli_over_tcp_creates_where_the_host_says(
     )
     assert told.returncode == 1
     assert json.loads(told.stdout)["error"]["code"] == "remote-path-refused"
+
+
+def test_a_request_naming_its_method_twice_is_refused(remote: tuple[RawClient, Path]) -> None:
+    """Which of two `"method"` members runs was the decoder's choice (the last): a proxy
+    or log reading the first saw `session.list` where the host deleted a session."""
+    client, _ = remote
+    raw = (
+        b'{"jsonrpc":"2.0","id":7,"method":"session.list","method":"session.delete",'
+        b'"params":{"sessionId":"mine"}}\n'
+    )
+    client.sock.sendall(raw)
+    answer = json.loads(client.file.readline())
+    assert answer["id"] == 7
+    assert answer["error"]["data"]["code"] == "rpc-error"
+    assert "'method' twice" in answer["error"]["message"]
+    assert [r["id"] for r in client.ok("session.list")] == ["mine"]
+
+
+def test_a_connection_that_has_not_logged_in_buffers_little(
+    remote: tuple[RawClient, Path],
+) -> None:
+    """A connection that never says hello may send a line of a login's size, not of a
+    request's: 1 MB without a newline is refused at once (it was buffered up to 16 MB
+    until the login timeout, 10 s)."""
+    client, _ = remote
+    _, host, port = client.sock.getpeername()[0], *client.sock.getpeername()
+    stranger = socket.create_connection((str(host), int(port)), timeout=TIMEOUT)
+    try:
+        stranger.settimeout(3.0)
+        started = time.monotonic()
+        try:  # refused while it still sends: the reply, or a reset with it
+            stranger.sendall(b"x" * (1 << 20))
+            line = stranger.makefile("rb").readline()
+        except (ConnectionResetError, BrokenPipeError):
+            line = b""
+        assert time.monotonic() - started < 3.0
+        if line:
+            assert "larger than 65536 bytes" in json.loads(line)["error"]["message"], line
+    finally:
+        stranger.close()
+    # a client that logged in sends requests of any size up to the message limit
+    assert client.refused("session.search", query="x" * 200_000) == "query-too-long"
