@@ -80,6 +80,12 @@ class StorageError(ForkwiseError):
     code = "storage-error"
 
 
+class DatabaseNotUtf8(ForkwiseError):
+    """A store database whose server encoding is not UTF-8 (SQL_ASCII): refused at once."""
+
+    code = "database-not-utf8"
+
+
 class StoreLocked(ForkwiseError):
     """Another process holds the store's writer lock and does not serve the store."""
 

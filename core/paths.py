@@ -60,8 +60,17 @@ def store_label(store: str | os.PathLike[str]) -> str:
         return str(store)
     from urllib.parse import urlsplit, urlunsplit
 
-    parts = urlsplit(str(store))
-    netloc = parts.netloc.rsplit("@", 1)
+    text = str(store)
+    try:
+        parts = urlsplit(text)
+        netloc = parts.netloc.rsplit("@", 1)
+    except ValueError:  # not a URL urllib can read (`[::1`): its scheme and host part only
+        head, _, rest = text.partition("://")
+        return f"{head}://{rest.split('?', 1)[0].rsplit('@', 1)[-1]}"
     if len(netloc) == 2:
         netloc[0] = netloc[0].split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc="@".join(netloc)))
+    # libpq also takes the password as a parameter: `?password=…`
+    query = "&".join(
+        p for p in parts.query.split("&") if p.split("=", 1)[0].lower() != "password"
+    )
+    return urlunsplit(parts._replace(netloc="@".join(netloc), query=query))

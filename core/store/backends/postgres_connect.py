@@ -10,7 +10,7 @@ import orjson
 import psycopg
 from psycopg.types.json import set_json_loads
 
-from forkwise.core.errors import StorageError
+from forkwise.core.errors import DatabaseNotUtf8, StorageError
 
 #: where a password is looked up in the system keyring when libpq found none
 KEYRING_SERVICE = "forkwise-postgres"
@@ -22,6 +22,14 @@ def connect(url: str, **options: Any) -> psycopg.Connection[Any]:
     them has one, the system keyring (service `forkwise-postgres`, user `role@host`)."""
     try:
         return _ready(psycopg.connect(url, autocommit=True, **options))
+    except (psycopg.ProgrammingError, ValueError):  # a URL libpq cannot read:
+        from forkwise.core.paths import store_label  # its message may quote the URL
+
+        raise StorageError(
+            f"cannot connect to the store database: {store_label(url)} is not a "
+            "connection URL libpq can read",
+            store=store_label(url),
+        ) from None
     except psycopg.OperationalError as exc:
         secret = _keyring_password(url) if "password" in str(exc) else None
         if secret is None:
@@ -35,7 +43,17 @@ def connect(url: str, **options: Any) -> psycopg.Connection[Any]:
 
 
 def _ready(conn: psycopg.Connection[Any]) -> psycopg.Connection[Any]:
-    """json columns decoded by orjson (10,000 summary rows at every listing)."""
+    """json columns decoded by orjson (10,000 summary rows at every listing). A database
+    that does not store UTF-8 is refused: SQL_ASCII took the rows, then a title that is
+    not ASCII broke its notifications and a copy back out."""
+    encoding = conn.info.parameter_status("server_encoding")
+    if encoding is not None and encoding.upper() not in ("UTF8", "UTF-8"):
+        conn.close()
+        raise DatabaseNotUtf8(
+            f"the store database stores text as {encoding}, not UTF-8: create it with "
+            "ENCODING 'UTF8' (createdb -E UTF8 -T template0)",
+            encoding=encoding,
+        )
     set_json_loads(orjson.loads, conn)
     return conn
 
