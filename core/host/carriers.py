@@ -33,12 +33,18 @@ from forkwise.core.host.rpc import INVALID_REQUEST, PARSE_ERROR, RpcConnection, 
 from forkwise.core.log.event_log import gc_paused
 from forkwise.core.log.text import check_text, find_invalid
 from forkwise.core.runtime.fresh_notes import take, take_rows
+from forkwise.core.safe_read import MAX_SESSION_BYTES
 
 Json = dict[str, Any]
 Receive = Callable[[Json], None]
 Closed = Callable[[BaseException | None], None]
 
+#: what a client may send the host in one message (a request: a prompt, a setting)
 MAX_MESSAGE: Final = 16 * 1024 * 1024
+#: what the host may send a client in one message, and what a client reads: an answer
+#: carries whole events, and one event may be as large as a session file (an imported
+#: tool output of 20 MB); the host never sends more, the client accepts that much
+MAX_REPLY: Final = 2 * MAX_SESSION_BYTES
 MAX_CONNECTIONS: Final = 64
 #: connections still to say host.hello with the token, at once
 MAX_UNAUTHENTICATED: Final = 16
@@ -251,9 +257,13 @@ def parse_address(text: str) -> Address:
 
 
 class SocketCarrier:
-    def __init__(self, address: Address | str, limit: int = MAX_MESSAGE) -> None:
+    def __init__(
+        self, address: Address | str, limit: int = MAX_MESSAGE, reply_limit: int = MAX_REPLY
+    ) -> None:
+        """`limit`: the largest request sent; `reply_limit`: the largest message read."""
         self.address = parse_address(address) if isinstance(address, str) else address
         self.limit = limit
+        self.reply_limit = reply_limit
         self._writer: asyncio.StreamWriter | None = None
         self._reader_task: asyncio.Task[None] | None = None
 
@@ -261,9 +271,11 @@ class SocketCarrier:
         a = self.address
         try:
             if a.kind == "unix":
-                reader, writer = await asyncio.open_unix_connection(a.path, limit=self.limit)
+                reader, writer = await asyncio.open_unix_connection(a.path, limit=self.reply_limit)
             else:
-                reader, writer = await asyncio.open_connection(a.host, a.port, limit=self.limit)
+                reader, writer = await asyncio.open_connection(
+                    a.host, a.port, limit=self.reply_limit
+                )
         except OSError as exc:
             raise HostUnavailable(f"no Forkwise host at {a}: {exc}", address=str(a)) from exc
         self._writer = writer
@@ -399,7 +411,12 @@ class SocketServer:
             if writer.transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
                 writer.close()  # the client stopped reading; do not buffer without end
                 return
-            writer.write(encode(message) + b"\n")
+            data = encode(message)
+            if len(data) > MAX_REPLY:  # more than a client reads: say so instead
+                if "id" not in message:
+                    return  # a notification: the client reads the events by pages
+                data = encode(_oversized(message.get("id"), len(data)))
+            writer.write(data + b"\n")
 
         # no socket client is trusted: without a configured token (a 0600 unix socket) the
         # server treats every connection as authenticated; with one, host.hello must match
@@ -486,6 +503,18 @@ class SocketServer:
             with contextlib.suppress(OSError):
                 if os.stat(self.address.path).st_ino == self._inode:
                     os.unlink(self.address.path)
+
+
+def _oversized(request_id: object, size: int) -> Json:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "error": {
+            "code": INVALID_REQUEST,
+            "message": f"the answer holds {size} bytes, more than {MAX_REPLY} a client reads",
+            "data": {"code": RpcError.code, "details": {"size": size}},
+        },
+    }
 
 
 def _bind_unix(path: str) -> socket.socket:
