@@ -130,6 +130,12 @@ class HostUnavailable(ForkwiseError):
     code = "host-unavailable"
 
 
+class OutputExists(ForkwiseError):
+    """An export was asked to write where a file already is: nothing is overwritten."""
+
+    code = "output-exists"
+
+
 class RpcError(ForkwiseError):
     """A malformed or refused JSON-RPC request."""
 

@@ -209,8 +209,13 @@ async def import_files(client: Client, args: argparse.Namespace) -> Outcome:
 
 
 async def export(client: Client, args: argparse.Namespace) -> Outcome:
+    document = args.tool in ("markdown", "html")
     out = str(Path(args.out).absolute()) if args.out else None
-    made = await client.export_session(args.id, args.tool, out)
+    if document and out is None:  # the host may run elsewhere: name the file here
+        out = str(Path.cwd() / f"{args.id}.{'md' if args.tool == 'markdown' else 'html'}")
+    made = await client.export_session(args.id, args.tool, out, args.assets)
+    if document:
+        return made, made["path"]
     return made, f"{made['path']}\ncontinue with: {made['resume']}"
 
 

@@ -332,7 +332,9 @@ METHODS: dict[str, Handler] = {
     "session.import": _import,
     "sources.list": lambda c, p: c.host.list_sources(),
     "sources.watch": _watch_sources,
-    "session.export": lambda c, p: c.host.export(p.req("sessionId"), p.req("tool"), p.opt("out")),
+    "session.export": lambda c, p: c.host.export(
+        p.req("sessionId"), p.req("tool"), p.opt("out"), p.flag("assets", False)
+    ),
     "session.setModel": lambda c, p: c.host.set_model(
         p.req("sessionId"), p.req("provider"), p.req("model"), p.opt("reasoning")
     ),
