@@ -30,7 +30,7 @@ header { border-bottom: 1px solid #d0d7de; margin-bottom: 1em; }
 .meta { color: #57606a; font-size: 90%; }
 .msg { margin: 1em 0; }
 .msg.user { background: #f6f8fa; border-radius: 6px; padding: 0.2em 0.8em; }
-pre { overflow-x: auto; border-radius: 6px; }
+pre { overflow-x: auto; border-radius: 6px; padding: 6px 8px; margin: 4px 0; }
 code { border-radius: 3px; padding: 0 0.2em; }
 pre code { padding: 0; }
 table { border-color: #d0d7de; }

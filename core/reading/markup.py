@@ -21,9 +21,10 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
-#: the look of a block of code; Qt honours these properties on `<pre>`
+#: the look of a block of code. Qt makes each line of a `<pre>` a block of its own and
+#: would repeat a margin or padding on every line: those are left to the export's sheet
 PRE_STYLE = (
-    "background-color:#f6f8fa; color:#1f2328; padding:6px; margin:4px 0;"
+    "background-color:#f6f8fa; color:#1f2328;"
     " font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace; font-size:90%;"
     " white-space:pre-wrap;"
 )
@@ -77,8 +78,9 @@ def highlight(code: str, language: str = "", filename: str = "") -> str:
 
 
 def code_block(code: str, language: str = "", filename: str = "") -> str:
-    """A `<pre>` of highlighted code, styled inline."""
-    body = highlight(code, language, filename)
+    """A `<pre>` of highlighted code, styled inline (a last newline would show as an
+    empty line)."""
+    body = highlight(code.removesuffix("\n"), language, filename)
     return f'<pre style="{PRE_STYLE}"><code>{body}</code></pre>\n'
 
 

@@ -65,8 +65,8 @@ def diff_table(diff: FileDiff) -> str:
             f' text-align:right; padding:0 4px;">{new}</td><td style="white-space:pre-wrap;'
             f' {_MONO}">{text}</td></tr>'
         )
-    return ('<table class="diff" cellspacing="0" cellpadding="0" style="border-collapse:'
-            'collapse; width:100%; font-size:90%;">\n' + "\n".join(rows) + "\n</table>\n")
+    return ('<table class="diff" width="100%" cellspacing="0" cellpadding="0" style="border-'
+            'collapse:collapse; width:100%; font-size:90%;">\n' + "\n".join(rows) + "\n</table>\n")
 
 
 def checklist(items: Iterable[tuple[str, str]]) -> str:

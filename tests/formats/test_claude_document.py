@@ -139,7 +139,7 @@ def test_the_html_export_holds_every_card(imported: tuple[str, str], tmp_path: P
     assert any(n.tag == "pre" for n in _walk(shell))
     assert "/p/src/app.py:1-3" in read.all_text()
     (code,) = [n for n in _walk(read) if n.tag == "code"]
-    assert code.all_text() == "def main():\n    return run()\n"  # numbers off, spaces kept
+    assert code.all_text() == "def main():\n    return run()"  # numbers off, spaces kept
     assert any(n.tag == "span" and "color" in n.attrs.get("style", "") for n in _walk(read))
     # 30 lines written: folded, the content inside the fold
     (fold,) = [n for n in _walk(write) if n.tag == "details"]
