@@ -43,20 +43,31 @@ def _lexer_named(name: str) -> Lexer | None:
         return None
 
 
+def _file_key(filename: str) -> str:
+    """What picks a lexer for a file: its extension (`*.py`), or its name when it has
+    none (`Makefile`). Looking a lexer up by file name walks every lexer: it is done
+    once per key."""
+    name = PurePosixPath(filename).name
+    suffix = PurePosixPath(name).suffix
+    return f"x{suffix}" if suffix else name
+
+
 @lru_cache(maxsize=256)
-def _lexer(language: str, filename: str) -> Lexer | None:
+def _lexer_for(language: str, file_key: str) -> Lexer | None:
     if language:
         found = _lexer_named(language.lower())
         if found is not None:
             return found
-    if filename:
+    if file_key:
         try:
-            return get_lexer_for_filename(
-                PurePosixPath(filename).name, stripnl=False, ensurenl=False
-            )
+            return get_lexer_for_filename(file_key, stripnl=False, ensurenl=False)
         except ClassNotFound:
             return None
     return None
+
+
+def _lexer(language: str, filename: str) -> Lexer | None:
+    return _lexer_for(language, _file_key(filename) if filename else "")
 
 
 def language_of(filename: str) -> str:
@@ -71,10 +82,27 @@ def highlight(code: str, language: str = "", filename: str = "") -> str:
     lexer = _lexer(language, filename) if len(code) <= HIGHLIGHT_LIMIT else None
     if lexer is None:
         return html.escape(code, quote=False)
+    if len(code) <= CACHED_CODE:
+        return _highlighted(code, lexer)
+    return _highlight(code, lexer)
+
+
+def _highlight(code: str, lexer: Lexer) -> str:
     # lexers read lines: the last one needs its newline, taken off again after
     ended = code.endswith("\n")
     out: str = pygments_highlight(code if ended else code + "\n", lexer, _FORMATTER)
     return out if ended or not out.endswith("\n") else out[:-1]
+
+
+#: a session shows the same code again and again (a file read after each edit, the same
+#: output): what was highlighted once is kept, up to this size of code
+CACHED_CODE = 64_000
+_highlighted = lru_cache(maxsize=512)(_highlight)
+
+
+def forget_highlighted() -> None:
+    """Drop the highlighted code kept so far (the benchmark starts each run cold)."""
+    _highlighted.cache_clear()
 
 
 def code_block(code: str, language: str = "", filename: str = "") -> str:
