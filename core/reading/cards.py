@@ -266,6 +266,18 @@ _BY_NAME: dict[str, Classifier] = {
 }
 
 
+def plugin_card(event: Mapping[str, Any]) -> Card | None:
+    """A tool the agent ran itself, kept by the import as a plugin event: Codex's
+    `web_search_call` (its query, or the page it opened)."""
+    if event.get("type") != "plugin/codex/web_search_call":
+        return None
+    payload = event.get("payload")
+    action = payload.get("action") if isinstance(payload, Mapping) else None
+    action = action if isinstance(action, Mapping) else {}
+    target = _s(action, "query", "url", "pattern")
+    return Card(WEB, "web_search", f"web_search {target}".rstrip())
+
+
 def card_of(entry: Entry, subagents: Mapping[str, str] | None = None) -> Card:
     """The card of a tool entry of the transcript fold (its call, result and detail)."""
     data = entry.data

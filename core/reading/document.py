@@ -16,10 +16,10 @@ from typing import Any
 
 from forkwise.core.log.prompts import title_text
 
-from .cards import Card, card_of
+from .cards import Card, card_of, plugin_card
 from .entries import TOOL, Entry, build
 from .images import IMAGE_EVENTS, Image, image_of
-from .render import entry_html, esc, image_html
+from .render import card_html, entry_html, esc, image_html
 
 Json = dict[str, Any]
 
@@ -60,7 +60,8 @@ class Document:
 
 @dataclass
 class Item:
-    """One thing the document shows, in order: an entry (with its card) or an image."""
+    """One thing the document shows, in order: an entry (a tool entry with its card), an
+    image, or the card of a tool the agent ran itself (no entry)."""
 
     entry: Entry | None = None
     card: Card | None = None
@@ -71,29 +72,32 @@ def items(doc: Document) -> Iterator[Item]:
     """The entries of the transcript fold in log order, with the images that the log
     holds outside them placed by their position (a tool result's images join its card)."""
     builder = build(doc.events, doc.parent_session, doc.seed_length)
-    loose: list[tuple[int, Image]] = []
+    loose: list[tuple[int, Item]] = []
     by_call: dict[str, list[Image]] = {}
     for event in doc.events:
-        if event.get("type") in IMAGE_EVENTS:
+        ran = plugin_card(event)
+        if ran is not None:
+            loose.append((int(event.get("seq", 0)), Item(card=ran)))
+        elif event.get("type") in IMAGE_EVENTS:
             found = image_of(event)
             if found is None:
                 continue
             if found.call:
                 by_call.setdefault(found.call, []).append(found)
             else:
-                loose.append((int(event.get("seq", 0)), found))
+                loose.append((int(event.get("seq", 0)), Item(image=found)))
     at = 0
     for entry in builder.entries:
         while at < len(loose) and loose[at][0] < entry.seq:
-            yield Item(image=loose[at][1])
+            yield loose[at][1]
             at += 1
         card = None
         if entry.kind == TOOL:
             card = card_of(entry, doc.subagents)
             card.images.extend(by_call.get(str(entry.data.get("call")), ()))
         yield Item(entry, card)
-    for _seq, image in loose[at:]:
-        yield Item(image=image)
+    for _seq, item in loose[at:]:
+        yield item
 
 
 def shown_title(doc: Document) -> str:
@@ -123,5 +127,7 @@ def to_html(doc: Document) -> str:
             parts.append(image_html(item.image, "pasted image"))
         elif item.entry is not None:
             parts.append(entry_html(item.entry, item.card, folds=True))
+        elif item.card is not None:
+            parts.append(card_html(item.card, folds=True))
     parts.append("</main>\n</body>\n</html>\n")
     return "".join(parts)

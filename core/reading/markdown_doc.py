@@ -124,4 +124,6 @@ def to_markdown(doc: Document, assets_dir: str | None = None) -> MarkdownOut:
             text = writer.entry(item.entry, item.card)
             if text:
                 parts.append(text)
+        elif item.card is not None:
+            parts.append(writer.card(item.card))
     return MarkdownOut("\n".join(parts), writer.assets)

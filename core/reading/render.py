@@ -110,8 +110,9 @@ def card_html(card: Card, folds: bool = True) -> str:
     """A tool card: its title line (monospace), its sections, its images."""
     state = ' <span class="failed" style="color:#cf222e;"><b>failed</b></span>' if (
         card.failed) else ""
-    link = (f' <a class="subagent" href="#session-{esc(card.link)}">subagent session'
-            f" {esc(card.link)}</a>" if card.link else "")
+    # the subagent's session by its id (the app opens it; a document names it)
+    link = (f' <span class="subagent" style="font-weight:normal;">→ subagent session'
+            f" {esc(card.link)}</span>" if card.link else "")
     head = (f'<div class="tool-title" style="{_MONO} font-weight:bold;">'
             f"{highlight(card.title, 'console') if card.kind == 'shell' else esc(card.title)}"
             f"{state}{link}</div>\n")

@@ -15,6 +15,8 @@ import pytest
 from claude_fixtures import Transcript, project_file
 from document_checks import assert_self_contained, export, parse, run_json, tool_cards
 
+from forkwise.core.formats.base import source_session_id
+
 SID = "7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e"
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5E"
        "rkJggg==")
@@ -95,9 +97,14 @@ def session() -> Transcript:
 @pytest.fixture
 def imported(tmp_path: Path) -> tuple[str, str]:
     path = session().write(project_file(tmp_path / "claude", session()))
-    os.utime(path, (1_700_000_000, 1_700_000_000))
+    agent = Transcript(SID, sidechain=True, agent_id="a1b2c3")
+    agent.user("Find the slow tests", parent=None)
+    agent.assistant([{"type": "text", "text": "Three tests are slow."}])
+    side = agent.write(path.parent / "agent-a1b2c3.jsonl")
+    for made in (path, side):
+        os.utime(made, (1_700_000_000, 1_700_000_000))
     store = str(tmp_path / "store")
-    code, report = run_json("sessions", "import", "--from", "claude", str(path),
+    code, report = run_json("sessions", "import", "--from", "claude", str(tmp_path / "claude"),
                             "--store", store)  # fmt: skip
     assert code == 0, report
     return store, f"claude-{SID}"
@@ -163,6 +170,8 @@ def test_the_html_export_holds_every_card(imported: tuple[str, str], tmp_path: P
     assert any(n.tag == "strong" and n.all_text() == "v2" for n in _walk(fetch))
     assert "pygments lexers" in search.all_text()
     assert "Survey tests" in task.all_text()
+    (link,) = [n for n in _walk(task) if "subagent" in n.classes()]
+    assert link.all_text() == f"→ subagent session {source_session_id('claude', SID, 'a1b2c3')}"
     assert "Three tests are slow." in task.all_text()
     assert '"sql": "select 1"' in other.all_text()
     assert "failed" in failed.all_text()

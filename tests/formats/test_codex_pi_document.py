@@ -50,6 +50,8 @@ def _codex(tmp_path: Path) -> tuple[str, str]:
            arguments=json.dumps({"cmd": "pytest -q"}))
     r.item("function_call_output", call_id="c4", output=json.dumps(
         {"output": "1 failed", "metadata": {"exit_code": 1}}))
+    r.item("web_search_call", status="completed",
+           action={"type": "search", "query": "pytest fast flag"})
     r.answer("Patched; one test **still fails**.")
     r.event("task_complete", turn_id="t1", last_agent_message="done")
     path = r.write(tmp_path / "codex")
@@ -67,8 +69,9 @@ def test_a_codex_session_as_html_and_markdown(tmp_path: Path) -> None:
     assert_self_contained(tree, html)
     cards = tool_cards(tree)
     assert [sorted(c.classes() - {"tool"}) for c in cards] == [
-        ["shell"], ["edit"], ["todo"], ["failed", "shell"]]
-    shell, patch, plan, failed = cards
+        ["shell"], ["edit"], ["todo"], ["failed", "shell"], ["web"]]
+    shell, patch, plan, failed, search = cards
+    assert "web_search pytest fast flag" in search.all_text()
     assert "$ ls src" in shell.all_text()
     assert "  util.py" in shell.all_text()  # the envelope opened, the spaces kept
     rows = [n for n in _walk(patch) if n.tag == "tr"]
@@ -90,6 +93,7 @@ def test_a_codex_session_as_html_and_markdown(tmp_path: Path) -> None:
     assert "```diff\n+# Notes\n+  indented line\n```" in text
     assert "- [x] Patch the app\n- [ ] Run the tests (in progress)\n" in text
     assert "**exec_command** `$ pytest -q` — **failed**" in text
+    assert "**web_search** `web_search pytest fast flag`" in text
     assert f"![pasted image](data:image/png;base64,{PNG})" in text
 
 
