@@ -49,12 +49,19 @@ class Section:
             return len(self.diff.lines) > 4 * FOLD_LINES
         return self.kind in ("code", "text") and self.text.count("\n") >= FOLD_LINES
 
+    def fold_label(self) -> str:
+        """What a folded section says it holds: `content (30 lines)`."""
+        lines = (len(self.diff.lines) if self.diff else 0) if self.kind == "diff" else (
+            self.text.count("\n") + 1)
+        return f"{self.label or 'content'} ({lines} lines)"
+
 
 @dataclass
 class Card:
     kind: str
     tool: str  # the tool's own name
     title: str  # `$ pytest -q`, `src/app.py:1-40`, …
+    note: str = ""  # what the agent said the call is for (a shell command's description)
     sections: list[Section] = field(default_factory=list)
     failed: bool = False
     images: list[Image] = field(default_factory=list)
@@ -111,9 +118,7 @@ def _shell(tool: str, args: Json, out: str, detail: Any) -> Card:
         if command and command[0] == "apply_patch" and len(command) > 1:
             return _apply_patch(tool, {"input": command[1]}, out, detail)
         command = shlex.join(command)
-    card = Card(SHELL, tool, f"$ {command}")
-    if _s(args, "description"):
-        card.sections.append(Section("text", args["description"], label="description"))
+    card = Card(SHELL, tool, f"$ {command}", note=_s(args, "description"))
     if out:
         card.sections.append(Section("code", out, label="output"))
     return card

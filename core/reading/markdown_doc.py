@@ -73,13 +73,16 @@ class _Writer:
             language = section.language or language_of(section.filename)
             body = fence(section.text, language)
         if section.folded:
-            return details(section.label or "content", body)
+            return details(section.fold_label(), body)
         return (f"*{section.label}*\n\n" if section.label else "") + body
 
     def card(self, card: Card) -> str:
         failed = " — **failed**" if card.failed else ""
         link = f" → subagent session `{card.link}`" if card.link else ""
-        out = [f"**{card.tool}** {code_span(card.title)}{failed}{link}\n"]
+        # a title that starts with the tool's name says it once
+        tool = "" if card.title.startswith(card.tool) else f"**{card.tool}** "
+        note = f" — {card.note}" if card.note else ""
+        out = [f"{tool}{code_span(card.title)}{failed}{note}{link}\n"]
         out.extend(self.section(s) for s in card.sections)
         out.extend(self.image(i, f"{card.tool} result image") for i in card.images)
         return "\n".join(out)

@@ -93,9 +93,7 @@ def section_html(section: Section, folds: bool) -> str:
         body = f'<pre style="{PRE_STYLE}">{esc(section.text)}</pre>\n'
     label = section.label
     if section.folded:
-        lines = section.text.count("\n") + 1 if section.kind != "diff" else (
-            len(section.diff.lines) if section.diff else 0)
-        return fold(f"{label or 'content'} ({lines} lines)", body, folds)
+        return fold(section.fold_label(), body, folds)
     if label and section.kind not in ("code", "diff"):
         return f'<div class="label" style="color:#57606a;">{esc(label)}</div>\n{body}'
     return body
@@ -113,9 +111,17 @@ def card_html(card: Card, folds: bool = True) -> str:
     # the subagent's session by its id (the app opens it; a document names it)
     link = (f' <span class="subagent" style="font-weight:normal;">→ subagent session'
             f" {esc(card.link)}</span>" if card.link else "")
-    head = (f'<div class="tool-title" style="{_MONO} font-weight:bold;">'
-            f"{highlight(card.title, 'console') if card.kind == 'shell' else esc(card.title)}"
+    if card.kind == "shell":
+        title = highlight(card.title, "console")
+    elif card.title.startswith(card.tool):
+        title = esc(card.title)
+    else:  # which tool, then what it worked on
+        title = f'<span class="tool-name" style="color:#57606a;">{esc(card.tool)}</span> '
+        title += esc(card.title)
+    head = (f'<div class="tool-title" style="{_MONO} font-weight:bold;">{title}'
             f"{state}{link}</div>\n")
+    if card.note:
+        head += f'<div class="note" style="color:#57606a;">{esc(card.note)}</div>\n'
     body = "".join(section_html(s, folds) for s in card.sections)
     body += "".join(image_html(i, f"{card.tool} result image") for i in card.images)
     colour = "#cf222e" if card.failed else "#d0d7de"

@@ -142,6 +142,7 @@ def test_the_html_export_holds_every_card(imported: tuple[str, str], tmp_path: P
     shell, read, write, edit, multi, todo, grep, glob, fetch, search, task, other, failed = (
         c for c, _ in zip(cards, kinds, strict=True))
     assert "$ ls -la src" in shell.all_text()
+    assert "List the sources" in shell.all_text()
     assert "  app.py" in shell.all_text()  # output keeps its leading spaces, in a <pre>
     assert any(n.tag == "pre" for n in _walk(shell))
     assert "/p/src/app.py:1-3" in read.all_text()
@@ -200,6 +201,8 @@ def test_the_markdown_export(imported: tuple[str, str], tmp_path: Path) -> None:
     assert "| step | file |" in text
     assert f"![pasted image](data:image/png;base64,{PNG})" in text
     assert "**Bash** `$ pytest -q` — **failed**" in text
+    assert "**Bash** `$ ls -la src` — List the sources\n" in text
+    assert "<details><summary>content (30 lines)</summary>" in text
     assert "<details><summary>System reminder</summary>" in text
     assert "<command-name>" not in text
 

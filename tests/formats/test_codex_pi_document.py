@@ -93,7 +93,7 @@ def test_a_codex_session_as_html_and_markdown(tmp_path: Path) -> None:
     assert "```diff\n+# Notes\n+  indented line\n```" in text
     assert "- [x] Patch the app\n- [ ] Run the tests (in progress)\n" in text
     assert "**exec_command** `$ pytest -q` — **failed**" in text
-    assert "**web_search** `web_search pytest fast flag`" in text
+    assert "`web_search pytest fast flag`" in text
     assert f"![pasted image](data:image/png;base64,{PNG})" in text
 
 
