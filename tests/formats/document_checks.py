@@ -112,3 +112,12 @@ def export(store: str, session_id: str, kind: str, out: Path, *extra: str) -> st
 
 def tool_cards(tree: _Tree) -> list[Node]:
     return [n for n in tree.nodes if n.tag == "div" and "tool" in n.classes()]
+
+
+def walk(node: Node) -> list[Node]:
+    """Every element under `node`, in document order."""
+    out = []
+    for child in node.children:
+        out.append(child)
+        out.extend(walk(child))
+    return out

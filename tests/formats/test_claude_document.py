@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from claude_fixtures import Transcript, project_file
-from document_checks import assert_self_contained, export, parse, run_json, tool_cards
+from document_checks import assert_self_contained, export, parse, run_json, tool_cards, walk
 
 from forkwise.core.formats.base import source_session_id
 
@@ -144,34 +144,34 @@ def test_the_html_export_holds_every_card(imported: tuple[str, str], tmp_path: P
     assert "$ ls -la src" in shell.all_text()
     assert "List the sources" in shell.all_text()
     assert "  app.py" in shell.all_text()  # output keeps its leading spaces, in a <pre>
-    assert any(n.tag == "pre" for n in _walk(shell))
+    assert any(n.tag == "pre" for n in walk(shell))
     assert "/p/src/app.py:1-3" in read.all_text()
-    (code,) = [n for n in _walk(read) if n.tag == "code"]
+    (code,) = [n for n in walk(read) if n.tag == "code"]
     assert code.all_text() == "def main():\n    return run()"  # numbers off, spaces kept
-    assert any(n.tag == "span" and "color" in n.attrs.get("style", "") for n in _walk(read))
+    assert any(n.tag == "span" and "color" in n.attrs.get("style", "") for n in walk(read))
     # 30 lines written: folded, the content inside the fold
-    (fold,) = [n for n in _walk(write) if n.tag == "details"]
+    (fold,) = [n for n in walk(write) if n.tag == "details"]
     assert "line 30" in fold.all_text()
-    rows = [n for n in _walk(edit) if n.tag == "tr"]
+    rows = [n for n in walk(edit) if n.tag == "tr"]
     removed = [r for r in rows if "removed" in r.classes()]
     added = [r for r in rows if "added" in r.classes()]
     assert [r.all_text() for r in removed] == ["8-    return run()"]
     assert [r.all_text() for r in added] == ["8+    return run(fast=True)"]
     assert "background-color:#ffebe9" in removed[0].attrs["style"]
-    multi_rows = [n for n in _walk(multi) if n.tag == "tr"]
+    multi_rows = [n for n in walk(multi) if n.tag == "tr"]
     assert {"removed", "added"} <= {c for r in multi_rows for c in r.classes()}
     assert "x = 10" in multi.all_text()
-    items = [n.all_text() for n in _walk(todo) if n.tag == "li"]
+    items = [n.all_text() for n in walk(todo) if n.tag == "li"]
     assert items == ["☑ Read the code", "◐ Write the notes", "☐ Ship it"]
     assert "def run" in grep.all_text()
     assert "src/util.py" in grep.all_text()
     assert "**/*.toml" in glob.all_text()
     assert "pyproject.toml" in glob.all_text()
     assert "https://example.org/api" in fetch.all_text()
-    assert any(n.tag == "strong" and n.all_text() == "v2" for n in _walk(fetch))
+    assert any(n.tag == "strong" and n.all_text() == "v2" for n in walk(fetch))
     assert "pygments lexers" in search.all_text()
     assert "Survey tests" in task.all_text()
-    (link,) = [n for n in _walk(task) if "subagent" in n.classes()]
+    (link,) = [n for n in walk(task) if "subagent" in n.classes()]
     assert link.all_text() == f"→ subagent session {source_session_id('claude', SID, 'a1b2c3')}"
     assert "Three tests are slow." in task.all_text()
     assert '"sql": "select 1"' in other.all_text()
@@ -221,10 +221,3 @@ def test_markdown_images_beside_the_file_and_no_overwrite(
     assert made["error"]["code"] == "output-exists"
     assert out.read_bytes() == before
 
-
-def _walk(node: Any) -> list[Any]:
-    out = []
-    for child in node.children:
-        out.append(child)
-        out.extend(_walk(child))
-    return out

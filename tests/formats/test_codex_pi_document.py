@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from codex_fixtures import Rollout, thread_id
-from document_checks import assert_self_contained, export, parse, run_json, tool_cards
+from document_checks import assert_self_contained, export, parse, run_json, tool_cards, walk
 from pi_fixtures import PiSession
 
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5E"
@@ -74,12 +74,12 @@ def test_a_codex_session_as_html_and_markdown(tmp_path: Path) -> None:
     assert "web_search pytest fast flag" in search.all_text()
     assert "$ ls src" in shell.all_text()
     assert "  util.py" in shell.all_text()  # the envelope opened, the spaces kept
-    rows = [n for n in _walk(patch) if n.tag == "tr"]
+    rows = [n for n in walk(patch) if n.tag == "tr"]
     assert [r.all_text() for r in rows if "removed" in r.classes()] == ["-    return run()"]
     assert [r.all_text() for r in rows if "added" in r.classes()] == [
         "+    return run(fast=True)", "1+# Notes", "2+  indented line"]
     assert "src/app.py, NOTES.md" in patch.all_text()
-    assert [n.all_text() for n in _walk(plan) if n.tag == "li"] == [
+    assert [n.all_text() for n in walk(plan) if n.tag == "li"] == [
         "☑ Patch the app", "◐ Run the tests"]
     assert "$ pytest -q" in failed.all_text()
     assert "1 failed" in failed.all_text()
@@ -134,15 +134,15 @@ def test_a_pi_session_and_its_fork_as_html(tmp_path: Path) -> None:
     shell, read, write, edit, other = cards
     assert "$ ls -1" in shell.all_text()
     assert "a.py:10-11" in read.all_text()
-    (code_node,) = [n for n in _walk(read) if n.tag == "code"]
+    (code_node,) = [n for n in walk(read) if n.tag == "code"]
     assert code_node.all_text() == "def f():\n    return 1"
     assert "const" in write.all_text()
-    assert any(n.tag == "span" and "color" in n.attrs.get("style", "") for n in _walk(write))
-    rows = [n for n in _walk(edit) if n.tag == "tr"]
+    assert any(n.tag == "span" and "color" in n.attrs.get("style", "") for n in walk(write))
+    rows = [n for n in walk(edit) if n.tag == "tr"]
     assert [r.all_text() for r in rows if "removed" in r.classes()] == ["1-    return 1"]
     assert [r.all_text() for r in rows if "added" in r.classes()] == ["1+    return 2"]
     # the tool's image inside its card; the pasted one beside the prompt
-    assert [n.attrs["src"][:22] for n in _walk(other) if n.tag == "img"] == [
+    assert [n.attrs["src"][:22] for n in walk(other) if n.tag == "img"] == [
         "data:image/png;base64,"]
     assert len([n for n in tree.nodes if n.tag == "img"]) == 2
     # the fork's whole history, from the root, with the fork point marked
@@ -151,10 +151,3 @@ def test_a_pi_session_and_its_fork_as_html(tmp_path: Path) -> None:
     assert f"Forked from {sid}" in mark.all_text()
     assert html.index("Done: ") < html.index('class="fork-point"')
 
-
-def _walk(node: Any) -> list[Any]:
-    out = []
-    for child in node.children:
-        out.append(child)
-        out.extend(_walk(child))
-    return out
