@@ -59,6 +59,10 @@ def session() -> Transcript:
     _call(t, "Read", {"file_path": "/p/src/app.py"}, read_body,
           {"type": "text", "file": {"filePath": "/p/src/app.py", "content": read_body,
                                     "numLines": 3, "startLine": 1}})
+    shot = [{"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": PNG}}]
+    _call(t, "Read", {"file_path": "/p/shot.png"}, shot,
+          {"type": "image", "file": {"base64": PNG, "type": "image/png"}})
     _call(t, "Write", {"file_path": "/p/notes.md", "content": WRITTEN}, "File created",
           {"type": "create", "filePath": "/p/notes.md", "content": WRITTEN})
     patch = [{"oldStart": 7, "oldLines": 3, "newStart": 7, "newLines": 3,
@@ -136,10 +140,10 @@ def test_the_html_export_holds_every_card(imported: tuple[str, str], tmp_path: P
     assert reminder.children[0].tag == "summary"
     cards = tool_cards(tree)
     kinds = [(sorted(c.classes() - {"tool"}), c.all_text()) for c in cards]
-    assert [k for k, _ in kinds] == [["shell"], ["read"], ["write"], ["edit"], ["edit"],
+    assert [k for k, _ in kinds] == [["shell"], ["read"], ["read"], ["write"], ["edit"], ["edit"],
                                      ["todo"], ["search"], ["search"], ["web"], ["web"],
                                      ["task"], ["other"], ["failed", "shell"]]
-    shell, read, write, edit, multi, todo, grep, glob, fetch, search, task, other, failed = (
+    shell, read, shot, write, edit, multi, todo, grep, glob, fetch, search, task, other, failed = (
         c for c, _ in zip(cards, kinds, strict=True))
     assert "$ ls -la src" in shell.all_text()
     assert "List the sources" in shell.all_text()
@@ -185,8 +189,12 @@ def test_the_html_export_holds_every_card(imported: tuple[str, str], tmp_path: P
     assert any(n.tag == "s" and n.all_text() == "rewrite it" for n in tree.nodes)
     assert any(n.tag == "a" and n.attrs["href"] == "https://example.org/docs"
                for n in tree.nodes)
-    (img,) = [n for n in tree.nodes if n.tag == "img"]
-    assert img.attrs["src"] == f"data:image/png;base64,{PNG}"
+    # the image a Read returned, inside its card; the pasted one after its prompt
+    assert [n.attrs["src"] for n in walk(shot) if n.tag == "img"] == [
+        f"data:image/png;base64,{PNG}"]
+    imgs = [n for n in tree.nodes if n.tag == "img"]
+    assert [n.attrs["alt"] for n in imgs] == ["Read result image", "pasted image"]
+    assert imgs[1].attrs["src"] == f"data:image/png;base64,{PNG}"
     assert "A single pixel." in html
     assert "You are welcome." in html
 
@@ -200,6 +208,7 @@ def test_the_markdown_export(imported: tuple[str, str], tmp_path: Path) -> None:
     assert "- [x] Read the code\n- [ ] Write the notes (in progress)\n- [ ] Ship it\n" in text
     assert "| step | file |" in text
     assert f"![pasted image](data:image/png;base64,{PNG})" in text
+    assert f"![Read result image](data:image/png;base64,{PNG})" in text
     assert "**Bash** `$ pytest -q` — **failed**" in text
     assert "**Bash** `$ ls -la src` — List the sources\n" in text
     assert "<details><summary>content (30 lines)</summary>" in text
@@ -212,8 +221,9 @@ def test_markdown_images_beside_the_file_and_no_overwrite(
     store, sid = imported
     out = tmp_path / "doc.md"
     text = export(store, sid, "markdown", out, "--assets")
-    assert "![pasted image](doc_assets/image-1.png)" in text
-    assert (tmp_path / "doc_assets" / "image-1.png").read_bytes()[:4] == b"\x89PNG"
+    assert "![Read result image](doc_assets/image-1.png)" in text
+    assert "![pasted image](doc_assets/image-2.png)" in text
+    assert (tmp_path / "doc_assets" / "image-2.png").read_bytes()[:4] == b"\x89PNG"
     before = out.read_bytes()
     code, made = run_json("sessions", "export", sid, "--to", "html", "--out", str(out),
                           "--store", store)  # fmt: skip
