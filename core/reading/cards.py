@@ -298,7 +298,11 @@ def card_of(entry: Entry, subagents: Mapping[str, str] | None = None) -> Card:
     card.failed = bool(data.get("is_error"))
     card.pending = "result" in data and result is None and "detail" not in data
     card.images = in_output(result, str(data.get("call") or ""))
-    if card.failed and card.kind in (EDIT, WRITE, TODO) and out:
+    if card.failed and card.kind == READ:
+        # what a failed read says is its error, not the file's lines
+        card.title = _path(args) if isinstance(args, Mapping) else card.title
+        card.sections = [Section("text", out, label="error")] if out else []
+    elif card.failed and card.kind in (EDIT, WRITE, TODO) and out:
         card.sections.append(Section("text", out, label="error"))
     if card.kind == TASK and isinstance(detail, Mapping) and subagents:
         agent = detail.get("agentId")

@@ -116,6 +116,15 @@ def test_images_carry_their_bytes_and_only_image_types() -> None:
     assert output_text(claude) == "shot"
 
 
+def test_a_failed_read_shows_its_error_not_file_lines() -> None:
+    card = card_of(Entry(TOOL, 5, data={"name": "read", "args": {"path": "MISSING.md"},
+                                        "result": "ENOENT: no such file", "is_error": True}))
+    assert card.failed
+    assert card.title == "MISSING.md"
+    assert [(s.kind, s.label, s.text) for s in card.sections] == [
+        ("text", "error", "ENOENT: no such file")]
+
+
 def test_a_todo_card_and_an_unknown_tool() -> None:
     todo = card_of(Entry(TOOL, 3, data={"name": "TodoWrite", "result": "ok", "args": {
         "todos": [{"content": "a", "status": "completed"}, {"content": "b",
