@@ -16,7 +16,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .diffs import FileDiff, from_apply_patch, from_structured_patch, from_texts
+from .diffs import (
+    FileDiff,
+    from_apply_patch,
+    from_numbered,
+    from_structured_patch,
+    from_texts,
+)
 from .entries import Entry
 from .images import Image, in_output
 
@@ -180,7 +186,9 @@ def _edit(tool: str, args: Json, out: str, detail: Any) -> Card:
     card = Card(EDIT, tool, path)
     lines = None
     if isinstance(detail, Mapping) and isinstance(detail.get("structuredPatch"), list):
-        lines = from_structured_patch(detail["structuredPatch"])
+        lines = from_structured_patch(detail["structuredPatch"])  # Claude Code's record
+    elif isinstance(detail, Mapping) and isinstance(detail.get("diff"), str):
+        lines = from_numbered(detail["diff"])  # pi's, numbered by the file's lines
     if lines:
         card.sections.append(Section("diff", diff=FileDiff(path, lines)))
         return card

@@ -103,6 +103,34 @@ def from_texts(old: str, new: str, context: int = 3) -> list[DiffLine]:
     return out
 
 
+_NUMBERED_LINE = re.compile(r"^([ +-])\s*(\d+) ?(.*)$")
+
+
+def from_numbered(diff: str) -> list[DiffLine] | None:
+    """pi's own diff of an edit (`details.diff`): each line its mark, the file's line
+    number and the text (`-12 old`, `+12 new`, ` 13 same`), gaps as `...`. None when the
+    text is not in that shape."""
+    out: list[DiffLine] = []
+    shift = 0  # new line number minus old, after the changes so far
+    for raw in diff.splitlines():
+        if raw.strip() in ("...", "…"):
+            out.append(DiffLine(HUNK, "⋯"))
+            continue
+        found = _NUMBERED_LINE.match(raw)
+        if found is None:
+            return None
+        mark, number, text = found.group(1), int(found.group(2)), found.group(3)
+        if mark == "-":
+            out.append(DiffLine(REMOVED, text, number, None))
+            shift -= 1
+        elif mark == "+":
+            out.append(DiffLine(ADDED, text, None, number))
+            shift += 1
+        else:
+            out.append(DiffLine(CONTEXT, text, number, number + shift))
+    return out or None
+
+
 def from_apply_patch(patch: str) -> list[FileDiff]:
     """Codex's `*** Begin Patch` format: one FileDiff per `*** Add/Update/Delete File`."""
     files: list[FileDiff] = []

@@ -109,7 +109,10 @@ def _pi(tmp_path: Path) -> tuple[str, PiSession, dict[str, Any]]:
     s.tool_result("p3", "write", "Wrote c.ts")
     s.assistant(calls=(("p4", "edit", {"path": "a.py", "oldText": "    return 1",
                                        "newText": "    return 2"}),))
-    s.tool_result("p4", "edit", "Edited a.py")
+    s.tool_result("p4", "edit", "Edited a.py", details={
+        "diff": "  9 def f():\n-10     return 1\n+10     return 2", "firstChangedLine": 10})
+    s.assistant(calls=(("p6", "edit", {"path": "b.py", "oldText": "x = 1", "newText": "x = 2"}),))
+    s.tool_result("p6", "edit", "Edited b.py")
     s.assistant(calls=(("p5", "screenshot", {"page": "home"}),))
     s.tool_result("p5", "screenshot", "Captured", images=(PNG,))
     s.assistant("Done: `f` returns 2.")
@@ -130,17 +133,21 @@ def test_a_pi_session_and_its_fork_as_html(tmp_path: Path) -> None:
     assert_self_contained(tree, html)
     cards = tool_cards(tree)
     assert [sorted(c.classes() - {"tool"}) for c in cards] == [
-        ["shell"], ["read"], ["write"], ["edit"], ["other"]]
-    shell, read, write, edit, other = cards
+        ["shell"], ["read"], ["write"], ["edit"], ["edit"], ["other"]]
+    shell, read, write, edit, computed, other = cards
     assert "$ ls -1" in shell.all_text()
     assert "a.py:10-11" in read.all_text()
     (code_node,) = [n for n in walk(read) if n.tag == "code"]
     assert code_node.all_text() == "def f():\n    return 1"
     assert "const" in write.all_text()
     assert any(n.tag == "span" and "color" in n.attrs.get("style", "") for n in walk(write))
+    # pi's own diff, numbered by the file's lines
     rows = [n for n in walk(edit) if n.tag == "tr"]
-    assert [r.all_text() for r in rows if "removed" in r.classes()] == ["1-    return 1"]
-    assert [r.all_text() for r in rows if "added" in r.classes()] == ["1+    return 2"]
+    assert [r.all_text() for r in rows] == ["99 def f():", "10-    return 1", "10+    return 2"]
+    # no diff recorded: computed from the old and new text
+    rows = [n for n in walk(computed) if n.tag == "tr"]
+    assert [r.all_text() for r in rows if "removed" in r.classes()] == ["1-x = 1"]
+    assert [r.all_text() for r in rows if "added" in r.classes()] == ["1+x = 2"]
     # the tool's image inside its card; the pasted one beside the prompt
     assert [n.attrs["src"][:22] for n in walk(other) if n.tag == "img"] == [
         "data:image/png;base64,"]
