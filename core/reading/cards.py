@@ -160,7 +160,7 @@ def _write(tool: str, args: Json, out: str, detail: Any) -> Card:
     content = _s(args, "content", "contents", "text")
     card = Card(WRITE, tool, path)
     card.sections.append(Section("code", content, filename=path))
-    return card
+    return _said(card, out)
 
 
 def _edits(args: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -191,10 +191,15 @@ def _edit(tool: str, args: Json, out: str, detail: Any) -> Card:
         lines = from_numbered(detail["diff"])  # pi's, numbered by the file's lines
     if lines:
         card.sections.append(Section("diff", diff=FileDiff(path, lines)))
-        return card
-    for old, new in _edits(args):
-        card.sections.append(Section("diff", diff=FileDiff(path, from_texts(old, new))))
-    if not card.sections and out:
+    else:
+        for old, new in _edits(args):
+            card.sections.append(Section("diff", diff=FileDiff(path, from_texts(old, new))))
+    return _said(card, out)
+
+
+def _said(card: Card, out: str) -> Card:
+    """What the tool answered, after what it did (an error is added by `card_of`)."""
+    if out:
         card.sections.append(Section("text", out, label="output"))
     return card
 
@@ -206,9 +211,7 @@ def _apply_patch(tool: str, args: Any, out: str, detail: Any) -> Card:
     title = ", ".join(f.path for f in files) or "apply_patch"
     card = Card(EDIT, tool, title)
     card.sections.extend(Section("diff", label=f.action, diff=f) for f in files)
-    if out and not files:
-        card.sections.append(Section("code", out, label="output"))
-    return card
+    return _said(card, out)
 
 
 def _todo(tool: str, args: Json, out: str, detail: Any) -> Card:
@@ -220,7 +223,7 @@ def _todo(tool: str, args: Json, out: str, detail: Any) -> Card:
     if _s(args, "explanation"):
         card.sections.append(Section("markdown", args["explanation"]))
     card.sections.append(Section("checklist", items=items))
-    return card
+    return _said(card, out)
 
 
 def _search(tool: str, args: Json, out: str, detail: Any) -> Card:
@@ -310,8 +313,10 @@ def card_of(entry: Entry, subagents: Mapping[str, str] | None = None) -> Card:
         # what a failed read says is its error, not the file's lines
         card.title = _path(args) if isinstance(args, Mapping) else card.title
         card.sections = [Section("text", out, label="error")] if out else []
-    elif card.failed and card.kind in (EDIT, WRITE, TODO) and out:
-        card.sections.append(Section("text", out, label="error"))
+    elif card.failed:  # what a failed edit, write or plan answered is its error
+        for section in card.sections:
+            if section.kind == "text" and section.label == "output":
+                section.label = "error"
     if card.kind == TASK and isinstance(detail, Mapping) and subagents:
         agent = detail.get("agentId")
         card.link = subagents.get(str(agent)) if agent is not None else None

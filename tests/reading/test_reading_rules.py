@@ -130,7 +130,8 @@ def test_a_todo_card_and_an_unknown_tool() -> None:
         "todos": [{"content": "a", "status": "completed"}, {"content": "b",
                                                             "status": "pending"}]}}))
     assert todo.kind == TODO
-    assert todo.sections[-1].items == [("completed", "a"), ("pending", "b")]
+    assert todo.sections[0].items == [("completed", "a"), ("pending", "b")]
+    assert (todo.sections[1].label, todo.sections[1].text) == ("output", "ok")
     other = card_of(Entry(TOOL, 4, data={"name": "mystery", "args": {"k": [1, 2]},
                                          "result": None, "is_error": True}))
     assert other.failed
