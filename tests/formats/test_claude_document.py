@@ -231,3 +231,15 @@ def test_markdown_images_beside_the_file_and_no_overwrite(
     assert made["error"]["code"] == "output-exists"
     assert out.read_bytes() == before
 
+
+
+def test_without_out_the_document_is_named_after_the_session_here(
+        imported: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, sid = imported
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    code, made = run_json("sessions", "export", sid, "--to", "markdown", "--store", store)
+    assert code == 0, made
+    assert made == {"format": "markdown", "path": str(here / f"{sid}.md"), "assets": []}
+    assert (here / f"{sid}.md").read_text("utf-8").startswith("# /init\n")
