@@ -16,12 +16,12 @@ from typing import Any
 
 from forkwise.core.errors import OutputExists, StorageError
 from forkwise.core.formats.base import SourceRef, source_session_id
+from forkwise.core.reading import DOCUMENTS
 from forkwise.core.reading.document import Document, to_html
 from forkwise.core.reading.markdown_doc import to_markdown
 from forkwise.core.store.session_store import SessionStore
 
 Json = dict[str, Any]
-DOCUMENTS = {"markdown": ".md", "html": ".html"}
 
 
 def document_of(store: SessionStore, session_id: str) -> Document:

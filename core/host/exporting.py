@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from forkwise.core.formats.base import ExportInput, SourceRef, Writer
-from forkwise.core.host.documents import DOCUMENTS, export_document
+from forkwise.core.host.documents import export_document
 from forkwise.core.host.import_ledger import EXPORT_EVENT, ImportLedger
 from forkwise.core.host.importing import format_module
 from forkwise.core.log.events import MODEL_SELECT
+from forkwise.core.reading import DOCUMENTS
 from forkwise.core.store.session_store import SessionStore
 
 Json = dict[str, Any]

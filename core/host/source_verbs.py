@@ -139,8 +139,8 @@ class SourceVerbs:
         """The export verb (DESIGN §10): `{"tool", "path", "id", "resume"}`, or for a
         document (markdown, html) `{"format", "path", "assets"}`; the file is written on
         this host's machine. A document only reads the store."""
-        from forkwise.core.host.documents import DOCUMENTS
         from forkwise.core.host.exporting import export_session
+        from forkwise.core.reading import DOCUMENTS
 
         if tool not in DOCUMENTS:
             self._check_writable()

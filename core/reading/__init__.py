@@ -13,3 +13,7 @@ package, so an entry means the same thing wherever it is shown:
   that folds on its own); `document`/`markdown_doc`: a whole session as one HTML file or
   as GitHub Markdown.
 """
+
+#: the document formats a session exports to, and their files' suffixes (here, where the
+#: CLI can read them without loading the renderer)
+DOCUMENTS = {"markdown": ".md", "html": ".html"}
