@@ -31,7 +31,9 @@ from forkwise.core.bench.synth import (
     write_store,
 )
 
-FIGURE_GROUPS = ["list", "fork", "context", "append", "host", "import", "search", "gui", "postgres"]
+FIGURE_GROUPS = [
+    "list", "fork", "context", "append", "host", "import", "search", "export", "gui", "postgres"
+]
 
 
 def bench_host(tmp: Path, sessions: int, turns: int, repeat: int) -> list[Figure]:
@@ -115,6 +117,23 @@ def bench_import(tmp: Path, sizes: dict[str, int], repeat: int) -> list[Figure]:
         Figure("reimport-cli", f"`sessions import` of {tree}, fresh process",
                cli[0][0], cli[1][0], stat + " (fresh process)", "< 1 s"),
     ]  # fmt: skip
+
+
+def bench_export(tmp: Path, megabytes: float, repeat: int) -> list[Figure]:
+    from forkwise.core.bench.export_figures import run_export
+
+    ours, base, size, lines = run_export(tmp, repeat, megabytes)
+    return [
+        Figure(
+            "export-html",
+            f"`sessions export --to html` of a {size / 1e6:.1f} MB, {lines:,}-line Claude Code "
+            "session (the store's log read, folded, rendered, written)",
+            ours,
+            base,
+            "read its source file and orjson.loads every line",
+            "<= 3x",
+        )
+    ]
 
 
 def bench_gui(tmp: Path, sizes: dict[str, int], repeat: int) -> list[Figure]:
@@ -251,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             "import_mb": 2,
             "import-codex_mb": 2,
             "reimport_files": 50,
+            "export_mb": 1,
         }
         if args.quick
         else {
@@ -264,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             "import_mb": 200,
             "import-codex_mb": 200,
             "reimport_files": 2_000,
+            "export_mb": 9,
         }
     )
     sizes.update((k, v) for k, v in (("sessions", args.sessions), ("per", args.per)) if v)
@@ -286,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
             figures += bench_search(tmp, sizes["sessions"], sizes["per"], repeat)
         if "import" in only:
             figures += bench_import(tmp, sizes, repeat)
+        if "export" in only:
+            figures += bench_export(tmp, sizes["export_mb"], repeat)
         if "gui" in only:
             figures += bench_gui(tmp, sizes, repeat)
         if "postgres" in only and args.postgres:

@@ -18,6 +18,7 @@ from forkwise.core.client.api import IMPORT_PROGRESS, STORE_INDEXING, Notificati
 from forkwise.core.client.client import Client
 from forkwise.core.errors import ForkwiseError, InvalidBoundary
 from forkwise.core.log.event_log import gc_paused
+from forkwise.core.reading import DOCUMENTS
 from forkwise.core.runtime.listing import newest_first
 
 Json = dict[str, Any]
@@ -226,8 +227,13 @@ async def import_files(client: Client, args: argparse.Namespace) -> Outcome:
 
 
 async def export(client: Client, args: argparse.Namespace) -> Outcome:
+    document = args.tool in DOCUMENTS
     out = str(Path(args.out).absolute()) if args.out else None
-    made = await client.export_session(args.id, args.tool, out)
+    if document and out is None:  # the host may run elsewhere: name the file here
+        out = str(Path.cwd() / f"{args.id}{DOCUMENTS[args.tool]}")
+    made = await client.export_session(args.id, args.tool, out, args.assets)
+    if document:
+        return made, made["path"]
     return made, f"{made['path']}\ncontinue with: {made['resume']}"
 
 

@@ -207,7 +207,8 @@ def _sessions_arguments(sessions: argparse.ArgumentParser) -> None:
     sub.add(
         "export",
         _export_arguments,
-        help="write a session as a Claude Code, Codex or pi session, to continue it there",
+        help="write a session as a Claude Code, Codex or pi session, to continue it there, "
+        "or as a Markdown or HTML document",
     )
     sub.add("delete", _with_id, help="move a session to the store's trash")
     sub.add(
@@ -277,11 +278,19 @@ def _import_arguments(imp: argparse.ArgumentParser) -> None:
 
 def _export_arguments(exp: argparse.ArgumentParser) -> None:
     _with_id(exp)
-    exp.add_argument("--to", dest="tool", required=True, choices=("claude", "codex", "pi"))
+    exp.add_argument(
+        "--to", dest="tool", required=True, choices=("claude", "codex", "pi", "markdown", "html")
+    )
     exp.add_argument(
         "--out",
         metavar="PATH",
-        help="the file to write (default: where the tool looks for its sessions)",
+        help="the file to write (default: where the tool looks for its sessions; a "
+        "document: ID.md or ID.html here); an existing file is never overwritten",
+    )
+    exp.add_argument(
+        "--assets",
+        action="store_true",
+        help="markdown: write images as files beside the document instead of data URIs",
     )
 
 

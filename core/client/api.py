@@ -140,8 +140,8 @@ class ClientAPI(Protocol):
     async def sources(self) -> Json: ...  # {"sources": [...], "watching": [...]}
     async def watch_sources(self, tools: list[str]) -> Json: ...  # sources() + "failed"
     async def export_session(
-        self, session_id: str, tool: str, out: str | None = None
-    ) -> Json: ...  # {"tool", "path", "id", "resume"}
+        self, session_id: str, tool: str, out: str | None = None, assets: bool = False
+    ) -> Json: ...  # {"tool", "path", "id", "resume"}; a document: {"format", "path", "assets"}
     async def import_files(
         self, paths: list[str], tool: str | None = None
     ) -> Json: ...  # DESIGN §9 report

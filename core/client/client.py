@@ -272,12 +272,17 @@ class Client:
         result: Json = await self.call("sources.watch", {"tools": tools})
         return result
 
-    async def export_session(self, session_id: str, tool: str, out: str | None = None) -> Json:
+    async def export_session(
+        self, session_id: str, tool: str, out: str | None = None, assets: bool = False
+    ) -> Json:
         """Write the session as a native session of `tool` (claude, codex, pi) on the
-        host's machine: `{"tool", "path", "id", "resume"}` (DESIGN §10)."""
-        result: Json = await self.call(
-            "session.export", {"sessionId": session_id, "tool": tool, "out": out}
-        )
+        host's machine: `{"tool", "path", "id", "resume"}`; or as a document (`tool`
+        markdown, html): `{"format", "path", "assets"}` (`assets`: a Markdown document's
+        images as files beside it)."""
+        params: Json = {"sessionId": session_id, "tool": tool, "out": out}
+        if assets:
+            params["assets"] = True
+        result: Json = await self.call("session.export", params)
         return result
 
     async def truncate(

@@ -1,5 +1,6 @@
-"""The export verb (DESIGN §10): a session written as a native session of Claude Code, Codex
-or pi, so that a fork made here can be continued in the agent it came from.
+"""The export verb: a session written as a native session of Claude Code, Codex or pi, so
+that a fork made here can be continued in the agent it came from — or as a document to
+read and share (Markdown, HTML: `documents.py`).
 
 Runs on the host's store worker; the CLI and the app reach it through `Host.export`. The
 formats write; this module gathers what they need (the session's events, the sources its
@@ -19,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from forkwise.core.formats.base import ExportInput, SourceRef, Writer
+from forkwise.core.host.documents import export_document
 from forkwise.core.host.import_ledger import EXPORT_EVENT, ImportLedger
 from forkwise.core.host.importing import format_module
 from forkwise.core.log.events import MODEL_SELECT
+from forkwise.core.reading import DOCUMENTS
 from forkwise.core.store.session_store import SessionStore
 
 Json = dict[str, Any]
@@ -70,9 +73,14 @@ def export_session(
     env: Mapping[str, str] | None = None,
     home: Path | None = None,
     ledger: ImportLedger | None = None,
+    assets: bool = False,
 ) -> Json:
     """Write the session for `tool`; `{"path", "id", "resume", "tool"}`. `ledger`: the
-    host's import ledger, told of the file written (see the module's docstring)."""
+    host's import ledger, told of the file written (see the module's docstring). `tool`
+    markdown or html writes a document instead (`documents.export_document`:
+    `{"format", "path", "assets"}`; `assets`: a Markdown document's images as files)."""
+    if tool in DOCUMENTS:
+        return export_document(store, session_id, tool, out, assets)
     target = writer(tool)
     environ = os.environ if env is None else env
     root = target.default_root(environ, home or Path(os.path.expanduser("~")))

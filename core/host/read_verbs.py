@@ -226,7 +226,7 @@ class ReadVerbs:
                     continue  # gone since it was indexed
                 out.append({
                     "sessionId": hit.session_id,
-                    "title": summary.title or summary.first_user_text or hit.session_id,
+                    "title": summary.display_title,
                     "seq": hit.seq,
                     "messageId": hit.message_id,
                     "ts": hit.ts,

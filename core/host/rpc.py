@@ -17,6 +17,7 @@ from typing import Any, Final
 from forkwise.core.errors import ForkwiseError, RpcError, Unauthorized
 from forkwise.core.host.host import Host
 from forkwise.core.notifications import Notification
+from forkwise.core.reading import DOCUMENTS
 
 log = logging.getLogger(__name__)
 Json = dict[str, Any]
@@ -314,12 +315,14 @@ async def _approve(conn: RpcConnection, p: _Params) -> Any:
 
 
 async def _export(conn: RpcConnection, p: _Params) -> Any:
-    out = p.opt("out")
-    if conn.remote and out is not None:
+    out, tool = p.opt("out"), p.req("tool")
+    if conn.remote and (out is not None or tool in DOCUMENTS):
         from forkwise.core.host.confinement import refuse_path
 
-        raise refuse_path("out", out)
-    return await conn.host.export(p.req("sessionId"), p.req("tool"), out)
+        # a document goes to the named file or the host's current folder: both are the
+        # host user's files
+        raise refuse_path("out", out if out is not None else f"{tool} document")
+    return await conn.host.export(p.req("sessionId"), tool, out, p.flag("assets", False))
 
 
 async def _watch_sources(conn: RpcConnection, p: _Params) -> Any:

@@ -133,14 +133,19 @@ class SourceVerbs:
         found = await asyncio.to_thread(available_sources, dict(os.environ), home)
         return {"sources": found, "watching": list(self.sources.tools)}
 
-    async def export(self, session_id: str, tool: str, out: str | None = None) -> Json:
-        """The export verb (DESIGN §10): `{"tool", "path", "id", "resume"}`; the file is
-        written on this host's machine."""
+    async def export(
+        self, session_id: str, tool: str, out: str | None = None, assets: bool = False
+    ) -> Json:
+        """The export verb (DESIGN §10): `{"tool", "path", "id", "resume"}`, or for a
+        document (markdown, html) `{"format", "path", "assets"}`; the file is written on
+        this host's machine. A document only reads the store."""
         from forkwise.core.host.exporting import export_session
+        from forkwise.core.reading import DOCUMENTS
 
-        self._check_writable()
+        if tool not in DOCUMENTS:
+            self._check_writable()
         await self._serve(session_id)
         return await self.io(
-            functools.partial(export_session, ledger=self.imports),
+            functools.partial(export_session, ledger=self.imports, assets=assets),
             self.store, session_id, tool, out,
         )

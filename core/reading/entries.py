@@ -121,6 +121,11 @@ class TranscriptBuilder:
             if index is not None:
                 self.entries[index].data["result"] = ev.get("output")
                 self.entries[index].data["is_error"] = result_failed(ev)
+                # what the agent recorded beside the output (Claude Code's structuredPatch,
+                # pi's details): the tool cards read it
+                detail = ev.get("detail", ev.get("details"))
+                if detail is not None:
+                    self.entries[index].data["detail"] = detail
                 changed.add(index)
         elif etype == "approval/request":
             pending = self.turns.get(str(turn))

@@ -23,6 +23,7 @@ from forkwise.core.log.events import (
     message_text,
 )
 from forkwise.core.log.ids import validate_session_id
+from forkwise.core.log.prompts import title_text
 
 if TYPE_CHECKING:
     from forkwise.core.log.replay import Replay
@@ -179,7 +180,10 @@ class SessionSummary:
 
     @property
     def display_title(self) -> str:
-        return self.title or self.first_user_text or self.id
+        """The title the list shows: a slash command reads `/init args`, without the
+        markup an agent wraps around it (an importer titles a session by its first
+        prompt, markup included)."""
+        return title_text(self.title or self.first_user_text or self.id)
 
     @property
     def waiting(self) -> bool:

@@ -172,6 +172,22 @@ def test_a_remote_client_exports_to_no_path(remote: tuple[RawClient, Path]) -> N
     assert target.read_text() == SECRET
 
 
+def test_a_remote_client_writes_no_document_on_the_host(remote: tuple[RawClient, Path]) -> None:
+    """A document export goes to the named file or else to the host's current folder:
+    either is the host user's, so a remote client gets neither."""
+    client, root = remote
+    host_cwd = {p.name for p in Path.cwd().iterdir()}
+    for kind in ("markdown", "html"):
+        code = client.refused("session.export", sessionId="mine", tool=kind)
+        assert code == "remote-path-refused", kind
+        code = client.refused("session.export", sessionId="mine", tool=kind,
+                              out=str(root / f"doc.{kind}"))
+        assert code == "remote-path-refused", kind
+    assert not list(root.glob("doc.*"))
+    assert {p.name for p in Path.cwd().iterdir()} == host_cwd  # the host's folder (inherited)
+    assert not any(Path.cwd().glob("mine.*"))
+
+
 def test_a_remote_client_moves_no_keyed_endpoint(remote: tuple[RawClient, Path]) -> None:
     """The environment's key is the host user's, bound to the endpoint of its settings: a
     token holder that points `base_url` at its own server would receive it."""
