@@ -19,8 +19,11 @@ The `usage` event (standalone, or inside the turn whose step produced it):
   A producer that sees running totals (Codex `token_count`) writes the differences.
 
 The vendor mappings (`anthropic_tokens`, `openai_tokens`, …) turn each vendor's record
-into these fields; importers and providers both use them. Logs imported before this
-event existed carry Claude Code usage as `plugin/claude/usage`; the fold reads those too.
+into these fields; importers and providers both use them. Two other places count as well:
+an assistant `message` may carry its usage inline as `usage` in pi's shape (these fields
+plus `cost.total`; pi imports keep it so), and logs imported before this event existed
+carry Claude Code usage as `plugin/claude/usage`; both count for the model selected
+before them.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from forkwise.core.log.event_log import event_records
-from forkwise.core.log.events import MODEL_SELECT, Event
+from forkwise.core.log.events import MESSAGE, MODEL_SELECT, Event
 
 USAGE: Final = "usage"
 #: Claude Code usage as imports before the `usage` event kept it
@@ -217,17 +220,19 @@ class SessionTokens:
 def session_tokens(events: Sequence[Event], seed_length: int = 0) -> SessionTokens:
     """Fold a log's usage records (and the legacy Claude Code ones) into `SessionTokens`."""
     out = SessionTokens()
-    model = ""  # the model a legacy record counts: the one selected before it
+    model = ""  # the model a record that names none counts: the one selected before it
     for seq, etype, fields, event in event_records(events, 0, _WANTED):
         if etype == MODEL_SELECT:
             model = str(fields.get("model") or "")
+            continue
+        if etype == MESSAGE and not isinstance(fields.get("usage"), Mapping):
             continue
         ts = event.ts if event is not None else str(fields.get("ts", ""))
         add_record(out.shared if seq <= seed_length else out.own, etype, fields, ts, model)
     return out
 
 
-_WANTED: Final = frozenset({USAGE, LEGACY_CLAUDE, MODEL_SELECT})
+_WANTED: Final = frozenset({USAGE, LEGACY_CLAUDE, MODEL_SELECT, MESSAGE})
 
 
 def add_record(
@@ -241,6 +246,13 @@ def add_record(
             return
         model = selected
         record: Mapping[str, Any] = anthropic_tokens(raw)
+    elif etype == MESSAGE:  # pi's usage, kept on its assistant message
+        raw = fields.get("usage")
+        if not isinstance(raw, Mapping):
+            return
+        model = selected
+        cost = pi_cost(raw)
+        record = {**pi_tokens(raw), **({} if cost is None else {"cost": cost})}
     else:
         model = str(fields.get("model") or "")
         record = fields

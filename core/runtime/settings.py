@@ -292,7 +292,8 @@ class VendorSettings:
 def load_vendor_settings(
     path: str | os.PathLike[str] | None = None,
 ) -> dict[str, VendorSettings]:
-    """The saved settings of each vendor (missing ones: the defaults)."""
+    """The saved settings of the vendors Preferences configured (the others have none:
+    only their SDK's variables can configure them)."""
     target = Path(path) if path is not None else settings_path()
     document = _read_document(target) or {}
     saved = document.get("vendors", {})
@@ -300,7 +301,9 @@ def load_vendor_settings(
         raise SettingsError(f"{target}: 'vendors' must be a JSON object.", path=str(target))
     out: dict[str, VendorSettings] = {}
     for name in VENDORS:
-        values = saved.get(name, {})
+        if name not in saved:
+            continue
+        values = saved[name]
         if not isinstance(values, Mapping):
             raise SettingsError(f"{target}: 'vendors.{name}' must be a JSON object.")
         known = {k: v for k, v in values.items() if k in ("base_url", "model")}
@@ -348,9 +351,12 @@ def vendor_endpoint(
     name: str, saved: VendorSettings | None = None, env: Mapping[str, str] | None = None
 ) -> VendorEndpoint:
     """The vendor's base URL (the settings, else its SDK's variable, else its own) and
-    its key (its SDK's variable, else the keyring entry for that base URL)."""
+    its key (its SDK's variable, else the keyring entry for that base URL). The keyring is
+    asked only for a vendor Preferences configured (`saved`): it may block on a desktop
+    prompt, and a command that runs no model should not wake it."""
     vendor = VENDORS[name]
     environ = os.environ if env is None else env
+    configured = saved is not None
     saved = saved or VendorSettings()
     url = saved.base_url.strip() or environ.get(vendor.base_url_env, "").strip()
     base_url = (url or vendor.default_base_url).rstrip("/")
@@ -361,7 +367,11 @@ def vendor_endpoint(
                 name, base_url, bool(url), ApiKeyLookup(key, "env", f"from ${key_env}"),
                 saved.model,
             )
-    lookup = _keyring_key(base_url, f"set ${vendor.key_envs[0]} or save one in the keyring")
+    hint = f"set ${vendor.key_envs[0]} or save one in Preferences"
+    if not configured:
+        none = ApiKeyLookup(None, None, f"no API key ({hint})")
+        return VendorEndpoint(name, base_url, bool(url), none)
+    lookup = _keyring_key(base_url, hint)
     return VendorEndpoint(name, base_url, bool(url), lookup, saved.model)
 
 

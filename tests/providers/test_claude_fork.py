@@ -116,7 +116,8 @@ async def test_a_fork_of_a_claude_code_session_answers_with_its_model_and_whole_
     events = child_events(claude_env, child)
     reply = [e for e in events if e["type"] == "message" and e["role"] == "assistant"][-1]
     assert reply["parts"] == [{"type": "text", "text": "Continued from here."}]
-    usage = [e for e in events if e["type"] == "usage"]
+    forked_at = next(i for i, e in enumerate(events) if e["type"] == "history/fork")
+    usage = [e for e in events[forked_at:] if e["type"] == "usage"]  # the fork's own
     assert len(usage) == 1
     assert {k: usage[0][k] for k in ("model", "input", "output", "cacheRead", "cacheWrite")} == {
         "model": MODEL, "input": 12, "output": 34, "cacheRead": 500, "cacheWrite": 60,

@@ -1,0 +1,93 @@
+"""The host's usage verbs: `session.usage` (a session's tokens and cost, split at its seed)
+and the `usage` of listed rows. A part of Host (a base class of it); the CLI's `sessions
+usage`, the RPC and the client all reach this one implementation.
+
+A session's usage is folded from its own log (`forkwise.core.log.usage`): what it shares
+with its source is in its file too, below its seed. Folds are kept per session while the
+session is unchanged (its generation and length), so a list that shows costs reads each
+log once per change. Prices come from `forkwise.core.log.costs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from forkwise.core.errors import ForkwiseError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from forkwise.core.log.usage import SessionTokens
+    from forkwise.core.store.session import Session
+    from forkwise.core.store.session_store import SessionStore
+
+Json = dict[str, Any]
+T = TypeVar("T")
+
+
+class UsageVerbs:
+    """Tokens and cost of sessions, for every client alike."""
+
+    if TYPE_CHECKING:  # what Host gives its parts
+        store: SessionStore
+
+        async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
+        async def _serve(self, session_id: str) -> Session: ...
+
+    def _usage_folds(self) -> dict[str, tuple[tuple[str, int], SessionTokens]]:
+        kept: dict[str, tuple[tuple[str, int], SessionTokens]] | None = self.__dict__.get(
+            "_usage_kept"
+        )
+        if kept is None:
+            kept = self.__dict__["_usage_kept"] = {}
+        return kept
+
+    def _tokens_of(self, snap: Session) -> SessionTokens:
+        """The session's usage fold (on the store worker), kept while it is unchanged."""
+        from forkwise.core.log.usage import session_tokens
+
+        key = (snap.generation, snap.last_seq)
+        kept = self._usage_folds().get(snap.id)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        folded = session_tokens(snap.events, snap.header.seed_length)
+        self._usage_folds()[snap.id] = (key, folded)
+        return folded
+
+    def _report_sync(self, snap: Session) -> Json:
+        from forkwise.core.log.costs import usage_report
+
+        report = usage_report(self._tokens_of(snap))
+        report["id"] = snap.id
+        report["seedLength"] = snap.header.seed_length
+        report["parentSession"] = snap.header.parent_session
+        return report
+
+    async def usage(self, session_id: str) -> Json:
+        """`session.usage`: {"own", "shared", "total", "byModel"}, each part's tokens
+        (input, output, cacheRead, cacheWrite, reasoning) and cost in USD (null: no price)."""
+        snap = await self._serve(session_id)
+        return await self.io(self._report_sync, snap)
+
+    def _own_parts_sync(self, ids: Sequence[str]) -> dict[str, Json]:
+        from forkwise.core.log.costs import part
+
+        out: dict[str, Json] = {}
+        for sid in ids:
+            try:
+                snap = self.store.get(sid)
+            except ForkwiseError:
+                continue  # a row whose log cannot be read says so itself (its `error`)
+            out[sid] = {"own": part(self._tokens_of(snap).own)}
+        return out
+
+    async def add_usage(self, rows: list[Json]) -> list[Json]:
+        """`rows` (a listing's) with each one's `usage`: {"own": …} (read on the store
+        worker; a row whose log cannot be read gets none)."""
+        parts = await self.io(self._own_parts_sync, [row["id"] for row in rows])
+        for row in rows:
+            found = parts.get(row["id"])
+            if found is not None:
+                row["usage"] = found
+        return rows
