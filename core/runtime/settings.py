@@ -404,6 +404,10 @@ def build_provider(settings: ProviderSettings, env: Mapping[str, str] | None = N
     from forkwise.core.runtime.providers.openai import OpenAICompatibleProvider
 
     lookup = find_api_key(settings.base_url, env)
+    if lookup.key is None and _account(settings.base_url) == VENDORS["openai"].default_base_url:
+        # OpenAI's own endpoint: its SDK's variable is the key for it (and for no other)
+        found = vendor_endpoint("openai", None, env).lookup
+        lookup = found if found.key is not None else lookup
     return OpenAICompatibleProvider(
         settings.base_url,
         settings.model,
@@ -435,6 +439,10 @@ def build_vendor(endpoint: VendorEndpoint, timeout: float = 600.0) -> Provider:
             endpoint.model,
             api_key=endpoint.lookup.key,
             key_note=note,
+            key_env="OPENAI_API_KEY",
+            api="responses",
+            timeout=timeout,
+            vendor="OpenAI",
         )
     raise SettingsError(f"The {endpoint.name} provider is not available in this version.")
 

@@ -167,14 +167,14 @@ class ClaudeProvider:
                 base_url=self._where(),
             )
         if isinstance(exc, anthropic.APITimeoutError):
-            return sdk_errors.connection_error(VENDOR, self._where(), exc, timeout=True)
+            return sdk_errors.connection_error(VENDOR, self._where(), exc, timeout=self.timeout)
         if isinstance(exc, anthropic.APIConnectionError):
             cause = exc.__cause__
             if cause is not None and "incomplete" in str(cause).lower():
                 return sdk_errors.cut_off(VENDOR, self._where(), str(cause))
-            return sdk_errors.connection_error(VENDOR, self._where(), cause or exc, timeout=False)
+            return sdk_errors.connection_error(VENDOR, self._where(), cause or exc)
         if isinstance(exc, ProviderError):
             return exc
-        if type(exc).__module__.startswith(("httpx", "httpcore", "h11")):
+        if type(exc).__module__.startswith(("httpx", "httpcore", "h11", "h2")):
             return sdk_errors.cut_off(VENDOR, self._where(), f"{type(exc).__name__}: {exc}")
         return exc
