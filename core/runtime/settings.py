@@ -444,7 +444,15 @@ def build_vendor(endpoint: VendorEndpoint, timeout: float = 600.0) -> Provider:
             timeout=timeout,
             vendor="OpenAI",
         )
-    raise SettingsError(f"The {endpoint.name} provider is not available in this version.")
+    from forkwise.core.runtime.providers.gemini import GeminiProvider
+
+    return GeminiProvider(
+        api_key=endpoint.lookup.key,
+        base_url=endpoint.base_url,
+        model=endpoint.model,
+        timeout=timeout,
+        key_note=note,
+    )
 
 
 def build_providers(
@@ -466,8 +474,5 @@ def build_providers(
             continue
         endpoint = vendor_endpoint(name, saved.get(name), env)
         if endpoint.configured:
-            try:
-                out[name] = build_vendor(endpoint)
-            except SettingsError:
-                continue  # a vendor this version cannot serve yet
+            out[name] = build_vendor(endpoint)
     return out

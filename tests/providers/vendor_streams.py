@@ -137,3 +137,93 @@ def _delta(index: int, delta: dict[str, Any]) -> str:
 
 def _stop(index: int) -> str:
     return named("content_block_stop", {"type": "content_block_stop", "index": index})
+
+
+# --- OpenAI Responses ----------------------------------------------------------------
+
+
+def responses_stream(
+    *,
+    text: str = "",
+    call: tuple[str, str, dict[str, Any]] | None = None,
+    model: str = "gpt-5-codex",
+    usage: dict[str, Any] | None = None,
+    complete: bool = True,
+) -> list[str]:
+    """A Responses API stream as OpenAI sends it (named events, each with its type)."""
+    counts = usage or {
+        "input_tokens": 900,
+        "input_tokens_details": {"cached_tokens": 700},
+        "output_tokens": 40,
+        "output_tokens_details": {"reasoning_tokens": 16},
+        "total_tokens": 940,
+    }
+    base = {"id": "resp_standin", "object": "response", "created_at": 1764800000, "model": model}
+    out = [named("response.created", {"type": "response.created", "sequence_number": 0,
+                                      "response": {**base, "status": "in_progress", "output": []}})]
+    n = 1
+    if text:
+        for piece in (text[: len(text) // 2], text[len(text) // 2 :]):
+            out.append(named("response.output_text.delta", {
+                "type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0,
+                "content_index": 0, "delta": piece, "sequence_number": n, "logprobs": []}))
+            n += 1
+    if call is not None:
+        call_id, name, args = call
+        item = {"type": "function_call", "id": "fc_1", "call_id": call_id, "name": name,
+                "arguments": orjson.dumps(args).decode(), "status": "completed"}
+        out.append(named("response.output_item.done", {
+            "type": "response.output_item.done", "output_index": 1, "item": item,
+            "sequence_number": n}))
+        n += 1
+    if complete:
+        out.append(named("response.completed", {
+            "type": "response.completed", "sequence_number": n,
+            "response": {**base, "status": "completed", "output": [], "usage": counts}}))
+    return out
+
+
+# --- Gemini ---------------------------------------------------------------------------
+
+
+def gemini_stream(
+    *,
+    text: str = "",
+    call: tuple[str, dict[str, Any]] | None = None,
+    model: str = "gemini-2.5-pro",
+    usage: dict[str, int] | None = None,
+    finish: bool = True,
+) -> list[str]:
+    """streamGenerateContent?alt=sse as Gemini sends it: `data:` lines, one response each,
+    the last with its finishReason and usageMetadata."""
+    counts = usage or {
+        "promptTokenCount": 300,
+        "cachedContentTokenCount": 100,
+        "candidatesTokenCount": 25,
+        "thoughtsTokenCount": 10,
+        "totalTokenCount": 335,
+    }
+    out: list[str] = []
+    pieces = [text[: len(text) // 2], text[len(text) // 2 :]] if text else []
+    for piece in pieces:
+        out.append(_gemini({"parts": [{"text": piece}], "role": "model"}, model))
+    if call is not None:
+        name, args = call
+        part = {"functionCall": {"name": name, "args": args}, "thoughtSignature": "Z2VtaW5pLXNpZw=="}
+        out.append(_gemini({"parts": [part], "role": "model"}, model))
+    if finish:
+        last = orjson.loads(out.pop()[len("data: "):]) if out else {
+            "candidates": [{"content": {"parts": [], "role": "model"}, "index": 0}], "modelVersion": model}
+        last["candidates"][0]["finishReason"] = "STOP"
+        last["usageMetadata"] = counts
+        out.append("data: " + orjson.dumps(last).decode() + "\r\n\r\n")
+    return out
+
+
+def _gemini(content: dict[str, Any], model: str) -> str:
+    body = {"candidates": [{"content": content, "index": 0}], "modelVersion": model}
+    return "data: " + orjson.dumps(body).decode() + "\r\n\r\n"
+
+
+def gemini_error(code: int, status: str, message: str) -> bytes:
+    return orjson.dumps({"error": {"code": code, "message": message, "status": status}})

@@ -7,8 +7,8 @@ result that was not plain text keeps its `blocks`, and a prompt's images ride al
 `images`. Messages needs strict alternation, so consecutive entries of one side are
 merged: tool results and the next prompt make one user message, as Claude Code sends
 them. Thinking goes back only with its signature (a block the API made); reasoning from
-another vendor has none and stays out. Empty text blocks are refused by the API and are
-left out.
+another vendor has none (or is marked with its `vendor`) and stays out. Empty text blocks
+are refused by the API and are left out.
 """
 
 from __future__ import annotations
@@ -139,7 +139,10 @@ def _assistant_blocks(entry: Mapping[str, Any]) -> list[Json]:
         kind = part.get("type")
         if kind == "reasoning" and part.get("redacted"):
             blocks.append({"type": "redacted_thinking", "data": str(part["redacted"])})
-        elif kind == "reasoning" and part.get("signature"):
+        elif kind == "reasoning" and part.get("signature") and part.get("vendor") in (
+            None,
+            "anthropic",
+        ):
             blocks.append(
                 {
                     "type": "thinking",
