@@ -207,3 +207,43 @@ async def test_claude_failures_read_as_plain_words(server: Server) -> None:
     server.stream(claude_stream(text="cut here", stop=False), done=False, complete=False)
     said = await claude_failure(server)
     assert "broke off in the middle of the answer" in said
+
+
+@pytest.mark.asyncio
+async def test_stop_keeps_the_part_claude_streamed(server: Server, tmp_path: Path) -> None:
+    """A Claude answer stopped mid-stream: what was shown stays as the partial message."""
+    from forkwise.core.client.client import Client
+    from forkwise.core.host.host import Host
+    from forkwise.core.runtime.providers.offline import OfflineProvider
+
+    provider = ClaudeProvider(api_key=KEY, base_url=f"http://127.0.0.1:{server.port}")
+    host = Host.open(tmp_path / "store", default_cwd=str(tmp_path),
+                     providers={"offline": OfflineProvider(), "anthropic": provider})
+    client = await Client.in_process(host)
+    deltas: list[str] = []
+    got = asyncio.Event()
+
+    def seen(note: Any) -> None:
+        if note.get("kind") == "session/delta":
+            deltas.append(note["text"])
+            got.set()
+
+    try:
+        await client.subscribe(seen)
+        sid = (await client.create_session("stop"))["id"]
+        await client.set_model(sid, "anthropic", "claude-sonnet-4-5")
+        server.stream(claude_stream(text="First half, second half", stop=False, pieces=2),
+                      done=False, stall=True)
+        await client.prompt(sid, "talk")
+        await asyncio.wait_for(got.wait(), 10)
+        await client.cancel(sid)
+        events = list(await client.events(sid))
+    finally:
+        await client.close()
+        await host.close()
+    assert events[-1]["type"] == "turn/end"
+    assert events[-1]["status"] == "cancelled"
+    partial = [e for e in events if e["type"] == "message" and e.get("partial")]
+    assert len(partial) == 1
+    assert partial[0]["parts"][0]["text"] == "".join(deltas)
+    assert partial[0]["parts"][0]["text"].startswith("First half")
