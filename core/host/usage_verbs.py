@@ -70,22 +70,40 @@ class UsageVerbs:
         snap = await self._serve(session_id)
         return await self.io(self._report_sync, snap)
 
-    def _own_parts_sync(self, ids: Sequence[str]) -> dict[str, Json]:
+    def _own_parts_sync(self, rows: Sequence[Json]) -> dict[str, Json]:
+        """Each row's own usage part, folded from its log unless the fold kept for it is of
+        the same log (its event count and last activity): a log at a time, none kept
+        loaded."""
         from forkwise.core.log.costs import part
+        from forkwise.core.log.usage import session_tokens
 
+        kept = self._row_folds()
         out: dict[str, Json] = {}
-        for sid in ids:
-            try:
-                snap = self.store.get(sid)
-            except ForkwiseError:
-                continue  # a row whose log cannot be read says so itself (its `error`)
-            out[sid] = {"own": part(self._tokens_of(snap).own)}
+        for row in rows:
+            sid = row["id"]
+            key = (row.get("events"), row.get("updated"), row.get("seedLength"))
+            found = kept.get(sid)
+            if found is None or found[0] != key:
+                try:
+                    header, events = self.store.read_log(sid)
+                except ForkwiseError:
+                    continue  # a row whose log cannot be read says so itself (its `error`)
+                found = kept[sid] = (key, session_tokens(events, header.seed_length))
+            out[sid] = {"own": part(found[1].own)}
         return out
+
+    def _row_folds(self) -> dict[str, tuple[tuple[Any, ...], SessionTokens]]:
+        kept: dict[str, tuple[tuple[Any, ...], SessionTokens]] | None = self.__dict__.get(
+            "_usage_rows"
+        )
+        if kept is None:
+            kept = self.__dict__["_usage_rows"] = {}
+        return kept
 
     async def add_usage(self, rows: list[Json]) -> list[Json]:
         """`rows` (a listing's) with each one's `usage`: {"own": …} (read on the store
         worker; a row whose log cannot be read gets none)."""
-        parts = await self.io(self._own_parts_sync, [row["id"] for row in rows])
+        parts = await self.io(self._own_parts_sync, rows)
         for row in rows:
             found = parts.get(row["id"])
             if found is not None:
