@@ -6,12 +6,13 @@ A report is `{"own", "shared", "total", "byModel": {model: …}}`, each part
 model and day. A model the table does not know is priced at the cost its agent reported
 (pi records one), else not at all: its tokens count, its cost is null. A part whose tokens
 all lack a price has cost null; one with some priced tokens sums what is known.
+A lineage's total is the sum of its sessions' own parts: a root's own part is all of it,
+a fork's own part is what came after the prefix it copied, so each token counts once.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -95,12 +96,3 @@ def usage_report(st: SessionTokens) -> dict[str, Any]:
         "total": part(total),
         "byModel": by_model(total),
     }
-
-
-def lineage_report(sessions: Mapping[str, SessionTokens], roots: set[str]) -> dict[str, Any]:
-    """A lineage's usage: each root whole, each other session only its own part (what it
-    shares was counted with its source)."""
-    parts = [st.own.items() for st in sessions.values()]
-    parts += [sessions[r].shared.items() for r in roots if r in sessions]
-    total = merged(*parts)
-    return {"total": part(total), "byModel": by_model(total)}
