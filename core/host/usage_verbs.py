@@ -51,9 +51,23 @@ class UsageVerbs:
         kept = self._usage_folds().get(snap.id)
         if kept is not None and kept[0] == key:
             return kept[1]
-        folded = session_tokens(snap.events, snap.header.seed_length)
+        counted = self._source_replies(snap.header.parent_session)
+        folded = session_tokens(snap.events, snap.header.seed_length, counted)
         self._usage_folds()[snap.id] = (key, folded)
         return folded
+
+    def _source_replies(self, source: str | None) -> frozenset[str]:
+        """The replies a source's log counts (none when there is no source, or it is gone):
+        what of them a fork's log repeats after its seed is shared, not its own."""
+        if source is None:
+            return frozenset()
+        from forkwise.core.log.usage import session_tokens
+
+        try:
+            _, events = self.store.read_log(source)
+        except ForkwiseError:
+            return frozenset()
+        return frozenset(session_tokens(events, len(events)).replies)
 
     def _report_sync(self, snap: Session) -> Json:
         from forkwise.core.log.costs import usage_report
@@ -79,6 +93,7 @@ class UsageVerbs:
 
         kept = self._row_folds()
         out: dict[str, Json] = {}
+        replies: dict[str, frozenset[str]] = {}  # of the rows folded so far
         for row in rows:
             sid = row["id"]
             key = (row.get("events"), row.get("updated"), row.get("seedLength"))
@@ -88,7 +103,12 @@ class UsageVerbs:
                     header, events = self.store.read_log(sid)
                 except ForkwiseError:
                     continue  # a row whose log cannot be read says so itself (its `error`)
-                found = kept[sid] = (key, session_tokens(events, header.seed_length))
+                counted = replies.get(header.parent_session) if header.parent_session else None
+                if counted is None:
+                    counted = self._source_replies(header.parent_session)
+                folded = session_tokens(events, header.seed_length, counted)
+                found = kept[sid] = (key, folded)
+            replies[sid] = frozenset(found[1].replies)
             out[sid] = {"own": part(found[1].own)}
         return out
 

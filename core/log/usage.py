@@ -28,7 +28,7 @@ before them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -215,10 +215,19 @@ class SessionTokens:
 
     shared: Buckets = field(default_factory=dict)
     own: Buckets = field(default_factory=dict)
+    #: the replies its records count (`reply_key`), shared and own
+    replies: set[str] = field(default_factory=set)
 
 
-def session_tokens(events: Sequence[Event], seed_length: int = 0) -> SessionTokens:
-    """Fold a log's usage records (and the legacy Claude Code ones) into `SessionTokens`."""
+def session_tokens(
+    events: Sequence[Event], seed_length: int = 0, counted: Set[str] = frozenset()
+) -> SessionTokens:
+    """Fold a log's usage records (and the legacy Claude Code ones) into `SessionTokens`.
+
+    `counted`: the replies (`reply_key`) its source's log counts. A branch an import laid
+    out from a turn its source went on with starts at the last turn end they share, so
+    the replies of that turn before the branch point are in both logs: they are the
+    source's, and count as shared here."""
     out = SessionTokens()
     model = ""  # the model a record that names none counts: the one selected before it
     for seq, etype, fields, event in event_records(events, 0, _WANTED):
@@ -228,8 +237,20 @@ def session_tokens(events: Sequence[Event], seed_length: int = 0) -> SessionToke
         if etype == MESSAGE and not isinstance(fields.get("usage"), Mapping):
             continue
         ts = event.ts if event is not None else str(fields.get("ts", ""))
-        add_record(out.shared if seq <= seed_length else out.own, etype, fields, ts, model)
+        key = reply_key(etype, fields)
+        if key is not None:
+            out.replies.add(key)
+        shared = seq <= seed_length or (key is not None and key in counted)
+        add_record(out.shared if shared else out.own, etype, fields, ts, model)
     return out
+
+
+def reply_key(etype: str, fields: Mapping[str, Any]) -> str | None:
+    """What identifies the reply a usage record counts across the logs of a lineage: the
+    vendor's message id, or the message's own id (pi keeps usage on it); None when the
+    record names no reply (Codex's totals)."""
+    key = fields.get("id") if etype == MESSAGE else fields.get("message")
+    return key if type(key) is str and key else None
 
 
 _WANTED: Final = frozenset({USAGE, LEGACY_CLAUDE, MODEL_SELECT, MESSAGE})

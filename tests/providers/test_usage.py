@@ -225,3 +225,30 @@ async def test_a_forks_own_and_shared_usage_add_up_to_its_lineage(
     assert mine["own"]["cost"] == pytest.approx(
         library_cost(MODEL, datetime.now(UTC).date().isoformat(), tokens_of(mine["own"])), abs=1e-6
     )
+
+
+def test_a_branch_left_in_the_middle_of_a_turn_counts_the_replies_it_repeats_once(
+    tmp_path: Path,
+) -> None:
+    """A rewind to a point inside a turn (after a tool result): the branch's log repeats
+    that turn's first reply after its seed (the last turn end both share); it is the
+    source's reply, so the lineage counts it once, as the raw file has it once."""
+    t = Transcript(SID)
+    t.exchange("first question", "first answer")
+    turn = t.tool_turn("list the files", "ls", "a.py\nb.py", "There are two files.")
+    end = t.last
+    t.last = turn["result"]  # back to the tool result, inside the turn: a branch
+    t.exchange("no, list the tests", "There is one test.")
+    t.last = end  # the main line goes on from the turn's end
+    t.exchange("thanks", "You are welcome.")
+    path = t.write(tmp_path / "claude" / f"{SID}.jsonl")
+    store = str(tmp_path / "store")
+    report = run_json("sessions", "import", "--from", "claude", str(path), "--store", store)
+    assert len(report["imported"]) == 2
+    rows = run_json("sessions", "list", "--store", store)
+    lineage = summed([r["usage"]["own"] for r in rows])
+    assert lineage == summed(list(claude_counts(path).values()))
+    for row in rows:
+        u = run_json("sessions", "usage", row["id"], "--store", store)
+        assert u["own"] == row["usage"]["own"]
+        assert tokens_of(u["total"]) == summed([u["own"], u["shared"]])
