@@ -35,7 +35,8 @@ async def list_sessions(client: Client, args: argparse.Namespace) -> Outcome:
         # a row a session, all kept until printed, nothing cyclic: each pass of the cyclic
         # collector would walk all made so far (~4% of a 10,000-session listing)
         with gc_paused():
-            rows = await client.list_sessions()
+            # the JSON rows carry each session's own usage; the table shows none of it
+            rows = await client.list_sessions(usage=bool(args.json))
     finally:
         await unsubscribe()
     # newest first by the one order of rows by activity, ties too: the app's tree order
@@ -130,6 +131,31 @@ def _context_text(made: Json) -> str:
             fn = call["function"]
             lines.append(f"  -> {call['id']} {fn['name']}({fn['arguments']})")
     return "\n".join(lines)
+
+
+async def usage(client: Client, args: argparse.Namespace) -> Outcome:
+    report = await client.usage(args.id)
+    return {k: report[k] for k in ("own", "shared", "total", "byModel")}, lambda: usage_table(
+        report
+    )
+
+
+def usage_table(report: Json) -> str:
+    """`sessions usage` for a person: one line per part and per model."""
+    head = ("", "input", "output", "cache read", "cache write", "reasoning", "cost")
+    lines: list[tuple[str, ...]] = [head]
+    parts = [(name, report[name]) for name in ("own", "shared", "total")]
+    parts += [(f"  {model}", p) for model, p in report["byModel"].items()]
+    for name, p in parts:
+        cost = "no price" if p["cost"] is None else f"${p['cost']:.4f}"
+        counts = (p["input"], p["output"], p["cacheRead"], p["cacheWrite"], p["reasoning"])
+        lines.append((name, *(f"{n:,}" for n in counts), cost))
+    widths = [max(len(str(row[i])) for row in lines) for i in range(len(head))]
+
+    def cell(i: int, value: object) -> str:
+        return str(value).ljust(widths[i]) if i == 0 else str(value).rjust(widths[i])
+
+    return "\n".join("  ".join(cell(i, c) for i, c in enumerate(row)) for row in lines)
 
 
 async def new(client: Client, args: argparse.Namespace) -> Outcome:
@@ -301,4 +327,5 @@ COMMANDS: dict[str, Command] = {
     "export": export,
     "prompt": prompt,
     "approve": approve,
+    "usage": usage,
 }

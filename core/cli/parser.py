@@ -212,6 +212,12 @@ def _sessions_arguments(sessions: argparse.ArgumentParser) -> None:
     )
     sub.add("delete", _with_id, help="move a session to the store's trash")
     sub.add(
+        "usage",
+        _with_id,
+        help="tokens and cost of a session: its own part, the part it shares with its "
+        "source, the total and each model's",
+    )
+    sub.add(
         "prompt",
         _prompt_arguments,
         help="run a turn; prints the reply or a pending approval id",

@@ -175,10 +175,18 @@ class Client:
         result: Json = await self.call("settings.save", {"values": values, "apiKey": api_key})
         return result
 
-    async def list_sessions(self) -> list[Json]:
-        rows: list[Json] = await self.call("session.list")
+    async def list_sessions(self, usage: bool = False) -> list[Json]:
+        """The session rows; with `usage`, each carries `usage.own` (its own tokens and
+        cost, after its seed): the host reads the logs that changed since last asked."""
+        rows: list[Json] = await self.call("session.list", {"usage": True} if usage else None)
         self.catalogue = {s["id"]: s for s in rows}
         return rows
+
+    async def usage(self, session_id: str) -> Json:
+        """A session's tokens and cost: {"own", "shared", "total", "byModel"}, each
+        {"input", "output", "cacheRead", "cacheWrite", "reasoning", "cost"} (USD or null)."""
+        result: Json = await self.call("session.usage", {"sessionId": session_id})
+        return result
 
     async def get_session(self, session_id: str) -> Json:
         result: Json = await self.call("session.get", {"sessionId": session_id})

@@ -20,6 +20,7 @@ from forkwise.core.log.turns import (
 )
 from forkwise.core.runtime.providers.base import ModelChoice
 from forkwise.core.runtime.providers.offline import model_select_draft
+from forkwise.core.runtime.providers.vendors import routed
 from forkwise.core.store.session import SessionSummary
 
 
@@ -107,7 +108,8 @@ def child_model(
     endpoint). None when the source never chose one."""
     if source.provider is None or source.model is None:
         return None
-    choice = ModelChoice(source.provider, source.model, source.reasoning)
+    # the provider of the model's vendor: a Claude model on `anthropic`, gpt-* on `openai`…
+    choice = routed(ModelChoice(source.provider, source.model, source.reasoning))
     return choice if served(choice) else default
 
 

@@ -41,6 +41,7 @@ from forkwise.core.host.read_verbs import ReadVerbs
 from forkwise.core.host.settings_verbs import SettingsVerbs
 from forkwise.core.host.source_verbs import SourceVerbs
 from forkwise.core.host.store_workers import StoreWorkers
+from forkwise.core.host.usage_verbs import UsageVerbs
 from forkwise.core.notifications import (
     CATALOGUE_UPSERT,
     SESSION_EVENTS,
@@ -96,7 +97,7 @@ Listener = Callable[[Notification], None]
 MAX_TITLE = 200
 
 
-class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs):
+class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
     def __init__(
         self,
         store: SessionStore | None = None,

@@ -58,6 +58,7 @@ class ReadVerbs:
         @property
         def read_only(self) -> bool: ...
         def row(self, summary: SessionSummary) -> Json: ...
+        async def add_usage(self, rows: list[Json]) -> list[Json]: ...
         def notify(self, note: Notification) -> None: ...
         async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
         async def _serve(self, session_id: str) -> Session: ...
@@ -75,7 +76,9 @@ class ReadVerbs:
                 self._unsubscribe_search = self._search.attach(self.store)
             return self._search
 
-    async def list_sessions(self) -> list[Json]:
+    async def list_sessions(self, usage: bool = False) -> list[Json]:
+        """The catalogue's rows; with `usage`, each row's own tokens and cost as well
+        (`UsageVerbs.add_usage`: it reads the logs that changed since last asked)."""
         summaries = await self.io(self.store.list, self._indexing_progress())
         # A turn a crash left open is closed (interrupted) when the host first serves its
         # session. Listing serves the sessions whose log ends inside a turn, so that none
@@ -103,6 +106,8 @@ class ReadVerbs:
                     turn = OpenTurn.of(await self.io(self.store.get, row["id"]))
                     if turn is not None and not turn.pending:
                         row.update(running=False, interrupted=True)
+        if usage:
+            rows = await self.add_usage(rows)
         return fresh_rows(rows)  # made for this reply: a client may take them uncopied
 
     def _indexing_progress(self) -> Callable[[int, int], None] | None:

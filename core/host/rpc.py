@@ -345,7 +345,8 @@ async def _import(conn: RpcConnection, p: _Params) -> Any:
 
 METHODS: dict[str, Handler] = {
     "host.hello": _hello,
-    "session.list": lambda c, p: c.host.list_sessions(),
+    "session.list": lambda c, p: c.host.list_sessions(p.flag("usage", False)),
+    "session.usage": lambda c, p: c.host.usage(p.req("sessionId")),
     "session.get": lambda c, p: c.host.get_session(p.req("sessionId")),
     "session.messages": lambda c, p: c.host.messages(p.req("sessionId")),
     "session.context": lambda c, p: c.host.context(

@@ -30,10 +30,10 @@ class SettingsVerbs:
         """Serve the provider these settings describe; sessions created from now on start
         on its model (a session keeps the model its log selects). May block on the OS
         keyring: call it off the event loop."""
-        from forkwise.core.runtime.settings import build_provider
+        from forkwise.core.runtime.settings import build_providers, load_vendor_settings
 
-        provider = build_provider(settings)
-        self.providers[provider.name] = provider
+        # the chosen provider, and each vendor whose key or base URL is configured
+        self.providers.update(build_providers(settings, vendors=load_vendor_settings()))
         self._default_model = settings.choice()
         choice = self._default_model
         return {"provider": choice.provider, "model": choice.model, "reasoning": choice.reasoning}

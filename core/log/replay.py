@@ -79,6 +79,8 @@ class Replay:
     turn_status: Mapping[str, str] = field(default_factory=dict)
 
 
+#: images an import keeps beside the prompt they came with (Claude Code, pi, Codex)
+IMAGE_EVENTS = frozenset({"plugin/claude/image", "plugin/pi/image", "plugin/codex/image"})
 #: the event types the fold reads; the others are passed over (decoded only when their
 #: type is not known yet: see `catch_up`)
 FOLDED = frozenset(
@@ -93,6 +95,7 @@ FOLDED = frozenset(
         SESSION_TITLE,
         HISTORY_FORK,
         CONTEXT_SUMMARY,
+        *IMAGE_EVENTS,
     }
 )
 
@@ -185,26 +188,25 @@ class Replayer:
                 else:
                     kept(fields)
                 ids(fields["id"])
-                text, calls = _text_and_calls(fields["parts"])
+                parts = fields["parts"]
+                text, calls = _text_and_calls(parts)
                 if calls:
-                    say(
-                        {
-                            "role": fields["role"],
-                            "content": text,
-                            "tool_calls": [_provider_call(c) for c in calls],
-                        }
-                    )
+                    entry = {
+                        "role": fields["role"],
+                        "content": text,
+                        "tool_calls": [_provider_call(c) for c in calls],
+                    }
                     self._turn_calls.extend((str(c.get("id")), seq) for c in calls)
                 else:
-                    say({"role": fields["role"], "content": text})
+                    entry = {"role": fields["role"], "content": text}
+                if len(parts) > 1 and _signed(parts):
+                    entry["parts"] = parts
+                say(entry)
                 said(seq)
             elif etype == TOOL_RESULT:
                 call = fields["call"]
                 answered(call)
-                output = fields.get("output")
-                if type(output) is not str:
-                    output = _as_text(output)
-                say({"role": "tool", "tool_call_id": call, "content": output})
+                say(_tool_entry(call, fields))
                 said(seq)
             else:
                 fold(seq, etype, fields, event)
@@ -220,23 +222,25 @@ class Replayer:
             self._message_seqs.append(seq)
             self._message_fields.append(fields)
             self.message_ids.add(fields["id"])
-            text, calls = _text_and_calls(fields["parts"])
+            parts = fields["parts"]
+            text, calls = _text_and_calls(parts)
             entry: dict[str, Any] = {"role": fields["role"], "content": text}
             if calls:
                 entry["tool_calls"] = [_provider_call(c) for c in calls]
                 self._turn_calls.extend((str(c.get("id")), seq) for c in calls)
+            if len(parts) > 1 and _signed(parts):
+                entry["parts"] = parts
             self._transcript.append(entry)
             self._transcript_seqs.append(seq)
         elif etype == TOOL_RESULT:
             self._answered_calls.add(fields["call"])
-            self._say(
-                {
-                    "role": "tool",
-                    "tool_call_id": fields["call"],
-                    "content": _as_text(fields.get("output")),
-                },
-                seq,
-            )
+            self._say(_tool_entry(fields["call"], fields), seq)
+        elif etype in IMAGE_EVENTS:
+            # a prompt's image (imports keep it beside the message): it goes with the prompt
+            block = fields.get("block")
+            last = self._transcript[-1] if self._transcript else None
+            if isinstance(block, dict) and last is not None and last.get("role") == "user":
+                last.setdefault("images", []).append(block)
         elif etype == TURN_START:
             self._open_turn = fields["turn"]
             self._turn_status[fields["turn"]] = "running"
@@ -363,6 +367,33 @@ class Replayer:
             forked_from=self._forked_from,
             turn_status=dict(self._turn_status),
         )
+
+
+def _signed(parts: Sequence[Any]) -> bool:
+    """Whether a message has parts a vendor wants back as they were: reasoning it signed
+    (Anthropic thinking: `signature`, or `redacted` data) or an image."""
+    for p in parts:
+        if type(p) is dict:
+            kind = p.get("type")
+            if (kind == "reasoning" and ("signature" in p or "redacted" in p)) or kind == "image":
+                return True
+    return False
+
+
+def _tool_entry(call: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool result as the transcript holds it; output that is a list of blocks (text
+    and images) keeps them as `blocks`, a failed call says `isError`."""
+    output = fields.get("output")
+    entry: dict[str, Any] = {
+        "role": "tool",
+        "tool_call_id": call,
+        "content": output if type(output) is str else _as_text(output),
+    }
+    if type(output) is list:
+        entry["blocks"] = output
+    if fields.get("isError") or fields.get("error") is True:
+        entry["isError"] = True
+    return entry
 
 
 def _provider_call(call: Mapping[str, Any]) -> dict[str, Any]:

@@ -327,7 +327,7 @@ class Agent(AgentWrites):
         if result.tool_calls:
             await self._append([message, *drafts])
         else:
-            await self._end_turn([message, *ending(turn, step, "completed")], turn)
+            await self._end_turn([message, *drafts, *ending(turn, step, "completed")], turn)
 
     async def _stream(
         self,

@@ -242,7 +242,153 @@ def _account(base_url: str) -> str:
     return base_url.strip().rstrip("/")
 
 
-# --- building the provider -----------------------------------------------------------
+# --- the vendors: Anthropic, OpenAI, Gemini ----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Vendor:
+    """How a vendor's SDK finds its endpoint and key in the environment."""
+
+    name: str
+    key_envs: tuple[str, ...]
+    base_url_env: str
+    default_base_url: str
+
+
+VENDORS: Final = {
+    "anthropic": Vendor(
+        "anthropic", ("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL", "https://api.anthropic.com"
+    ),
+    "openai": Vendor(
+        "openai", ("OPENAI_API_KEY",), "OPENAI_BASE_URL", "https://api.openai.com/v1"
+    ),
+    "gemini": Vendor(
+        "gemini",
+        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        "GOOGLE_GEMINI_BASE_URL",
+        "https://generativelanguage.googleapis.com",
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class VendorSettings:
+    """What the settings file records about one vendor (`vendors.<name>`; never a key):
+    its base URL when not the vendor's own (a proxy, a stand-in) and the model new
+    sessions on it start with."""
+
+    base_url: str = ""
+    model: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("base_url", "model"):
+            if not isinstance(getattr(self, name), str):
+                raise SettingsError(f"The vendor setting {name!r} must be a string.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"base_url": self.base_url, "model": self.model}
+
+
+def load_vendor_settings(
+    path: str | os.PathLike[str] | None = None,
+) -> dict[str, VendorSettings]:
+    """The saved settings of the vendors Preferences configured (the others have none:
+    only their SDK's variables can configure them)."""
+    target = Path(path) if path is not None else settings_path()
+    document = _read_document(target) or {}
+    saved = document.get("vendors", {})
+    if not isinstance(saved, Mapping):
+        raise SettingsError(f"{target}: 'vendors' must be a JSON object.", path=str(target))
+    out: dict[str, VendorSettings] = {}
+    for name in VENDORS:
+        if name not in saved:
+            continue
+        values = saved[name]
+        if not isinstance(values, Mapping):
+            raise SettingsError(f"{target}: 'vendors.{name}' must be a JSON object.")
+        known = {k: v for k, v in values.items() if k in ("base_url", "model")}
+        out[name] = VendorSettings(**known)
+    return out
+
+
+def save_vendor_settings(
+    name: str, vendor: VendorSettings, path: str | os.PathLike[str] | None = None
+) -> Path:
+    """Record one vendor's settings (atomically, 0600), keeping the rest of the file."""
+    if name not in VENDORS:
+        raise SettingsError(f"Unknown vendor {name!r}; expected one of {', '.join(VENDORS)}.")
+    target = Path(path) if path is not None else settings_path()
+    document = dict(_read_document(target) or {})  # a damaged file is reported, not lost
+    document["version"] = SETTINGS_VERSION
+    vendors = dict(document.get("vendors") or {})
+    vendors[name] = vendor.to_dict()
+    document["vendors"] = vendors
+    try:
+        target.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SettingsError(f"Cannot create {target.parent}: {exc}", path=str(target)) from exc
+    _write_private(target, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+    return target
+
+
+@dataclass(frozen=True, slots=True)
+class VendorEndpoint:
+    """Where a vendor is reached and with which key: `configured` when a key was found
+    or a base URL was given (a local stand-in or proxy may need no key)."""
+
+    name: str
+    base_url: str
+    explicit_url: bool
+    lookup: ApiKeyLookup
+    model: str = ""
+
+    @property
+    def configured(self) -> bool:
+        return self.lookup.key is not None or self.explicit_url
+
+
+def vendor_endpoint(
+    name: str, saved: VendorSettings | None = None, env: Mapping[str, str] | None = None
+) -> VendorEndpoint:
+    """The vendor's base URL (the settings, else its SDK's variable, else its own) and
+    its key (its SDK's variable, else the keyring entry for that base URL). The keyring is
+    asked only for a vendor Preferences configured (`saved`): it may block on a desktop
+    prompt, and a command that runs no model should not wake it."""
+    vendor = VENDORS[name]
+    environ = os.environ if env is None else env
+    configured = saved is not None
+    saved = saved or VendorSettings()
+    url = saved.base_url.strip() or environ.get(vendor.base_url_env, "").strip()
+    base_url = (url or vendor.default_base_url).rstrip("/")
+    for key_env in vendor.key_envs:
+        key = environ.get(key_env, "").strip()
+        if key:
+            return VendorEndpoint(
+                name, base_url, bool(url), ApiKeyLookup(key, "env", f"from ${key_env}"),
+                saved.model,
+            )
+    hint = f"set ${vendor.key_envs[0]} or save one in Preferences"
+    if not configured:
+        none = ApiKeyLookup(None, None, f"no API key ({hint})")
+        return VendorEndpoint(name, base_url, bool(url), none)
+    lookup = _keyring_key(base_url, hint)
+    return VendorEndpoint(name, base_url, bool(url), lookup, saved.model)
+
+
+def _keyring_key(base_url: str, hint: str) -> ApiKeyLookup:
+    backend, problem = _keyring()
+    if backend is None:
+        return ApiKeyLookup(None, None, problem)
+    try:
+        stored = backend.get_password(KEYRING_SERVICE, _account(base_url))
+    except Exception as exc:  # backends raise their own types (locked, no D-Bus, …)
+        return ApiKeyLookup(None, None, f"keyring unavailable: {exc}")
+    if isinstance(stored, str) and stored:
+        return ApiKeyLookup(stored, "keyring", "from the system keyring")
+    return ApiKeyLookup(None, None, f"no API key ({hint})")
+
+
+# --- building the providers ----------------------------------------------------------
 
 
 def build_provider(settings: ProviderSettings, env: Mapping[str, str] | None = None) -> Provider:
@@ -258,6 +404,10 @@ def build_provider(settings: ProviderSettings, env: Mapping[str, str] | None = N
     from forkwise.core.runtime.providers.openai import OpenAICompatibleProvider
 
     lookup = find_api_key(settings.base_url, env)
+    if lookup.key is None and _account(settings.base_url) == VENDORS["openai"].default_base_url:
+        # OpenAI's own endpoint: its SDK's variable is the key for it (and for no other)
+        found = vendor_endpoint("openai", None, env).lookup
+        lookup = found if found.key is not None else lookup
     return OpenAICompatibleProvider(
         settings.base_url,
         settings.model,
@@ -266,3 +416,63 @@ def build_provider(settings: ProviderSettings, env: Mapping[str, str] | None = N
         timeout=settings.timeout,
         key_note=lookup.note if lookup.key is None else "",
     )
+
+
+def build_vendor(endpoint: VendorEndpoint, timeout: float = 600.0) -> Provider:
+    """The provider of one configured vendor."""
+    note = endpoint.lookup.note if endpoint.lookup.key is None else ""
+    if endpoint.name == "anthropic":
+        from forkwise.core.runtime.providers.claude import ClaudeProvider
+
+        return ClaudeProvider(
+            api_key=endpoint.lookup.key,
+            base_url=endpoint.base_url,
+            model=endpoint.model,
+            timeout=timeout,
+            key_note=note,
+        )
+    if endpoint.name == "openai":
+        from forkwise.core.runtime.providers.openai import OpenAICompatibleProvider
+
+        return OpenAICompatibleProvider(
+            endpoint.base_url,
+            endpoint.model,
+            api_key=endpoint.lookup.key,
+            key_note=note,
+            key_env="OPENAI_API_KEY",
+            api="responses",
+            timeout=timeout,
+            vendor="OpenAI",
+        )
+    from forkwise.core.runtime.providers.gemini import GeminiProvider
+
+    return GeminiProvider(
+        api_key=endpoint.lookup.key,
+        base_url=endpoint.base_url,
+        model=endpoint.model,
+        timeout=timeout,
+        key_note=note,
+    )
+
+
+def build_providers(
+    settings: ProviderSettings,
+    env: Mapping[str, str] | None = None,
+    vendors: Mapping[str, VendorSettings] | None = None,
+) -> dict[str, Provider]:
+    """Every provider this machine can serve: the offline one, the one the settings
+    choose for new sessions, and each vendor whose key or base URL is configured (an
+    OpenAI-compatible endpoint chosen in the settings is the `openai` provider)."""
+    from forkwise.core.runtime.providers.offline import OfflineProvider
+
+    out: dict[str, Provider] = {"offline": OfflineProvider()}
+    chosen = build_provider(settings, env)
+    out[chosen.name] = chosen
+    saved = dict(vendors) if vendors is not None else {}
+    for name in VENDORS:
+        if name in out:
+            continue
+        endpoint = vendor_endpoint(name, saved.get(name), env)
+        if endpoint.configured:
+            out[name] = build_vendor(endpoint)
+    return out

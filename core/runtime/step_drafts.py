@@ -15,6 +15,7 @@ from forkwise.core.log.events import (
     text_part,
 )
 from forkwise.core.log.ids import new_token
+from forkwise.core.log.usage import USAGE
 from forkwise.core.runtime.providers.base import ModelChoice
 from forkwise.core.runtime.providers.steps import StepResult
 
@@ -63,8 +64,8 @@ def step_result_drafts(
 ) -> tuple[Json, list[Json]]:
     """What a finished step writes: its assistant message (reasoning, text, tool calls),
     and per tool call an `approval/request` (a known tool) or an error `tool/result`."""
-    parts: list[Json] = []
-    if result.reasoning:
+    parts: list[Json] = [dict(p) for p in result.thinking]
+    if result.reasoning and not parts:
         parts.append({"type": "reasoning", "text": result.reasoning})
     parts.append(text_part(result.text))
     drafts: list[Json] = []
@@ -102,4 +103,7 @@ def step_result_drafts(
         "step": step,
         "parts": parts,
     }
+    if result.usage is not None:
+        # the step's tokens, right after its message (before any tool result or approval)
+        drafts.insert(0, {**result.usage, "type": USAGE, "turn": turn, "step": step})
     return message, drafts

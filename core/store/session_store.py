@@ -132,6 +132,18 @@ class SessionStore(AppendPhases, ForkVerbs):
         with self._lock:
             return self._record(session_id).snapshot()
 
+    def read_log(self, session_id: str) -> tuple[SessionHeader, Sequence[Event]]:
+        """The session's header and events, without keeping them loaded when they were not:
+        a pass over every log (the usage of a listing) holds one log at a time."""
+        with self._lock:
+            rec = self._records.get(validate_session_id(session_id))
+            if rec is not None:
+                return rec.header, rec.events
+            loaded = self._load(session_id)
+            if loaded is None:
+                raise SourceNotFound(f"there is no session {session_id!r}", session_id=session_id)
+            return loaded.header, loaded.events
+
     def events_since(
         self, session_id: str, after: int, limit: int | None = None
     ) -> tuple[Event, ...]:

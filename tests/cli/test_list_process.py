@@ -76,7 +76,9 @@ def _store(root: Path) -> Path:
     return root
 
 
-async def _client_rows(root: Path, *, writable: bool) -> list[dict[str, Any]]:
+async def _client_rows(
+    root: Path, *, writable: bool, usage: bool = False
+) -> list[dict[str, Any]]:
     """The Client's listing of `root`, newest first by `activity_key`: a read-only host as
     a one-shot reader opens one (nobody writes: an open turn not waiting was a crash's),
     or a writer's, which leaves the store's index behind."""
@@ -84,7 +86,7 @@ async def _client_rows(root: Path, *, writable: bool) -> list[dict[str, Any]]:
     host.orphaned = not writable
     client = await Client.in_process(host, follow=False)
     try:
-        rows = await client.list_sessions()
+        rows = await client.list_sessions(usage=usage)
     finally:
         await client.close()
         await host.close()
@@ -125,7 +127,10 @@ def test_a_listing_process_prints_the_clients_rows_byte_for_byte(tmp_path: Path)
         assert {"fork-1", "wait-1", "bad-1"} <= {r["id"] for r in rows}
         assert any(r["error"] for r in rows)
         assert any(r["waiting"] for r in rows)
-        want = orjson.dumps(rows, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        # `--json` rows carry each session's own usage, as the client's asked for it do
+        with_usage = asyncio.run(_client_rows(root, writable=False, usage=True))
+        assert all("usage" in r for r in with_usage if not r["error"])
+        want = orjson.dumps(with_usage, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
         assert _listed(root, "--json") == want, indexed
         assert _listed(root).decode() == table(rows) + "\n", indexed
 

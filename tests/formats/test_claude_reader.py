@@ -64,7 +64,13 @@ def test_tool_turn_merges_reply_and_pairs_result(tmp_path: Path) -> None:
     assert [(s["provider"], s["model"]) for s in selects] == [
         ("anthropic", "claude-sonnet-4-5-20250929")
     ]
-    assert main.unmapped == {"usage": 3, "file-history-snapshot": 2}
+    # usage is mapped (one `usage` event per reply), not left as a plugin event
+    assert main.unmapped == {"file-history-snapshot": 2}
+    usage = [e for e in main.events if e["type"] == "usage"]
+    assert len({u["message"] for u in usage}) == len(usage) == 3  # once per reply
+    first = usage[0]  # the three-line reply's: its last line's usage, counted once
+    assert (first["input"], first["output"], first["cacheRead"]) == (12, 15, 1200)
+    assert first["raw"]["service_tier"] == "standard"  # the record kept as it was
     assert all("ts" in e for e in main.events)
     replays = stored(sessions, tmp_path / "store")
     view = replays[main.id]
@@ -305,7 +311,6 @@ def test_plugin_events_for_images_system_and_unknown_lines(tmp_path: Path) -> No
     assert kinds == {
         "plugin/claude/image",
         "plugin/claude/system",
-        "plugin/claude/usage",
         "plugin/claude/x-future-kind",
     }
     img = next(e for e in main.events if e["type"] == "plugin/claude/image")

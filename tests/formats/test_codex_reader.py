@@ -97,7 +97,14 @@ def test_basic_session_maps_prompts_answers_tools_and_context(tmp_path: Path) ->
         "plugin/codex/token_count",
         "plugin/codex/exec_command_end",
         "plugin/codex/patch_apply_end",
+        "usage",
     }
+    # each token_count's raw record stays; a `usage` event counts what it adds to the total
+    counts = [e["payload"]["info"]["total_token_usage"] for e in of_type(s, "plugin/codex/token_count")]
+    usage = of_type(s, "usage")
+    assert sum(u["input"] + u["cacheRead"] for u in usage) == counts[-1]["input_tokens"]
+    assert sum(u["output"] for u in usage) == counts[-1]["output_tokens"]
+    assert {u["model"] for u in usage} == {"gpt-5-codex"}
     reasoning = [p["text"] for m in messages for p in m["parts"] if p["type"] == "reasoning"]
     assert reasoning == ["**Planning** list the files", "**Fixing**"]
     assert [e["encrypted_content"] for e in of_type(s, "plugin/codex/encrypted_reasoning")] == [

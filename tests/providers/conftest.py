@@ -22,7 +22,18 @@ async def server() -> AsyncIterator[Server]:
 
 @pytest.fixture(autouse=True)
 def _no_ambient_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A developer's own FORKWISE_API_KEY or keyring must never reach a test."""
-    monkeypatch.delenv("FORKWISE_API_KEY", raising=False)
+    """A developer's own keys, endpoints or keyring must never reach a test."""
+    for name in (
+        "FORKWISE_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GEMINI_BASE_URL",
+    ):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("FORKWISE_CONFIG_DIR", raising=False)
     monkeypatch.setitem(sys.modules, "keyring", None)  # import keyring -> ImportError

@@ -59,6 +59,7 @@ class Server:
         self._server: asyncio.Server | None = None
         self.port = 0
         self.hangups = 0  # connections the client closed while the server was waiting
+        self._queue: list[Handler] = []
 
     @property
     def base_url(self) -> str:
@@ -92,7 +93,7 @@ class Server:
         complete: bool = True,
         split: bool = False,
         stall: bool = False,
-    ) -> None:
+    ) -> Handler:
         """SSE over chunked encoding. `complete=False` drops the socket mid-body without the
         final chunk; `stall=True` stops sending (keeping the socket open) after the
         events; `split=True` cuts every event in two chunks."""
@@ -118,8 +119,9 @@ class Server:
                 await writer.drain()
 
         self._handler = handler
+        return handler
 
-    def close_delimited(self, events: Sequence[Event]) -> None:
+    def close_delimited(self, events: Sequence[Event]) -> Handler:
         """SSE without chunked encoding: the body ends when the server closes the socket."""
 
         async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -130,16 +132,33 @@ class Server:
             await writer.drain()
 
         self._handler = handler
+        return handler
 
-    def respond(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+    def respond(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> Handler:
+        extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items()).encode()
+
         async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             writer.write(
                 b"HTTP/1.1 %d Scripted\r\nContent-Type: %s\r\nContent-Length: %d\r\n"
-                b"Connection: close\r\n\r\n%s" % (status, content_type.encode(), len(body), body)
+                b"%sConnection: close\r\n\r\n%s"
+                % (status, content_type.encode(), len(body), extra, body)
             )
             await writer.drain()
 
         self._handler = handler
+        return handler
+
+    def sequence(self, *handlers: Handler) -> None:
+        """Answer the next requests with these replies in turn (made by the methods
+        above), then with the last one."""
+        self._queue = list(handlers[:-1])
+        self._handler = handlers[-1]
 
     def hang(self) -> None:
         """Read the request, then say nothing until the client gives up."""
@@ -157,7 +176,8 @@ class Server:
         self._tasks.add(task)
         try:
             self.requests.append(await asyncio.wait_for(_read_request(reader), LIMIT))
-            await self._handler(reader, writer)
+            handler = self._queue.pop(0) if self._queue else self._handler
+            await handler(reader, writer)
         except ConnectionError:
             pass  # the client hung up first; the test judges what it saw
         finally:

@@ -209,32 +209,6 @@ async def test_finish_reason_without_done_is_a_complete_step(server: Server) -> 
 
 
 @pytest.mark.asyncio
-async def test_whole_json_completion_is_accepted(server: Server) -> None:
-    body = {
-        "choices": [
-            {
-                "index": 0,
-                "message": {
-                    "role": "assistant",
-                    "content": "Not streamed.",
-                    "tool_calls": [
-                        {
-                            "id": "c1",
-                            "type": "function",
-                            "function": {"name": "read_file", "arguments": "{}"},
-                        }
-                    ],
-                },
-                "finish_reason": "tool_calls",
-            }
-        ]
-    }
-    server.respond(200, orjson.dumps(body))
-    _, result = split(await collect(provider(server)))
-    assert result == StepResult("Not streamed.", tool_calls=(ToolCall("c1", "read_file", {}),))
-
-
-@pytest.mark.asyncio
 async def test_http_error_carries_status_and_the_servers_message(server: Server) -> None:
     server.respond(
         401,
@@ -286,7 +260,7 @@ async def test_silent_server_times_out(server: Server) -> None:
     assert error.details["reason"] == "timeout"
     assert "timed out" in error.message
     await server.handlers_done()
-    assert server.hangups == 1  # the client gave up and closed its connection
+    assert server.hangups == 3  # the SDK gave up and closed its connection, twice retried
 
 
 @pytest.mark.asyncio

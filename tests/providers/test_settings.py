@@ -257,3 +257,83 @@ async def test_built_provider_sends_the_env_key_to_the_endpoint(
     assert request.headers["authorization"] == f"Bearer {KEY}"
     assert request.json()["model"] == "served"
     assert request.json()["reasoning_effort"] == "low"
+
+
+# --- the vendors: Anthropic, OpenAI, Gemini ----------------------------------------------
+
+
+def test_vendors_are_configured_by_their_sdks_variables(tmp_path: Path) -> None:
+    from forkwise.core.runtime.settings import build_providers
+
+    nothing = build_providers(ProviderSettings(), env={})
+    assert set(nothing) == {"offline"}
+    env = {
+        "ANTHROPIC_API_KEY": "sk-ant-xyz-0123456789",
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",  # a keyless stand-in is configured too
+        "GEMINI_API_KEY": "AIza-0123456789",
+    }
+    built = build_providers(ProviderSettings(), env=env)
+    assert set(built) == {"offline", "anthropic", "openai", "gemini"}
+    assert built["openai"].base_url == "http://127.0.0.1:9/v1"  # type: ignore[attr-defined]
+    assert built["openai"].api == "responses"  # type: ignore[attr-defined]
+    assert "0123456789" not in repr(built) + repr(list(built.values()))
+    # an OpenAI-compatible endpoint chosen in the settings stays the `openai` provider
+    chosen = build_providers(OPENAI, env=env)
+    assert chosen["openai"].base_url == OPENAI.base_url  # type: ignore[attr-defined]
+    assert chosen["openai"].api == "chat"  # type: ignore[attr-defined]
+
+
+def test_a_vendor_saved_in_preferences_takes_its_key_from_the_keyring_only_then(
+    tmp_path: Path, keyring: FakeKeyring
+) -> None:
+    from forkwise.core.runtime.settings import (
+        VendorSettings,
+        build_providers,
+        load_vendor_settings,
+        save_vendor_settings,
+        vendor_endpoint,
+    )
+
+    path = tmp_path / "settings.json"
+    store_api_key("https://api.anthropic.com", "sk-ant-from-keyring-42")
+    # not configured in Preferences: the keyring is not asked
+    assert vendor_endpoint("anthropic", None, {}).lookup.key is None
+    save_vendor_settings("anthropic", VendorSettings(model="claude-sonnet-4-5"), path)
+    saved = load_vendor_settings(path)
+    assert set(saved) == {"anthropic"}
+    found = vendor_endpoint("anthropic", saved["anthropic"], {})
+    assert (found.lookup.key, found.lookup.source) == ("sk-ant-from-keyring-42", "keyring")
+    built = build_providers(ProviderSettings(), env={}, vendors=saved)
+    assert built["anthropic"].models()[0]["default"] == "claude-sonnet-4-5"  # type: ignore[attr-defined]
+    # the SDK's variable wins; nothing secret is in the file
+    assert vendor_endpoint("anthropic", saved["anthropic"], {"ANTHROPIC_API_KEY": "sk-env"}).lookup.source == "env"
+    text = path.read_text()
+    assert "sk-ant-from-keyring-42" not in text
+    assert orjson.loads(text)["vendors"]["anthropic"] == {"base_url": "", "model": "claude-sonnet-4-5"}
+    # the provider section written before is kept
+    save_settings(OPENAI, path)
+    assert load_vendor_settings(path)["anthropic"].model == "claude-sonnet-4-5"
+    assert load_settings(path) == OPENAI
+
+
+def test_the_openai_sdk_key_goes_to_openai_only() -> None:
+    env = {"OPENAI_API_KEY": "sk-openai-only"}
+    local = build_provider(ProviderSettings("openai", "http://127.0.0.1:9/v1", "m"), env)
+    assert not local.has_api_key  # type: ignore[attr-defined]
+    hosted = build_provider(ProviderSettings("openai", "https://api.openai.com/v1", "gpt-5"), env)
+    assert hosted.has_api_key  # type: ignore[attr-defined]
+
+
+def test_a_model_picks_the_provider_of_its_vendor() -> None:
+    from forkwise.core.runtime.providers.vendors import routed, vendor_of
+
+    assert vendor_of("anthropic", "claude-opus-4-1") == "anthropic"
+    assert vendor_of("openai", "gpt-5-codex") == "openai"
+    assert vendor_of("google", "gemini-2.5-pro") == "gemini"
+    assert vendor_of("openrouter", "anthropic/claude-sonnet-4-5") == "anthropic"
+    assert vendor_of("offline", "forkwise-offline") is None
+    assert routed(ModelChoice("openrouter", "anthropic/claude-sonnet-4-5")) == ModelChoice(
+        "anthropic", "claude-sonnet-4-5"
+    )
+    same = ModelChoice("openai", "llama3", "low")  # a local endpoint's model stays there
+    assert routed(same) is same

@@ -1,8 +1,9 @@
 """Forkwise events from the entries of one line of a Claude Code transcript.
 
 One assistant reply is written as several entries sharing `message.id` (one per content
-block); they become one message whose `src` names every entry, with a `plugin/claude/usage`
-event after it. Tool results arrive as `tool_result` blocks in user entries and become
+block); they become one message whose `src` names every entry, with a `usage` event after
+it (`forkwise.core.log.usage`: the reply's tokens counted once, `message.usage` kept as
+`raw`). Tool results arrive as `tool_result` blocks in user entries and become
 `tool/result` events paired by `tool_use_id` (`toolUseResult` kept as `detail`). A turn
 starts at a typed prompt; meta entries, tool-result entries, interruption markers and
 compaction summaries start none. A compaction (`compact_boundary` and the summary entry
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
+
+from forkwise.core.log.usage import anthropic_tokens, usage_draft
 
 from ..base import Record, message_id
 from .tree import INTERRUPT_PREFIX, Entry, Transcript, prompt_text
@@ -39,9 +42,8 @@ _LINEAGE = frozenset(
 )
 #: how much of a message's text its id's slug is made from (the first words)
 _SLUG_TEXT = 200
-#: the usage of a reply stays with it; other plugin events may sit between turns
+#: plugin events may sit between turns (the usage of a reply stays with it)
 _HELD = "plugin/claude/"
-_USAGE = "plugin/claude/usage"
 _TITLE_RANK = {"ai-title": 1, "summary": 2, "custom-title": 3}
 TITLE_KINDS = frozenset(_TITLE_RANK)
 _TITLE_FIELD = {"ai-title": "aiTitle", "summary": "summary", "custom-title": "customTitle"}
@@ -96,7 +98,7 @@ class Builder:
         self._made.append(record)
         if self._last_said and self._turn is not None and not self._pending:  # _settled()
             kind = record["type"]
-            held = kind == "session/title" or (kind.startswith(_HELD) and kind != _USAGE)
+            held = kind == "session/title" or kind.startswith(_HELD)
         else:
             held = False
         if held:
@@ -359,14 +361,23 @@ class Builder:
             reply["id"] = message_id("assistant", first[:_SLUG_TEXT], uuid)
         usage = message.get("usage")
         if isinstance(usage, dict) and isinstance(key, str):
+            # once per reply (message.id), though each of its lines repeats the usage: the
+            # last line's, which Claude Code writes when the reply is complete
             held = self._usage.get(key)
+            counted = anthropic_tokens(usage)
             if held is None:
-                self.unmapped["usage"] = self.unmapped.get("usage", 0) + 1
-                self._usage[key] = self._emit(
-                    {"type": "plugin/claude/usage", "message": key, "usage": usage}, (idx,)
+                record = usage_draft(
+                    model if isinstance(model, str) else "",
+                    counted,
+                    provider=PROVIDER,
+                    message=key,
+                    raw=usage,
+                    turn=turn,
                 )
+                self._usage[key] = self._emit(record, (idx,))
             else:
-                held["usage"] = usage
+                held.update(counted)
+                held["raw"] = usage
                 held["src"]["lines"].append(line)
         if message.get("stop_reason") == "end_turn":
             self._last_said = not self._pending

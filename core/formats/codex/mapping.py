@@ -34,6 +34,8 @@ from typing import Any
 
 import orjson
 
+from forkwise.core.log.usage import USAGE, openai_tokens, usage_draft
+
 from ..base import Record, message_id
 from .lines import Line
 
@@ -156,6 +158,8 @@ class Mapper:
         self._codex_turn: str | None = None
         self._bracketed = False
         self._model: tuple[str, str | None] | None = None
+        #: the last `token_count` total, as usage fields (`_usage`)
+        self._usage_total: dict[str, int] | None = None
         self._calls: dict[str, str] = {}
         self._used: set[str] = set()
         #: lines of the file being fed (`_src`) waiting for the next event's src
@@ -428,6 +432,37 @@ class Mapper:
             if kind in ("error", "stream_error") and self._turn is not None:
                 self._turn_failed = kind == "error"
             self._plugin(kind or "event_msg", p, no)
+            if kind == "token_count":
+                self._usage(p, no)
+
+    def _usage(self, p: dict[str, Any], no: int) -> None:
+        """A `usage` event for what a `token_count` adds to the running total (Codex repeats
+        the total after each request; an unchanged one adds nothing). A total that went
+        down (a new process) counts its last request."""
+        info = p.get("info")
+        total = info.get("total_token_usage") if isinstance(info, dict) else None
+        if not isinstance(total, dict):
+            return
+        now = openai_tokens(total)
+        before = self._usage_total
+        self._usage_total = now
+        if before is None:
+            delta = now
+        else:
+            delta = {k: now[k] - before[k] for k in now}
+            if any(v < 0 for v in delta.values()):
+                last = info.get("last_token_usage") if isinstance(info, dict) else None
+                delta = openai_tokens(last) if isinstance(last, dict) else {}
+        if not any(delta.values()):
+            return
+        model = self._model[0] if self._model is not None else ""
+        draft = usage_draft(model, delta, provider=self.provider, raw=total)
+        del draft["type"]
+        record: Record = {"seq": 0, "type": USAGE, "ts": self._ts, **draft}
+        if self._turn is not None:
+            record["turn"] = self._turn
+        record["src"] = {"id": self._src, "lines": [no]}
+        self.events.append(record)
 
     def _turn_context(self, p: dict[str, Any], no: int) -> None:
         turn_id = p.get("turn_id")

@@ -1,43 +1,43 @@
-"""An OpenAI-compatible Chat Completions provider, streamed over server-sent events.
+"""OpenAI models, and any OpenAI-compatible endpoint, through OpenAI's SDK (`openai`).
 
-Works with any endpoint that speaks `POST {base_url}/chat/completions` with
-`stream: true` (hosted APIs, llama.cpp, vLLM, Ollama, LM Studio …). Every failure —
-unreachable host, timeout, HTTP error, a chunk that is not JSON, a stream that stops
-before it is finished — becomes a `ProviderError` that says what happened. The API key
-is sent only in the Authorization header; it never appears in an error or a repr.
+Chat Completions (`api="chat"`) works with every compatible server (hosted APIs,
+llama.cpp, vLLM, Ollama, LM Studio …); the Responses API (`api="responses"`) is OpenAI's
+own. The SDK does the wire work — server-sent events, retries of 429/5xx with its
+back-off, timeouts — and this module turns the stream into a step: text deltas, then the
+whole text, reasoning, tool calls and the usage. Every failure leaves as a
+`ProviderError` in plain words, through the one redaction choke point. The key is passed
+in (looked up by `settings`); it never appears in an error or a repr.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-import httpx
 import orjson
 
 from forkwise.core.errors import ProviderError
+from forkwise.core.log.usage import openai_tokens
+from forkwise.core.runtime.providers import openai_wire, sdk_errors
 from forkwise.core.runtime.providers.base import ModelChoice
 from forkwise.core.runtime.providers.redact import scrubbed
 from forkwise.core.runtime.providers.steps import StepItem, StepResult, TextDelta, ToolCall
 
 NAME: Final = "openai"
+KEY_ENV: Final = "FORKWISE_API_KEY"
 DEFAULT_TIMEOUT: Final = 60.0
 DEFAULT_CONNECT_TIMEOUT: Final = 10.0
-ERROR_BODY_LIMIT: Final = 64 * 1024
-_DONE: Final = "[DONE]"
-_MESSAGE_KEYS: Final = ("role", "content", "tool_calls", "tool_call_id", "name")
+APIS: Final = ("chat", "responses")
 
 
 class OpenAICompatibleProvider:
-    """One assistant step per call, streamed from an OpenAI-compatible endpoint.
+    """One assistant step per call, streamed from an OpenAI or OpenAI-compatible endpoint.
 
-    `timeout` bounds each wait for data (and the write of the request); `connect_timeout`
-    bounds connecting. Pass `client` to share one `httpx.AsyncClient` (the caller then
-    owns and closes it); otherwise each step opens and closes its own. `key_note` says why
-    there is no key (e.g. "keyring unavailable: …"); it is added to authentication errors.
-    """
+    `timeout` bounds each wait for data, `connect_timeout` connecting; `max_retries` is
+    the SDK's (429 and 5xx are retried with its back-off). `key_note` says why there is
+    no key (e.g. "keyring unavailable: …"); it is added to authentication errors."""
 
     name = NAME
 
@@ -50,8 +50,11 @@ class OpenAICompatibleProvider:
         reasoning_effort: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        client: httpx.AsyncClient | None = None,
         key_note: str = "",
+        key_env: str = KEY_ENV,
+        api: str = "chat",
+        max_retries: int = 2,
+        vendor: str = "the model endpoint",
     ) -> None:
         base = base_url.strip().rstrip("/")
         if not base.startswith(("http://", "https://")):
@@ -61,14 +64,19 @@ class OpenAICompatibleProvider:
             )
         if timeout <= 0 or connect_timeout <= 0:
             raise ProviderError("Provider timeouts must be positive numbers of seconds.")
+        if api not in APIS:
+            raise ProviderError(f"Unknown OpenAI API {api!r}; expected chat or responses.")
         self.base_url = base
         self.model = model
         self.reasoning_effort = reasoning_effort or None
         self.timeout = timeout
         self.connect_timeout = connect_timeout
+        self.api = api
+        self.max_retries = max_retries
+        self.vendor = vendor
         self._api_key = api_key or None
-        self._client = client
         self._key_note = key_note
+        self._key_env = key_env
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "none"
@@ -80,7 +88,7 @@ class OpenAICompatibleProvider:
 
     @property
     def url(self) -> str:
-        return f"{self.base_url}/chat/completions"
+        return f"{self.base_url}/{'chat/completions' if self.api == 'chat' else 'responses'}"
 
     def default_choice(self) -> ModelChoice:
         return ModelChoice(NAME, self.model, self.reasoning_effort)
@@ -91,24 +99,42 @@ class OpenAICompatibleProvider:
         choice: ModelChoice,
         tools: Sequence[Mapping[str, Any]],
     ) -> dict[str, Any]:
-        """The JSON body of the request for one step (pure; the tests check it)."""
-        body: dict[str, Any] = {
-            "model": choice.model or self.model,
-            "messages": [_wire_message(m) for m in transcript],
+        """The keyword arguments of the SDK call for one step (pure; the tests read it)."""
+        effort = choice.reasoning if choice.reasoning is not None else self.reasoning_effort
+        model = choice.model or self.model
+        if self.api == "responses":
+            instructions, items = openai_wire.responses_input(transcript)
+            body: dict[str, Any] = {"model": model, "input": items, "stream": True}
+            if instructions:
+                body["instructions"] = instructions
+            if tools:
+                body["tools"] = [openai_wire.responses_tool(t) for t in tools]
+            if effort:
+                body["reasoning"] = {"effort": effort}
+            return body
+        body = {
+            "model": model,
+            "messages": openai_wire.chat_messages(transcript),
             "stream": True,
+            "stream_options": {"include_usage": True},
         }
         if tools:
-            body["tools"] = [_wire_tool(t) for t in tools]
-        effort = choice.reasoning if choice.reasoning is not None else self.reasoning_effort
+            body["tools"] = [openai_wire.chat_tool(t) for t in tools]
         if effort:
             body["reasoning_effort"] = effort
         return body
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
+    def _client(self) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(
+            # never None: the SDK would look in the environment itself; without a key a
+            # placeholder it never sends (a local server needs none)
+            api_key=self._api_key or "unused",
+            base_url=self.base_url,
+            timeout=openai.Timeout(self.timeout, connect=self.connect_timeout),
+            max_retries=self.max_retries,
+        )
 
     async def stream_step(
         self,
@@ -122,7 +148,7 @@ class OpenAICompatibleProvider:
                 yield item
         except Exception as exc:
             # the one way out for every error of this provider: redacted whole, then clipped
-            raise scrubbed(exc, self._api_key) from None
+            raise scrubbed(self._plain(exc), self._api_key) from None
 
     async def _stream(
         self,
@@ -130,148 +156,86 @@ class OpenAICompatibleProvider:
         choice: ModelChoice,
         tools: Sequence[Mapping[str, Any]],
     ) -> AsyncIterator[StepItem]:
-        content = orjson.dumps(self.request_body(transcript, choice, tools))
-        timeout = httpx.Timeout(self.timeout, connect=self.connect_timeout)
-        if self._client is not None:
-            async for item in self._exchange(self._client, content, timeout):
-                yield item
-            return
-        async with httpx.AsyncClient() as client:
-            async for item in self._exchange(client, content, timeout):
-                yield item
+        body = self.request_body(transcript, choice, tools)
+        if not self._api_key:
+            import openai
 
-    async def _exchange(
-        self, client: httpx.AsyncClient, content: bytes, timeout: httpx.Timeout
-    ) -> AsyncIterator[StepItem]:
-        step = _StepBuilder()
+            body["extra_headers"] = {"Authorization": openai.omit}
+        client = self._client()
+        step = _StepBuilder(str(body["model"]))
         try:
-            async with client.stream(
-                "POST", self.url, content=content, headers=self._headers(), timeout=timeout
-            ) as response:
-                if response.status_code >= 400:
-                    raise await self._http_error(response)
-                kind = response.headers.get("content-type", "")
-                if kind.startswith("application/json"):
-                    # The endpoint ignored `stream: true` and sent the whole completion.
-                    step.add_completion(self._parse(await response.aread()))
-                else:
-                    async for data in _sse_data(response.aiter_lines()):
-                        if data == _DONE:
-                            step.done = True
-                            break
-                        delta = step.add_chunk(self._parse(data.encode()))
+            if self.api == "responses":
+                stream = await client.responses.create(**body)
+                async with stream:
+                    async for event in stream:
+                        delta = step.add_response_event(event)
                         if delta:
                             yield TextDelta(delta)
-        except httpx.ConnectTimeout as exc:
-            raise self._error(
-                f"Could not connect to the model endpoint {self.base_url} within "
-                f"{self.connect_timeout:g} s.",
-                "connect-timeout",
-            ) from exc
-        except httpx.TimeoutException as exc:
-            raise self._error(
-                f"The model endpoint {self.base_url} timed out: no data for {self.timeout:g} s.",
-                "timeout",
-            ) from exc
-        except httpx.ConnectError as exc:
-            raise self._error(
-                f"Could not connect to the model endpoint {self.base_url}: {exc}.",
-                "connect",
-            ) from exc
-        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            raise self._error(
-                f"The connection to the model endpoint {self.base_url} broke off in the "
-                f"middle of the answer: {exc}.",
-                "disconnected",
-            ) from exc
-        except httpx.HTTPError as exc:
-            raise self._error(
-                f"The request to the model endpoint {self.base_url} failed: {exc}.", "http"
-            ) from exc
+            else:
+                stream = await client.chat.completions.create(**body)
+                async with stream:
+                    async for chunk in stream:
+                        delta = step.add_chunk(chunk)
+                        if delta:
+                            yield TextDelta(delta)
+        finally:
+            await client.close()
         if not step.finished:
-            raise self._error(
-                f"The model endpoint {self.base_url} closed the stream before the answer was "
-                "complete (no [DONE] and no finish reason).",
-                "incomplete",
-            )
+            raise sdk_errors.incomplete(self.vendor, self.base_url)
         yield step.result()
 
-    def _parse(self, raw: bytes) -> dict[str, Any]:
-        try:
-            chunk = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise self._error(
-                f"The model endpoint {self.base_url} sent a chunk that is not JSON "
-                f"({exc}): {_bounded(raw.decode('utf-8', 'replace'))}",
-                "malformed",
-            ) from exc
-        if not isinstance(chunk, dict):
-            raise self._error(
-                f"The model endpoint {self.base_url} sent a chunk that is not a JSON object: "
-                f"{_bounded(raw.decode('utf-8', 'replace'))}",
-                "malformed",
-            )
-        if chunk.get("error"):
-            raise self._error(
-                f"The model endpoint {self.base_url} reported an error: {_error_text(chunk)}",
-                "stream-error",
-            )
-        return chunk
+    def _plain(self, exc: BaseException) -> BaseException:
+        """The SDK's exception as a ProviderError in plain words (others pass as they are)."""
+        import openai
 
-    async def _http_error(self, response: httpx.Response) -> ProviderError:
-        body = bytearray()
-        async for piece in response.aiter_bytes():
-            body += piece
-            if len(body) >= ERROR_BODY_LIMIT:
-                break
-        text = bytes(body[:ERROR_BODY_LIMIT]).decode("utf-8", "replace")
-        try:
-            parsed = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            parsed = None
-        said = _error_text(parsed) if isinstance(parsed, dict) else None
-        said = said or _bounded(text.strip()) or response.reason_phrase or "no details"
-        hint = ""
-        if response.status_code in (401, 403):
-            if self._api_key:
-                hint = " Check the API key (FORKWISE_API_KEY or the system keyring)."
-            else:
-                note = f" ({self._key_note})" if self._key_note else ""
-                hint = (
-                    f" No API key was sent{note}; set FORKWISE_API_KEY or save one in the "
-                    "system keyring."
+        if isinstance(exc, openai.APIStatusError):
+            status, body = sdk_errors.details_of(exc)
+            said, kind = sdk_errors.error_text(body, exc.message)
+            return self._named(
+                sdk_errors.status_error(
+                    self.vendor,
+                    status,
+                    said,
+                    key_env=self._key_env,
+                    has_key=self._api_key is not None,
+                    key_note=self._key_note,
+                    kind=kind,
+                    retries=self.max_retries,
+                    base_url=self.base_url,
                 )
-        elif response.status_code == 404:
-            hint = f" Check the base URL ({self.base_url}) and the model name."
-        return self._error(
-            f"The model endpoint answered HTTP {response.status_code}.{hint} It said: {said}",
-            "http-status",
-            status=response.status_code,
-        )
+            )
+        if isinstance(exc, openai.APITimeoutError):
+            return self._named(
+                sdk_errors.connection_error(self.vendor, self.base_url, exc, timeout=self.timeout)
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc
+            if "incomplete" in str(cause).lower() or "peer closed" in str(cause).lower():
+                return self._named(sdk_errors.cut_off(self.vendor, self.base_url, str(cause)))
+            return self._named(
+                sdk_errors.connection_error(self.vendor, self.base_url, cause)
+            )
+        if isinstance(exc, openai.APIError):  # an error event inside the stream
+            said, _ = sdk_errors.error_text({"error": getattr(exc, "body", None)}, exc.message)
+            return self._named(
+                ProviderError(
+                    f"{self.vendor} reported an error in the middle of the answer: {said}",
+                    reason="stream-error",
+                )
+            )
+        if isinstance(exc, ProviderError):
+            return self._named(exc)
+        if isinstance(exc, ValueError) and type(exc).__name__ == "JSONDecodeError":
+            return self._named(sdk_errors.malformed(self.vendor, self.base_url, exc))
+        if type(exc).__module__.startswith(("httpx", "httpcore", "h11", "h2")):
+            return self._named(sdk_errors.cut_off(self.vendor, self.base_url, str(exc)))
+        return exc
 
-    def _error(self, message: str, reason: str, **details: Any) -> ProviderError:
-        """A ProviderError naming the endpoint; quoted server text stays whole here (it is
-        redacted, then clipped, where every error leaves: `stream_step`)."""
-        return ProviderError(message, reason=reason, url=self.url, **details)
-
-
-async def _sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    """The `data` payload of each server-sent event (multi-line data joined by newlines)."""
-    pending: list[str] = []
-    async for line in lines:
-        if not line:
-            if pending:
-                yield "\n".join(pending)
-                pending = []
-            continue
-        if line.startswith(":"):
-            continue  # a comment / keep-alive
-        field_name, _, value = line.partition(":")
-        if field_name == "data":
-            pending.append(value.removeprefix(" "))
-    if pending:
-        # A final event without its blank line: hand it on, the caller judges it.
-        yield "\n".join(pending)
+    def _named(self, exc: ProviderError) -> ProviderError:
+        """`exc` naming the endpoint's URL in its details."""
+        details = dict(exc.details)
+        details.setdefault("url", self.url)
+        return ProviderError(exc.message, **details)
 
 
 @dataclass(slots=True)
@@ -282,87 +246,112 @@ class _CallParts:
 
 
 class _StepBuilder:
-    """Accumulates content, reasoning and index-addressed tool-call fragments."""
+    """Accumulates content, reasoning, index-addressed tool-call fragments and the usage."""
 
-    def __init__(self) -> None:
+    def __init__(self, model: str) -> None:
+        self.model = model
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.calls: dict[int, _CallParts] = {}
         self.finish_reason: str | None = None
-        self.done = False
+        self.usage: dict[str, Any] | None = None
 
     @property
     def finished(self) -> bool:
-        return self.done or self.finish_reason is not None
+        return self.finish_reason is not None
 
-    def add_chunk(self, chunk: Mapping[str, Any]) -> str:
+    # --- Chat Completions ---------------------------------------------------------------
+
+    def add_chunk(self, chunk: Any) -> str:
         """Fold one streamed chunk in; returns the new content text (may be empty)."""
-        choice = _first_choice(chunk)
-        if choice is None:
-            return ""  # e.g. a trailing usage-only chunk
-        delta = choice.get("delta")
-        delta = delta if isinstance(delta, Mapping) else {}
-        self._add_reasoning(delta)
-        for call in _list_of_maps(delta.get("tool_calls")):
-            self._add_call_fragment(call)
-        if choice.get("finish_reason"):
-            self.finish_reason = str(choice["finish_reason"])
-        content = delta.get("content")
+        if getattr(chunk, "usage", None) is not None:
+            self._usage(chunk.usage.model_dump(exclude_none=True), getattr(chunk, "model", None))
+        if not chunk.choices:
+            return ""  # a usage-only chunk
+        choice = chunk.choices[0]
+        delta = choice.delta
+        if delta is not None:
+            extra = delta.model_extra or {}
+            for key in ("reasoning_content", "reasoning"):
+                value = extra.get(key)
+                if isinstance(value, str) and value:
+                    self.reasoning.append(value)
+                    break
+            for call in delta.tool_calls or ():
+                self._add_call_fragment(
+                    call.index,
+                    call.id,
+                    call.function.name if call.function else None,
+                    call.function.arguments if call.function else None,
+                )
+        if choice.finish_reason:
+            self.finish_reason = str(choice.finish_reason)
+        content = delta.content if delta is not None else None
         if isinstance(content, str) and content:
             self.text.append(content)
             return content
         return ""
 
-    def add_completion(self, body: Mapping[str, Any]) -> None:
-        """Fold in a whole non-streamed completion (`choices[0].message`)."""
-        choice = _first_choice(body)
-        message = choice.get("message") if choice is not None else None
-        if not isinstance(message, Mapping):
-            raise ProviderError(
-                "The model endpoint sent a completion without a message.", reason="malformed"
-            )
-        self._add_reasoning(message)
-        if isinstance(message.get("content"), str):
-            self.text.append(message["content"])
-        for position, call in enumerate(_list_of_maps(message.get("tool_calls"))):
-            self._add_call_fragment({"index": position, **call})
-        self.done = True
+    # --- Responses ------------------------------------------------------------------------
 
-    def _add_reasoning(self, part: Mapping[str, Any]) -> None:
-        for key in ("reasoning_content", "reasoning"):
-            value = part.get(key)
-            if isinstance(value, str) and value:
-                self.reasoning.append(value)
-                return
+    def add_response_event(self, event: Any) -> str:
+        kind = getattr(event, "type", "")
+        if kind == "response.output_text.delta":
+            self.text.append(event.delta)
+            return str(event.delta)
+        if kind == "response.reasoning_summary_text.delta":
+            self.reasoning.append(event.delta)
+        elif kind == "response.output_item.done":
+            item = event.item
+            if getattr(item, "type", "") == "function_call":
+                index = len(self.calls)
+                self._add_call_fragment(index, item.call_id, item.name, item.arguments)
+        elif kind in ("response.completed", "response.incomplete"):
+            response = event.response
+            self.finish_reason = getattr(response, "status", None) or "completed"
+            if response.usage is not None:
+                self._usage(response.usage.model_dump(exclude_none=True), response.model)
+        elif kind == "response.failed":
+            error = getattr(event.response, "error", None)
+            said = getattr(error, "message", None) or "the response failed"
+            raise ProviderError(f"The model reported an error: {said}", reason="stream-error")
+        return ""
 
-    def _add_call_fragment(self, fragment: Mapping[str, Any]) -> None:
-        index = fragment.get("index")
-        call_id = fragment.get("id")
-        if not isinstance(index, int) or isinstance(index, bool):
+    # --- both -------------------------------------------------------------------------
+
+    def _usage(self, raw: dict[str, Any], model: object) -> None:
+        self.usage = {
+            "model": model if isinstance(model, str) and model else self.model,
+            "provider": NAME,
+            **openai_tokens(raw),
+            "raw": raw,
+        }
+
+    def _add_call_fragment(
+        self, index: int | None, call_id: str | None, name: str | None, arguments: str | None
+    ) -> None:
+        if index is None:
             # Some servers omit the index: a new id starts a call, otherwise continue the last.
             known = {c.id for c in self.calls.values()}
-            if (isinstance(call_id, str) and call_id and call_id not in known) or not self.calls:
+            if (call_id and call_id not in known) or not self.calls:
                 index = len(self.calls)
             else:
                 index = max(self.calls)
         parts = self.calls.setdefault(index, _CallParts())
-        if isinstance(call_id, str) and call_id and not parts.id:
+        if call_id and not parts.id:
             parts.id = call_id
-        function = fragment.get("function")
-        if isinstance(function, Mapping):
-            name = function.get("name")
-            if isinstance(name, str) and name and name != parts.name:
-                parts.name += name
-            arguments = function.get("arguments")
-            if isinstance(arguments, str):
-                parts.arguments += arguments
-            elif isinstance(arguments, Mapping):
-                parts.arguments += orjson.dumps(arguments).decode()
+        if name and name != parts.name:
+            parts.name += name
+        if arguments:
+            parts.arguments += arguments
 
     def result(self) -> StepResult:
         calls = tuple(self._tool_call(i, self.calls[i]) for i in sorted(self.calls))
         return StepResult(
-            text="".join(self.text), reasoning="".join(self.reasoning), tool_calls=calls
+            text="".join(self.text),
+            reasoning="".join(self.reasoning),
+            tool_calls=calls,
+            usage=self.usage,
         )
 
     @staticmethod
@@ -377,65 +366,15 @@ class _StepBuilder:
         except orjson.JSONDecodeError as exc:
             raise ProviderError(
                 f"The model called {parts.name} with arguments that are not valid JSON "
-                f"({exc}): {_bounded(raw)}",
+                f"({exc}): {raw}",
                 reason="bad-tool-call",
                 tool=parts.name,
             ) from exc
         if not isinstance(args, dict):
             raise ProviderError(
                 f"The model called {parts.name} with arguments that are not a JSON object: "
-                f"{_bounded(raw)}",
+                f"{raw}",
                 reason="bad-tool-call",
                 tool=parts.name,
             )
         return ToolCall(id=parts.id or f"call_{uuid.uuid4().hex[:12]}", name=parts.name, args=args)
-
-
-def _wire_message(message: Mapping[str, Any]) -> dict[str, Any]:
-    """A transcript message as the endpoint expects it (unknown keys dropped)."""
-    out = {k: message[k] for k in _MESSAGE_KEYS if k in message}
-    if out.get("tool_calls") and not out.get("content"):
-        out["content"] = None  # the most widely accepted form for a tool-call-only reply
-    return out
-
-
-def _wire_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
-    """A tool spec in the OpenAI `tools` format; a bare {name, description, parameters}
-    is wrapped."""
-    if tool.get("type") == "function" and isinstance(tool.get("function"), Mapping):
-        return dict(tool)
-    function = {
-        "name": tool.get("name"),
-        "description": tool.get("description", ""),
-        "parameters": tool.get("parameters", {"type": "object", "properties": {}}),
-    }
-    return {"type": "function", "function": function}
-
-
-def _first_choice(chunk: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    choices = _list_of_maps(chunk.get("choices"))
-    return choices[0] if choices else None
-
-
-def _list_of_maps(value: object) -> list[Mapping[str, Any]]:
-    if not isinstance(value, list):
-        return []
-    return [v for v in value if isinstance(v, Mapping)]
-
-
-def _error_text(body: Mapping[str, Any]) -> str:
-    """The human part of an error body, in the shapes servers use."""
-    candidates: Iterable[object] = (body.get("error"), body.get("message"), body.get("detail"))
-    for value in candidates:
-        if isinstance(value, Mapping):
-            inner = value.get("message")
-            if isinstance(inner, str) and inner:
-                return _bounded(inner)
-        elif isinstance(value, str) and value:
-            return _bounded(value)
-    return _bounded(orjson.dumps(body).decode())
-
-
-def _bounded(text: str, limit: int = ERROR_BODY_LIMIT) -> str:
-    """Server text as quoted in an error before redaction: bounded only in memory."""
-    return text if len(text) <= limit else text[:limit] + " …"

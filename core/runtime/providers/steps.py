@@ -28,11 +28,17 @@ class TextDelta:
 
 @dataclass(frozen=True, slots=True)
 class StepResult:
-    """The whole assistant step once the stream ended."""
+    """The whole assistant step once the stream ended. `thinking`: the reasoning parts as
+    the message keeps them when the vendor signs them (Anthropic: `signature`, or
+    `redacted` data), which go back to it verbatim; else `reasoning` is one plain part.
+    `usage`: the step's tokens as a `usage` record's fields (`forkwise.core.log.usage`),
+    None when the vendor reported none."""
 
     text: str
     reasoning: str = ""
     tool_calls: tuple[ToolCall, ...] = field(default=())
+    thinking: tuple[Mapping[str, Any], ...] = field(default=())
+    usage: Mapping[str, Any] | None = None
 
 
 StepItem = TextDelta | StepResult
