@@ -46,7 +46,7 @@ from forkwise.core.errors import ForkwiseError
 from forkwise.core.log.ids import slugify
 from forkwise.core.safe_read import read_regular
 
-Tool = Literal["claude", "codex", "pi"]
+Tool = Literal["claude", "codex", "pi", "gemini", "opencode"]
 #: "continued": a file Forkwise exported, read back beneath the session it continues
 Relation = Literal["fork", "subagent", "continued"]
 Record = dict[str, Any]

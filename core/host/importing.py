@@ -13,7 +13,6 @@ modification time so that an unchanged file is not read again.
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from forkwise.core.host.import_layout import (
     records_of,
     shared_turns,
 )
-from forkwise.core.host.import_ledger import ImportLedger
+from forkwise.core.host.import_ledger import ImportLedger, Stamp, source_stamp
 from forkwise.core.safe_read import read_head, read_regular
 from forkwise.core.store.backends.jsonl import parse_log
 from forkwise.core.store.session import SessionHeader
@@ -51,7 +50,7 @@ from forkwise.core.store.session_store import SessionStore
 Json = dict[str, Any]
 Progress = Callable[[int, int, str], None]
 #: the foreign formats, each a package of forkwise.core.formats with READER and WRITER
-FORMATS = ("claude", "codex", "pi")
+FORMATS = ("claude", "codex", "pi", "gemini", "opencode")
 TOOLS = (*FORMATS, "forkwise")
 _HEAD = 8192
 #: sessions stored between two syncs of the store's folder (each file is synced itself)
@@ -288,7 +287,7 @@ class _Read:
     """The sessions read from one file, not stored yet."""
 
     path: Path
-    st: os.stat_result
+    st: Stamp
     sessions: list[ImportedSession]
 
     def orphans(self, store: SessionStore) -> bool:
@@ -328,7 +327,7 @@ def _read_file(
     """The sessions of a file to store, or None when there is nothing left to do (the file
     did not change since it was imported, or a Forkwise file was adopted)."""
     try:
-        st = path.stat()
+        st = source_stamp(path)
     except OSError as exc:
         raise StorageError(f"cannot read {path}: {exc.strerror}", path=str(path)) from exc
     known = ledger.unchanged(path, st)
@@ -338,7 +337,9 @@ def _read_file(
     tool = tool or detect(path)
     if tool is None:
         raise UnknownFormat(
-            f"{path} is not a session file of Claude Code, Codex, pi or Forkwise", path=str(path)
+            f"{path} is not a session file of Claude Code, Codex, pi, Gemini CLI, OpenCode "
+            "or Forkwise",
+            path=str(path),
         )
     if tool == "forkwise":
         ledger.remember(path, st, [_import_forkwise(stored.store, path, report)])
