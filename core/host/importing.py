@@ -355,10 +355,12 @@ def _continued(
     shared (`layout` stores them with seedLength 0). That wins over a parent the reader
     found outside the file (a Codex export's `forked_from_id` names the source the fork
     came from: the fork is beneath that source already); a branch inside the file keeps
-    its parent in it."""
-    own = {s.id for s in sessions}
+    its parent in it (a parent read from the same source session: one database holds all
+    of OpenCode's sessions, and a session imported from an exported file is a copy of
+    its source's messages, but a source of its own)."""
+    own = {s.id: s.source.id for s in sessions}
     for s in sessions:
-        if s.parent is not None and s.parent in own:
+        if s.parent is not None and own.get(s.parent) == s.source.id:
             continue
         origin = ledger.exported_from(s.source.tool, s.source.id)
         if origin is not None and origin != s.id and store.exists(origin):
