@@ -371,3 +371,27 @@ def test_default_location_and_sniffing(tmp_path: Path, monkeypatch: pytest.Monke
     code, report = run_json("sessions", "import", "--from", "gemini", "--store", str(store))
     assert code == 0, report
     assert report["imported"] == [f"gemini-{SID}"]
+
+
+def test_gemini_clis_own_context_is_kept_outside_the_turns(tmp_path: Path) -> None:
+    s = GeminiSession()
+    context = {"id": "ctx1", "timestamp": s.start, "type": "user",
+               "content": [{"text": "<session_context>\nToday is Friday.\n</session_context>"}]}
+    s.lines.append({"$set": {"messages": [context]}})  # how Gemini CLI 0.61 starts a file
+    s.messages["ctx1"] = context
+    s.user("Hello")
+    s.gemini("Hi.")
+    [session] = read(s.write(tmp_path / ".gemini"))
+    assert messages(session) == [("user", "Hello"), ("assistant", "Hi.")]
+    assert session.events[0]["type"] == "plugin/gemini/context"
+    assert session.events[1]["type"] == "turn/start"
+
+
+def test_a_file_with_nothing_but_context_gives_no_session(tmp_path: Path) -> None:
+    """`gemini --resume <id> -p …` leaves a second file under the resumed id holding only
+    Gemini CLI's context; Gemini CLI does not list it, and it must not stand for the
+    session the first file holds."""
+    s = GeminiSession()
+    s.lines.append({"$set": {"messages": [{"id": "ctx1", "timestamp": s.start, "type": "user",
+                                           "content": [{"text": "<session_context>x</session_context>"}]}]}})
+    assert read(s.write(tmp_path / ".gemini")) == []

@@ -10,6 +10,8 @@ carry equal records for the messages they share. What maps where:
   the call failed or was cancelled). A model other than the last → model/select first.
   `tokens` → plugin/gemini/usage (the record as Gemini CLI wrote it).
 - `info` / `warning` / `error` → plugin/gemini/<type>; an `error` ending a turn fails it.
+- A user message Gemini CLI adds itself (`<session_context>`, `<hook_context>`) →
+  plugin/gemini/context, outside the turns.
 - A turn ends before the next typed prompt: completed after an answer without tool calls,
   cancelled when a call was cancelled, failed after an error, else interrupted. A file
   still being written leaves an unfinished last turn open.
@@ -27,6 +29,8 @@ from ..base import Record, message_id
 from .records import Msg
 
 PROVIDER = "google"
+#: user content Gemini CLI adds itself (the workspace it describes, hook output), not typed
+CONTEXT_MARKS = ("<session_context>", "<hook_context>")
 _FAILED_CALL = frozenset({"error", "cancelled"})
 _DONE_CALL = frozenset({"success", "error", "cancelled"})
 
@@ -167,6 +171,10 @@ class Converter:
                     native=msg.id,
                 )
             return
+        if text_of(msg.record.get("content")).lstrip().startswith(CONTEXT_MARKS):
+            kept = {k: v for k, v in msg.record.items() if k not in ("timestamp", "type")}
+            self._plugin("context", msg, **kept)
+            return
         self.close()
         self._open(msg)
         self._turn_msgs.append(msg.record)
@@ -273,6 +281,23 @@ class Converter:
                 )
             else:
                 self._plugin("part", msg, message=mid, index=index, part=part)
+
+
+def resumable(record: dict[str, Any]) -> bool:
+    """Whether Gemini CLI counts the message as conversation (it lists a session only when
+    one is): a prompt not empty, not a command and not its own context; an answer with
+    text, tool calls or thoughts."""
+    kind = record.get("type")
+    if kind == "user":
+        text = text_of(record.get("content")).strip()
+        return bool(text) and not text.startswith(("/", "?", *CONTEXT_MARKS))
+    if kind == "gemini":
+        return bool(
+            text_of(record.get("content")).strip()
+            or record.get("toolCalls")
+            or record.get("thoughts")
+        )
+    return False
 
 
 def _ts(record: dict[str, Any], default: str) -> str:

@@ -25,7 +25,7 @@ from ..base import (
     source_session_id,
 )
 from . import layout
-from .convert import convert, text_of
+from .convert import convert, resumable, text_of
 from .records import GeminiFile, Msg, load
 
 #: a file written to this recently may still be growing: its last turn is left open
@@ -65,6 +65,10 @@ class GeminiReader:
 
 
 def sessions_of(file: GeminiFile, live: bool) -> list[ImportedSession]:
+    """The sessions of a file; none for a file Gemini CLI does not list either (nothing
+    but its own context: a resume with -p leaves such a file under the resumed id)."""
+    if not file.branches and not any(resumable(m.record) for m in file.messages):
+        return []
     sid = file.session_id
     meta = file.meta
     main_id = source_session_id("gemini", sid)
