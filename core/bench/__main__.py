@@ -122,7 +122,7 @@ def bench_import(tmp: Path, sizes: dict[str, int], repeat: int) -> list[Figure]:
             )
             reimports.append(Figure(
                 f"re{name}", f"import again of {load}, unchanged: the verb as the host runs it",
-                again, stats, "stat the files", "<= 5x, < 1 s",
+                again, stats, "walk the folder and stat every file", "<= 5x, < 1 s",
             ))  # fmt: skip
             shutil.rmtree(tmp / f"reimport-{tool}-store")
         shutil.rmtree(root if tool != "opencode" else root.parent.parent)

@@ -148,14 +148,14 @@ def opencode_tree(tmp: Path, megabytes: float) -> tuple[Path, list[Path]]:
 
 
 def measure_reimport_of(tool: str, source: Path, store_dir: Path, repeat: int) -> list[Timed]:
-    """(the verb on a source imported before and unchanged since, stat of its files), in
-    process as the host runs it."""
+    """(the verb on a source imported before and unchanged since, walking the tool's folder
+    and stat'ing every file in it), in process as the host runs it."""
     from forkwise.core.host.import_ledger import ImportLedger
     from forkwise.core.host.importing import discover, import_sources
     from forkwise.core.store.backends.jsonl import JsonlBackend
     from forkwise.core.store.session_store import SessionStore
 
-    found = discover(tool, [source], dict(os.environ), Path.home())
+    folder = source if source.is_dir() else source.parent
     first = run_process(IMPORT_SNIPPET, tool, str(source), str(store_dir))
     assert first[0] > 0
 
@@ -174,8 +174,9 @@ def measure_reimport_of(tool: str, source: Path, store_dir: Path, repeat: int) -
 
     def stat() -> Timed:
         start, cpu = time.perf_counter(), time.process_time()
-        for path, _ in found:
-            os.stat(path)
+        for parent, _, names in os.walk(folder):
+            for name in names:
+                os.stat(os.path.join(parent, name))
         return time.perf_counter() - start, time.process_time() - cpu
 
     return interleaved(verb, stat, repeat=repeat)

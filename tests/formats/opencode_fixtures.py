@@ -177,3 +177,37 @@ def settled(path: Path) -> Path:
         if p.exists():
             os.utime(p, (old, old))
     return path
+
+
+def to_storage(db: OpenCodeDb, storage: Path) -> list[Path]:
+    """The database's sessions as OpenCode's older versions kept them: one indented JSON
+    file per session, message and part (`storage/session/<projectID>/<id>.json`,
+    `storage/message/<sessionID>/<id>.json`, `storage/part/<messageID>/<id>.json`).
+    Returns the session files."""
+    files = []
+    conn = db.conn
+    for row in conn.execute("SELECT id, parent_id, directory, title, version, revert,"
+                            " time_created, time_updated FROM session").fetchall():
+        sid, parent, directory, title, version, revert, created, updated = row
+        info: dict[str, Any] = {"id": sid, "projectID": "global", "directory": directory,
+                                "title": title, "version": version,
+                                "time": {"created": created, "updated": updated}}
+        if parent:
+            info["parentID"] = parent
+        if revert:
+            info["revert"] = orjson.loads(revert)
+        path = storage / "session" / "global" / f"{sid}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(orjson.dumps(info, option=orjson.OPT_INDENT_2))
+        files.append(path)
+        for mid, data in conn.execute("SELECT id, data FROM message WHERE session_id = ?", (sid,)):
+            message = {"id": mid, "sessionID": sid, **orjson.loads(data)}
+            target = storage / "message" / sid / f"{mid}.json"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(orjson.dumps(message, option=orjson.OPT_INDENT_2))
+            for pid, pdata in conn.execute("SELECT id, data FROM part WHERE message_id = ?", (mid,)):
+                part = {"id": pid, "sessionID": sid, "messageID": mid, **orjson.loads(pdata)}
+                target = storage / "part" / mid / f"{pid}.json"
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(orjson.dumps(part, option=orjson.OPT_INDENT_2))
+    return sorted(files)

@@ -269,3 +269,39 @@ def test_default_location_and_detection(tmp_path: Path, db: OpenCodeDb) -> None:
     sid = db.session("Found")
     db.exchange(sid, "Hello", "Hi.")
     assert detect(db.path) == "opencode"
+
+
+def test_the_older_storage_tree_reads_as_the_database_does(tmp_path: Path, db: OpenCodeDb) -> None:
+    from opencode_fixtures import to_storage
+
+    sid = db.session("Haiku work")
+    db.exchange(sid, "Write about the sea", "Waves fold into foam.")
+    second, _ = db.exchange(sid, "Now the mountains", "Stone holds up the sky.")
+    forked = db.fork(sid, before=second)
+    db.exchange(forked, "Now the forest", "Green light, slow and deep.")
+    child = db.session("Look around", parent=sid)
+    db.exchange(child, "Find it", "Found.")
+    db.revert(sid, second)
+    data = tmp_path / "legacy" / "opencode"
+    files = to_storage(db, data / "storage")
+    assert list(READER.session_files(data)) == files
+    assert detect(files[0]) == "opencode"
+    from_db = read(db.path)
+    from_files = {s.id: s for f in files for s in READER.read(f)}
+    assert sorted(from_files) == sorted(from_db)
+    for key, session in from_db.items():
+        legacy = from_files[key]
+        assert (legacy.parent, legacy.relation, legacy.title) == (
+            session.parent, session.relation, session.title
+        )
+        assert [{k: v for k, v in e.items() if k != "src"} for e in legacy.events] == [
+            {k: v for k, v in e.items() if k != "src"} for e in session.events
+        ]
+        assert legacy.source.path == str(data / "storage" / "session" / "global" / f"{legacy.source.id}.json")
+    store = tmp_path / "store"
+    code, report = run_json("sessions", "import", "--from", "opencode", str(data), "--store", str(store))
+    assert code == 0, report
+    assert sorted(report["imported"]) == sorted(from_db)
+    assert rows(store)[oc(forked)]["seedLength"] > 0
+    code, again = run_json("sessions", "import", "--from", "opencode", str(data), "--store", str(store))
+    assert (code, again["imported"], again["updated"]) == (0, [], [])

@@ -152,3 +152,18 @@ def test_a_missing_folder_writes_nothing_and_a_vanished_source_is_refused(
     with pytest.raises(FormatError, match="no longer"):
         WRITER.export(export_input(imported), db.path.parent, tmp_path / "x.json")
     assert not (tmp_path / "x.json").exists()
+
+
+def test_a_session_of_the_older_storage_tree_is_written_from_its_files(
+    tmp_path: Path, db: OpenCodeDb
+) -> None:
+    from opencode_fixtures import to_storage
+
+    _, imported = source(db)
+    [file] = to_storage(db, tmp_path / "legacy" / "storage")
+    [legacy] = READER.read(file)
+    db.conn.execute("DELETE FROM part")  # only the files hold the messages now
+    done = WRITER.export(export_input(legacy), tmp_path, tmp_path / "out.json")
+    exported = orjson.loads(done.path.read_bytes())
+    texts = [p.get("text") for m in exported["messages"] for p in m["parts"] if p["type"] == "text"]
+    assert texts == [t for _, t in messages(imported) if t]

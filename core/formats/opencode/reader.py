@@ -10,6 +10,9 @@ Each OpenCode session is a Forkwise session `opencode-<sessionID>`:
 - a `revert` set: the main line ends before the reverted message, and the whole list
   (reverted messages included, as OpenCode keeps them until the next prompt) is a fork
   child `opencode-<sessionID>-<messageID>`.
+
+The older `storage/` tree of JSON files (legacy.py) gives the same sessions, one session
+file at a time.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 import orjson
 
 from ..base import ImportedSession, SourceRef, Tool, collector_paused, source_session_id
+from . import legacy
 from .convert import convert, iso_ms
 from .store import DB_NAME, SQLITE_MAGIC, Message, Session, data_dir, load
 
@@ -48,6 +52,7 @@ class OpenCodeReader:
 
     def __init__(self, live_window: float = LIVE_WINDOW_SECONDS) -> None:
         self.live_window = live_window
+        self.projects = legacy.ProjectCache()
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [data_dir(env, home)]
@@ -59,19 +64,38 @@ class OpenCodeReader:
         db = root / DB_NAME
         if db.is_file():
             yield db
+        yield from legacy.session_files(root if root.name == "storage" else root / "storage")
 
     def sniff(self, head: bytes) -> bool:
-        return head.startswith(SQLITE_MAGIC)
+        if head.startswith(SQLITE_MAGIC):
+            return True
+        # a session file of the older storage tree (JSON, indented)
+        return head.lstrip().startswith(b"{") and b'"projectID"' in head and b'"ses_' in head
 
     def read(self, path: Path) -> list[ImportedSession]:
+        now, window = time.time() * 1000, self.live_window * 1000
         with collector_paused():
-            sessions = load(path)
-            return sessions_of(path, sessions, time.time() * 1000, self.live_window * 1000)
+            if legacy.is_session_file(path):
+                project = self.projects.sessions(path)
+                own = path.stem
+                files = {s.id: str(path.parent / f"{s.id}.json") for s in project}
+                every = sessions_of(path, project, now, window, files=files)
+                return [s for s in every if s.source.id == own]
+            return sessions_of(path, load(path), now, window)
+
+    def release(self) -> None:
+        """Forget the legacy projects read together (the import verb calls this)."""
+        self.projects.release()
 
 
 def sessions_of(
-    path: Path, sessions: list[Session], now_ms: float, window_ms: float
+    path: Path,
+    sessions: list[Session],
+    now_ms: float,
+    window_ms: float,
+    files: Mapping[str, str] | None = None,
 ) -> list[ImportedSession]:
+    """`files`: the file of each session (the older storage tree), else `path` for all."""
     db = os.path.abspath(path)
     keys: dict[str, list[str]] = {}
     fork_of: dict[str, str] = {}
@@ -89,7 +113,7 @@ def sessions_of(
     out: list[ImportedSession] = []
     for session in sessions:
         out += _imported(
-            db,
+            os.path.abspath(files[session.id]) if files is not None else db,
             session=session,
             keys=keys[session.id],
             fork_source=fork_of.get(session.id),

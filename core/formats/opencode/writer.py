@@ -25,6 +25,7 @@ import orjson
 from forkwise.core.store.atomic import write_file_atomically
 
 from ..base import ExportedSession, ExportInput, FormatError, SourceRef, Tool
+from . import legacy
 from .store import Message, data_dir, load
 
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -129,7 +130,11 @@ class _Body:
     def _source_message(self, ref: SourceRef, mid: str) -> Message:
         known = self.loaded.get(ref.path)
         if known is None:
-            known = {m.id: m for s in load(Path(ref.path)) for m in s.messages}
+            path = Path(ref.path)
+            sessions = (
+                legacy.ProjectCache().sessions(path) if legacy.is_session_file(path) else load(path)
+            )
+            known = {m.id: m for s in sessions for m in s.messages}
             self.loaded[ref.path] = known
         msg = known.get(mid)
         if msg is None:
