@@ -144,3 +144,17 @@ def test_export_through_the_verb_prints_the_resume_command(
     made = orjson.loads(out.getvalue())
     assert made["resume"] == f"gemini --resume {made['id']}"
     assert Path(made["path"]).is_relative_to(tmp_path / "home" / ".gemini" / "tmp" / "project")
+
+
+@pytest.mark.parametrize("tool", ["claude", "codex", "pi"])
+def test_a_gemini_session_continues_in_the_other_agents_too(
+    tmp_path: Path, imported: ImportedSession, tool: str
+) -> None:
+    """Its lines are Gemini CLI's: the other writers render its events as their own (the
+    Codex writer copied them as rollout lines and failed: 'not a rollout line')."""
+    from forkwise.core.host.importing import format_module
+
+    module = format_module(tool)
+    done = module.WRITER.export(export_input(imported), tmp_path / tool, None)
+    back = module.READER.read(done.path)[0]
+    assert [t for _, t in messages(back) if t] == [t for _, t in messages(imported) if t]
