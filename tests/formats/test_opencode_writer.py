@@ -167,3 +167,16 @@ def test_a_session_of_the_older_storage_tree_is_written_from_its_files(
     exported = orjson.loads(done.path.read_bytes())
     texts = [p.get("text") for m in exported["messages"] for p in m["parts"] if p["type"] == "text"]
     assert texts == [t for _, t in messages(imported) if t]
+
+
+@pytest.mark.parametrize("tool", ["claude", "codex", "pi", "gemini"])
+def test_an_opencode_session_continues_in_the_other_agents_too(
+    tmp_path: Path, db: OpenCodeDb, tool: str
+) -> None:
+    from forkwise.core.host.importing import format_module
+
+    _, imported = source(db)
+    module = format_module(tool)
+    done = module.WRITER.export(export_input(imported), tmp_path / tool, None)
+    back = next(s for s in module.READER.read(done.path) if s.parent is None)
+    assert [t for _, t in messages(back) if t] == [t for _, t in messages(imported) if t]
