@@ -22,11 +22,17 @@ import re
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 import orjson
 
-from ..base import ImportedSession, SourceRef, Tool, collector_paused, source_session_id
+from ..base import (
+    ImportedSession,
+    Relation,
+    SourceRef,
+    Tool,
+    collector_paused,
+    source_session_id,
+)
 from . import legacy
 from .convert import convert, iso_ms
 from .store import DB_NAME, SQLITE_MAGIC, Message, Session, data_dir, load
@@ -166,7 +172,7 @@ def _imported(
     updated = row.get("time_updated")
     live = isinstance(updated, (int, float)) and now_ms - updated < window_ms
     parent: str | None = None
-    relation: Any = None
+    relation: Relation | None = None
     if session.parent_id:
         parent, relation = source_session_id("opencode", session.parent_id), "subagent"
     elif fork_source is not None:
