@@ -86,18 +86,29 @@ def bench_import(tmp: Path, sizes: dict[str, int], repeat: int) -> list[Figure]:
     from forkwise.core.bench import import_figures as im
 
     out: list[Figure] = []
+    agents = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI",
+              "opencode": "OpenCode"}  # fmt: skip
+    reimports: list[Figure] = []
     for name, tool, make in (
         ("import", "claude", im.claude_tree),
         ("import-codex", "codex", im.codex_tree),
+        ("import-gemini", "gemini", im.gemini_tree),
+        ("import-opencode", "opencode", im.opencode_tree),
     ):
         root, files = make(tmp, sizes[f"{name}_mb"])
         size, lines = im.tree_size(files)
         (ours, ours_cpu), (base, base_cpu), (_, durable_cpu) = im.measure_import(
             tmp, tool, root, repeat
         )
-        agent = "Claude Code" if tool == "claude" else "Codex"
-        load = f"{size / 1e6:.0f} MB of {agent} sessions ({len(files):,} files, {lines:,} lines)"
-        parse = "read the files, orjson.loads every line (fresh process)"
+        agent = agents[tool]
+        if tool == "opencode":
+            load = f"a {size / 1e6:.0f} MB OpenCode database"
+            parse = "read every row read-only, orjson.loads every JSON column (fresh process)"
+        else:
+            load = (
+                f"{size / 1e6:.0f} MB of {agent} sessions ({len(files):,} files, {lines:,} lines)"
+            )
+            parse = "read the files, orjson.loads every line (fresh process)"
         workload = f"`sessions import` of {load}, fresh process, empty store"
         out.append(Figure(name, workload, ours, base, parse, "<= 3x"))
         # CPU seconds too, for both tools: the neighbours on a shared machine inflate wall time
@@ -105,13 +116,24 @@ def bench_import(tmp: Path, sizes: dict[str, int], repeat: int) -> list[Figure]:
         name_cpu = "import-cpu" if tool == "claude" else f"{name}-cpu"
         out.append(Figure(name_cpu, cpu, ours_cpu, base_cpu, parse + ", CPU s", "<= 3x"))
         durable = "the parse + one event a line encoded, each file written and fsynced, CPU s"
-        out.append(Figure(f"{name}-durable-cpu", cpu, ours_cpu, durable_cpu, durable, "-"))
-        shutil.rmtree(root)
+        if tool != "opencode":  # the durable floor copies JSON Lines files: none here
+            out.append(Figure(f"{name}-durable-cpu", cpu, ours_cpu, durable_cpu, durable, "-"))
+        if tool in ("gemini", "opencode"):
+            (again, _), (stats, _) = im.measure_reimport_of(
+                tool, root, tmp / f"reimport-{tool}-store", repeat
+            )
+            reimports.append(Figure(
+                f"re{name}", f"import again of {load}, unchanged: the verb as the host runs it",
+                again, stats, "walk the folder and stat every file", "<= 5x, < 1 s",
+            ))  # fmt: skip
+            shutil.rmtree(tmp / f"reimport-{tool}-store")
+        shutil.rmtree(root if tool != "opencode" else root.parent.parent)
     inproc, cli = im.measure_reimport(tmp, sizes["reimport_files"], repeat)
     tree = f"an unchanged tree of {sizes['reimport_files']:,} Claude Code session files"
     stat = "walk the tree and stat every file"
     return [
         *out,
+        *reimports,
         Figure("reimport", f"import of {tree}: the verb as the host runs it (store just opened)",
                inproc[0][0], inproc[1][0], stat, "<= 5x, < 1 s"),
         Figure("reimport-cli", f"`sessions import` of {tree}, fresh process",
@@ -269,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
             "open": 5_000,
             "import_mb": 2,
             "import-codex_mb": 2,
+            "import-gemini_mb": 2,
+            "import-opencode_mb": 2,
             "reimport_files": 50,
             "export_mb": 1,
         }
@@ -283,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
             "open": 100_000,
             "import_mb": 200,
             "import-codex_mb": 200,
+            "import-gemini_mb": 200,
+            "import-opencode_mb": 200,
             "reimport_files": 2_000,
             "export_mb": 9,
         }

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from forkwise.core.bench import import_floor
 from forkwise.core.bench.figures import run_quietly
+from forkwise.core.bench.synth_agents import gemini_home, opencode_db
 from forkwise.core.bench.synth_sources import claude_projects, codex_home
 
 IMPORT_SNIPPET = """
@@ -47,6 +48,18 @@ for folder, _, names in os.walk(sys.argv[1]):
                 for raw in fh.read().split(b"\\n"):
                     if raw:
                         loads(raw)
+"""
+#: an OpenCode database read as its own reader must at least: every row, its JSON decoded
+DB_PARSE_SNIPPET = """
+import sqlite3, sys
+import orjson
+loads = orjson.loads
+db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+for table in ("session", "message", "part"):
+    for row in db.execute("SELECT * FROM " + table):
+        for value in row:
+            if isinstance(value, str) and value[:1] == "{":
+                loads(value)
 """
 STAT_SNIPPET = """
 import os, sys
@@ -104,7 +117,8 @@ def measure_import(tmp: Path, tool: str, source: Path, repeat: int) -> list[Time
         shutil.rmtree(copy, ignore_errors=True)
         return run_process(import_floor.SCRIPT, str(source), str(copy), str(DURABLE_LEVEL))
 
-    parse = lambda: run_process(PARSE_SNIPPET, str(source))  # noqa: E731
+    baseline = DB_PARSE_SNIPPET if source.suffix == ".db" else PARSE_SNIPPET
+    parse = lambda: run_process(baseline, str(source))  # noqa: E731
     took = interleaved(ours, parse, durable, repeat=repeat)
     shutil.rmtree(store, ignore_errors=True)
     shutil.rmtree(copy, ignore_errors=True)
@@ -120,6 +134,52 @@ def codex_tree(tmp: Path, megabytes: float) -> tuple[Path, list[Path]]:
     root = tmp / "codex-home"
     codex_home(root, megabytes)
     return root, sorted((root / "sessions").rglob("*.jsonl"))
+
+
+def gemini_tree(tmp: Path, megabytes: float) -> tuple[Path, list[Path]]:
+    root = tmp / "gemini-home"
+    return root / ".gemini" / "tmp", gemini_home(root, megabytes)
+
+
+def opencode_tree(tmp: Path, megabytes: float) -> tuple[Path, list[Path]]:
+    db = tmp / "opencode-data" / "opencode" / "opencode.db"
+    opencode_db(db, megabytes)
+    return db, [db]
+
+
+def measure_reimport_of(tool: str, source: Path, store_dir: Path, repeat: int) -> list[Timed]:
+    """(the verb on a source imported before and unchanged since, walking the tool's folder
+    and stat'ing every file in it), in process as the host runs it."""
+    from forkwise.core.host.import_ledger import ImportLedger
+    from forkwise.core.host.importing import discover, import_sources
+    from forkwise.core.store.backends.jsonl import JsonlBackend
+    from forkwise.core.store.session_store import SessionStore
+
+    folder = source if source.is_dir() else source.parent
+    first = run_process(IMPORT_SNIPPET, tool, str(source), str(store_dir))
+    assert first[0] > 0
+
+    def verb() -> Timed:
+        store = SessionStore(JsonlBackend(store_dir))
+        start, cpu = time.perf_counter(), time.process_time()
+        report = import_sources(
+            store, discover(tool, [source], dict(os.environ), Path.home()),
+            ImportLedger(store_dir / "imports.json"),
+        )
+        took = time.perf_counter() - start, time.process_time() - cpu
+        store.close()
+        assert not report.failed, report.failed
+        assert report.imported == report.updated == []
+        return took
+
+    def stat() -> Timed:
+        start, cpu = time.perf_counter(), time.process_time()
+        for parent, _, names in os.walk(folder):
+            for name in names:
+                os.stat(os.path.join(parent, name))
+        return time.perf_counter() - start, time.process_time() - cpu
+
+    return interleaved(verb, stat, repeat=repeat)
 
 
 def measure_reimport(tmp: Path, files: int, repeat: int) -> tuple[list[Timed], list[Timed]]:

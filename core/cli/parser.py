@@ -198,7 +198,10 @@ def _sessions_arguments(sessions: argparse.ArgumentParser) -> None:
     sub.add(
         "import",
         _import_arguments,
-        help="import sessions of Claude Code, Codex, pi or Forkwise (files or folders)",
+        help=(
+            "import sessions of Claude Code, Codex, pi, Gemini CLI, OpenCode or Forkwise "
+            "(files or folders)"
+        ),
         description="Import session files, or folders searched for them. Without a PATH: "
         "the tools' default folders (~/.claude/projects, ~/.codex/sessions, "
         "~/.pi/agent/sessions). A second import of the same sources changes nothing; "
@@ -276,7 +279,7 @@ def _import_arguments(imp: argparse.ArgumentParser) -> None:
     imp.add_argument(
         "--from",
         dest="tool",
-        choices=("claude", "codex", "pi", "forkwise"),
+        choices=("claude", "codex", "pi", "gemini", "opencode", "forkwise"),
         help="the tool whose sessions these are (default: recognised per file)",
     )
     imp.add_argument("paths", nargs="*", type=Path, metavar="PATH")
@@ -285,7 +288,8 @@ def _import_arguments(imp: argparse.ArgumentParser) -> None:
 def _export_arguments(exp: argparse.ArgumentParser) -> None:
     _with_id(exp)
     exp.add_argument(
-        "--to", dest="tool", required=True, choices=("claude", "codex", "pi", "markdown", "html")
+        "--to", dest="tool", required=True,
+        choices=("claude", "codex", "pi", "gemini", "opencode", "markdown", "html"),
     )
     exp.add_argument(
         "--out",

@@ -59,7 +59,7 @@ from forkwise.core.safe_read import (
     read_regular,
 )
 
-Tool = Literal["claude", "codex", "pi"]
+Tool = Literal["claude", "codex", "pi", "gemini", "opencode"]
 #: "continued": a file Forkwise exported, read back beneath the session it continues
 Relation = Literal["fork", "subagent", "continued"]
 Record = dict[str, Any]

@@ -8,7 +8,7 @@ import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import orjson
 
@@ -20,6 +20,32 @@ if TYPE_CHECKING:
 
 #: the event an export leaves in the log of a session of Forkwise's own (`exporting.py`)
 EXPORT_EVENT = "plugin/forkwise/export"
+
+
+class Stamp(Protocol):
+    """What tells a source changed: its size and modification time."""
+
+    @property
+    def st_size(self) -> int: ...
+
+    @property
+    def st_mtime_ns(self) -> int: ...
+
+
+class _Stamp(NamedTuple):
+    st_size: int
+    st_mtime_ns: int
+
+
+def source_stamp(path: Path) -> Stamp:
+    """A source's stamp. A SQLite database (OpenCode's) in WAL mode changes in its `-wal`
+    file until a checkpoint: its stamp counts both files. Raises OSError."""
+    st = path.stat()
+    try:
+        wal = os.stat(f"{path}-wal")
+    except OSError:
+        return st
+    return _Stamp(st.st_size + wal.st_size, max(st.st_mtime_ns, wal.st_mtime_ns))
 
 
 class ImportLedger:
@@ -47,7 +73,7 @@ class ImportLedger:
             except (OSError, orjson.JSONDecodeError):
                 self._files = {}
 
-    def unchanged(self, path: Path, st: os.stat_result) -> list[str] | None:
+    def unchanged(self, path: Path, st: Stamp) -> list[str] | None:
         known = self._files.get(str(path))
         if (
             isinstance(known, list)
@@ -59,7 +85,7 @@ class ImportLedger:
             return [str(i) for i in known[2]]
         return None
 
-    def remember(self, path: Path, st: os.stat_result, ids: Sequence[str]) -> None:
+    def remember(self, path: Path, st: Stamp, ids: Sequence[str]) -> None:
         self._files[str(path)] = [st.st_size, st.st_mtime_ns, list(ids)]
         self._dirty = True
 

@@ -13,7 +13,6 @@ modification time so that an unchanged file is not read again.
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from forkwise.core.host.import_layout import (
     records_of,
     shared_turns,
 )
-from forkwise.core.host.import_ledger import ImportLedger
+from forkwise.core.host.import_ledger import ImportLedger, Stamp, source_stamp
 from forkwise.core.safe_read import read_head, read_regular
 from forkwise.core.store.backends.jsonl import parse_log
 from forkwise.core.store.session import SessionHeader
@@ -51,7 +50,7 @@ from forkwise.core.store.session_store import SessionStore
 Json = dict[str, Any]
 Progress = Callable[[int, int, str], None]
 #: the foreign formats, each a package of forkwise.core.formats with READER and WRITER
-FORMATS = ("claude", "codex", "pi")
+FORMATS = ("claude", "codex", "pi", "gemini", "opencode")
 TOOLS = (*FORMATS, "forkwise")
 _HEAD = 8192
 #: sessions stored between two syncs of the store's folder (each file is synced itself)
@@ -288,7 +287,7 @@ class _Read:
     """The sessions read from one file, not stored yet."""
 
     path: Path
-    st: os.stat_result
+    st: Stamp
     sessions: list[ImportedSession]
 
     def orphans(self, store: SessionStore) -> bool:
@@ -328,7 +327,7 @@ def _read_file(
     """The sessions of a file to store, or None when there is nothing left to do (the file
     did not change since it was imported, or a Forkwise file was adopted)."""
     try:
-        st = path.stat()
+        st = source_stamp(path)
     except OSError as exc:
         raise StorageError(f"cannot read {path}: {exc.strerror}", path=str(path)) from exc
     known = ledger.unchanged(path, st)
@@ -338,7 +337,9 @@ def _read_file(
     tool = tool or detect(path)
     if tool is None:
         raise UnknownFormat(
-            f"{path} is not a session file of Claude Code, Codex, pi or Forkwise", path=str(path)
+            f"{path} is not a session file of Claude Code, Codex, pi, Gemini CLI, OpenCode "
+            "or Forkwise",
+            path=str(path),
         )
     if tool == "forkwise":
         ledger.remember(path, st, [_import_forkwise(stored.store, path, report)])
@@ -354,10 +355,12 @@ def _continued(
     shared (`layout` stores them with seedLength 0). That wins over a parent the reader
     found outside the file (a Codex export's `forked_from_id` names the source the fork
     came from: the fork is beneath that source already); a branch inside the file keeps
-    its parent in it."""
-    own = {s.id for s in sessions}
+    its parent in it (a parent read from the same source session: one database holds all
+    of OpenCode's sessions, and a session imported from an exported file is a copy of
+    its source's messages, but a source of its own)."""
+    own = {s.id: s.source.id for s in sessions}
     for s in sessions:
-        if s.parent is not None and s.parent in own:
+        if s.parent is not None and own.get(s.parent) == s.source.id:
             continue
         origin = ledger.exported_from(s.source.tool, s.source.id)
         if origin is not None and origin != s.id and store.exists(origin):

@@ -104,8 +104,10 @@ class SourceVerbs:
         self.notify({"kind": IMPORT_PROGRESS, "done": done, "total": total, "path": path})
 
     def _source_changed(self, path: Path) -> bool:
+        from forkwise.core.host.import_ledger import source_stamp
+
         try:
-            st = path.stat()
+            st = source_stamp(path)
         except OSError:
             return False
         return self.imports.unchanged(path, st) is None

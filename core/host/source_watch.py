@@ -1,8 +1,10 @@
 """Keeping up with the agents: the tools' session folders watched while a host runs, so that
-a session Claude Code, Codex or pi writes appears within a couple of seconds and grows live.
+a session Claude Code, Codex, pi, Gemini CLI or OpenCode writes appears within a couple of
+seconds and grows live.
 
 Each pass lists the tools' session files and imports those whose size or modification time
-changed since the last import (the import ledger answers from one `stat` per file), through
+changed since the last import (the import ledger answers from one `stat` per file; an
+OpenCode database's stamp counts its WAL file, where OpenCode's writes land first), through
 the one import verb. Polling keeps it the same on every platform and file system; a pass
 over 2,000 unchanged files costs a few milliseconds of stat calls.
 """
@@ -16,6 +18,8 @@ import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from forkwise.core.host.import_ledger import source_stamp
 
 # the import verb (and the formats behind it) is imported when a folder is first watched:
 # a host that watches none, as a one-shot command's, never loads it
@@ -131,7 +135,7 @@ class SourceWatcher:
         for failure in report["failed"]:
             path = Path(failure["path"])
             with contextlib.suppress(OSError):
-                st = path.stat()
+                st = source_stamp(path)
                 self._failed[path] = (st.st_size, st.st_mtime_ns)
         return report
 
@@ -150,7 +154,7 @@ class SourceWatcher:
         if known is None:
             return False
         try:
-            st = path.stat()
+            st = source_stamp(path)
         except OSError:
             return True
         return known == (st.st_size, st.st_mtime_ns)

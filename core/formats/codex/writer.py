@@ -166,6 +166,9 @@ class CodexWriter:
         for index, event in enumerate(session.events):
             src = event.get("src")
             if isinstance(src, Mapping) and isinstance(src.get("id"), str):
+                ref = session.sources.get(src["id"])
+                if ref is not None and ref.tool != "codex":
+                    continue  # another tool's lines: written as new Codex items below
                 last_cited = index
                 for no in sorted(src.get("lines") or []):
                     if (src["id"], no) not in seen:
