@@ -64,6 +64,7 @@ class UnknownFormat(ForkwiseError):
     code = "unknown-format"
 
 
+
 def format_module(tool: str, doing: str = "read") -> ModuleType:
     """The package of a foreign format (imported on first use): its READER and WRITER."""
     if tool not in FORMATS:
@@ -89,6 +90,10 @@ class ImportReport:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     failed: list[Json] = field(default_factory=list)
+    #: what the files read could not read in part, their sessions imported all the same
+    #: (`ReadWarning.to_json`: a line that is not JSON, kept as a plugin event); a file
+    #: is read again only when it changed, so its warnings come once per change of it
+    warnings: list[Json] = field(default_factory=list)
     #: plugin/<tool>/<kind> events made for what has no Forkwise equivalent, by kind
     unmapped: dict[str, int] = field(default_factory=dict)
 
@@ -102,6 +107,7 @@ class ImportReport:
             "updated": self.updated,
             "unchanged": self.unchanged,
             "failed": self.failed,
+            "warnings": self.warnings,
             "unmapped": self.unmapped,
         }
 
@@ -304,6 +310,8 @@ class _Read:
         """Store the sessions (whole, not yet durable: see `store_sessions`); their ids."""
         ids = store_sessions(store, self.sessions, report, name_later=True)
         ledger.remember(self.path, self.st, ids)
+        for s in self.sessions:
+            report.warnings.extend(w.to_json() for w in s.warnings)
         return ids
 
 
@@ -343,7 +351,12 @@ def _read_file(
     if tool == "forkwise":
         ledger.remember(path, st, [_import_forkwise(stored.store, path, report)])
         return None
-    return _Read(path, st, _continued(stored.store, reader(tool).read(path), ledger))
+    sessions = reader(tool).read(path)
+    if not sessions:
+        raise FormatError(
+            f"{path} holds no session of {tool} (no conversation in it)", path=str(path)
+        )
+    return _Read(path, st, _continued(stored.store, sessions, ledger))
 
 
 def _continued(

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..base import Record, message_id
-from .tree import INTERRUPT_PREFIX, Entry, Transcript, prompt_text
+from ..base import UNREADABLE, Record, message_id
+from .tree import INTERRUPT_PREFIX, UNREADABLE_ENTRY, Entry, Transcript, prompt_text
 
 PROVIDER = "anthropic"
 #: lineage and identity fields that differ between copies of one entry in two files
@@ -174,6 +174,8 @@ class Builder:
             title = entry.get(_TITLE_FIELD[kind])
             if not (isinstance(title, str) and self._set_title(title, _TITLE_RANK[kind], idx)):
                 self._plugin(str(kind), idx, entry=_plain(entry))
+        elif kind == UNREADABLE_ENTRY:
+            self._plugin(UNREADABLE, idx, text=entry["text"])
         else:
             self._plugin(str(kind or "entry"), idx, entry=_plain(entry))
         if extra or self._carry:

@@ -34,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from ..base import Record, message_id
+from ..base import UNREADABLE, Record, message_id
 from .lines import Line
 
 PROVIDER = "openai"
@@ -73,6 +73,7 @@ _INJECTED = (
     "<realtime_conversation>",
 )
 
+_UNREADABLE = f"plugin/codex/{UNREADABLE}"
 _CANCEL_REASONS = frozenset({"interrupted", "user_interrupted"})
 
 
@@ -282,7 +283,11 @@ class Mapper:
         for no, _start, _end, line_ts, kind, p, _ordinal in lines:
             self._ts = ts.get(no, line_ts) if ts else line_ts
             if type(p) is not dict:
-                self._plugin(kind, p, no)
+                if kind == UNREADABLE:  # a line that is not JSON, kept as it is
+                    self.unmapped[kind] += 1
+                    self._emit({"seq": 0, "type": _UNREADABLE, "ts": self._ts, "text": p}, no)
+                else:
+                    self._plugin(kind, p, no)
             elif kind == "response_item":
                 response_item(p, no)
             elif kind == "event_msg":
