@@ -511,3 +511,19 @@ def test_subagent_parent_is_the_branch_that_called_it(tmp_path: Path, layout: st
     parent_path.unlink()
     fresh = type(READER)()
     assert fresh.read(path)[0].parent == f"claude-{SID}"
+
+
+def test_prompts_without_a_uuid_get_message_ids_of_their_own(tmp_path: Path) -> None:
+    """A damaged file repeating a prompt whose uuid is null: each gets its own message
+    id (from its line), so the session stores (before, both were `user:…:<None>`)."""
+    prompt = {
+        "parentUuid": None, "uuid": None, "sessionId": SID, "type": "user", "cwd": "/w",
+        "timestamp": "2026-01-05T09:00:01.000Z", "message": {"role": "user", "content": "start"},
+    }  # fmt: skip
+    tail = {**prompt, "uuid": "u-1", "parentUuid": "gone", "message": {"role": "user", "content": "a"}}
+    path = tmp_path / f"{SID}.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in (prompt, prompt, tail)))
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    sessions = READER.read(path)
+    replays = stored(sessions, tmp_path / "store")
+    assert [m.text for m in replays[sessions[0].id].messages] == ["start", "start", "a"]

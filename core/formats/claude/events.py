@@ -110,6 +110,12 @@ class Builder:
         self.events.append(record)
         return record
 
+    def _key(self, idx: int, entry: Entry) -> str:
+        """What an entry's ids are made from: its uuid, or its line for an entry without
+        one (two such entries in a damaged file must not get one message id)."""
+        uuid = entry.get("uuid")
+        return uuid if type(uuid) is str else f"line-{self.t.lines[idx]}"
+
     def _settled(self) -> bool:
         return self._turn is not None and self._last_said and not self._pending
 
@@ -208,7 +214,7 @@ class Builder:
         self._emit(record, (bidx, summary[0]))
 
     def _user(self, idx: int, entry: Entry) -> None:
-        uuid = str(entry.get("uuid"))
+        uuid = self._key(idx, entry)
         if entry.get("isCompactSummary"):
             if self._boundary is not None:
                 self._flush_boundary((idx, entry))
@@ -307,7 +313,7 @@ class Builder:
         if not isinstance(message, dict):
             self._plugin("assistant", idx, entry=_plain(entry))
             return
-        uuid = str(entry.get("uuid"))
+        uuid = self._key(idx, entry)
         model = message.get("model")
         if isinstance(model, str) and model not in ("<synthetic>", self._model):
             self._model = model
