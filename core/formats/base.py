@@ -266,10 +266,11 @@ _slugs: dict[str, str] = {}
 
 
 def jsonl_files(root: Path) -> list[Path]:
-    """Every `*.jsonl` file under the folder `root`, in the order of `sorted(root.rglob(…))`
-    (symlinked folders not entered, symlinked files kept), found with `os.scandir` alone:
-    an import of an unchanged tree costs a stat per file, and pathlib's walk and sort cost
-    several times that."""
+    """Every `*.jsonl` under the folder `root` that is not a folder, in the order of
+    `sorted(root.rglob(…))` (symlinked folders not entered, symlinked files kept), found
+    with `os.scandir` alone: an import of an unchanged tree costs a stat per file, and
+    pathlib's walk and sort cost several times that. A FIFO, socket or device named so is
+    listed too (never opened here): the import reports it rather than passing over it."""
     found: list[tuple[str, Path]] = []  # (sort key: the separator sorts first, as parts do)
     stack = [root]
     while stack:
@@ -281,7 +282,7 @@ def jsonl_files(root: Path) -> list[Path]:
                     try:
                         if entry.is_dir(follow_symlinks=False):
                             stack.append(folder / entry.name)
-                        elif entry.name.endswith(".jsonl") and entry.is_file():
+                        elif entry.name.endswith(".jsonl") and not entry.is_dir():
                             found.append((key + entry.name, folder / entry.name))
                     except OSError:
                         continue

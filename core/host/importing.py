@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,6 +64,12 @@ class UnknownFormat(ForkwiseError):
 
     code = "unknown-format"
 
+
+class NotRegularFile(ForkwiseError):
+    """A FIFO, socket or device named like a session file: never opened (a FIFO would wait
+    for a writer for ever), reported rather than passed over."""
+
+    code = "not-a-regular-file"
 
 
 def format_module(tool: str, doing: str = "read") -> ModuleType:
@@ -339,6 +346,10 @@ def _read_file(
         st = path.stat()
     except OSError as exc:
         raise StorageError(f"cannot read {path}: {exc.strerror}", path=str(path)) from exc
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegularFile(
+            f"{path} is not a regular file (a FIFO, socket or device): not read", path=str(path)
+        )
     known = ledger.unchanged(path, st)
     if known is not None and stored.all_in(known):
         report.unchanged.extend(known)

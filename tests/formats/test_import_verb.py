@@ -201,15 +201,27 @@ def test_a_fifo_among_an_agents_session_files_fails_alone_and_never_hangs(
     tmp_path: Path,
 ) -> None:
     """A FIFO named like a session file is never opened for reading (that would wait for a
-    writer for ever): a folder import passes over it, and named as a file it fails at once
-    as not a regular file while the real files import."""
+    writer for ever): a folder import reports it failed, never passes over it in silence,
+    and named as a file it fails at once as not a regular file while the real files
+    import."""
     home, store = tmp_path / "codex", tmp_path / "store"
     good = basic(8).write(home)
     fifo = good.with_name("rollout-2025-09-01T10-00-00-" + thread_id(9) + ".jsonl")
     os.mkfifo(fifo)
     code, report = run_json("sessions", "import", "--from", "codex", str(home),
                             "--store", str(store))
-    assert (code, report["imported"], report["failed"]) == (0, [f"codex-{thread_id(8)}"], [])
+    assert (code, report["imported"]) == (1, [f"codex-{thread_id(8)}"])
+    assert [(f["path"], f["error"]["code"]) for f in report["failed"]] == [
+        (str(fifo), "not-a-regular-file")
+    ]
+    for tool, folder in (("claude", "projects/-work"), ("pi", "sessions/--work--")):
+        other = tmp_path / tool / folder
+        other.mkdir(parents=True)
+        os.mkfifo(other / "pipe.jsonl")
+        code, report = run_json("sessions", "import", "--from", tool, str(tmp_path / tool),
+                                "--store", str(store))
+        assert code == 1
+        assert [f["path"] for f in report["failed"]] == [str(other / "pipe.jsonl")]
     code, report = run_json("sessions", "import", "--from", "codex", str(good), str(fifo),
                             "--store", str(store))
     assert code == 1

@@ -136,3 +136,65 @@ def test_the_text_report_names_each_warning(tmp_path: Path) -> None:
     )  # fmt: skip
     assert code == 0
     assert f"warning {path}:{bad}: line {bad} is not JSON" in out.getvalue()
+
+
+def test_a_minimal_claude_file_without_parent_uuids_imports_in_file_order(
+    tmp_path: Path,
+) -> None:
+    """A summary line, then prompts and replies with a uuid but no parentUuid at all (a
+    hand-written or minimal file): chained in file order, it imports as one session
+    (before, `--from claude FILE` printed an empty report)."""
+    sid = "7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d"
+    lines: list[dict[str, Any]] = [{"type": "summary", "summary": "A minimal session"}]
+    for n, (role, text) in enumerate(
+        [("user", "what is 2+2?"), ("assistant", "4"), ("user", "and 3+3?"), ("assistant", "6")]
+    ):
+        content: Any = text if role == "user" else [{"type": "text", "text": text}]
+        message: dict[str, Any] = {"role": role, "content": content}
+        if role == "assistant":
+            message |= {"id": f"msg_{n}", "model": "claude-sonnet-4-5", "stop_reason": "end_turn"}
+        lines.append({
+            "type": role, "uuid": f"u{n}", "sessionId": sid, "cwd": "/work",
+            "timestamp": f"2026-01-01T00:00:0{n}.000Z", "message": message,
+        })  # fmt: skip
+    path = tmp_path / "projects" / "-work" / f"{sid}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    store = tmp_path / "store"
+    code, report = run_json("sessions", "import", "--from", "claude", str(path),
+                            "--store", str(store))  # fmt: skip
+    assert (code, report["imported"], report["failed"]) == (0, [f"claude-{sid}"], [])
+    events = shown(store, f"claude-{sid}")
+    assert texts(events) == ["what is 2+2?", "4", "and 3+3?", "6"]
+    assert [e["status"] for e in events if e["type"] == "turn/end"] == ["completed"] * 2
+    code, rows = run_json("sessions", "list", "--store", str(store))
+    assert [r["title"] for r in rows] == ["A minimal session"]
+
+
+@pytest.mark.parametrize("ending", [b"\n", b""])
+@pytest.mark.parametrize("tool", ["claude", "codex", "pi"])
+def test_a_file_whose_only_line_is_not_json_is_reported_failed(
+    tmp_path: Path, tool: str, ending: bytes
+) -> None:
+    """Nothing readable, nothing imported: the file is in `failed`, never silently done
+    (before, a Claude Code file was recorded as imported with no session)."""
+    name = {
+        "claude": f"projects/-work/{SID}.jsonl",
+        "codex": f"sessions/2025/09/01/rollout-2025-09-01T10-00-00-{thread_id(42)}.jsonl",
+        "pi": "sessions/--work--/2026-01-01T00-00-00-000Z_0193a1b2-0000-7000-8000-00000000002a.jsonl",
+    }[tool]
+    path = tmp_path / tool / name
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"{this is not json" + ending)
+    os.utime(path, (1_600_000_000, 1_600_000_000))
+    store = tmp_path / "store"
+    code, report = run_json("sessions", "import", "--from", tool, str(path),
+                            "--store", str(store))  # fmt: skip
+    assert code == 1
+    assert report["imported"] == []
+    assert [f["path"] for f in report["failed"]] == [str(path)]
+    # and it is tried again (not remembered as done) on the next import
+    code, again = run_json("sessions", "import", "--from", tool, str(path),
+                           "--store", str(store))  # fmt: skip
+    assert (code, [f["path"] for f in again["failed"]]) == (1, [str(path)])

@@ -25,6 +25,9 @@ INTERRUPT_PREFIX = "[Request interrupted by user"
 #: the type of the entry that stands for a line that is not JSON (no entry of Claude Code
 #: has it): `{"type": UNREADABLE_ENTRY, "text": the line}`
 UNREADABLE_ENTRY = "\0unreadable"
+#: entries of the conversation tree; one with a `uuid` and no `parentUuid` at all (a
+#: minimal or hand-written file) follows the one before it in the file
+_TREE_KINDS = frozenset({"user", "assistant", "system", "attachment", "progress"})
 
 
 @dataclass(slots=True)
@@ -62,6 +65,7 @@ def load(path: Path) -> Transcript:
     size = len(data)
     start = 0
     no = 0
+    last_node: str | None = None  # the uuid of the last tree entry, for one without parent
     while start <= size:
         end = find(b"\n", start)
         last = end < 0  # no newline after it: the file's last line
@@ -87,8 +91,12 @@ def load(path: Path) -> Transcript:
             entry = {"type": UNREADABLE_ENTRY, "text": unreadable_text(view[start:end])}
         start = end + 1
         uuid = entry.get("uuid")
-        if uuid is not None and type(uuid) is str and "parentUuid" in entry:
-            by_uuid[uuid] = len(entries)
+        if uuid is not None and type(uuid) is str:
+            if "parentUuid" not in entry and entry.get("type") in _TREE_KINDS:
+                entry["parentUuid"] = last_node
+            if "parentUuid" in entry:
+                by_uuid[uuid] = len(entries)
+                last_node = uuid
         entries.append(entry)
         numbers.append(no)
     return out

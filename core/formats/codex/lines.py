@@ -228,11 +228,15 @@ def codex_home(path: Path) -> Path | None:
     return None
 
 
-def rollout_files(folder: Path) -> Iterator[Path]:
-    """Every rollout under `folder`, in name order (which is creation order)."""
+def rollout_files(folder: Path, *, special: bool = False) -> Iterator[Path]:
+    """Every rollout under `folder`, in name order (which is creation order). `special`:
+    also what is named so but is no regular file (a FIFO, a device; never opened here),
+    for an import to report it rather than pass over it."""
     found: list[Path] = []
     for pattern in ("rollout-*.jsonl", "rollout-*.jsonl.zst"):
-        found.extend(p for p in folder.rglob(pattern) if p.is_file())
+        found.extend(
+            p for p in folder.rglob(pattern) if (not p.is_dir() if special else p.is_file())
+        )
     found.sort(key=lambda p: (p.name, str(p)))
     yield from found
 

@@ -207,7 +207,7 @@ class CodexReader:
             return
         newest: dict[str, Path] = {}
         order: list[str] = []
-        for path in rollout_files(root):
+        for path in rollout_files(root, special=True):
             name = parse_name(path.name)
             key = name.thread_id if name else str(path)
             if key not in newest:
