@@ -294,6 +294,8 @@ class Mapper:
                 etype = p.get("type")
                 if type(etype) is str and etype in duplicates:
                     self._pending.append(no)  # the commonest line: its event comes next
+                    if self.first_prompt is None and etype == "user_message":
+                        self._first_user_message(p)
                 else:
                     event_msg(p, no)
             elif kind == "turn_context":
@@ -308,6 +310,13 @@ class Mapper:
                 self._pending.append(no)  # an ancestor's header, repeated by a fork
             else:
                 self._plugin(kind, p, no)
+
+    def _first_user_message(self, p: dict[str, Any]) -> None:
+        """The first prompt as Codex shows it, from its `user_message` event: a thread may
+        have no user response item for it (a spawned subagent's task)."""
+        text = p.get("message")
+        if isinstance(text, str) and text.strip() and not is_injected(text):
+            self.first_prompt = text
 
     def _flush_pending(self) -> None:
         for record in reversed(self.events):
