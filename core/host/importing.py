@@ -386,7 +386,23 @@ def _continued(
         origin = ledger.exported_from(s.source.tool, s.source.id)
         if origin is not None and origin != s.id and store.exists(origin):
             s.parent, s.relation = origin, "continued"
+            _name_continued(store, s, origin, ledger.exported_at(s.source.tool, s.source.id))
     return sessions
+
+
+#: what a session read back from a Continue in says it was continued in
+_TOOL_NAMES = {"claude": "Claude Code", "codex": "Codex", "pi": "pi"}
+
+
+def _name_continued(store: SessionStore, s: ImportedSession, origin: str, at: str | None) -> None:
+    """A Continue in read back repeats its source's lines, title and times included: it
+    is created when it was exported (not when its first copied line was written), and a
+    title that is its source's says where it goes on."""
+    if at is not None:
+        s.created = at
+    parent = store.summary(origin).display_title
+    if s.title is None or s.title == parent:
+        s.title = f"{parent} — continued in {_TOOL_NAMES.get(s.source.tool, s.source.tool)}"
 
 
 def _import_forkwise(store: SessionStore, path: Path, report: ImportReport) -> str:
