@@ -100,22 +100,13 @@ class ForkVerbs:
             b = check_boundary(events, len(events) if boundary is None else boundary)
             seed = events.view(b)
             child = self._new_id(child_id)
-            point = rec.point if rec.point is not None and rec.point.seq <= b else None
-            if b < len(events):
-                state, seed_summary = BracketState.closed_at(seed), None
-                # a summary of the seed would decode it all; so does this, at most
-                point = fork_point_of(seed, point, decode=True)
-                asked = point is not None and point.first_user_text is not None
-            else:  # the whole log: reuse what is known about it instead of a second pass
-                state, seed_summary = rec.state.copy(), rec.summary
-                asked = rec.summary.first_user_text is not None
             header = SessionHeader(
                 id=child,
                 created=now_ts(),
                 cwd=rec.header.cwd,
                 parent_session=rec.header.id,
                 seed_length=b,
-                meta=child_meta(rec.header, meta, asked=asked),
+                meta=MappingProxyType(dict(meta or {})),
             )
             fork_event: dict[str, Any] = {
                 "type": HISTORY_FORK,
@@ -127,6 +118,13 @@ class ForkVerbs:
             fork_event[DIGEST_FIELD] = prefix_digest(seed)
             if header.meta.get("relation"):
                 fork_event["relation"] = header.meta["relation"]
+            point = rec.point if rec.point is not None and rec.point.seq <= b else None
+            if b < len(events):
+                state, seed_summary = BracketState.closed_at(seed), None
+                # a summary of the seed would decode it all; so does this, at most
+                point = fork_point_of(seed, point, decode=True)
+            else:  # the whole log: reuse what is known about it instead of a second pass
+                state, seed_summary = rec.state.copy(), rec.summary
             return self._commit_create(
                 header,
                 seed,
@@ -178,7 +176,7 @@ class ForkVerbs:
             cwd=source.cwd,
             parent_session=source.id,
             seed_length=point.seq,
-            meta=child_meta(source, meta, asked=point.first_user_text is not None),
+            meta=MappingProxyType(dict(meta or {})),
         )
         fork_event: dict[str, Any] = {
             "type": HISTORY_FORK,
@@ -200,20 +198,6 @@ class ForkVerbs:
         self._announce(change)
         return summary
 
-
-
-def child_meta(
-    source: SessionHeader, meta: Mapping[str, Any] | None, *, asked: bool
-) -> MappingProxyType[str, Any]:
-    """A fork's header meta: what the fork is given, and the title its source's header
-    holds when the seed holds the source's first question (`asked`) — the child goes on
-    under the title its source had, as one whose seed copied a `session/title` event
-    does. A fork made before anything was asked is named by what it asks."""
-    out = dict(meta or {})
-    title = source.meta.get("title")
-    if asked and "title" not in out and isinstance(title, str) and title:
-        out["title"] = title
-    return MappingProxyType(out)
 
 
 class _UnreadPrefix(Sequence[Event]):

@@ -91,7 +91,7 @@ def test_a_hand_written_file_loads_forks_and_lists(jsonl_root: Path) -> None:
         "cwd": "/home/p/proj",
         "parentSession": "hand",
         "seedLength": 7,
-        "meta": {"title": "by hand"},  # it goes on under its source's title
+        "meta": {},
     }
     assert orjson.loads(child_lines[8])["type"] == "history/fork"
     assert len(child_lines) == 9

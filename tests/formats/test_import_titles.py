@@ -1,6 +1,6 @@
 """Titles of imported sessions as the list shows them (`sessions list`), from real-format
-files on disk through the CLI: what the agent itself shows, a fork named after its
-source, a file Forkwise exported read back under its own name and date."""
+files on disk through the CLI: what the agent itself shows, and a file Forkwise exported
+read back under its own name and date."""
 
 from __future__ import annotations
 
@@ -49,32 +49,6 @@ def test_a_codex_subagent_prompted_only_by_user_message_events_is_titled_by_its_
     sub = listed[f"codex-{thread_id(51)}"]
     assert sub["parentSession"] == f"codex-{thread_id(50)}"
     assert sub["title"] == "Count the test files under tests/"
-
-
-def test_forks_of_a_session_titled_by_its_header_go_on_under_its_title(tmp_path: Path) -> None:
-    """A Codex thread named in `session_index.jsonl` is titled by its header alone (no
-    title event). Its forks keep that title (so the app names them "<title> — fork N"),
-    each of them, where they were titled by the first question they copied; a fork made
-    before anything was asked is not."""
-    from codex_fixtures import name_thread
-
-    home, store = tmp_path / "codex", tmp_path / "store"
-    basic(52).write(home)
-    name_thread(home, thread_id(52), "Parser work")
-    code, _ = run_json("sessions", "import", "--from", "codex", str(home), "--store", str(store))
-    assert code == 0
-    source = f"codex-{thread_id(52)}"
-    for child in ("one", "two"):
-        code, made = run_json("sessions", "fork", source, "--child", child, "--store", str(store))
-        assert code == 0, made
-    code, made = run_json("sessions", "fork", source, "--boundary", "0", "--child", "blank",
-                          "--store", str(store))  # fmt: skip
-    assert code == 0, made
-    listed = rows(store)
-    assert listed[source]["title"] == "Parser work"
-    for child in ("one", "two"):
-        assert (listed[child]["title"], listed[child]["titleSet"]) == ("Parser work", True)
-    assert listed["blank"]["titleSet"] is False
 
 
 def test_a_continue_in_read_back_is_named_and_dated_as_such(
