@@ -240,6 +240,9 @@ async def import_files(client: Client, args: argparse.Namespace) -> Outcome:
     for f in report["failed"]:
         where = f"{f['path']}:{f['line']}" if f.get("line") else f["path"]
         lines.append(f"failed {where}: {f['error']['message']} ({f['error']['code']})")
+    for w in report.get("warnings", []):
+        where = f"{w['path']}:{w['line']}" if w.get("line") else w["path"]
+        lines.append(f"warning {where}: {w['message']} ({w['code']})")
     if report.get("unmapped"):
         kept = ", ".join(f"{k} {n}" for k, n in sorted(report["unmapped"].items()))
         lines.append(f"kept as plugin events (no Forkwise equivalent): {kept}")

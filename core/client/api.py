@@ -138,7 +138,7 @@ class ClientAPI(Protocol):
     async def restore_session(self, session_id: str) -> Json: ...  # Undo a delete: its row
     async def search(self, query: str, limit: int = 50) -> list[Json]: ...  # hits, latest first
     async def sources(self) -> Json: ...  # {"sources": [...], "watching": [...]}
-    async def watch_sources(self, tools: list[str]) -> Json: ...  # sources() + "failed"
+    async def watch_sources(self, tools: list[str]) -> Json: ...  # sources() + failed, warnings
     async def export_session(
         self, session_id: str, tool: str, out: str | None = None, assets: bool = False
     ) -> Json: ...  # {"tool", "path", "id", "resume"}; a document: {"format", "path", "assets"}

@@ -259,7 +259,7 @@ class Client:
         return hits
 
     async def import_files(self, paths: list[str], tool: str | None = None) -> Json:
-        """`{"imported", "updated", "unchanged", "failed", "unmapped"}` (DESIGN §9): files or
+        """`{"imported", "updated", "unchanged", "failed", "warnings", "unmapped"}`: files or
         folders (none: the tools' default folders), read by the host — so they name files
         on its machine; `tool`: claude, codex, pi, forkwise, or None to recognise each
         file. The host reports `import/progress` notifications to subscribers."""
@@ -276,7 +276,8 @@ class Client:
         """Keep up with these tools' session folders (new and grown sessions are imported
         within a couple of seconds); `[]` stops. Returns what `sources()` does, with
         `failed`: the files its first look could not import (`[{"path", "line", "error"}]`,
-        as `import_files` reports them; tried again when they change)."""
+        as `import_files` reports them; tried again when they change) and `warnings`
+        (`[{"path", "line", "code", "message"}]`: lines kept unread in the files it read)."""
         result: Json = await self.call("sources.watch", {"tools": tools})
         return result
 

@@ -27,7 +27,17 @@ Rules a reader follows, so that every format behaves alike:
   comparing `events` with the parent's (ignoring `src`), cuts it back to the last `turn/end`
   they share, and stores the child as a fork of the parent there.
 - A file that cannot be read raises `FormatError` with the 1-based line number; nothing of
-  that file is imported.
+  that file is imported. A file that yields no session at all (no identity, nothing
+  readable) raises too: it is reported failed, never silently absent.
+- Warnings: a line of the tool's file that is not JSON (torn, cut, garbage) does not lose
+  the session. The reader keeps it verbatim where it stands as an `unreadable_event`
+  (`plugin/<tool>/unreadable`, `{"text": the line, "src": …}`), reads on, and adds an
+  `unreadable_warning` to the `warnings` of the first session it returns (the file's
+  warnings, once per file). The import verb reports them under `"warnings": [{"path",
+  "line", "code", "message"}]` whenever it reads the file — a new or changed file, never
+  an unchanged one (the ledger skips it), so a front end shows them once per change of
+  the file. A last line without its newline is one the tool is still writing: it is
+  left for the next read, no event and no warning. Forkwise's own logs stay strict.
 """
 
 from __future__ import annotations
@@ -99,6 +109,51 @@ class SourceRef:
         return cls(tool, path, sid, version if isinstance(version, str) else None)
 
 
+@dataclass(frozen=True, slots=True)
+class ReadWarning:
+    """Something of a source file a reader could not read, while the session imported."""
+
+    path: str
+    line: int | None
+    code: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "code": self.code, "message": self.message}
+
+
+#: the warning code (and the plugin kind) of a line that is not JSON
+UNREADABLE = "unreadable"
+UNREADABLE_CODE = "unreadable-line"
+
+
+def unreadable_text(raw: bytes | memoryview) -> str:
+    """A line that is not JSON, as the text an event keeps (bytes that are not UTF-8 are
+    replaced: the event's `src` still names the line, so an export copies its bytes)."""
+    return bytes(raw).decode("utf-8", "replace")
+
+
+def unreadable_event(tool: str, text: str, ts: str, src_id: str, line: int) -> Record:
+    """The `plugin/<tool>/unreadable` event that keeps a line that is not JSON."""
+    return {
+        "type": f"plugin/{tool}/{UNREADABLE}",
+        "ts": ts,
+        "text": text,
+        "src": {"id": src_id, "lines": [line]},
+    }
+
+
+def unreadable_warning(path: Path | str, line: int, why: str = "") -> ReadWarning:
+    """The warning for a line that is not JSON, kept as a plugin event."""
+    detail = f" ({why})" if why else ""
+    return ReadWarning(
+        str(path),
+        line,
+        UNREADABLE_CODE,
+        f"line {line} is not JSON{detail}: kept as it is, the rest of the session imported",
+    )
+
+
 @dataclass(slots=True)
 class ImportedSession:
     """One session as read from a tool's files, before it is stored."""
@@ -116,6 +171,9 @@ class ImportedSession:
     #: every record of `events` starts with `seq` (a placeholder), `type` and `ts`, in a
     #: log line's order: the import numbers them in place (the records are its own then)
     seq_first: bool = False
+    #: what of the file could not be read (its lines kept as plugin events): the file's
+    #: warnings, on the first session read from it
+    warnings: list[ReadWarning] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,7 +306,7 @@ def jsonl_files(root: Path) -> list[Path]:
                     try:
                         if entry.is_dir(follow_symlinks=False):
                             stack.append(folder / entry.name)
-                        elif entry.name.endswith(".jsonl"):
+                        elif entry.name.endswith(".jsonl") and not entry.is_dir():
                             found.append((key + entry.name, folder / entry.name))
                     except OSError:
                         continue

@@ -23,7 +23,7 @@ from forkwise.core.formats.base import ExportInput, SourceRef, Writer
 from forkwise.core.host.documents import export_document
 from forkwise.core.host.import_ledger import EXPORT_EVENT, ImportLedger
 from forkwise.core.host.importing import format_module
-from forkwise.core.log.events import MODEL_SELECT
+from forkwise.core.log.events import MODEL_SELECT, now_ts
 from forkwise.core.reading import DOCUMENTS
 from forkwise.core.store.session_store import SessionStore
 
@@ -86,10 +86,11 @@ def export_session(
     root = target.default_root(environ, home or Path(os.path.expanduser("~")))
     made = target.export(export_input(store, session_id), root, Path(out) if out else None)
     result = {"tool": tool, "path": str(made.path), "id": made.id, "resume": made.resume}
+    at = now_ts()
     if ledger is not None:
-        ledger.remember_export(tool, made.id, str(made.path), session_id)
+        ledger.remember_export(tool, made.id, str(made.path), session_id, at)
     if SourceRef.from_meta(store.get(session_id).header.meta.get("source")) is None:
         # an imported session's log follows its source (a re-import compares them):
         # only sessions of Forkwise's own record where they were sent
-        store.append(session_id, [{"type": EXPORT_EVENT, **result}])
+        store.append(session_id, [{"type": EXPORT_EVENT, "ts": at, **result}])
     return result

@@ -12,7 +12,7 @@ import orjson
 
 from forkwise.core.formats.base import ImportedSession, Record
 from forkwise.core.log.event_log import event_lines, head
-from forkwise.core.log.events import HISTORY_FORK, TURN_END, Event
+from forkwise.core.log.events import HISTORY_FORK, TURN_END, TURN_START, Event
 from forkwise.core.store.session import SessionHeader
 from forkwise.core.store.session_store import SessionStore
 
@@ -90,6 +90,64 @@ def shared_turns(mine: Sequence[Record], theirs: Sequence[Record]) -> int:
     return k
 
 
+def _content(record: Record) -> tuple[Any, ...] | None:
+    """What a record says, without the ids a copy may give anew (message, turn and tool
+    item ids); None for what a copy may leave out (plugin events, titles, fork marks)."""
+    etype = record.get("type")
+    if etype == "message":
+        parts = [
+            _call_content(p) if p.get("type") == "tool_call" else p
+            for p in record.get("parts") or ()
+            if isinstance(p, dict)
+        ]
+        return (etype, record.get("role"), parts)
+    if etype == "tool/result":
+        return (etype, record.get("tool"), record.get("output"), bool(record.get("error")))
+    if etype == TURN_START:
+        return (etype,)
+    if etype == TURN_END:
+        return (etype, record.get("status"))
+    if etype == "model/select":
+        return (etype, record.get("model"), record.get("reasoning"))
+    if isinstance(etype, str) and etype.startswith("context/"):
+        return (etype, record.get("text"))
+    return None
+
+
+def _call_content(part: Record) -> Record:
+    """A tool call without its id, its arguments without the empty fields a newer tool
+    writes out (Codex 0.171 spells a shell action's unset fields as null)."""
+    args = part.get("args")
+    if isinstance(args, dict):
+        args = {k: v for k, v in args.items() if v is not None}
+    return {"name": part.get("name"), "args": args}
+
+
+def shared_by_content(mine: Sequence[Record], theirs: Sequence[Record]) -> tuple[int, int]:
+    """Where two conversations part when one is a copy of the other's beginning whose
+    ids were made anew and whose bookkeeping was left out (Codex's `thread/fork` of a
+    rollout an older Codex wrote): the events of each, through the last `turn/end` they
+    share by content, as (how many of `mine`, how many of `theirs`). A model choice only
+    one of them states is passed over (the copy may lack the turn contexts)."""
+    i = j = 0
+    cut = (0, 0)
+    while i < len(mine) and j < len(theirs):
+        a, b = _content(mine[i]), _content(theirs[j])
+        if a is None or (a[0] == "model/select" and b != a):
+            i += 1
+            continue
+        if b is None or b[0] == "model/select":
+            j += 1
+            continue
+        if a != b:
+            break
+        i += 1
+        j += 1
+        if a[0] == TURN_END:
+            cut = (i, j)
+    return cut
+
+
 def layout(
     store: SessionStore, s: ImportedSession, parent_full: list[Record] | None
 ) -> tuple[SessionHeader, list[Record]]:
@@ -102,15 +160,17 @@ def layout(
     if s.parent is None or parent_full is None:
         header = SessionHeader(s.id, s.created, s.cwd, None, 0, MappingProxyType(meta))
         return header, _numbered(s.events, in_place=s.seq_first)
-    shared = shared_turns(s.events, parent_full)
+    shared = theirs = shared_turns(s.events, parent_full)
+    if shared == 0 and s.relation in ("fork", "subagent"):
+        shared, theirs = shared_by_content(s.events, parent_full)
     parent = store.get(s.parent) if store.exists(s.parent) else None
     if parent is None:  # the parent failed: stand alone rather than lose the session
         header = SessionHeader(s.id, s.created, s.cwd, None, 0, MappingProxyType(meta))
         return header, _numbered(s.events, in_place=s.seq_first)
-    seed = shared
+    seed = theirs  # `shared` of the reader's list stand for `theirs` of the parent's
     p_seed = parent.header.seed_length
-    if parent.header.parent_session is not None and shared > p_seed:
-        seed = shared + 1  # the parent's own history/fork sits inside the shared part
+    if parent.header.parent_session is not None and theirs > p_seed:
+        seed = theirs + 1  # the parent's own history/fork sits inside the shared part
     prefix = records_of(parent.events, seed)
     fork_event: Record = {
         "type": HISTORY_FORK,
@@ -125,6 +185,8 @@ def layout(
     def stored_seq(i: int) -> int:
         """Where event i of the reader's list (1-based) sits in the stored child."""
         if i <= shared:
+            if shared != theirs:  # matched by content: no event of it stands alone
+                return seed
             return i + 1 if parent_forked and i > p_seed else i
         return i + (seed - shared) + 1
 

@@ -37,10 +37,11 @@ class _Stamp(NamedTuple):
     st_mtime_ns: int
 
 
-def source_stamp(path: Path) -> Stamp:
-    """A source's stamp. A SQLite database (OpenCode's) in WAL mode changes in its `-wal`
-    file until a checkpoint: its stamp counts both files. Raises OSError."""
-    st = path.stat()
+def source_stamp(path: Path, st: os.stat_result | None = None) -> Stamp:
+    """A source's stamp (`st`: its stat, when the caller has it). A SQLite database
+    (OpenCode's) in WAL mode changes in its `-wal` file until a checkpoint: its stamp
+    counts both files. Raises OSError."""
+    st = st if st is not None else path.stat()
     try:
         wal = os.stat(f"{path}-wal")
     except OSError:
@@ -174,11 +175,22 @@ class ImportLedger:
             return str(known["session"])
         return None
 
-    def remember_export(self, tool: str, tool_id: str, path: str, session_id: str) -> None:
+    def exported_at(self, tool: str, tool_id: str) -> str | None:
+        """When that export was written (None for a record from before this was kept)."""
+        known = self._exported().get(f"{tool}:{tool_id}")
+        at = known.get("at") if isinstance(known, dict) else None
+        return at if isinstance(at, str) and at else None
+
+    def remember_export(
+        self, tool: str, tool_id: str, path: str, session_id: str, at: str | None = None
+    ) -> None:
         """Record an export at once, atomically: unlike the files' sizes, losing it would
-        import the file as a session of its own, not beneath the one it continues."""
+        import the file as a session of its own, not beneath the one it continues. `at`:
+        when it was written (the date the session read back from it is created)."""
         exports = self._exported()
         exports[f"{tool}:{tool_id}"] = {"session": session_id, "path": path}
+        if at is not None:
+            exports[f"{tool}:{tool_id}"]["at"] = at
         where = self._exports_path
         if where is not None:
             write_file_atomically(where, orjson.dumps({"version": 1, "exports": exports}))
@@ -210,5 +222,7 @@ def exports_in_logs(store: SessionStore) -> dict[str, Any]:
             fields = events[i].fields
             tool, tool_id, path = fields.get("tool"), fields.get("id"), fields.get("path")
             if isinstance(tool, str) and isinstance(tool_id, str) and isinstance(path, str):
-                found[f"{tool}:{tool_id}"] = {"session": summary.id, "path": path}
+                found[f"{tool}:{tool_id}"] = {
+                    "session": summary.id, "path": path, "at": events[i].ts
+                }
     return found

@@ -13,6 +13,7 @@ modification time so that an unchanged file is not read again.
 from __future__ import annotations
 
 import importlib
+import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from forkwise.core.errors import (
     DuplicateSessionId,
     ForkwiseError,
     InvalidBoundary,
+    NotRegularSource,
     StorageError,
 )
 from forkwise.core.formats.base import (
@@ -88,6 +90,10 @@ class ImportReport:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     failed: list[Json] = field(default_factory=list)
+    #: what the files read could not read in part, their sessions imported all the same
+    #: (`ReadWarning.to_json`: a line that is not JSON, kept as a plugin event); a file
+    #: is read again only when it changed, so its warnings come once per change of it
+    warnings: list[Json] = field(default_factory=list)
     #: plugin/<tool>/<kind> events made for what has no Forkwise equivalent, by kind
     unmapped: dict[str, int] = field(default_factory=dict)
 
@@ -101,6 +107,7 @@ class ImportReport:
             "updated": self.updated,
             "unchanged": self.unchanged,
             "failed": self.failed,
+            "warnings": self.warnings,
             "unmapped": self.unmapped,
         }
 
@@ -303,6 +310,8 @@ class _Read:
         """Store the sessions (whole, not yet durable: see `store_sessions`); their ids."""
         ids = store_sessions(store, self.sessions, report, name_later=True)
         ledger.remember(self.path, self.st, ids)
+        for s in self.sessions:
+            report.warnings.extend(w.to_json() for w in s.warnings)
         return ids
 
 
@@ -327,7 +336,13 @@ def _read_file(
     """The sessions of a file to store, or None when there is nothing left to do (the file
     did not change since it was imported, or a Forkwise file was adopted)."""
     try:
-        st = source_stamp(path)
+        mode = path.stat()
+        if not stat.S_ISREG(mode.st_mode):
+            raise NotRegularSource(
+                f"{path} is not a regular file (a FIFO, socket or device): not read",
+                path=str(path),
+            )
+        st = source_stamp(path, mode)
     except OSError as exc:
         raise StorageError(f"cannot read {path}: {exc.strerror}", path=str(path)) from exc
     known = ledger.unchanged(path, st)
@@ -344,7 +359,12 @@ def _read_file(
     if tool == "forkwise":
         ledger.remember(path, st, [_import_forkwise(stored.store, path, report)])
         return None
-    return _Read(path, st, _continued(stored.store, reader(tool).read(path), ledger))
+    sessions = reader(tool).read(path)
+    if not sessions:
+        raise FormatError(
+            f"{path} holds no session of {tool} (no conversation in it)", path=str(path)
+        )
+    return _Read(path, st, _continued(stored.store, sessions, ledger))
 
 
 def _continued(
@@ -365,7 +385,23 @@ def _continued(
         origin = ledger.exported_from(s.source.tool, s.source.id)
         if origin is not None and origin != s.id and store.exists(origin):
             s.parent, s.relation = origin, "continued"
+            _name_continued(store, s, origin, ledger.exported_at(s.source.tool, s.source.id))
     return sessions
+
+
+#: what a session read back from a Continue in says it was continued in
+_TOOL_NAMES = {"claude": "Claude Code", "codex": "Codex", "pi": "pi"}
+
+
+def _name_continued(store: SessionStore, s: ImportedSession, origin: str, at: str | None) -> None:
+    """A Continue in read back repeats its source's lines, title and times included: it
+    is created when it was exported (not when its first copied line was written), and a
+    title that is its source's says where it goes on."""
+    if at is not None:
+        s.created = at
+    parent = store.summary(origin).display_title
+    if s.title is None or s.title == parent:
+        s.title = f"{parent} — continued in {_TOOL_NAMES.get(s.source.tool, s.source.tool)}"
 
 
 def _import_forkwise(store: SessionStore, path: Path, report: ImportReport) -> str:

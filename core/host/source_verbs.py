@@ -119,12 +119,14 @@ class SourceVerbs:
         on this host's machine, or `folders`); an empty list stops. The first pass runs
         before this returns, so what is there already is in the store when it does; what
         `sources.list` returns, with `failed`: the files that pass could not import (as
-        the import verb reports them), whose sessions are not in the store."""
+        the import verb reports them), whose sessions are not in the store, and
+        `warnings`: the lines of the files it read that were kept unread."""
         self._check_writable()
         self.sources.watch(tools, folders)
         report = await self.sources.scan() if self.sources.tools else None
         listed = await self.list_sources()
         listed["failed"] = report["failed"] if report is not None else []
+        listed["warnings"] = report["warnings"] if report is not None else []
         return listed
 
     async def list_sources(self) -> Json:

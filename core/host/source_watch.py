@@ -122,7 +122,9 @@ class SourceWatcher:
         self.passes += 1
         if not files:
             return None
-        report: Json = {"imported": [], "updated": [], "unchanged": [], "failed": []}
+        report: Json = {
+            "imported": [], "updated": [], "unchanged": [], "failed": [], "warnings": []
+        }
         for start in range(0, len(files), BATCH):
             # a batch at a time: the store worker takes other work (opening a session, a
             # fork) between batches, also during a first import of a long history

@@ -235,20 +235,21 @@ def test_interrupts_meta_and_unfinished_turns(tmp_path: Path) -> None:
     stored([main], tmp_path / "store")
 
 
-def test_bad_line_names_it_and_torn_tail_is_a_file_being_written(tmp_path: Path) -> None:
+def test_bad_line_is_kept_with_a_warning_and_torn_tail_is_a_file_being_written(
+    tmp_path: Path,
+) -> None:
     t = Transcript(SID)
     t.exchange("hello", "hi")
     path = write_old(t, tmp_path)
     good = path.read_bytes()
-    path.write_bytes(good + b'{"type":"user", broken\n' + good)
-    with pytest.raises(FormatError) as err:
-        READER.read(path)
-    assert err.value.line == 4
-    assert err.value.path == str(path)
+    path.write_bytes(good + b'{"type":"user", broken\n')
+    main, _ = main_of(path)
+    kept = [e for e in main.events if e["type"] == "plugin/claude/unreadable"]
+    assert [(e["text"], e["src"]["lines"]) for e in kept] == [('{"type":"user", broken', [4])]
+    assert [(w.line, w.code, w.path) for w in main.warnings] == [(4, "unreadable-line", str(path))]
     path.write_bytes(good + b"[1,2]\n")
-    with pytest.raises(FormatError) as err:
-        READER.read(path)
-    assert err.value.line == 4
+    main, _ = main_of(path)
+    assert [w.line for w in main.warnings] == [4]
     path.write_bytes(good + b'{"parentUuid":"x","type":"user","mess')
     main, _ = main_of(path)
     assert [c[1] for c in convo(main)] == ["hello", "hi"]
@@ -272,9 +273,8 @@ def test_blank_and_whitespace_lines_keep_the_line_numbers_of_the_file(tmp_path: 
     assert [c[1] for c in convo(main)] == ["hello", "hi"]
     # a bad line after them is named by its number in the file
     path.write_bytes(odd + b"\n\n{oops}\n")
-    with pytest.raises(FormatError) as err:
-        READER.read(path)
-    assert err.value.line == 5 + len(good) - 1 + 1
+    main, _ = main_of(path)
+    assert [w.line for w in main.warnings] == [5 + len(good) - 1 + 1]
 
 
 def test_file_without_session_id_fails(tmp_path: Path) -> None:
@@ -516,3 +516,19 @@ def test_subagent_parent_is_the_branch_that_called_it(tmp_path: Path, layout: st
     parent_path.unlink()
     fresh = type(READER)()
     assert fresh.read(path)[0].parent == f"claude-{SID}"
+
+
+def test_prompts_without_a_uuid_get_message_ids_of_their_own(tmp_path: Path) -> None:
+    """A damaged file repeating a prompt whose uuid is null: each gets its own message
+    id (from its line), so the session stores (before, both were `user:…:<None>`)."""
+    prompt = {
+        "parentUuid": None, "uuid": None, "sessionId": SID, "type": "user", "cwd": "/w",
+        "timestamp": "2026-01-05T09:00:01.000Z", "message": {"role": "user", "content": "start"},
+    }  # fmt: skip
+    tail = {**prompt, "uuid": "u-1", "parentUuid": "gone", "message": {"role": "user", "content": "a"}}
+    path = tmp_path / f"{SID}.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in (prompt, prompt, tail)))
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    sessions = READER.read(path)
+    replays = stored(sessions, tmp_path / "store")
+    assert [m.text for m in replays[sessions[0].id].messages] == ["start", "start", "a"]

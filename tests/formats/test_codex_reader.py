@@ -204,19 +204,25 @@ def test_a_half_written_last_line_is_left_for_later(tmp_path: Path) -> None:
     ]
 
 
-def test_malformed_line_names_its_line(tmp_path: Path) -> None:
+def test_malformed_line_is_kept_with_a_warning_naming_its_line(tmp_path: Path) -> None:
     r = Rollout(thread_id(5)).meta()
     r.turn("hello", "hi", first=True)
     lines = r.raw().split(b"\n")
     lines[3] = b'{"timestamp": "x", "type": "event_msg", broken'
-    with pytest.raises(FormatError) as err:
-        CodexReader().read(r.write(tmp_path, data=b"\n".join(lines)))
-    assert err.value.line == 4
-    assert err.value.code == "import-failed"
+    (s,) = CodexReader().read(r.write(tmp_path, data=b"\n".join(lines)))
+    kept = of_type(s, "plugin/codex/unreadable")
+    assert [(e["text"], e["src"]["lines"]) for e in kept] == [(lines[3].decode(), [4])]
+    assert [(w.line, w.code) for w in s.warnings] == [(4, "unreadable-line")]
+    texts = [m["parts"][0]["text"] for m in of_type(s, "message")]
+    assert (texts[0], texts[-1]) == ("hello", "hi")
     lines[3] = b'["not", "an", "object"]'
+    (s,) = CodexReader().read(r.write(tmp_path, data=b"\n".join(lines)))
+    assert [w.line for w in s.warnings] == [4]
+    # before the thread's session_meta an unreadable line may be its identity: refused
+    lines.insert(0, b"{garbage")
     with pytest.raises(FormatError) as err:
         CodexReader().read(r.write(tmp_path, data=b"\n".join(lines)))
-    assert err.value.line == 4
+    assert err.value.line == 1
 
 
 def test_a_file_without_session_meta_has_no_identity(tmp_path: Path) -> None:

@@ -89,14 +89,15 @@ def test_one_bad_file_fails_with_its_line_and_the_others_import(tmp_path: Path) 
     home, store = tmp_path / "codex", tmp_path / "store"
     good = basic(4).write(home)
     bad_rollout = basic(5)
-    bad = bad_rollout.write(home, data=bad_rollout.raw().replace(b"\n", b"\n{not json\n", 1))
+    # garbage where the thread's session_meta should be: no identity to import it under
+    bad = bad_rollout.write(home, data=b"{not json\n" + bad_rollout.raw())
     code, report = run_json("sessions", "import", "--from", "codex", str(good), str(bad),
                             "--store", str(store))
     assert code == 1
     assert report["imported"] == [f"codex-{thread_id(4)}"]
     (failed,) = report["failed"]
     assert failed["path"] == str(bad)
-    assert failed["line"] == 2
+    assert failed["line"] == 1
     assert not (store / "sessions" / f"codex-{thread_id(5)}.jsonl").exists()
 
 
@@ -156,9 +157,19 @@ async def test_a_watched_codex_folder_brings_new_and_grown_sessions_in(tmp_path:
     try:
         seen: list[dict[str, Any]] = []
         await client.subscribe(seen.append)
+        torn = basic(6)
+        lines = torn.raw().split(b"\n")
+        torn_path = torn.write(home, data=b"\n".join([*lines[:3], b"{torn", *lines[3:]]))
         listed = await client.watch_sources(["codex"])
         assert listed["watching"] == ["codex"]
         assert listed["failed"] == []  # its first look found nothing it could not read
+        # what it read only in part: imported, the line named
+        assert [(w["path"], w["line"]) for w in listed["warnings"]] == [(str(torn_path), 4)]
+        for _ in range(200):  # its row comes as a notification: bounded, 10 s at most
+            if f"codex-{thread_id(6)}" in client.catalogue:
+                break
+            await asyncio.sleep(0.05)
+        assert f"codex-{thread_id(6)}" in client.catalogue
         rollout = basic(7)
         rollout.write(home)
         sid = f"codex-{thread_id(7)}"
@@ -190,8 +201,9 @@ def test_a_fifo_among_an_agents_session_files_fails_alone_and_never_hangs(
     tmp_path: Path,
 ) -> None:
     """A FIFO named like a session file is never opened for reading (that would wait for a
-    writer for ever): in a folder import and named as a file, it fails at once as not a
-    regular file (reported, not passed over) while the real files import."""
+    writer for ever): a folder import reports it failed, never passes over it in silence,
+    and named as a file it fails at once as not a regular file while the real files
+    import."""
     home, store = tmp_path / "codex", tmp_path / "store"
     good = basic(8).write(home)
     fifo = good.with_name("rollout-2025-09-01T10-00-00-" + thread_id(9) + ".jsonl")
@@ -202,6 +214,14 @@ def test_a_fifo_among_an_agents_session_files_fails_alone_and_never_hangs(
     assert [(f["path"], f["error"]["code"]) for f in report["failed"]] == [
         (str(fifo), "not-a-regular-file")
     ]
+    for tool, folder in (("claude", "projects/-work"), ("pi", "sessions/--work--")):
+        other = tmp_path / tool / folder
+        other.mkdir(parents=True)
+        os.mkfifo(other / "pipe.jsonl")
+        code, report = run_json("sessions", "import", "--from", tool, str(tmp_path / tool),
+                                "--store", str(store))
+        assert code == 1
+        assert [f["path"] for f in report["failed"]] == [str(other / "pipe.jsonl")]
     code, report = run_json("sessions", "import", "--from", "codex", str(good), str(fifo),
                             "--store", str(store))
     assert code == 1

@@ -406,11 +406,26 @@ def test_roots_files_and_sniffing(tmp_path: Path) -> None:
     assert not READER.sniff(b"not json\n")
 
 
+@pytest.mark.parametrize("line", [b"{not json", b"[1, 2]"])
+def test_a_line_that_is_not_json_is_kept_with_a_warning(tmp_path: Path, line: bytes) -> None:
+    """The entry after the lost line names it as its parent: the path goes on through
+    the line kept in its place, and the session keeps its whole conversation."""
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/"}'
+    q = b'{"type":"message","id":"q1","parentId":null,"timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"hi"}}'
+    a = b'{"type":"message","id":"a2","parentId":"lost","timestamp":"2026-01-01T00:00:02Z","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"stopReason":"stop"}}'
+    path = tmp_path / "torn.jsonl"
+    path.write_bytes(b"\n".join([header, q, line, a]) + b"\n")
+    (main,) = READER.read(path)
+    kept = [e for e in main.events if e["type"] == "plugin/pi/unreadable"]
+    assert [(e["text"], e["src"]["lines"]) for e in kept] == [(line.decode(), [3])]
+    texts = [p["text"] for e in main.events if e["type"] == "message" for p in e["parts"]]
+    assert texts == ["hi", "hello"]
+    assert [(w.line, w.code, w.path) for w in main.warnings] == [(3, "unreadable-line", str(path))]
+
+
 @pytest.mark.parametrize(
     ("line", "expected_line", "words"),
     [
-        (b"{not json", 3, "not JSON"),
-        (b"[1, 2]", 3, "JSON object"),
         (b'{"id":"x","parentId":null}', 3, "no type"),
         (b'{"type":"message","parentId":null,"message":{"role":"user","content":"x"}}', 3, "no id"),
         (

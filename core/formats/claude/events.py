@@ -24,8 +24,8 @@ from typing import Any
 
 from forkwise.core.log.usage import anthropic_tokens, usage_draft
 
-from ..base import Record, message_id
-from .tree import INTERRUPT_PREFIX, Entry, Transcript, prompt_text
+from ..base import UNREADABLE, Record, message_id
+from .tree import INTERRUPT_PREFIX, UNREADABLE_ENTRY, Entry, Transcript, prompt_text
 
 PROVIDER = "anthropic"
 #: lineage and identity fields that differ between copies of one entry in two files
@@ -112,6 +112,12 @@ class Builder:
         self.events.append(record)
         return record
 
+    def _key(self, idx: int, entry: Entry) -> str:
+        """What an entry's ids are made from: its uuid, or its line for an entry without
+        one (two such entries in a damaged file must not get one message id)."""
+        uuid = entry.get("uuid")
+        return uuid if type(uuid) is str else f"line-{self.t.lines[idx]}"
+
     def _settled(self) -> bool:
         return self._turn is not None and self._last_said and not self._pending
 
@@ -176,6 +182,8 @@ class Builder:
             title = entry.get(_TITLE_FIELD[kind])
             if not (isinstance(title, str) and self._set_title(title, _TITLE_RANK[kind], idx)):
                 self._plugin(str(kind), idx, entry=_plain(entry))
+        elif kind == UNREADABLE_ENTRY:
+            self._plugin(UNREADABLE, idx, text=entry["text"])
         else:
             self._plugin(str(kind or "entry"), idx, entry=_plain(entry))
         if extra or self._carry:
@@ -208,7 +216,7 @@ class Builder:
         self._emit(record, (bidx, summary[0]))
 
     def _user(self, idx: int, entry: Entry) -> None:
-        uuid = str(entry.get("uuid"))
+        uuid = self._key(idx, entry)
         if entry.get("isCompactSummary"):
             if self._boundary is not None:
                 self._flush_boundary((idx, entry))
@@ -307,7 +315,7 @@ class Builder:
         if not isinstance(message, dict):
             self._plugin("assistant", idx, entry=_plain(entry))
             return
-        uuid = str(entry.get("uuid"))
+        uuid = self._key(idx, entry)
         model = message.get("model")
         if isinstance(model, str) and model not in ("<synthetic>", self._model):
             self._model = model

@@ -70,7 +70,10 @@ class ClaudeReader:
         # cycles (the collector took half the time of a large file).
         with collector_paused():
             t = load(path)
-            return _FileReader(t, self._live(t), self._spawner).sessions()
+            sessions = _FileReader(t, self._live(t), self._spawner).sessions()
+            if sessions:
+                sessions[0].warnings.extend(t.warnings)
+            return sessions
 
     def _spawner(self, agent_file: Path, session_id: str, agent_id: str) -> str | None:
         """The Forkwise id of the session whose Task call started subagent `agent_id`: the

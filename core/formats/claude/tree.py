@@ -18,10 +18,16 @@ from typing import Any
 
 import orjson
 
-from ..base import FormatError, read_source
+from ..base import FormatError, ReadWarning, read_source, unreadable_text, unreadable_warning
 
 Entry = dict[str, Any]
 INTERRUPT_PREFIX = "[Request interrupted by user"
+#: the type of the entry that stands for a line that is not JSON (no entry of Claude Code
+#: has it): `{"type": UNREADABLE_ENTRY, "text": the line}`
+UNREADABLE_ENTRY = "\0unreadable"
+#: entries of the conversation tree; one with a `uuid` and no `parentUuid` at all (a
+#: minimal or hand-written file) follows the one before it in the file
+_TREE_KINDS = frozenset({"user", "assistant", "system", "attachment", "progress"})
 
 
 @dataclass(slots=True)
@@ -35,11 +41,14 @@ class Transcript:
     torn: bool = False
     #: index of each tree entry by its uuid (the last one wins, as in Claude Code)
     by_uuid: dict[str, int] = field(default_factory=dict)
+    #: lines that are not JSON, kept as `UNREADABLE_ENTRY` entries
+    warnings: list[ReadWarning] = field(default_factory=list)
 
 
 def load(path: Path) -> Transcript:
-    """Decode every line once; a bad line is a FormatError naming it, except a torn last
-    line of a file still being written.
+    """Decode every line once. A line that is not a JSON object is kept as an
+    `UNREADABLE_ENTRY` with a warning; a torn last line (no newline after it) is one the
+    file's writer has not finished: left out, `torn` set.
 
     Each line is decoded from a view of the file's bytes, not from a copy: the lines of a
     Claude Code file are large, and copying them all (`split`) while their decoded entries
@@ -56,6 +65,7 @@ def load(path: Path) -> Transcript:
     size = len(data)
     start = 0
     no = 0
+    last_node: str | None = None  # the uuid of the last tree entry, for one without parent
     while start <= size:
         end = find(b"\n", start)
         last = end < 0  # no newline after it: the file's last line
@@ -65,6 +75,7 @@ def load(path: Path) -> Transcript:
         if end == start:
             start = end + 1
             continue
+        why = ""
         try:
             entry = loads(view[start:end])
         except orjson.JSONDecodeError as exc:
@@ -74,13 +85,18 @@ def load(path: Path) -> Transcript:
             if last:  # cut off while being written
                 out.torn = True
                 break
-            raise FormatError(f"line {no} is not JSON: {exc}", path=str(path), line=no) from exc
-        start = end + 1
+            entry, why = None, str(exc)
         if type(entry) is not dict:
-            raise FormatError(f"line {no} is not a JSON object", path=str(path), line=no)
+            out.warnings.append(unreadable_warning(path, no, why or "not a JSON object"))
+            entry = {"type": UNREADABLE_ENTRY, "text": unreadable_text(view[start:end])}
+        start = end + 1
         uuid = entry.get("uuid")
-        if uuid is not None and type(uuid) is str and "parentUuid" in entry:
-            by_uuid[uuid] = len(entries)
+        if uuid is not None and type(uuid) is str:
+            if "parentUuid" not in entry and entry.get("type") in _TREE_KINDS:
+                entry["parentUuid"] = last_node
+            if "parentUuid" in entry:
+                by_uuid[uuid] = len(entries)
+                last_node = uuid
         entries.append(entry)
         numbers.append(no)
     return out

@@ -22,7 +22,15 @@ import orjson
 from forkwise.core.errors import ForkwiseError, SourceTooLarge
 from forkwise.core.safe_read import MAX_SESSION_BYTES
 
-from ..base import FormatError, read_source, read_source_stat
+from ..base import (
+    UNREADABLE,
+    FormatError,
+    ReadWarning,
+    read_source,
+    read_source_stat,
+    unreadable_text,
+    unreadable_warning,
+)
 
 log = logging.getLogger(__name__)
 
@@ -160,17 +168,23 @@ def head_text(head: bytes) -> bytes:
 _HEAD_INFLATED = 1 << 20
 
 
-def parse_lines(data: bytes, path: Path) -> tuple[list[Line], bool]:
+def parse_lines(
+    data: bytes, path: Path, warnings: list[ReadWarning] | None = None
+) -> tuple[list[Line], bool]:
     """Every line of a rollout, parsed once. Returns the lines and whether the file ends in
     the middle of a line (Codex is writing it right now; that last fragment is left out).
 
-    A line that is not a JSON object with a string `type` raises FormatError naming it."""
+    A line that is not a JSON object is an `UNREADABLE` line (its payload the line's text,
+    its time the line's before it), with a warning added to `warnings`; an object without
+    a string `type` and `timestamp` raises FormatError naming it."""
     torn: list[bool] = []
-    lines = list(iter_lines(data, path, torn))
+    lines = list(iter_lines(data, path, torn, warnings))
     return lines, bool(torn)
 
 
-def iter_lines(data: bytes, path: Path, torn: list[bool]) -> Iterator[Line]:
+def iter_lines(
+    data: bytes, path: Path, torn: list[bool], warnings: list[ReadWarning] | None = None
+) -> Iterator[Line]:
     """The lines of `parse_lines` one at a time, so that a reader that maps them as they
     come keeps none of them; `torn` gets True when the file ends in the middle of a line.
     Each line is decoded from a view of `data`, not from a copy of its bytes."""
@@ -183,6 +197,7 @@ def iter_lines(data: bytes, path: Path, torn: list[bool]) -> Iterator[Line]:
     first = True
     start = 0
     no = 0
+    ts = ""  # the time of the line before (for one that is not JSON)
     while start < size:
         end = find(b"\n", start)
         last = end < 0  # no newline after it: the file's last line
@@ -192,6 +207,7 @@ def iter_lines(data: bytes, path: Path, torn: list[bool]) -> Iterator[Line]:
         if end == start:
             start = end + 1
             continue
+        why = ""
         try:
             obj = loads(view[start:end])
         except orjson.JSONDecodeError as exc:
@@ -201,26 +217,32 @@ def iter_lines(data: bytes, path: Path, torn: list[bool]) -> Iterator[Line]:
             if last:  # cut off while Codex writes it
                 torn.append(True)
                 return
-            raise FormatError(f"line {no} is not JSON: {exc}", path=str(path), line=no) from exc
+            obj, why = None, str(exc)
         if type(obj) is not dict:
-            raise FormatError(f"line {no} is not a JSON object", path=str(path), line=no)
+            if warnings is not None:
+                warnings.append(unreadable_warning(path, no, why or "not a JSON object"))
+            yield (no, start, end, ts, UNREADABLE, unreadable_text(view[start:end]), None)
+            start = end + 1
+            continue
         if bare is None:
             bare = "payload" not in obj and "id" in obj and "type" not in obj
             if bare and type(obj.get("timestamp")) is str:
                 bare_ts = obj["timestamp"]
         if bare:
+            ts = bare_ts
             yield _bare_line(no, start, end, obj, bare_ts, first=first)
             first = False
             start = end + 1
             continue
         kind = obj.get("type")
-        ts = obj.get("timestamp")
-        if type(kind) is not str or type(ts) is not str:
+        stamp = obj.get("timestamp")
+        if type(kind) is not str or type(stamp) is not str:
             raise FormatError(
                 f"line {no} is not a rollout line (needs string 'timestamp' and 'type')",
                 path=str(path),
                 line=no,
             )
+        ts = stamp
         ordinal = obj.get("ordinal")
         yield (
             no,
@@ -255,13 +277,15 @@ def codex_home(path: Path) -> Path | None:
     return None
 
 
-def rollout_files(folder: Path) -> Iterator[Path]:
-    """Every rollout under `folder`, in name order (which is creation order)."""
+def rollout_files(folder: Path, *, special: bool = False) -> Iterator[Path]:
+    """Every rollout under `folder`, in name order (which is creation order). `special`:
+    also what is named so but is no regular file (a FIFO, a device; never opened here),
+    for an import to report it rather than pass over it."""
     found: list[Path] = []
     for pattern in ("rollout-*.jsonl", "rollout-*.jsonl.zst"):
-        # not only regular files: a FIFO or link of that name is read, and refused by
-        # code (`read_source`), not skipped without a word
-        found.extend(p for p in folder.rglob(pattern) if not p.is_dir())
+        found.extend(
+            p for p in folder.rglob(pattern) if (not p.is_dir() if special else p.is_file())
+        )
     found.sort(key=lambda p: (p.name, str(p)))
     yield from found
 

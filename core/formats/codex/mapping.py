@@ -36,7 +36,7 @@ import orjson
 
 from forkwise.core.log.usage import USAGE, openai_tokens, usage_draft
 
-from ..base import Record, message_id
+from ..base import UNREADABLE, Record, message_id
 from .lines import Line
 
 PROVIDER = "openai"
@@ -75,6 +75,7 @@ _INJECTED = (
     "<realtime_conversation>",
 )
 
+_UNREADABLE = f"plugin/codex/{UNREADABLE}"
 _CANCEL_REASONS = frozenset({"interrupted", "user_interrupted"})
 
 
@@ -286,13 +287,19 @@ class Mapper:
         for no, _start, _end, line_ts, kind, p, _ordinal in lines:
             self._ts = ts.get(no, line_ts) if ts else line_ts
             if type(p) is not dict:
-                self._plugin(kind, p, no)
+                if kind == UNREADABLE:  # a line that is not JSON, kept as it is
+                    self.unmapped[kind] += 1
+                    self._emit({"seq": 0, "type": _UNREADABLE, "ts": self._ts, "text": p}, no)
+                else:
+                    self._plugin(kind, p, no)
             elif kind == "response_item":
                 response_item(p, no)
             elif kind == "event_msg":
                 etype = p.get("type")
                 if type(etype) is str and etype in duplicates:
                     self._pending.append(no)  # the commonest line: its event comes next
+                    if self.first_prompt is None and etype == "user_message":
+                        self._first_user_message(p)
                 else:
                     event_msg(p, no)
             elif kind == "turn_context":
@@ -307,6 +314,13 @@ class Mapper:
                 self._pending.append(no)  # an ancestor's header, repeated by a fork
             else:
                 self._plugin(kind, p, no)
+
+    def _first_user_message(self, p: dict[str, Any]) -> None:
+        """The first prompt as Codex shows it, from its `user_message` event: a thread may
+        have no user response item for it (a spawned subagent's task)."""
+        text = p.get("message")
+        if isinstance(text, str) and text.strip() and not is_injected(text):
+            self.first_prompt = text
 
     def _flush_pending(self) -> None:
         for record in reversed(self.events):

@@ -36,7 +36,16 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from ..base import FormatError, ImportedSession, Record, SourceRef, Tool, source_session_id
+from ..base import (
+    UNREADABLE,
+    FormatError,
+    ImportedSession,
+    ReadWarning,
+    Record,
+    SourceRef,
+    Tool,
+    source_session_id,
+)
 from .lines import (
     ARCHIVED,
     END,
@@ -91,14 +100,25 @@ class _File:
         self.key = (st.st_size, st.st_mtime_ns)
         self.mtime = st.st_mtime
         self._lines: tuple[list[Line], bool] | None = None
+        #: the lines that are not JSON (each once: the file may be decoded twice)
+        self.warnings: list[ReadWarning] = []
         torn: list[bool] = []
-        stream = iter_lines(data, path, torn)
+        stream = iter_lines(data, path, torn, self.warnings)
         head: list[Line] = []
         meta_line: Line | None = None
         for ln in stream:  # the meta line is the first of a rollout: this decodes one line
             if ln[TYPE] == "session_meta":
                 meta_line = ln
                 break
+            if ln[TYPE] == UNREADABLE:
+                # the thread's own meta may be this line: a later one may be the parent's
+                # (a fork repeats it), whose identity must not be taken
+                raise NoSessionMeta(
+                    f"{path.name}: line {ln[NO]}, before any session_meta, is not JSON: "
+                    "the thread's identity cannot be read",
+                    path=str(path),
+                    line=ln[NO],
+                )
             head.append(ln)
         if meta_line is None:
             raise NoSessionMeta(
@@ -147,7 +167,10 @@ class _File:
     def _parsed(self) -> tuple[list[Line], bool]:
         parsed = self._lines
         if parsed is None:
-            parsed = self._lines = parse_lines(self.data, self.path)
+            warned = {w.line for w in self.warnings}
+            found: list[ReadWarning] = []
+            parsed = self._lines = parse_lines(self.data, self.path, found)
+            self.warnings += [w for w in found if w.line not in warned]
         return parsed
 
     def raw(self, line: Line) -> bytes:
@@ -184,7 +207,7 @@ class CodexReader:
             return
         newest: dict[str, Path] = {}
         order: list[str] = []
-        for path in rollout_files(root):
+        for path in rollout_files(root, special=True):
             name = parse_name(path.name)
             key = name.thread_id if name else str(path)
             if key not in newest:
@@ -287,6 +310,7 @@ class CodexReader:
             relation=relation,
             unmapped=dict(mapper.unmapped),
             seq_first=True,
+            warnings=list(own.warnings),
         )
         out = [main]
         for line_no, events, cut in mapper.branches:

@@ -62,6 +62,9 @@ class PathConverter:
         self._model: tuple[str, str] | None = None
         self._reasoning: str | None = None
         self._ids: set[str] = set()
+        #: tool call ids given so far, and the call each id of pi's answers next
+        self._call_ids: set[str] = set()
+        self._pending_calls: dict[str, str] = {}
         self._ts = start_ts  # for an event with no time of its own: its neighbour's
         self._inherited = 0  # records at the start of `out` shared with another converter
 
@@ -78,6 +81,8 @@ class PathConverter:
         other._turn, other._stop = self._turn, self._stop
         other._model, other._reasoning = self._model, self._reasoning
         other._ids = set(self._ids)
+        other._call_ids = set(self._call_ids)
+        other._pending_calls = dict(self._pending_calls)
         return other
 
     # -- output -------------------------------------------------------------------------
@@ -282,6 +287,7 @@ class PathConverter:
             self._flush()
             self._select_from(entry, message, owner=entry.id)
             parts, extras = assistant_parts(message)
+            self._own_call_ids(parts)
             mid = self._message_id("assistant", first_text(parts), entry.id)
             fields: dict[str, Any] = {
                 "id": mid,
@@ -301,6 +307,8 @@ class PathConverter:
             self._ensure_turn(path, index)
             text_parts, images = user_content(message.get("content"))
             call = str(message.get("toolCallId", ""))
+            # the latest call of that id still waiting for its result, as pi pairs them
+            call = self._pending_calls.pop(call, call)
             fields = {
                 "turn": self._turn,
                 "call": call,
@@ -319,6 +327,25 @@ class PathConverter:
             self._standalone(entry, self._plugin("custom_message", entry, entry_fields(entry.data)))
         else:
             self._standalone(entry, self._plugin("message", entry, entry_fields(entry.data)))
+
+    def _own_call_ids(self, parts: list[dict[str, Any]]) -> None:
+        """Give each tool call an id of its own in the session: a model may repeat an id
+        (some providers number calls per reply), and a result must name the one call it
+        answers. A repeated id becomes `<id>_<n>` (letters, digits, _ and - only, as the
+        providers want ids; pi's own stays as `callId`); pi pairs
+        a result with the latest call of its id still waiting for one."""
+        for part in parts:
+            if part.get("type") != "tool_call":
+                continue
+            given = part["id"]
+            unique, n = given, 1
+            while unique in self._call_ids:
+                n += 1
+                unique = f"{given}_{n}"
+            self._call_ids.add(unique)
+            self._pending_calls[given] = unique
+            if unique != given:
+                part["id"], part["callId"] = unique, given
 
     def _images(self, entry: Entry, images: list[tuple[int, dict[str, Any]]], **ref: str) -> None:
         for index, block in images:

@@ -20,7 +20,14 @@ from typing import Any
 
 import orjson
 
-from ..base import FormatError, read_source
+from ..base import (
+    UNREADABLE,
+    FormatError,
+    ReadWarning,
+    read_source,
+    unreadable_text,
+    unreadable_warning,
+)
 
 CURRENT_VERSION = 3
 
@@ -46,6 +53,8 @@ class PiFile:
     by_id: dict[str, Entry] = field(default_factory=dict)
     #: the last line had no newline and could not be decoded: pi is still writing it
     torn_tail: bool = False
+    #: lines that are not JSON, kept as entries of type `UNREADABLE` ({"text": the line})
+    warnings: list[ReadWarning] = field(default_factory=list)
 
     @property
     def session_id(self) -> str:
@@ -119,15 +128,27 @@ def parse(path: Path, data: bytes) -> PiFile:
     by_id: dict[str, Entry] = {}
     prev: str | None = None
     loads = orjson.loads
+    warnings: list[ReadWarning] = []
+    lost: Entry | None = None  # the line before, when it was not JSON
     for number, raw in enumerate(lines[1:], start=2):
         if not raw.strip():
             continue
+        why = ""
         try:
             record = loads(raw)
         except orjson.JSONDecodeError as exc:
-            raise FormatError(f"not JSON: {exc}", path=str(path), line=number) from exc
+            record, why = None, str(exc)
         if type(record) is not dict:
-            raise FormatError("an entry must be a JSON object", path=str(path), line=number)
+            # kept where it stands, continuing the entry before it; the entry after it goes
+            # on from it when it goes on from that entry too, or names an entry not in the
+            # file (most likely the one this line held)
+            warnings.append(unreadable_warning(path, number, why or "not a JSON object"))
+            kept = f"{UNREADABLE}:{number}"
+            lost = Entry(number, kept, prev, UNREADABLE, None, {"text": unreadable_text(raw)})
+            entries.append(lost)
+            by_id[kept] = lost
+            prev = kept
+            continue
         etype = record.get("type")
         if type(etype) is not str or not etype:
             raise FormatError("entry has no type", path=str(path), line=number)
@@ -151,6 +172,9 @@ def parse(path: Path, data: bytes) -> PiFile:
                 raise FormatError("message entry without a role", path=str(path), line=number)
             if version < 3 and message["role"] == "hookMessage":
                 message["role"] = "custom"
+        if lost is not None and (parent == lost.parent or (parent and parent not in by_id)):
+            parent = lost.id  # it goes on from the line before it, or from the lost entry
+        lost = None
         ts = record.get("timestamp")
         entry = Entry(number, eid, parent, etype, ts if type(ts) is str else None, record)
         entries.append(entry)
@@ -158,7 +182,7 @@ def parse(path: Path, data: bytes) -> PiFile:
         prev = eid
     if version < 2:
         _v1_compaction_targets(entries)
-    return PiFile(path, header, version, entries, by_id, torn)
+    return PiFile(path, header, version, entries, by_id, torn, warnings)
 
 
 def _v1_id(raw: bytes, taken: dict[str, Entry]) -> str:

@@ -181,6 +181,8 @@ class PiReader:
                     unmapped=converter.unmapped,
                 )
             )
+        if out:
+            out[0].warnings.extend(file.warnings)
         return out
 
     # -- lineage across files -------------------------------------------------------------
