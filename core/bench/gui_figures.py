@@ -1,6 +1,6 @@
-"""GUI figures: open transcript, cold start, tree — measured by `forkwise.gui.perf`.
+"""GUI figures: open transcript, cold start, tree — measured by `forkwise.gui.bench.perf`.
 
-core/ never imports Qt, so each measurement runs `python -m forkwise.gui.perf FIGURE` in a
+core/ never imports Qt, so each measurement runs `python -m forkwise.gui.bench.perf FIGURE` in a
 process of its own (offscreen) and reads the one JSON line it prints. Without PySide6
 (the Qt-free environment) the figures are skipped with a note.
 """
@@ -33,11 +33,11 @@ def gui_missing() -> str:
 
 
 def perf(figure: str, *args: str) -> dict[str, Any]:
-    """One measurement: `python -m forkwise.gui.perf FIGURE ARGS` in a fresh process."""
+    """One measurement: `python -m forkwise.gui.bench.perf FIGURE ARGS` in a fresh process."""
     env = process_env(
         QT_QPA_PLATFORM="offscreen", QT_API="pyside6", QT_LOGGING_RULES="qt.qpa.*=false"
     )
-    cmd = [sys.executable, "-m", "forkwise.gui.perf", figure, *args]
+    cmd = [sys.executable, "-m", "forkwise.gui.bench.perf", figure, *args]
     if figure.startswith("cold"):
         cmd += ["--t0", repr(time.monotonic())]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, check=False)

@@ -29,11 +29,11 @@ from PySide6.QtWidgets import QApplication, QMenu
 from screenshots import settle
 
 from forkwise.core.demo import build_demo_store
-from forkwise.gui.app import open_client
-from forkwise.gui.continue_in import ContinueDialog
-from forkwise.gui.controller import Controller
-from forkwise.gui.main_window import MainWindow
-from forkwise.gui.notify import Notifier
+from forkwise.gui.app.app import open_client
+from forkwise.gui.features.agents.continue_in import ContinueDialog
+from forkwise.gui.kernel.controller import Controller
+from forkwise.gui.kernel.notify import Notifier
+from forkwise.gui.shell.main_window import MainWindow
 
 
 async def until_true(predicate: object, seconds: float = 20.0) -> None:

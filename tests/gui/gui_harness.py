@@ -29,10 +29,10 @@ from forkwise.core.host.carriers import SocketServer
 from forkwise.core.host.host import Host
 from forkwise.core.host.rpc import RpcServer
 from forkwise.core.reading.entries import Entry
-from forkwise.gui.controller import Controller
-from forkwise.gui.main_window import MainWindow
-from forkwise.gui.notify import Notifier
-from forkwise.gui.session_rows import ID_ROLE
+from forkwise.gui.kernel.controller import Controller
+from forkwise.gui.kernel.notify import Notifier
+from forkwise.gui.models.session_rows import ID_ROLE
+from forkwise.gui.shell.main_window import MainWindow
 
 T = TypeVar("T")
 TIMEOUT = 15.0

@@ -21,10 +21,10 @@ from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication
 
 from forkwise.core.demo import build_demo_store
-from forkwise.gui.app import open_client
-from forkwise.gui.controller import Controller
-from forkwise.gui.main_window import MainWindow
-from forkwise.gui.notify import Notifier
+from forkwise.gui.app.app import open_client
+from forkwise.gui.kernel.controller import Controller
+from forkwise.gui.kernel.notify import Notifier
+from forkwise.gui.shell.main_window import MainWindow
 
 
 async def settle(controller: Controller, seconds: float = 0.3) -> None:

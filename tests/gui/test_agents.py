@@ -15,9 +15,9 @@ from PySide6.QtWidgets import QApplication, QLabel, QLineEdit
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 from codex_fixtures import home_with_fork, thread_id
 
-from forkwise.gui.continue_in import ContinueDialog
-from forkwise.gui.import_dialogs import ImportDialog
-from forkwise.gui.session_rows import ID_ROLE
+from forkwise.gui.features.agents.continue_in import ContinueDialog
+from forkwise.gui.features.agents.import_dialogs import ImportDialog
+from forkwise.gui.models.session_rows import ID_ROLE
 
 pytestmark = pytest.mark.gui
 
@@ -257,7 +257,7 @@ def test_comparing_a_codex_rollback_with_its_thread_shows_no_empty_card(
     from codex_fixtures import rolled_back_twice
     from PySide6.QtWidgets import QFrame
 
-    from forkwise.gui.compare_view import CompareView
+    from forkwise.gui.features.branches.compare_view import CompareView
 
     home = tmp_path / "codex-home"
     path = rolled_back_twice(20).write(home)

@@ -13,13 +13,13 @@ from gui_harness import open_app, until
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QWidget
 
-from forkwise.gui.app import has_display
+from forkwise.gui.app.app import has_display
 
 pytestmark = pytest.mark.gui
 
 
 def forkwise(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from forkwise.gui.launcher import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from forkwise.gui.app.launcher import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
                           text=True, timeout=120, check=False)
 

@@ -14,7 +14,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QToolButton
 
-from forkwise.gui.fork_header import ForkHeader
+from forkwise.gui.transcript.fork_header import ForkHeader
 
 pytestmark = pytest.mark.gui
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from forkwise.core.reading.compare import blocks, common_prefix, compare
-from forkwise.gui.siblings import display_title, position, siblings, step
+from forkwise.gui.domain.siblings import display_title, position, siblings, step
 
 pytestmark = pytest.mark.gui
 

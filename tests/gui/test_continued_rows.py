@@ -8,9 +8,9 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
-from forkwise.gui.fork_header import ForkHeader
-from forkwise.gui.session_rows import TITLE, decoration, row_data
-from forkwise.gui.source_badges import source_icon
+from forkwise.gui.models.session_rows import TITLE, decoration, row_data
+from forkwise.gui.transcript.fork_header import ForkHeader
+from forkwise.gui.widgets.source_badges import source_icon
 
 CONTINUED = {
     "id": "codex-0199",

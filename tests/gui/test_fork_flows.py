@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QApplication
 
 from forkwise.core.errors import WorkspaceAttachFailed
 from forkwise.core.runtime.workspaces import MemoryWorkspaces
-from forkwise.gui.message_actions import MID_TURN, NOT_YOURS, RUNNING, WAITING
-from forkwise.gui.session_rows import ID_ROLE
+from forkwise.gui.domain.message_actions import MID_TURN, NOT_YOURS, RUNNING, WAITING
+from forkwise.gui.models.session_rows import ID_ROLE
 
 pytestmark = pytest.mark.gui
 

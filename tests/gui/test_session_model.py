@@ -8,9 +8,9 @@ import pytest
 from gui_harness import expected_tree, model_tree
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
-from forkwise.gui.session_filter import SessionFilterProxy
-from forkwise.gui.session_model import SessionTreeModel
-from forkwise.gui.session_rows import COLUMNS, ID_ROLE, MESSAGES, MODEL, RELATION_ROLE, TITLE
+from forkwise.gui.models.session_filter import SessionFilterProxy
+from forkwise.gui.models.session_model import SessionTreeModel
+from forkwise.gui.models.session_rows import COLUMNS, ID_ROLE, MESSAGES, MODEL, RELATION_ROLE, TITLE
 
 pytestmark = pytest.mark.gui
 NO_INDEX = QModelIndex()

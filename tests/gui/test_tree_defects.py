@@ -12,9 +12,9 @@ from gui_harness import App, open_app, until
 from PySide6.QtCore import QItemSelectionModel, QSettings
 from PySide6.QtGui import QIcon
 
-from forkwise.gui.badges import badge_icon
-from forkwise.gui.main_window import FORK_TIP, MainWindow
-from forkwise.gui.session_rows import ACTIVITY, MESSAGES, MODEL, TITLE
+from forkwise.gui.models.session_rows import ACTIVITY, MESSAGES, MODEL, TITLE
+from forkwise.gui.shell.main_window import FORK_TIP, MainWindow
+from forkwise.gui.widgets.badges import badge_icon
 
 pytestmark = pytest.mark.gui
 

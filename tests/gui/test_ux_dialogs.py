@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QInputDialog, QLineEdit
 
-from forkwise.gui.import_dialogs import ImportDialog
+from forkwise.gui.features.agents.import_dialogs import ImportDialog
 
 pytestmark = pytest.mark.gui
 

@@ -22,10 +22,10 @@ import claude_fixtures as cf
 import pi_fixtures as pf
 
 from forkwise.core.formats.claude.layout import munge_cwd
-from forkwise.gui.continue_in import ContinueDialog, continue_in
-from forkwise.gui.fork_header import ForkHeader
-from forkwise.gui.subagent_link import SubagentLink
-from forkwise.gui.transcript_html import RESULT_LINES, entry_html
+from forkwise.gui.features.agents.continue_in import ContinueDialog, continue_in
+from forkwise.gui.transcript.fork_header import ForkHeader
+from forkwise.gui.transcript.subagent_link import SubagentLink
+from forkwise.gui.transcript.transcript_html import RESULT_LINES, entry_html
 
 pytestmark = pytest.mark.gui
 SHOTS = os.environ.get("FORKWISE_SHOTS")
@@ -131,7 +131,7 @@ def test_a_failed_imported_tool_call_reads_as_an_error(aloop: Any, tmp_path: Pat
             assert failed.data.get("is_error") is True
             assert read.data.get("is_error") is False
             palette = app.window.transcript.palette()
-            assert "error:" in entry_html(failed, palette)
+            assert "failed:" in entry_html(failed, palette)  # the label core.reading gives it
             assert "result:" not in entry_html(failed, palette)
             assert "result:" in entry_html(read, palette)
 

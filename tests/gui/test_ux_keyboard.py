@@ -16,8 +16,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from forkwise.core.reading.entries import USER
-from forkwise.gui.message_actions import EDIT_RESEND
-from forkwise.gui.search_panel import HIT_ROLE
+from forkwise.gui.domain.message_actions import EDIT_RESEND
+from forkwise.gui.sessions.search_panel import HIT_ROLE
 
 pytestmark = pytest.mark.gui
 

@@ -1,0 +1,77 @@
+"""Session housekeeping: Delete (to the store's trash, with Undo in the banner),
+Duplicate (a fork at the end), and answering the opened session's pending approval from
+the keyboard. Every call goes through the client (`session.delete`, `session.restore`,
+`session.forkAt`, `session.approve`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+
+from forkwise.gui.kernel.controller import Controller
+
+if TYPE_CHECKING:  # the client's module comes with the client, after the first frame
+    from forkwise.core.client.api import Json
+
+
+class Housekeeping(QObject):
+    def __init__(self, controller: Controller, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+
+    def delete(self, session_id: str | None) -> None:
+        """Move a session to the trash; the banner offers Undo."""
+        c = self.controller
+        if session_id is None:
+            return
+        title = self._title(session_id)
+
+        def deleted(_result: Json) -> None:
+            c.tree.remove(session_id)
+            if c.current == session_id:
+                c.open_session(None)
+            c.notifier.info(f"“{title}” moved to the trash.", action_label="Undo",
+                            action=lambda: self.undo_delete(session_id))
+
+        c.ops.run(c.client.delete_session(session_id), deleted, what="Deleting the session")
+
+    def undo_delete(self, session_id: str) -> None:
+        c = self.controller
+
+        def restored(row: Json) -> None:
+            c.tree.upsert(row)
+            c.selectRequested.emit(session_id)
+            c.notifier.info(f"“{self._title(session_id)}” is back.")
+
+        c.ops.run(c.client.restore_session(session_id), restored,
+                  what="Restoring the session")
+
+    def duplicate(self, session_id: str | None) -> None:
+        """A copy of the whole session: a fork at its last event, shown beneath it."""
+        c = self.controller
+        if session_id is None:
+            return
+        c.ops.run(c.client.fork_at(session_id, end=True), c.show_new_session,
+                  what="Duplicate")  # a failure is shown in the banner
+
+    def pending_approval(self) -> str | None:
+        """The opened session's approval that waits for an answer (the latest one)."""
+        model = self.controller.transcript_if_built()
+        if model is None:  # not built yet: no session was opened
+            return None
+        for entry in reversed(model.builder.entries):
+            if entry.kind == "approval" and entry.data.get("decision") is None:
+                return str(entry.data.get("approval"))
+        return None
+
+    def answer(self, approved: bool) -> None:
+        approval = self.pending_approval()
+        if approval is None:
+            self.controller.notifier.info("Nothing in this session waits for an approval.")
+            return
+        self.controller.approve(approval, approved)
+
+    def _title(self, session_id: str) -> str:
+        summary = self.controller.tree.summary(session_id) or {}
+        return str(summary.get("title") or session_id)
