@@ -173,6 +173,7 @@ def _build_window(store_dir: Path | str | None, connect: str | None,
     from PySide6.QtCore import QSettings
 
     from forkwise.core.paths import store_label
+    from forkwise.gui.app.features import FEATURES
     from forkwise.gui.kernel.controller import Controller
     from forkwise.gui.kernel.notify import Notifier
     from forkwise.gui.shell.main_window import MainWindow
@@ -180,7 +181,7 @@ def _build_window(store_dir: Path | str | None, connect: str | None,
     controller = Controller(None, Notifier())
     label = connect or (store_label(store_dir) if store_dir is not None else "")
     window = MainWindow(controller, settings if settings is not None else QSettings(),
-                        store_label=label, rest_later=True)
+                        store_label=label, rest_later=True, features=FEATURES)
     # its agents' entries after the index's rows (`_session`), not right after the frame
     window.agents_later = True
     return window

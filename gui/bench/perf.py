@@ -185,6 +185,7 @@ class _Harness:
         from PySide6.QtCore import QSettings
 
         from forkwise.core.client.local import open_store
+        from forkwise.gui.app.features import FEATURES
         from forkwise.gui.kernel.controller import Controller
         from forkwise.gui.kernel.notify import Notifier
         from forkwise.gui.shell.main_window import MainWindow
@@ -194,7 +195,8 @@ class _Harness:
         await self.client.follow()
         self.controller = Controller(self.client, Notifier())
         settings = QSettings(str(self.settings_dir / "gui.ini"), QSettings.Format.IniFormat)
-        self.window = MainWindow(self.controller, settings, store_label=str(self.store))
+        self.window = MainWindow(self.controller, settings, store_label=str(self.store),
+                                 features=FEATURES)
         self.window.resize(1280, 800)
         self.window.show()
         return self

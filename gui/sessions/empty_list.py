@@ -10,7 +10,11 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt, QTimer
 
 if TYPE_CHECKING:
-    from forkwise.gui.shell.main_window import MainWindow
+    from collections.abc import Callable
+
+    from PySide6.QtWidgets import QLabel
+
+    from forkwise.gui.kernel.controller import Controller
 
 EMPTY = ("No sessions yet.\n\nNew session (Ctrl+N) starts one;\nImport sessions… (Ctrl+I) "
          "brings in your\nClaude Code, Codex and pi sessions.")
@@ -24,9 +28,9 @@ def text_for(pattern: str, answered: bool) -> str:
     return (NO_MATCH if answered else SEARCHING).format(pattern)
 
 
-def install(window: MainWindow) -> None:
-    """Keep the placeholder of `window`'s tree in step with its rows."""
-    c, label = window.controller, window.tree.placeholder
+def install(label: QLabel, c: Controller, pattern: Callable[[], str]) -> None:
+    """Keep the tree's placeholder `label` in step with its rows (`pattern`: the filter's
+    text)."""
     label.setWordWrap(True)
     label.setContentsMargins(12, 12, 12, 12)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
@@ -37,7 +41,7 @@ def install(window: MainWindow) -> None:
         if c.proxy.rowCount() > 0:
             label.hide()
             return
-        text = text_for(window.filter_box.text().strip(), c.proxy.answered)
+        text = text_for(pattern().strip(), c.proxy.answered)
         label.setText(text)
         label.setAccessibleName(text.replace("\n", " "))
         label.show()

@@ -23,9 +23,11 @@ from forkwise.gui.widgets.context_menu import ContextMenuMixin
 from forkwise.gui.widgets.viewport import adopt_viewport
 
 if TYPE_CHECKING:  # imported once used: not before the window's first frame
+    from collections.abc import Callable
+
     from PySide6.QtWidgets import QMenu, QStyleOptionHeader
 
-    from forkwise.gui.shell.main_window import MainWindow
+    from forkwise.gui.kernel.controller import Controller
 
 #: styles that translate Qt's sort indicator into the platform's own
 NATIVE_STYLES = frozenset({"windowsvista", "windows11", "macos"})
@@ -64,9 +66,13 @@ class SortHeader(QHeaderView):
 class SessionTree(ContextMenuMixin, QTreeView):
     """The lineage tree; its row context menu is built by `build_context_menu`."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window_ = window
+    def __init__(self, parent: QWidget, controller: Controller) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        #: fills a row's context menu (the window's entries for it, placed as data)
+        self.fill_menu: Callable[[QMenu], None] = lambda _menu: None
+        #: Enter on a row: the keyboard goes to its messages (the window's transcript)
+        self.enter_rows: Callable[[], None] = lambda: None
         self.setHeader(SortHeader(self))  # its arrow points the way the rows go
         self.setObjectName("sessionTree")
         self.setAccessibleName("Sessions")
@@ -105,7 +111,7 @@ class SessionTree(ContextMenuMixin, QTreeView):
             # the rest follows right after that frame, so that the scroll bar, End and
             # Page Down cover the whole store (laying out 10,000 rows takes ~0.1 s).
             self.rest_pending = False
-            QTimer.singleShot(0, self.window_.controller.tree.fetch_all)
+            QTimer.singleShot(0, self.controller.tree.fetch_all)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Enter on a session goes into it: the keyboard to its messages (the one in
@@ -115,7 +121,7 @@ class SessionTree(ContextMenuMixin, QTreeView):
         plain = event.modifiers() in (Qt.KeyboardModifier.NoModifier,
                                       Qt.KeyboardModifier.KeypadModifier)
         if enter and plain and self.currentIndex().isValid():
-            self.window_.transcript.setFocus(Qt.FocusReason.TabFocusReason)
+            self.enter_rows()
             event.accept()
             return
         super().keyPressEvent(event)
@@ -123,20 +129,20 @@ class SessionTree(ContextMenuMixin, QTreeView):
     def build_context_menu(self, index: QModelIndex) -> QMenu:
         from PySide6.QtWidgets import QMenu
 
-        w = self.window_
         menu = QMenu(self)
         menu.setObjectName("sessionMenu")
         menu.setToolTipsVisible(True)
-        menu.addAction(w.action_fork)
-        menu.addAction(w.action_new)
-        menu.addAction(w.branches.rename)
-        menu.addAction(w.branches.compare)
-        menu.addAction(w.action_duplicate)
-        menu.addAction(w.action_delete)
+        self.fill_menu(menu)
         menu.addSeparator()
         copy = menu.addAction("Copy session id")
         copy.setObjectName("actionCopySessionId")
         sid = index.data(ID_ROLE) if index.isValid() else None
         copy.setEnabled(bool(sid))
-        copy.triggered.connect(lambda: w.copy_text(str(sid)))
+        copy.triggered.connect(lambda: copy_text(str(sid)))
         return menu
+
+
+def copy_text(text: str) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    QGuiApplication.clipboard().setText(text)

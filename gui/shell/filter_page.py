@@ -10,14 +10,16 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout
 
 if TYPE_CHECKING:
-    from forkwise.gui.shell.main_window import MainWindow
+    from forkwise.gui.shell.tree_keeping import TreeKeeping
+    from forkwise.gui.shell.window_parts import Window
 
 
 class FilterPage:
     """The filter's and the search page's behaviour in the window's session pane."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Window, keeping: TreeKeeping) -> None:
         self.window = window
+        self.keeping = keeping
 
     def search_page(self) -> Any:
         """The Search all sessions panel, built when first asked for (hidden): in the
@@ -52,7 +54,7 @@ class FilterPage:
         if c.proxy.pattern:
             w.tree.expandAll()  # only the matches and their ancestors are rows
             return
-        w.tree_keeping.expand_reordered_lineage()
+        self.keeping.expand_reordered_lineage()
         if c.current:
             w.select_session(c.current)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,8 @@ from forkwise.gui.kernel.notify import Banner
 from forkwise.gui.models.session_rows import ACTIVITY, ID_ROLE, WAITING_TEXT
 from forkwise.gui.sessions.session_tree import SessionTree
 from forkwise.gui.sessions.tree_columns import TreeColumns
+from forkwise.gui.shell.bench import ActionSpec, Feature, MenuId, Place, TitleNote
+from forkwise.gui.shell.menus import MenuBook, keys
 from forkwise.gui.transcript.composer import Composer
 from forkwise.gui.widgets.badges import badge_icon
 from forkwise.gui.widgets.elided_label import ElidedLabel
@@ -41,8 +43,6 @@ if TYPE_CHECKING:
     from PySide6.QtCore import QPoint
     from PySide6.QtWidgets import QMenu
 
-    from forkwise.gui.features.branches.branch_actions import BranchActions
-    from forkwise.gui.features.housekeeping.housekeeping import Housekeeping
     from forkwise.gui.shell.filter_page import FilterPage
     from forkwise.gui.shell.tree_keeping import TreeKeeping
     from forkwise.gui.transcript.transcript_view import TranscriptView
@@ -53,21 +53,17 @@ FORK_SHORTCUT = "Ctrl+Shift+K"
 FORK_TIP = "Fork the selected session at its last completed turn"
 
 
-def _keys(standard: QKeySequence.StandardKey, fallback: str) -> list[QKeySequence]:
-    """The platform's keys for a standard action, or `fallback` where it defines none."""
-    return QKeySequence.keyBindings(standard) or [QKeySequence(fallback)]
-
-
 #: the composer's text on a session whose log cannot be read
 UNREADABLE_TEXT = "This session's file cannot be read: nothing can be written to it"
 
 
 class MainWindow(QMainWindow):
+    """Implements `Bench` (gui/shell/bench), the interface the features are installed
+    through (`features`: the app's list, forkwise.gui.app.features)."""
+
     #: the transcript's placeholder until the view takes its place (then None: deleted)
     transcript_slot: QAbstractScrollArea | None
     #: built with the rest (`build_rest`, gui/shell/window_wiring)
-    branches: BranchActions
-    housekeeping: Housekeeping
     action_find: QAction
     action_search: QAction
     action_use_model: QAction
@@ -78,8 +74,8 @@ class MainWindow(QMainWindow):
     action_approve: QAction
     action_deny: QAction
     #: the filter's debounce, and the expansion of matches that come in later
-    _filter_timer: QTimer
-    _expand_timer: QTimer
+    filter_timer: QTimer
+    expand_timer: QTimer
     _rest_built = False
 
     def __init__(
@@ -90,6 +86,7 @@ class MainWindow(QMainWindow):
         store_label: str = "",
         parent: QWidget | None = None,
         rest_later: bool = False,
+        features: Sequence[Feature] = (),
     ) -> None:
         """`rest_later`: what the first frame does not show is left to `build_rest`, which
         the app calls right after that frame (before it handles any input); else it is
@@ -100,13 +97,21 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self.set_store_label(store_label)
         self.setAccessibleName("Forkwise")
-        self.settings_dialog: Any = None
+        self.feature_list = tuple(features)
+        #: what each installed feature's `install` returned, by the feature's name
+        self.features: dict[str, object] = {}
+        self.menu_book = MenuBook()
+        self.actions_by_id: dict[str, QAction] = {}
+        self.session_actions: list[QAction] = []  # enabled while a session is selected
+        self.detail_lines: list[QWidget] = []
+        self.title_notes: list[TitleNote] = []
+        self.transcript_calls: list[Callable[[TranscriptView], None]] = []
         self._build_actions()
         self._build_panes()
         self._build_menus()
         self.action_new.setEnabled(controller.loaded)  # it needs the client: once loaded
         self.tree.placeholder.setVisible(not controller.loaded)
-        self._update_fork_action()
+        self.update_actions()
         if not rest_later:
             self.build_rest()
         self._restore()
@@ -139,12 +144,12 @@ class MainWindow(QMainWindow):
         self.columns.settle()  # the tree's widths with the style's own margin
         self.banner  # noqa: B018  (built now: notices may come from here on)
         self.transcript  # noqa: B018  (built now: the agents add to its menu)
-        from forkwise.gui.features.agents.agents import install
-        from forkwise.gui.features.agents.source_watch import start_watching_when_still
+        for feature in self.feature_list:
+            if feature.late:
+                self.features[feature.name] = feature.install(self)
+        from forkwise.gui.shell.window_wiring import install_late
 
-        install(self)
-        if self.controller.loaded:
-            start_watching_when_still(self)
+        install_late(self)
 
     _banner: Banner | None = None
 
@@ -159,8 +164,9 @@ class MainWindow(QMainWindow):
             self._banner = Banner(self.controller.notifier, right)
             layout = right.layout()
             assert isinstance(layout, QVBoxLayout)
-            layout.insertWidget(layout.indexOf(self.header_label) + 1, self._banner)
-            self._order_focus()
+            below = layout.indexOf(self.header_label) + 1 + len(self.detail_lines)
+            layout.insertWidget(below, self._banner)
+            self.order_focus()
         return self._banner
 
     _transcript: TranscriptView | None = None
@@ -175,9 +181,25 @@ class MainWindow(QMainWindow):
     def _build_transcript(self) -> TranscriptView:
         from forkwise.gui.shell.window_wiring import build_transcript
 
-        return build_transcript(self)
+        view = build_transcript(self)
+        self._transcript = view
+        self.order_focus()
+        for call in self.transcript_calls:
+            call(view)
+        return view
 
-    def _order_focus(self) -> None:
+    def transcript_if_built(self) -> TranscriptView | None:
+        return self._transcript
+
+    def on_transcript(self, call: Callable[[TranscriptView], None]) -> None:
+        self.transcript_calls.append(call)
+        if self._transcript is not None:
+            call(self._transcript)
+
+    def widget(self) -> QMainWindow:
+        return self
+
+    def order_focus(self) -> None:
         """Tab goes list, banner, transcript, composer, as the panes are laid out: the
         banner and the transcript, built after the first frame, would come last."""
         chain: list[QWidget] = [self.tree]
@@ -202,7 +224,7 @@ class MainWindow(QMainWindow):
         if self._filter_page is None:
             from forkwise.gui.shell.filter_page import FilterPage
 
-            self._filter_page = FilterPage(self)
+            self._filter_page = FilterPage(self, self.tree_keeping)
         return self._filter_page
 
     _tree_keeping: TreeKeeping | None = None
@@ -228,7 +250,7 @@ class MainWindow(QMainWindow):
 
     # --- building -----------------------------------------------------------------------
 
-    def _action(self, name: str, text: str, shortcut: Any, tip: str) -> QAction:
+    def make_action(self, name: str, text: str, shortcut: Any, tip: str) -> QAction:
         action = QAction(text, self)
         action.setObjectName(name)
         if shortcut:
@@ -240,21 +262,55 @@ class MainWindow(QMainWindow):
         action.setToolTip(f"{tip} ({keys})" if keys else tip)
         action.setStatusTip(tip)
         self.addAction(action)
+        self.actions_by_id[name] = action
         return action
+
+    def add_action(self, spec: ActionSpec) -> QAction:
+        action = self.make_action(spec.id, spec.text, spec.shortcut, spec.tip)
+        for place in spec.places:
+            self.menu_book.place(place, action)
+        if spec.triggered is not None:
+            call = spec.triggered
+            action.triggered.connect(lambda _checked=False: call())
+        if spec.needs_session:
+            self.session_actions.append(action)
+            action.setEnabled(self.selected_session() is not None and self.controller.loaded)
+        return action
+
+    def add_menu(self, place: Place, menu: QMenu) -> None:
+        self.menu_book.place(place, menu)
+
+    def action(self, action_id: str) -> QAction:
+        return self.actions_by_id[action_id]
+
+    def add_detail_line(self, line: QWidget) -> None:
+        right = self.header_label.parentWidget()
+        assert right is not None  # the detail pane (`_build_panes`)
+        layout = right.layout()
+        assert isinstance(layout, QVBoxLayout)
+        below = layout.indexOf(self.header_label) + 1 + len(self.detail_lines)
+        layout.insertWidget(below, line)
+        self.detail_lines.append(line)
+
+    def add_title_note(self, note: TitleNote) -> None:
+        self.title_notes.append(note)
+
+    def refresh_title(self) -> None:
+        self.show_opened(self.controller.current or "")
 
     def _build_actions(self) -> None:
         """The tool bar's actions (the first frame shows them); `build_more_actions`
         (gui/shell/window_wiring) the others."""
-        self.action_new = self._action("actionNewSession", "&New session",
-                                       _keys(QKeySequence.StandardKey.New, "Ctrl+N"),
+        self.action_new = self.make_action("actionNewSession", "&New session",
+                                       keys(QKeySequence.StandardKey.New, "Ctrl+N"),
                                        "Start an empty session")
-        self.action_fork = self._action("actionForkSession", "&Fork", FORK_SHORTCUT, FORK_TIP)
+        self.action_fork = self.make_action("actionForkSession", "&Fork", FORK_SHORTCUT, FORK_TIP)
         self.action_fork.setIcon(badge_icon("fork"))
-        self.action_stop = self._action("actionStop", "&Stop", "Ctrl+.",
+        self.action_stop = self.make_action("actionStop", "&Stop", "Ctrl+.",
                                         "Cancel the running turn")
         self.action_stop.setEnabled(False)
-        self.action_prefs = self._action("actionPreferences", "&Preferences…",
-                                         _keys(QKeySequence.StandardKey.Preferences, "Ctrl+,"),
+        self.action_prefs = self.make_action("actionPreferences", "&Preferences…",
+                                         keys(QKeySequence.StandardKey.Preferences, "Ctrl+,"),
                                          "Choose the model provider")
         self.action_prefs.setMenuRole(QAction.MenuRole.PreferencesRole)
 
@@ -267,7 +323,8 @@ class MainWindow(QMainWindow):
         self.filter_box.setAccessibleName("Filter sessions")
         self.filter_box.setPlaceholderText("Filter by title or message text, folder:name")
         self.filter_box.setClearButtonEnabled(True)
-        self.tree = SessionTree(self)
+        self.tree = SessionTree(self, c)
+        self.tree.enter_rows = lambda: self.transcript.setFocus(Qt.FocusReason.TabFocusReason)
         self.tree.setModel(c.proxy)
         self.tree.sortByColumn(ACTIVITY, Qt.SortOrder.DescendingOrder)
         self.columns = TreeColumns(self.tree, self.settings)
@@ -328,18 +385,18 @@ class MainWindow(QMainWindow):
         self.busy_label.setObjectName("busyLabel")
         self.busy_label.setAccessibleName("Activity")
         self.statusBar().addPermanentWidget(self.busy_label)
-        self._show_opened("")
+        self.show_opened("")
 
     def _build_menus(self) -> None:
         """The menu bar's titles (in the first frame); `fill_menus` (gui/shell/window_wiring)
         their entries."""
         bar = self.menuBar()
-        self.menus: dict[str, QMenu] = {}
-        for name, title in (("menuFile", "&File"), ("menuEdit", "&Edit"),
-                            ("menuSession", "&Session"), ("menuHelp", "&Help")):
+        self.menus: dict[MenuId, QMenu] = {}
+        for menu_id, title in ((MenuId.FILE, "&File"), (MenuId.EDIT, "&Edit"),
+                               (MenuId.SESSION, "&Session"), (MenuId.HELP, "&Help")):
             menu = bar.addMenu(title)
-            menu.setObjectName(name)
-            self.menus[name] = menu
+            menu.setObjectName(menu_id.value)
+            self.menus[menu_id] = menu
 
     def build_rest(self) -> None:
         """What the first frame does not show, once: the actions only menus and shortcuts
@@ -352,7 +409,11 @@ class MainWindow(QMainWindow):
         self._rest_built = True
         from forkwise.gui.shell.window_wiring import build_rest
 
-        build_rest(self)
+        build_rest(self, self.filter_page, self.tree_keeping)
+        for feature in self.feature_list:
+            if not feature.late:
+                self.features[feature.name] = feature.install(self)
+        self.update_actions()
 
     # --- behaviour --------------------------------------------------------------------------
 
@@ -365,51 +426,45 @@ class MainWindow(QMainWindow):
         """Select `session_id` in the tree and open it (`TreeKeeping.select`)."""
         self.tree_keeping.select(session_id, at_seq)
 
-    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+    def current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         sid = current.siblingAtColumn(0).data(ID_ROLE) if current.isValid() else None
         if sid and self.controller.loaded:  # a row of the preview opens once loaded
             self.controller.open_session(str(sid))
-        self._update_fork_action()
+        self.update_actions()
 
-    def _activity(self, _what: str) -> None:
-        self._busy(self.controller.ops.busy)
+    def activity(self, _what: str) -> None:
+        self.busy(self.controller.ops.busy)
 
-    def _busy(self, busy: bool) -> None:
+    def busy(self, busy: bool) -> None:
         # what runs, in the ops' own words ("Importing sessions…"), not just "Working…"
         what = self.controller.ops.activity or "Working"
         self.busy_label.setText(f"{what}…" if busy else "")
 
-    def _fork_shown(self, _sid: str, _seconds: float) -> None:
+    def fork_shown(self, _sid: str, _seconds: float) -> None:
         self.transcript.follow_to_end()
 
-    def _tree_changed(self, *_args: Any) -> None:
+    def tree_changed(self, *_args: Any) -> None:
         sid = self.controller.current
         if sid:
-            self._show_opened(sid)
+            self.show_opened(sid)
 
-    def _update_approval_actions(self, *_args: Any) -> None:
-        waiting = self.housekeeping.pending_approval() is not None
-        self.action_approve.setEnabled(waiting)
-        self.action_deny.setEnabled(waiting)
-
-    def _update_fork_action(self) -> None:
+    def update_actions(self) -> None:
+        """Fork and the actions that need a session: enabled while one is selected."""
         has = self.selected_session() is not None and self.controller.loaded
         self.action_fork.setEnabled(has)
-        if self._rest_built:
-            self.action_use_model.setEnabled(has)
-            self.action_delete.setEnabled(has)
-            self.action_duplicate.setEnabled(has)
+        for action in self.session_actions:
+            action.setEnabled(has)
         tip = FORK_TIP if has else "Select a session to fork"
         self.action_fork.setStatusTip(tip)
         self.action_fork.setToolTip(f"{tip} ({FORK_SHORTCUT})")
 
-    def _show_opened(self, sid: str) -> None:
+    def show_opened(self, sid: str) -> None:
         summary = self.controller.tree.summary(sid) if sid else None
         if summary is None:
             self.header_label.setText("No session open")
             self.composer.set_session(None)
             return
-        bits = [self._title_of(sid)]
+        bits = [self.title_of(sid)]
         if summary.get("error"):
             bits[0] += " — cannot be read"  # as its row says (the banner says why)
         if summary.get("model"):
@@ -418,12 +473,7 @@ class MainWindow(QMainWindow):
             bits.append(WAITING_TEXT)  # as its row says: it waits for the person, not "running"
         elif summary.get("running"):
             bits.append("running")
-        if self.branches.source_changed(sid):
-            from forkwise.gui.transcript.fork_header import (
-                CHANGED_TEXT,  # (a fork's header: after the first frame)
-            )
-
-            bits.append(f"⚠ {CHANGED_TEXT.lower().replace('its ', '')}")
+        bits += [text for note in self.title_notes if (text := note(sid))]
         # cut short, the title gives way first, then the model: a state stays in view
         states = bits[2:] if summary.get("model") else bits[1:]  # running, source changed
         self.header_label.head = bits[0]
@@ -442,12 +492,12 @@ class MainWindow(QMainWindow):
     _opened_id = ""
     _write_in: str | None = None
 
-    def _write_next(self, sid: str) -> None:
+    def write_next(self, sid: str) -> None:
         """A new session or a fork was made here (New session, Fork): once it is open, the
         keyboard is in the composer, as in a chat app's new conversation."""
         self._write_in = sid
 
-    def _running(self, running: bool) -> None:
+    def running(self, running: bool) -> None:
         self.composer.set_running(running)
         self.action_stop.setEnabled(running)
 
@@ -458,7 +508,7 @@ class MainWindow(QMainWindow):
         if entry is not None and entry.message_id is not None:
             self.composer.begin_edit(entry.message_id, entry.text)
 
-    def _send(self, text: str) -> None:
+    def send(self, text: str) -> None:
         self.transcript.go_to_end()  # whoever sends wants to see the answer come
         self.controller.send(text, self.composer.sent, editing=self.composer.editing_message,
                              replace=self.composer.replacing)
@@ -479,13 +529,8 @@ class MainWindow(QMainWindow):
 
         QGuiApplication.clipboard().setText(text)
 
-    def _title_of(self, sid: str) -> str:
+    def title_of(self, sid: str) -> str:
         return self.controller.tree.title_of(sid)
-
-    def open_settings(self) -> None:
-        from forkwise.gui.features.preferences.settings_dialog import open_settings
-
-        open_settings(self)
 
     # --- persistence ----------------------------------------------------------------------
 

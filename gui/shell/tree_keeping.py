@@ -12,13 +12,13 @@ from PySide6.QtCore import QModelIndex
 from forkwise.gui.models.session_rows import ID_ROLE
 
 if TYPE_CHECKING:
-    from forkwise.gui.shell.main_window import MainWindow
+    from forkwise.gui.shell.window_parts import Window
 
 
 class TreeKeeping:
     """What the window's tree keeps across loads, sorts and filters."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Window) -> None:
         self.window = window
         self.collapsed: set[str] = set()  # sessions a person collapsed in the tree
         self.kept_selection: str | None = None
@@ -79,14 +79,14 @@ class TreeKeeping:
         current = w.tree.currentIndex()
         kept, self.kept_selection = self.kept_selection, None
         if current.isValid():  # chosen in the preview: opened now
-            w._current_changed(current, QModelIndex())
+            w.current_changed(current, QModelIndex())
         elif kept is not None and w.controller.tree.summary(kept) is not None:
             w.select_session(kept)
         elif count:
             first = w.controller.proxy.index(0, 0)
             if first.isValid():
                 w.tree.setCurrentIndex(first)
-        w._update_fork_action()
+        w.update_actions()
 
     def expand_lineage(self, first: int = 0, last: int | None = None) -> None:
         """Expand the rows with forks or subagents beneath them among the fetched top-level

@@ -15,7 +15,7 @@ from forkwise.gui.widgets.badges import badge_icon
 from forkwise.gui.widgets.foot_link import FootLink, short_title
 
 if TYPE_CHECKING:
-    from forkwise.gui.shell.main_window import MainWindow
+    from forkwise.gui.kernel.controller import Controller
 
 
 class ForkMark(FootLink):
@@ -44,10 +44,9 @@ class ForkMark(FootLink):
             self.choices = menu
 
 
-def forks_at(window: MainWindow, row: int) -> list[str]:
+def forks_at(c: Controller, row: int) -> list[str]:
     """The forks of the opened session cut right after the entry at `row` (their
     boundary is at or after it and before the next entry), oldest first."""
-    c = window.controller
     model = c.transcript
     entry = model.entry(row)
     if c.current is None or entry is None or entry.seq <= 0:
@@ -69,7 +68,3 @@ def forks_at(window: MainWindow, row: int) -> list[str]:
             out.append(sid)
     return out
 
-
-def install(window: MainWindow) -> None:
-    view = window.transcript
-    view.forks_at = lambda row: forks_at(window, row)

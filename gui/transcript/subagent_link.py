@@ -6,18 +6,18 @@ link is read from the tree's rows, nothing is asked of the host."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QWidget
 
 from forkwise.core.reading.entries import TOOL
-from forkwise.gui.models.session_rows import ID_ROLE
 from forkwise.gui.widgets.foot_link import FootLink, short_title
 
 if TYPE_CHECKING:
-    from forkwise.gui.shell.main_window import MainWindow
+    from collections.abc import Callable
+
+    from forkwise.gui.kernel.controller import Controller
 
 OPEN_SUBAGENT = "actionOpenSubagent"
 
@@ -32,9 +32,8 @@ class SubagentLink(FootLink):
         self.setToolTip("Show the session of the subagent this call started (Enter)")
 
 
-def subagent_of(window: MainWindow, row: int) -> str | None:
+def subagent_of(c: Controller, row: int) -> str | None:
     """The subagent session the tool call at `row` started, if it is in the store."""
-    c = window.controller
     entry = c.transcript.entry(row)
     if entry is None or entry.kind != TOOL or c.current is None:
         return None
@@ -52,16 +51,17 @@ def subagent_of(window: MainWindow, row: int) -> str | None:
     return None
 
 
-def add_open_subagent(window: MainWindow, menu: QMenu, row: int) -> None:
+def add_open_subagent(c: Controller, select: Callable[[str], None], menu: QMenu,
+                      row: int) -> None:
     """First in the menu of a call that started a subagent: open that session."""
-    child = subagent_of(window, row)
+    child = subagent_of(c, row)
     if child is None:
         return
-    title = window.controller.tree.title_of(child)
+    title = c.tree.title_of(child)
     action = QAction(f"Open subagent: {short_title(title)}", menu)
     action.setObjectName(OPEN_SUBAGENT)
     action.setStatusTip("Show the session of the subagent this call started")
-    action.triggered.connect(lambda: window.select_session(child))
+    action.triggered.connect(lambda: select(child))
     actions = menu.actions()
     if not actions:
         menu.addAction(action)
@@ -69,28 +69,3 @@ def add_open_subagent(window: MainWindow, menu: QMenu, row: int) -> None:
     menu.insertAction(actions[0], action)
     menu.insertSeparator(actions[0])
 
-
-def install(window: MainWindow) -> None:
-    view, tree = window.transcript, window.controller.tree
-    view.menu_extensions.append(lambda menu, row, _enabled: add_open_subagent(window, menu, row))
-    view.subagent_of = lambda row: subagent_of(window, row)
-    c = window.controller
-
-    def rows_changed(parent: QModelIndex, *_rows: Any) -> None:
-        """A subagent (or a fork) of the opened session came or went after its row was
-        shown: the links follow. Rows elsewhere in the tree change nothing here (a sync
-        walks every loaded row: 26 ms for 5,000 rows of a 100k-event session)."""
-        if c.current is not None and parent.isValid() and parent.data(ID_ROLE) == c.current:
-            view.sync_links()
-
-    tree.rowsInserted.connect(rows_changed)
-    tree.rowsRemoved.connect(rows_changed)
-
-    def rows_moved(old: QModelIndex, _first: int, _last: int, new: QModelIndex,
-                   _row: int) -> None:  # a row that found its source
-        rows_changed(old)
-        rows_changed(new)
-
-    tree.rowsMoved.connect(rows_moved)
-    tree.modelReset.connect(view.sync_links)
-    view.sync_links()  # the transcript shown before this was installed

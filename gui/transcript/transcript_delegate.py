@@ -17,7 +17,7 @@ from forkwise.gui.transcript.transcript_html import dim_colour, entry_html
 from forkwise.gui.widgets.foot_link import FootLink
 
 if TYPE_CHECKING:
-    from forkwise.gui.transcript.transcript_view import TranscriptView
+    from PySide6.QtWidgets import QListView
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -31,7 +31,8 @@ LINK_GAP = 4
 class TranscriptDelegate(QStyledItemDelegate):
     """Paints one entry; sizes are cached per entry state and width."""
 
-    def __init__(self, view: TranscriptView) -> None:
+    def __init__(self, view: QListView) -> None:
+        """`view`: the transcript's list view (gui/transcript/transcript_view)."""
         super().__init__(view)
         self.view = view
         self._sizes: dict[int, tuple[tuple[Any, ...], QSize]] = {}

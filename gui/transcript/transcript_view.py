@@ -59,10 +59,15 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
     endRequested = Signal()
     sessionRequested = Signal(str)
 
+    def add_menu_contributor(self, contributor: Callable[[QMenu, int, bool], None]) -> None:
+        """`contributor(menu, row, fork_enabled)` adds to a message's menu right after
+        "Fork from here" (Continue in ▸, Open subagent), in the order added."""
+        self.menu_extensions.append(contributor)
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         #: called as (menu, row, fork_enabled) right after "Fork from here" is added
-        self.menu_extensions: list[Callable[[QMenu, int, bool], None]] = []
+        self.menu_extensions: list[Callable[[QMenu, int, bool], None]] = []  # (their list)
         self.setObjectName("transcript")
         self.setAccessibleName("Transcript")
         self.setAccessibleDescription("Messages of the opened session; right-click one to fork")

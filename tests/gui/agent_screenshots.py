@@ -30,6 +30,7 @@ from screenshots import settle
 
 from forkwise.core.demo import build_demo_store
 from forkwise.gui.app.app import open_client
+from forkwise.gui.app.features import FEATURES
 from forkwise.gui.features.agents.continue_in import ContinueDialog
 from forkwise.gui.kernel.controller import Controller
 from forkwise.gui.kernel.notify import Notifier
@@ -54,7 +55,7 @@ async def main(out: Path) -> None:
     opened = await open_client(store, None)
     controller = Controller(opened.client, Notifier())
     window = MainWindow(controller, QSettings(str(root / "gui.ini"), QSettings.Format.IniFormat),
-                        store_label=str(store))
+                        store_label=str(store), features=FEATURES)
     window.resize(1280, 800)
     window.show()
     controller.start()

@@ -272,7 +272,7 @@ def test_comparing_a_codex_rollback_with_its_thread_shows_no_empty_card(
             branches = sorted((s for s in tree.session_ids()
                                if (tree.summary(s) or {}).get("parentSession") == main),
                               key=lambda s: (tree.summary(s) or {})["seedLength"])
-            app.window.branches.show_compare(main, branches[0])
+            app.window.features["branches"].show_compare(main, branches[0])
             view = await until(lambda: dialog_of(CompareView), what="the comparison")
             cells = await until(lambda: [c for c in view.findChildren(QLabel, "compareCell")
                                          if c.isVisible()], what="its cells")

@@ -102,7 +102,7 @@ def test_settings_dialog_opens_without_blocking_and_saves(aloop: Any, tmp_path: 
     async def scenario() -> None:
         async with open_app(tmp_path) as app:
             app.window.action_prefs.trigger()  # open(), never exec(): we get control back
-            dialog = app.window.settings_dialog
+            dialog = app.window.features["preferences"].dialog
             assert dialog is not None
             await until(dialog.isVisible)
             await app.idle()

@@ -136,7 +136,7 @@ def test_rows_from_the_index_show_before_the_store_opens_then_the_listing_takes_
         assert chosen is not None
         assert c.current is None  # not opened yet: that needs the client
         for action in (window.action_new, window.action_fork, window.action_delete,
-                       window.action_duplicate, window.branches.rename):
+                       window.action_duplicate, window.features["branches"].rename):
             assert not action.isEnabled(), action.objectName()
 
         release.set()

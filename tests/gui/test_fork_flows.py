@@ -282,7 +282,7 @@ def test_edit_and_replace_confirms_then_replaces_in_place(aloop: Any, tmp_path: 
             action(menu, "actionEditReplace").trigger()
             menu.close()
             from PySide6.QtWidgets import QMessageBox
-            cancelled = app.window.branches.confirm_box
+            cancelled = app.window.features["branches"].confirm_box
             assert cancelled is not None
             cancelled.button(QMessageBox.StandardButton.Cancel).click()
             await app.idle()
@@ -291,7 +291,7 @@ def test_edit_and_replace_confirms_then_replaces_in_place(aloop: Any, tmp_path: 
             menu = app.message_menu(row)
             action(menu, "actionEditReplace").trigger()
             menu.close()
-            box = app.window.branches.confirm_box
+            box = app.window.features["branches"].confirm_box
             assert box is not None
             assert box.isVisible()
             turns = sum(1 for e in app.log(quick)[1:] if e["type"] == "turn/start")

@@ -299,7 +299,7 @@ def test_a_fork_of_a_fork_shows_its_sibling_arrows_on_its_own_fork_record_only(
             step = -1 if own.where.text() == "2/2" else +1
             w.resize(1280, 380)  # a short window: the record can scroll to the top
             await app.open(sibling["id"])
-            w.branches.step_sibling(-step)
+            w.features["branches"].step_sibling(-step)
             await until(lambda: c.current == two, what="stepped back")
             await until(lambda: c.transcript.at_end and not c.transcript.fetching,
                         what="its rows")

@@ -234,7 +234,7 @@ def test_each_menu_entry_answers_its_own_letter(aloop: Any, tmp_path: Path) -> N
             second = (await app.client.fork(plan))["id"]  # of the same point: siblings
             await until(lambda: second in c.tree.session_ids(), what="the forks listed")
             await app.open(second)
-            assert w.branches.previous.isEnabled()  # the sibling: Previous fork takes F too
+            assert w.features["branches"].previous.isEnabled()  # the sibling: Previous fork takes F too
             w.activateWindow()
             before = set(c.tree.session_ids())
             session = w.menus["menuSession"]

@@ -11,11 +11,11 @@ and the agents' folders are watched from gui/features/agents/source_watch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu, QVBoxLayout
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
 
 from forkwise.gui.features.agents.continue_in import (
     continue_in,
@@ -25,6 +25,7 @@ from forkwise.gui.features.agents.continue_in import (
 )
 from forkwise.gui.features.agents.import_dialogs import ImportDialog, SourcesDialog
 from forkwise.gui.features.agents.source_watch import start_watching_when_still
+from forkwise.gui.shell.bench import ActionSpec, Bench, MenuId, Place
 from forkwise.gui.widgets.elided_label import ElidedLabel
 from forkwise.gui.widgets.source_badges import (
     FOREIGN,
@@ -34,76 +35,51 @@ from forkwise.gui.widgets.source_badges import (
     tool_name,
 )
 
-if TYPE_CHECKING:
-    from forkwise.gui.shell.main_window import MainWindow
-
 Json = dict[str, Any]
 
 
-def install(window: MainWindow) -> None:
-    """Import…, Agent sources… and Continue in ▸ on the window's menus; watching starts
-    once the store is loaded (the tools whose folders exist, unless the person chose)."""
+def install(window: Bench) -> None:
+    """Import…, Agent sources… and Continue in ▸ on the window's menus; the origin line
+    under the title; watching starts once the store is loaded (the tools whose folders
+    exist, unless the person chose)."""
     c = window.controller
-    file_menu = window.findChild(QMenu, "menuFile")
-    session_menu = window.findChild(QMenu, "menuSession")
-    act_import = QAction("&Import sessions…", window)
-    act_import.setObjectName("actionImport")
-    act_import.setShortcut(QKeySequence("Ctrl+I"))
-    act_import.setStatusTip("Import sessions of Claude Code, Codex, pi or Forkwise")
-    act_import.triggered.connect(lambda: ImportDialog(window).open())
-    act_sources = QAction("Agent &sources…", window)
-    act_sources.setObjectName("actionSources")
-    act_sources.setStatusTip("Keep up with the sessions Claude Code, Codex and pi write")
-    act_sources.triggered.connect(lambda: SourcesDialog(window).open())
-    if file_menu is not None:
-        actions = file_menu.actions()
-        if len(actions) > 1:  # after New session
-            file_menu.insertAction(actions[1], act_import)
-            file_menu.insertAction(actions[1], act_sources)
-        else:
-            file_menu.addAction(act_import)
-            file_menu.addAction(act_sources)
-    window.addAction(act_import)
-    continue_menu = QMenu("Continue &in", window)
+    file, session = MenuId.FILE, MenuId.SESSION
+    window.add_action(ActionSpec(
+        "actionImport", "&Import sessions…",
+        "Import sessions of Claude Code, Codex, pi or Forkwise", "Ctrl+I",
+        (Place(file, 0, 20),), lambda: ImportDialog(window).open()))
+    window.add_action(ActionSpec(
+        "actionSources", "Agent &sources…",
+        "Keep up with the sessions Claude Code, Codex and pi write", None,
+        (Place(file, 0, 30),), lambda: SourcesDialog(window).open()))
+    continue_menu = QMenu("Continue &in", window.widget())
     continue_menu.setObjectName("menuContinueIn")
     for tool in FOREIGN:
-        act = QAction(source_icon(tool), TOOL_NAMES[tool], window)
+        act = QAction(source_icon(tool), TOOL_NAMES[tool], continue_menu)
         act.setObjectName(f"actionContinue{tool.capitalize()}")
         act.setStatusTip(f"Write this session as a {TOOL_NAMES[tool]} session and resume it there")
         act.triggered.connect(lambda _=False, t=tool: continue_in(window, t))
         continue_menu.addAction(act)
-    if session_menu is not None:
-        session_menu.addSeparator()
-        session_menu.addMenu(continue_menu)
+    window.add_menu(Place(session, 5, 10), continue_menu)
     continue_menu.aboutToShow.connect(lambda: enable_continue(window, continue_menu))
-    window.transcript.menu_extensions.append(
+    window.transcript.add_menu_contributor(
         lambda menu, row, enabled: message_continue_menu(window, menu, row, enabled)
     )
-    from forkwise.gui.sessions import empty_list
-    from forkwise.gui.transcript import fork_marks, subagent_link
-
-    fork_marks.install(window)  # where forks continue from, under that row
-    subagent_link.install(window)  # a Task call's menu opens the subagent it started
-    empty_list.install(window)  # an empty list says how to start (New session, Import…)
-    from forkwise.gui.shell.pane_balance import PaneBalance
-
-    window.pane_balance = PaneBalance(window.splitter)  # the list gives way in a small window
     c.treeLoaded.connect(lambda _n: start_watching_when_still(window))
-    detail = window.header_label.parentWidget()
+    if c.loaded:  # the tree loaded before this was installed
+        start_watching_when_still(window)
     # a long path must not widen the pane (and squeeze the session list): its middle is
     # elided, so the agent's name and the file's name stay in view
-    origin = ElidedLabel(detail, Qt.TextElideMode.ElideMiddle)
+    origin = ElidedLabel(window.widget(), Qt.TextElideMode.ElideMiddle)
     origin.setObjectName("originLabel")
     origin.setAccessibleName("Where this session came from")
     origin.setContentsMargins(8, 0, 8, 0)
     origin.setVisible(False)
-    pane = detail.layout() if detail is not None else None
-    if isinstance(pane, QVBoxLayout):  # just under the session's title
-        pane.insertWidget(pane.indexOf(window.header_label) + 1, origin)
+    window.add_detail_line(origin)  # just under the session's title
     c.sessionOpened.connect(lambda sid: _show_origin(window, origin, sid))
 
 
-def _show_origin(window: MainWindow, label: ElidedLabel, session_id: str) -> None:
+def _show_origin(window: Bench, label: ElidedLabel, session_id: str) -> None:
     """Under the session's title: the agent and file an imported session came from, or
     that a fork descends from one (so Continue in knows where it goes back to)."""
     c = window.controller

@@ -26,12 +26,12 @@ from PySide6.QtWidgets import (
 from forkwise.gui.widgets.source_badges import FOREIGN, TOOL_NAMES, source_icon, tool_name
 
 if TYPE_CHECKING:
-    from forkwise.gui.shell.main_window import MainWindow
+    from forkwise.gui.shell.bench import Bench
 
 Json = dict[str, Any]
 
 
-def message_continue_menu(window: MainWindow, menu: QMenu, row: int, enabled: bool) -> None:
+def message_continue_menu(window: Bench, menu: QMenu, row: int, enabled: bool) -> None:
     """Continue in ▸ on a message: fork through that message's turn, then write the fork
     for the agent (offered where Fork from here is)."""
     sub = menu.addMenu("Continue &in")
@@ -47,7 +47,7 @@ def message_continue_menu(window: MainWindow, menu: QMenu, row: int, enabled: bo
         act.triggered.connect(lambda _=False, t=tool: continue_from_message(window, row, t))
 
 
-def continue_from_message(window: MainWindow, row: int, tool: str) -> None:
+def continue_from_message(window: Bench, row: int, tool: str) -> None:
     """Fork through the message at `row` (as Fork from here), open the child, write it
     for `tool` and show how to resume it there."""
     c = window.controller
@@ -66,12 +66,12 @@ def continue_from_message(window: MainWindow, row: int, tool: str) -> None:
         child, made = result
         c.tree.upsert(child)
         window.select_session(child["id"])
-        ContinueDialog(window, made, child).open()
+        ContinueDialog(window.widget(), made, child).open()
 
     c.ops.run(fork_and_export(), done, what=f"Forking for {TOOL_NAMES[tool]}")
 
 
-def source_of(window: MainWindow, session_id: str | None) -> str | None:
+def source_of(window: Bench, session_id: str | None) -> str | None:
     """The tool the session, or the session it was forked from, was imported from."""
     catalogue = window.controller.client.catalogue
     seen: set[str] = set()
@@ -86,7 +86,7 @@ def source_of(window: MainWindow, session_id: str | None) -> str | None:
     return None
 
 
-def enable_continue(window: MainWindow, menu: QMenu) -> None:
+def enable_continue(window: Bench, menu: QMenu) -> None:
     sid = window.controller.current
     origin = source_of(window, sid)
     for act in menu.actions():
@@ -95,7 +95,7 @@ def enable_continue(window: MainWindow, menu: QMenu) -> None:
         act.setText(TOOL_NAMES[tool] + ("  (where it came from)" if tool == origin else ""))
 
 
-def continue_in(window: MainWindow, tool: str) -> None:
+def continue_in(window: Bench, tool: str) -> None:
     """Write the open session for `tool`, then show how to resume it there."""
     c = window.controller
     sid = c.current
@@ -103,7 +103,8 @@ def continue_in(window: MainWindow, tool: str) -> None:
         return
     c.ops.run(
         c.client.export_session(sid, tool),
-        lambda made: ContinueDialog(window, made, c.client.catalogue.get(sid, {})).open(),
+        lambda made: ContinueDialog(window.widget(), made,
+                                    c.client.catalogue.get(sid, {})).open(),
         what=f"Writing the session for {TOOL_NAMES[tool]}",
     )
 

@@ -23,11 +23,11 @@ from PySide6.QtWidgets import (
 )
 
 from forkwise.core.client.api import IMPORT_PROGRESS, Notification
-from forkwise.gui.features.agents.source_watch import WATCH_KEY
+from forkwise.gui.features.agents.source_watch import WATCH_KEY, failure_lines
 from forkwise.gui.widgets.source_badges import FOREIGN, TOOL_NAMES, source_icon, tool_name
 
 if TYPE_CHECKING:
-    from forkwise.gui.shell.main_window import MainWindow
+    from forkwise.gui.shell.bench import Bench
 
 Json = dict[str, Any]
 
@@ -36,8 +36,8 @@ class ImportDialog(QDialog):
     """Pick a tool and a folder (defaults pre-filled), import with progress, read what
     came in and what failed."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: Bench) -> None:
+        super().__init__(window.widget())
         self.window_ = window
         self.controller = window.controller
         self.setObjectName("importDialog")
@@ -165,28 +165,11 @@ def describe_import(report: Json) -> str:
     return text
 
 
-def failure_lines(failed: list[Json], most: int = 8) -> str:
-    """The files an import could not read, a line each (`most` of them, then a count)."""
-    text = "".join(f"\n• {_failure(f)}" for f in failed[:most])
-    if len(failed) > most:
-        text += f"\n• … and {len(failed) - most} more"
-    return text
-
-
-def _failure(f: Json) -> str:
-    """One failed file: its path once (the host's message usually names it already)."""
-    message, path = str(f["error"]["message"]), str(f["path"])
-    said = not f.get("line") or f"line {f['line']}" in message  # and its line once
-    if path in message:
-        return message if said else f"{message} (line {f['line']})"
-    return f"{path}: {message}" if said else f"{path}, line {f['line']}: {message}"
-
-
 class SourcesDialog(QDialog):
     """Which agents' folders the app keeps up with."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: Bench) -> None:
+        super().__init__(window.widget())
         self.window_ = window
         self.controller = window.controller
         self.setObjectName("sourcesDialog")

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QDialog
 from forkwise.core.client.api import IMPORT_PROGRESS, Notification
 
 if TYPE_CHECKING:
-    from forkwise.gui.shell.main_window import MainWindow
+    from forkwise.gui.shell.bench import Bench
 
 Json = dict[str, Any]
 WATCH_KEY = "sources/watch"
@@ -25,9 +25,10 @@ WATCH_WHEN_STILL = 300
 WATCH_AT_THE_LATEST = 1000
 
 
-def start_watching_when_still(window: MainWindow) -> None:
+def start_watching_when_still(bench: Bench) -> None:
     """`_start_watching` once the tree has not scrolled for `WATCH_WHEN_STILL` ms, or
     `WATCH_AT_THE_LATEST` ms after now, whichever comes first."""
+    window = bench.widget()
     if window.property("watchingStarted") or window.property("watchingWaits"):
         return
     window.setProperty("watchingWaits", True)
@@ -35,7 +36,7 @@ def start_watching_when_still(window: MainWindow) -> None:
     for timer, ms in ((still, WATCH_WHEN_STILL), (latest, WATCH_AT_THE_LATEST)):
         timer.setSingleShot(True)
         timer.setInterval(ms)
-    moved = window.tree.verticalScrollBar().valueChanged
+    moved = bench.tree.verticalScrollBar().valueChanged
 
     def restart(_value: int) -> None:
         still.start()
@@ -48,7 +49,7 @@ def start_watching_when_still(window: MainWindow) -> None:
             timer.stop()
             timer.deleteLater()
         moved.disconnect(restart)
-        _start_watching(window)
+        _start_watching(bench)
 
     moved.connect(restart)
     still.timeout.connect(start)
@@ -66,9 +67,10 @@ def _inside_a_task() -> bool:
         return False
 
 
-def _start_watching(window: MainWindow) -> None:
-    c = window.controller
-    chosen = window.settings.value(WATCH_KEY)
+def _start_watching(bench: Bench) -> None:
+    window = bench.widget()
+    c = bench.controller
+    chosen = bench.settings.value(WATCH_KEY)
 
     def progress(note: Notification) -> None:
         if note["kind"] == IMPORT_PROGRESS and not window.findChild(QDialog, "importDialog"):
@@ -91,7 +93,6 @@ def _start_watching(window: MainWindow) -> None:
         person hears which, and why (the import's own words)."""
         failed = listed.get("failed") or []
         if failed:
-            from forkwise.gui.features.agents.import_dialogs import failure_lines
             from forkwise.gui.kernel.notify import WARNING
 
             text = (f"{len(failed)} of the agents' session files could not be read; their "
@@ -102,3 +103,20 @@ def _start_watching(window: MainWindow) -> None:
         return  # once per window: a reload of the tree does not start it again
     window.setProperty("watchingStarted", True)
     c.ops.run(start(), looked, what="Watching the agents' session folders")
+
+
+def failure_lines(failed: list[Json], most: int = 8) -> str:
+    """The files an import could not read, a line each (`most` of them, then a count)."""
+    text = "".join(f"\n• {_failure(f)}" for f in failed[:most])
+    if len(failed) > most:
+        text += f"\n• … and {len(failed) - most} more"
+    return text
+
+
+def _failure(f: Json) -> str:
+    """One failed file: its path once (the host's message usually names it already)."""
+    message, path = str(f["error"]["message"]), str(f["path"])
+    said = not f.get("line") or f"line {f['line']}" in message  # and its line once
+    if path in message:
+        return message if said else f"{message} (line {f['line']})"
+    return f"{path}: {message}" if said else f"{path}, line {f['line']}: {message}"

@@ -1,10 +1,10 @@
-"""The window's branch actions (DESIGN §11): rename, step between sibling forks, compare
+"""The window's branch actions: rename, step between sibling forks, compare
 two sessions of a lineage, edit in a new branch or in place (confirmed), retry, and the
 "its source changed" state of an opened fork.
 
-Kept apart from the main window so that the window only builds and places them. Each
-action has a stable object name; when one is disabled, its text stays short and the
-reason is its tooltip and status tip.
+Installed through the window's interface (`install(bench)`): the actions are placed in the
+Session menu and the session list's menu as data. Each action has a stable object name;
+when one is disabled, its text stays short and the reason is its tooltip and status tip.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from PySide6.QtGui import QAction
 
 from forkwise.gui.domain.siblings import position, step
 from forkwise.gui.models.session_rows import ID_ROLE
+from forkwise.gui.shell.bench import ActionSpec, Bench, MenuId, Place
 
 # The dialogs' and selection's classes are imported where used: importing a PySide class
 # creates it and its enums (QMessageBox, QInputDialog: ~1.5 ms before the first frame).
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QInputDialog, QMessageBox
 
     from forkwise.gui.features.branches.compare_view import CompareView
-    from forkwise.gui.shell.main_window import MainWindow
     from forkwise.gui.transcript.transcript_view import TranscriptView
 
 log = logging.getLogger(__name__)
@@ -47,22 +47,23 @@ NOTHING_TO_COMPARE = ("Select two sessions of one lineage, or open a fork to com
 class BranchActions(QObject):
     """Owns the actions; `window` places them in menus and wires its signals here."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: Bench) -> None:
+        super().__init__(window.widget())
         self.window = window
-        w = window
-        self.rename = w._action("actionRenameSession", "&Rename…", "F2",
-                                "Give the selected session a title of its own")
-        self.previous = w._action("actionPreviousSibling", "&Previous fork", "Alt+Left",
-                                  "Open the previous fork of the same point")
-        self.next = w._action("actionNextSibling", "Next f&ork", "Alt+Right",
-                              "Open the next fork of the same point")
-        self.compare = w._action("actionCompareSessions", "&Compare…", "Ctrl+Shift+D",
-                                 "Two sessions of one lineage side by side, from where they part")
-        self.rename.triggered.connect(self.ask_rename)
-        self.previous.triggered.connect(lambda: self.step_sibling(-1))
-        self.next.triggered.connect(lambda: self.step_sibling(+1))
-        self.compare.triggered.connect(self.compare_selected)
+        session, rows = MenuId.SESSION, MenuId.SESSION_LIST
+        self.rename = window.add_action(ActionSpec(
+            "actionRenameSession", "&Rename…", "Give the selected session a title of its own",
+            "F2", (Place(session, 0, 20), Place(rows, 0, 30)), self.ask_rename))
+        self.previous = window.add_action(ActionSpec(
+            "actionPreviousSibling", "&Previous fork", "Open the previous fork of the same point",
+            "Alt+Left", (Place(session, 1, 10),), lambda: self.step_sibling(-1)))
+        self.next = window.add_action(ActionSpec(
+            "actionNextSibling", "Next f&ork", "Open the next fork of the same point",
+            "Alt+Right", (Place(session, 1, 20),), lambda: self.step_sibling(+1)))
+        self.compare = window.add_action(ActionSpec(
+            "actionCompareSessions", "&Compare…",
+            "Two sessions of one lineage side by side, from where they part", "Ctrl+Shift+D",
+            (Place(session, 1, 30), Place(rows, 0, 40)), self.compare_selected))
         self.compare_view: CompareView | None = None
         self.rename_dialog: QInputDialog | None = None
         self.confirm_box: QMessageBox | None = None
@@ -139,7 +140,7 @@ class BranchActions(QObject):
         pair = self.pair()
         _set(self.compare, pair is not None, NOTHING_TO_COMPARE,
              "Two sessions of one lineage side by side, from where they part")
-        view = w._transcript  # not built yet: it gets the context once it is
+        view = w.transcript_if_built()  # not built yet: it gets the context once it is
         if view is not None:
             view.set_fork_context(place, self._source_changed.get(current or "", False))
 
@@ -178,7 +179,7 @@ class BranchActions(QObject):
             self._source_changed[sid] = source.get("changed") is True
             if c.current == sid:
                 self.update()
-                self.window._show_opened(sid)  # the session header says it too
+                self.window.refresh_title()  # the session header says it too
 
         c.ops.run(c.client.get_session(sid), landed, lambda exc: log.info(
             "source state of %s unknown: %r", sid, exc), what="Checking the source")
@@ -217,7 +218,7 @@ class BranchActions(QObject):
         from PySide6.QtWidgets import QInputDialog, QLineEdit
 
         c = self.window.controller
-        dialog = QInputDialog(self.window)
+        dialog = QInputDialog(self.window.widget())
         dialog.setObjectName("renameDialog")
         dialog.setWindowTitle("Rename session")
         dialog.setLabelText("Title:")
@@ -258,7 +259,7 @@ class BranchActions(QObject):
                           f"({messages} message{'s' if messages != 1 else ''}) from this "
                           "session, starting with this message, and sends your edit in "
                           "their place. No copy is kept.",
-                          QMessageBox.StandardButton.Cancel, self.window)
+                          QMessageBox.StandardButton.Cancel, self.window.widget())
         box.setObjectName("confirmReplace")
         box.setInformativeText("“Edit and resend” keeps them: it sends the edit in a new branch.")
         delete = box.addButton("Delete and edit", QMessageBox.ButtonRole.DestructiveRole)
@@ -299,7 +300,7 @@ class BranchActions(QObject):
 
             view = self.compare_view
             if view is None:
-                view = self.compare_view = CompareView(self.window)
+                view = self.compare_view = CompareView(self.window.widget())
             view.show_comparison((left, c.tree.title_of(left)), (right, c.tree.title_of(right)),
                                  compare(*logs, title_of=c.tree.title_of))
             view.show()
@@ -318,6 +319,24 @@ class BranchActions(QObject):
             index = c.proxy.mapFromSource(c.tree.reveal(sid))
             mode = flags.ClearAndSelect if i == 0 else flags.Select
             model.select(index, mode | flags.Rows)
+
+    def title_note(self, sid: str) -> str | None:
+        """After an opened fork's title: that its source changed since it was cut."""
+        if not self.source_changed(sid):
+            return None
+        from forkwise.gui.transcript.fork_header import CHANGED_TEXT
+
+        return f"⚠ {CHANGED_TEXT.lower().replace('its ', '')}"
+
+
+def install(bench: Bench) -> BranchActions:
+    """Rename, the sibling steps and Compare in the Session menu and the list's menu; the
+    transcript's fork record, edit and retry; "source changed" after the title."""
+    branches = BranchActions(bench)
+    branches.wire()
+    bench.on_transcript(branches.wire_transcript)
+    bench.add_title_note(branches.title_note)
+    return branches
 
 
 def _root(sid: str, tree: Any) -> str:

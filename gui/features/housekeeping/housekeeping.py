@@ -13,6 +13,12 @@ from forkwise.gui.kernel.controller import Controller
 
 if TYPE_CHECKING:  # the client's module comes with the client, after the first frame
     from forkwise.core.client.api import Json
+    from forkwise.gui.shell.bench import Bench
+    from forkwise.gui.transcript.transcript_view import TranscriptView
+
+#: the window's actions this feature answers (gui/shell/window_wiring makes and places them)
+DELETE, DUPLICATE = "actionDeleteSession", "actionDuplicateSession"
+APPROVE, DENY = "actionApprove", "actionDeny"
 
 
 class Housekeeping(QObject):
@@ -75,3 +81,30 @@ class Housekeeping(QObject):
     def _title(self, session_id: str) -> str:
         summary = self.controller.tree.summary(session_id) or {}
         return str(summary.get("title") or session_id)
+
+
+def install(bench: Bench) -> Housekeeping:
+    """Delete and Duplicate (the selected session), Approve and Deny (what the opened
+    session waits for; enabled while something does)."""
+    keeping = Housekeeping(bench.controller, bench.widget())
+    bench.action(DELETE).triggered.connect(lambda: keeping.delete(bench.selected_session()))
+    bench.action(DUPLICATE).triggered.connect(
+        lambda: keeping.duplicate(bench.selected_session()))
+    approve, deny = bench.action(APPROVE), bench.action(DENY)
+    approve.triggered.connect(lambda: keeping.answer(True))
+    deny.triggered.connect(lambda: keeping.answer(False))
+
+    def update(*_args: object) -> None:
+        waiting = keeping.pending_approval() is not None
+        approve.setEnabled(waiting)
+        deny.setEnabled(waiting)
+
+    def watch(_view: TranscriptView) -> None:
+        model = bench.controller.transcript
+        for signal in (model.rowsInserted, model.dataChanged, model.modelReset,
+                       model.rowsRemoved):
+            signal.connect(update)
+
+    bench.on_transcript(watch)
+    update()
+    return keeping

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from forkwise.gui.kernel.controller import Controller
 
 if TYPE_CHECKING:
-    from forkwise.gui.shell.main_window import MainWindow
+    from forkwise.gui.shell.bench import Bench
 
 EFFORTS = ("", "low", "medium", "high")
 
@@ -127,9 +127,26 @@ class SettingsDialog(QDialog):
         self.controller.ops.run(save_and_apply(), applied, what="Saving preferences")
 
 
-def open_settings(window: MainWindow) -> None:
+class Preferences:
     """File → Preferences…: the window's one dialog, loaded afresh each time it opens."""
-    if window.settings_dialog is None:
-        window.settings_dialog = SettingsDialog(window.controller, window)
-    window.settings_dialog.load()
-    window.settings_dialog.open()
+
+    def __init__(self, bench: Bench) -> None:
+        self.bench = bench
+        self.dialog: SettingsDialog | None = None
+
+    def open(self) -> None:
+        if self.dialog is None:
+            self.dialog = SettingsDialog(self.bench.controller, self.bench.widget())
+        self.dialog.load()
+        self.dialog.open()
+
+
+def install(bench: Bench) -> Preferences:
+    """The window's Preferences action (in its tool bar and File menu) opens the dialog."""
+    preferences = Preferences(bench)
+    bench.action(PREFERENCES).triggered.connect(preferences.open)
+    return preferences
+
+
+#: the window's action this feature answers (gui/shell/main_window makes it)
+PREFERENCES = "actionPreferences"
