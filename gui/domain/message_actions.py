@@ -2,7 +2,7 @@
 
 The rules mirror the core's fork rules (`forkwise.core.log.turns`): "Fork from here" needs the
 message's turn to have ended; "Fork before this message" needs the message to open its
-turn. Editing branches (DESIGN §11): "Edit and resend" and "Retry" fork before the turn and
+turn. Editing branches: "Edit and resend" and "Retry" fork before the turn and
 send in the child, so they work while the session runs; "Edit and replace" rewrites the
 session in place, which the host refuses while any turn is open.
 The host stays the judge: these only keep a person from asking for what cannot work.

@@ -1,4 +1,4 @@
-"""Forks of one source at one point, and what tells them apart (DESIGN §11).
+"""Forks of one source at one point, and what tells them apart.
 
 Sessions forked from the same source (`parentSession`) at the same point (`seedLength`)
 are siblings: the transcript steps between them ("2/3" with arrows). The source itself is not one

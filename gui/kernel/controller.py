@@ -206,7 +206,7 @@ class Controller(QObject):
              replace: bool = False) -> None:
         """Send `text` to the opened session (`done()` when the host accepted it). With
         `editing` (a message id): edit and resend — by default in a new branch forked
-        before that message's turn (the session keeps its history, DESIGN §11); with
+        before that message's turn (the session keeps its history); with
         `replace`, in place (that message and what follows are deleted first)."""
         sid = self.current
         if sid is None:

@@ -28,10 +28,18 @@ _WORDS: dict[str, str] = {
     "invalid-boundary": "That point is not inside the session.",
     "duplicate-session-id": "A session with that id exists already.",
     "rpc-error": "The host refused the request",
+    "invalid-session-id": "That is not a valid session id.",
+    "invalid-event": "The host refused to record this: it would break the session's log",
+    "invalid-text": "This text cannot be stored as it is (it is not valid UTF-8, as a file "
+    "name can be), so nothing was changed",
+    "approval-not-found": "That approval no longer waits for an answer (it was answered, or "
+    "its turn ended).",
+    "unauthorized": "The host refused the access token. Check the token, then connect again.",
 }
 
 #: codes whose core message adds useful specifics after the plain sentence
-_WITH_DETAIL = {"provider-error", "storage-error", "corrupt-log", "rpc-error"}
+_WITH_DETAIL = {"provider-error", "storage-error", "corrupt-log", "rpc-error", "invalid-event",
+                "invalid-text"}
 
 
 def error_code(exc: BaseException) -> str:

@@ -23,7 +23,7 @@ import claude_fixtures as cf
 import PySide6.QtWidgets  # noqa: F401
 import qasync
 from codex_fixtures import thread_id
-from gui_harness import agents_home
+from gui_harness import agents_home, until
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMenu
 from screenshots import settle
@@ -35,14 +35,6 @@ from forkwise.gui.features.agents.continue_in import ContinueDialog
 from forkwise.gui.kernel.controller import Controller
 from forkwise.gui.kernel.notify import Notifier
 from forkwise.gui.shell.main_window import MainWindow
-
-
-async def until_true(predicate: object, seconds: float = 20.0) -> None:
-    for _ in range(int(seconds / 0.1)):
-        if predicate():  # type: ignore[operator]
-            return
-        await asyncio.sleep(0.1)
-    raise TimeoutError(str(predicate))
 
 
 async def main(out: Path) -> None:
@@ -62,7 +54,7 @@ async def main(out: Path) -> None:
     tree = controller.tree
     codex_fork = f"codex-{thread_id(2)}"
     claude = f"claude-{cf.SID}"
-    await until_true(lambda: {codex_fork, claude} <= set(tree.session_ids()))
+    await until(lambda: {codex_fork, claude} <= set(tree.session_ids()))
     await settle(controller, 1.0)
     window.tree.expandAll()  # the rewind, fork and branch beneath their sessions
     window.select_session(claude)

@@ -1,4 +1,4 @@
-"""Branches as a first-class view (DESIGN §11), driven like a person would, over the real
+"""Branches as a first-class view, driven like a person would, over the real
 in-process host and a JSONL store: editing branches (the source stays byte-identical),
 retry, rename, titles of forks, siblings, compare and a source that changed."""
 

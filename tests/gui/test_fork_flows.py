@@ -36,6 +36,18 @@ def check_tree(app: App) -> None:
     assert model_tree(app.controller.tree) == expected_tree(app.client.catalogue)
 
 
+async def queued_behind(app: App, rounds: int = 3) -> None:
+    """Until a marker queued now (behind whatever Qt and asyncio hold already) has run,
+    `rounds` times: what was queued for the tree has landed, with no fixed sleep."""
+    from PySide6.QtCore import QTimer
+
+    for _ in range(rounds):
+        passed = asyncio.Event()
+        QTimer.singleShot(0, passed.set)
+        await passed.wait()
+        await app.idle()
+
+
 async def wait_child(app: App, source: str, before: set[str]) -> str:
     def child() -> str | None:
         new = set(app.controller.tree.session_ids()) - before
@@ -474,8 +486,7 @@ def test_fork_click_puts_the_child_row_in_once(aloop: Any, tmp_path: Path) -> No
             child = await wait_child(app, plan, before)
             await until(lambda: child in app.client.catalogue, what="the notification")
             await app.idle()
-            await asyncio.sleep(0.05)  # anything still queued for the tree lands
-            await app.idle()
+            await queued_behind(app)  # anything still queued for the tree lands
             assert c.tree.summary(child) == app.client.catalogue[child]
             return inserted, [s for s in changed if s == child], len(moved)
 

@@ -1,4 +1,4 @@
-"""Two sessions of one lineage side by side, from their last common event (DESIGN §11).
+"""Two sessions of one lineage side by side, from their last common event.
 
 The shared prefix is one line at the top; below it the diverging turns of each session,
 turn beside turn (forkwise.core.reading.compare aligns them), with tool calls and results. A window
