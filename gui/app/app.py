@@ -133,7 +133,9 @@ def run(store_dir: Path | str | None, connect: str | None, token: str | None,
     # loop is: qasync and its loop are not needed to paint them (~10 ms of CPU).
     window = _build_window(store_dir, connect)
     _paint_now(window)
-    window.build_rest()  # before any input is handled: every shortcut works from here
+    from forkwise.gui.app.features import FEATURES
+
+    window.build_rest(FEATURES)  # before any input is handled: every shortcut works from here
     if not connect:
         _preview(window.controller, store_dir)
         app.processEvents()  # the rows paint before the loop and the host's imports
@@ -173,7 +175,6 @@ def _build_window(store_dir: Path | str | None, connect: str | None,
     from PySide6.QtCore import QSettings
 
     from forkwise.core.paths import store_label
-    from forkwise.gui.app.features import FEATURES
     from forkwise.gui.kernel.controller import Controller
     from forkwise.gui.kernel.notify import Notifier
     from forkwise.gui.shell.main_window import MainWindow
@@ -181,7 +182,7 @@ def _build_window(store_dir: Path | str | None, connect: str | None,
     controller = Controller(None, Notifier())
     label = connect or (store_label(store_dir) if store_dir is not None else "")
     window = MainWindow(controller, settings if settings is not None else QSettings(),
-                        store_label=label, rest_later=True, features=FEATURES)
+                        store_label=label, rest_later=True)
     # its agents' entries after the index's rows (`_session`), not right after the frame
     window.agents_later = True
     return window
@@ -217,7 +218,9 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
     controller.treeLoaded.connect(tree_loaded)
     if not painted:
         await _shown(window)
-        window.build_rest()
+        from forkwise.gui.app.features import FEATURES
+
+        window.build_rest(FEATURES)
         if not connect:
             _preview(controller, store_dir)
             await asyncio.sleep(0)  # the rows paint before the host's imports take the thread

@@ -31,7 +31,6 @@ from forkwise.gui.kernel.notify import Banner
 from forkwise.gui.models.session_rows import ACTIVITY, ID_ROLE, WAITING_TEXT
 from forkwise.gui.sessions.session_tree import SessionTree
 from forkwise.gui.sessions.tree_columns import TreeColumns
-from forkwise.gui.shell.bench import ActionSpec, Feature, MenuId, Place, TitleNote
 from forkwise.gui.shell.menus import MenuBook, keys
 from forkwise.gui.transcript.composer import Composer
 from forkwise.gui.widgets.badges import badge_icon
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
     from PySide6.QtCore import QPoint
     from PySide6.QtWidgets import QMenu
 
+    from forkwise.gui.shell.bench import ActionSpec, Feature, Place, TitleNote
     from forkwise.gui.shell.filter_page import FilterPage
     from forkwise.gui.shell.tree_keeping import TreeKeeping
     from forkwise.gui.transcript.transcript_view import TranscriptView
@@ -391,19 +391,23 @@ class MainWindow(QMainWindow):
         """The menu bar's titles (in the first frame); `fill_menus` (gui/shell/window_wiring)
         their entries."""
         bar = self.menuBar()
-        self.menus: dict[MenuId, QMenu] = {}
-        for menu_id, title in ((MenuId.FILE, "&File"), (MenuId.EDIT, "&Edit"),
-                               (MenuId.SESSION, "&Session"), (MenuId.HELP, "&Help")):
+        #: by their ids (`MenuId`'s values: the bench module is not on the first frame's path)
+        self.menus: dict[str, QMenu] = {}
+        for menu_id, title in (("menuFile", "&File"), ("menuEdit", "&Edit"),
+                               ("menuSession", "&Session"), ("menuHelp", "&Help")):
             menu = bar.addMenu(title)
-            menu.setObjectName(menu_id.value)
+            menu.setObjectName(menu_id)
             self.menus[menu_id] = menu
 
-    def build_rest(self) -> None:
+    def build_rest(self, features: Sequence[Feature] | None = None) -> None:
         """What the first frame does not show, once: the actions only menus and shortcuts
-        reach, the menus' entries, the branch and housekeeping actions, the filter field's
-        keys, and every connection (nothing happens in the window before this: the app
-        calls it right after the first frame, before it handles input or previews rows).
-        The window's own shortcuts work from here on."""
+        reach, the menus' entries, the features not marked late (`features`, given here by
+        the app: their list is not on the first frame's path), the filter field's keys,
+        and every connection (nothing happens in the window before this: the app calls it
+        right after the first frame, before it handles input or previews rows). The
+        window's own shortcuts work from here on."""
+        if features is not None:
+            self.feature_list = tuple(features)
         if self._rest_built:
             return
         self._rest_built = True

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QKeySequence
 
-from forkwise.gui.shell.bench import MenuId, Place
-
 if TYPE_CHECKING:
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QMenu
+
+    from forkwise.gui.shell.bench import MenuId, Place
 
 
 

@@ -15,14 +15,13 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QAbstractScrollArea, QLineEdit, QMenu
 
     from forkwise.gui.sessions.tree_columns import TreeColumns
-    from forkwise.gui.shell.bench import MenuId
     from forkwise.gui.shell.menus import MenuBook
 
 
 class Window(Bench, Protocol):
     filter_box: QLineEdit
     columns: TreeColumns
-    menus: dict[MenuId, QMenu]
+    menus: dict[str, QMenu]
     transcript_slot: QAbstractScrollArea | None
     search_panel: Any
     pane_balance: Any

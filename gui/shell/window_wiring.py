@@ -32,7 +32,7 @@ def build_rest(w: Window, page: FilterPage, keeping: TreeKeeping) -> None:
     build_more_actions(w)
     place_own_entries(w)
     for menu_id, menu in w.menus.items():
-        w.menu_book.attach(menu_id, menu)
+        w.menu_book.attach(MenuId(menu_id), menu)
     wire(w, page, keeping)
     w.action_find.triggered.connect(w.focus_filter)
     w.action_search.triggered.connect(w.show_search)
