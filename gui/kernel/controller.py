@@ -43,6 +43,10 @@ class Controller(QObject):
     runningChanged = Signal(bool)
     treeLoaded = Signal(int)
     treePreviewed = Signal(int)
+    #: the one change signal: a session's row came, changed or went (its id); the
+    #: catalogue's notifications and the ops' results both reach the tree through
+    #: `apply_row` / `apply_removed`, which emit it
+    sessionChanged = Signal(str)
     _notified = Signal(object)
 
     def __init__(
@@ -141,15 +145,9 @@ class Controller(QObject):
         )
 
         if note["kind"] == CATALOGUE_UPSERT:
-            summary = note["summary"]
-            self.tree.upsert(summary)
-            if summary["id"] == self.current:
-                self.transcript.summary = dict(summary)
+            self.apply_row(note["summary"])
         elif note["kind"] == CATALOGUE_REMOVE:
-            sid = note["sessionId"]
-            self.tree.remove(str(sid))
-            if sid == self.current:
-                self.open_session(None)
+            self.apply_removed(str(note["sessionId"]))
         elif note["kind"] == SESSION_EVENTS:
             sid = note["sessionId"]
             self.transcript.append_events(str(sid), list(note["events"] or ()))
@@ -164,6 +162,22 @@ class Controller(QObject):
             if not running:
                 self.transcript.end_stream(str(note["sessionId"]))
             self.runningChanged.emit(running or self.transcript.running)
+
+    def apply_row(self, row: Json) -> None:
+        """The one way a session's row reaches the tree: a catalogue notification and an
+        op's result (a rename, a restore, a new fork) both come here; the host's
+        notification of the same row does nothing more (`upsert` of an unchanged row)."""
+        self.tree.upsert(row)
+        if row["id"] == self.current:
+            self.transcript.summary = dict(row)
+        self.sessionChanged.emit(str(row["id"]))
+
+    def apply_removed(self, session_id: str) -> None:
+        """The one way a session leaves the tree (deleted here, or the host said so)."""
+        self.tree.remove(session_id)
+        if session_id == self.current:
+            self.open_session(None)
+        self.sessionChanged.emit(session_id)
 
     # --- opening ----------------------------------------------------------------------
 
@@ -315,7 +329,7 @@ class Controller(QObject):
         failed = self._failed_question(sid)
 
         def switched(row: Json) -> None:
-            self.tree.upsert(row)
+            self.apply_row(row)
             now = f"This session now uses {row['model']} ({row['provider']})."
             if failed is None:
                 self.notifier.info(now)
@@ -363,7 +377,7 @@ class Controller(QObject):
         """A new session (a fork's child): into the tree beneath its source, then shown.
         The host's catalogue notification brings the same row (before or after this):
         the tree puts it in once (`upsert` of an unchanged row does nothing)."""
-        self.tree.upsert(summary)
+        self.apply_row(summary)
         if self._pending_fork is not None:
             self._fork_started[summary["id"]] = self._pending_fork
             self._pending_fork = None
@@ -379,7 +393,7 @@ class Controller(QObject):
             child = exc.details.get("childId")
             summary = self.client.catalogue.get(child) if isinstance(child, str) else None
             if summary is not None:
-                self.tree.upsert(summary)
+                self.apply_row(summary)
                 self.selectRequested.emit(summary["id"])
         self.notifier.error(exc, "Fork")
 

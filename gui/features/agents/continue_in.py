@@ -64,7 +64,7 @@ def continue_from_message(window: Bench, row: int, tool: str) -> None:
 
     def done(result: tuple[Json, Json]) -> None:
         child, made = result
-        c.tree.upsert(child)
+        c.apply_row(child)
         window.select_session(child["id"])
         ContinueDialog(window.widget(), made, child).open()
 

@@ -237,10 +237,7 @@ class BranchActions(QObject):
         if not title.strip():
             return
 
-        def renamed(row: Json) -> None:
-            c.tree.upsert(row)
-
-        c.ops.run(c.client.rename_session(sid, title.strip()), renamed,
+        c.ops.run(c.client.rename_session(sid, title.strip()), c.apply_row,
                   what="Renaming the session")
 
     def confirm_replace(self, row: int) -> None:

@@ -34,9 +34,7 @@ class Housekeeping(QObject):
         title = self._title(session_id)
 
         def deleted(_result: Json) -> None:
-            c.tree.remove(session_id)
-            if c.current == session_id:
-                c.open_session(None)
+            c.apply_removed(session_id)
             c.notifier.info(f"“{title}” moved to the trash.", action_label="Undo",
                             action=lambda: self.undo_delete(session_id))
 
@@ -46,7 +44,7 @@ class Housekeeping(QObject):
         c = self.controller
 
         def restored(row: Json) -> None:
-            c.tree.upsert(row)
+            c.apply_row(row)
             c.selectRequested.emit(session_id)
             c.notifier.info(f"“{self._title(session_id)}” is back.")
 
