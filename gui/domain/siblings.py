@@ -17,27 +17,28 @@ lineage tree model's `summary` and `children_of`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from forkwise.core.reading.entries import names_question
 
-Json = dict[str, Any]
+if TYPE_CHECKING:
+    from forkwise.core.client.rows import SessionRow
 #: a session nothing was asked in yet (its id is in the row's tooltip)
 UNTITLED = "New session"
-Summary = Callable[[str], Json | None]
+Summary = Callable[[str], "SessionRow | None"]
 Children = Callable[[str | None], list[str]]
 
 
-def is_fork(summary: Json) -> bool:
-    relation = summary.get("relation")
-    return bool(summary.get("parentSession")) and relation in (None, "fork")
+def is_fork(summary: SessionRow) -> bool:
+    relation = summary["relation"]
+    return bool(summary["parentSession"]) and relation in (None, "fork")
 
 
 def forks_of(source: str, summary: Summary, children_of: Children) -> list[str]:
     """The source's forks (not its subagents), oldest first."""
-    rows = [(summary(sid) or {}, sid) for sid in children_of(source)]
-    forks = [(str(s.get("created") or ""), sid) for s, sid in rows
-             if is_fork(s) and s.get("parentSession") == source]
+    rows = [(s, sid) for sid in children_of(source) if (s := summary(sid)) is not None]
+    forks = [(s["created"] or "", sid) for s, sid in rows
+             if is_fork(s) and s["parentSession"] == source]
     return [sid for _created, sid in sorted(forks)]
 
 
@@ -48,9 +49,9 @@ def siblings(sid: str, summary: Summary, children_of: Children) -> list[str]:
     if own is None or not is_fork(own):
         return []
     source = str(own["parentSession"])
-    point = own.get("seedLength")
+    point = own["seedLength"]
     return [other for other in forks_of(source, summary, children_of)
-            if (summary(other) or {}).get("seedLength") == point]
+            if (row := summary(other)) is not None and row["seedLength"] == point]
 
 
 def position(sid: str, summary: Summary, children_of: Children) -> tuple[int, int] | None:
@@ -76,11 +77,11 @@ def display_title(sid: str, summary: Summary, children_of: Children, depth: int 
     own = summary(sid)
     if own is None:
         return sid
-    title = str(own.get("title") or sid)
-    if (title == sid and not own.get("titleSet", True) and not own.get("firstQuestion")
-            and not own.get("error")):  # an unreadable one is not new
+    title = own["title"] or sid
+    if (title == sid and not own["titleSet"] and not own["firstQuestion"]
+            and not own["error"]):  # an unreadable one is not new
         title = UNTITLED  # the host names it by its id until something is asked
-    parent = own.get("parentSession")
+    parent = own["parentSession"]
     if not is_fork(own) or not isinstance(parent, str) or depth > 20:
         return title
     source = summary(parent)
@@ -91,15 +92,15 @@ def display_title(sid: str, summary: Summary, children_of: Children, depth: int 
     return f"{display_title(parent, summary, children_of, depth + 1)} — fork {number}"
 
 
-def _inherited(own: Json, source: Json) -> bool:
+def _inherited(own: SessionRow, source: SessionRow) -> bool:
     """Whether a fork's title is its source's: a title copied with the seed (a
     `session/title` event), or the first question when the seed holds that question (the
     fork asked nothing of its own first)."""
-    question = own.get("firstQuestion")
-    shared = question is not None and question == source.get("firstQuestion")
-    if own.get("titleSet", True):
-        title = str(own.get("title") or "")
-        if str(source.get("title") or "") == title:
+    question = own["firstQuestion"]
+    shared = question is not None and question == source["firstQuestion"]
+    if own["titleSet"]:
+        title = own["title"] or ""
+        if (source["title"] or "") == title:
             return True
         # an importer names an untitled fork by its first question (a Claude Code rewind
         # whose rename comes after the fork point, a Codex fork without a thread name):

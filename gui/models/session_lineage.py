@@ -14,7 +14,7 @@ shown as the view scrolls to the end; `reveal` and `fetch_all` show it on demand
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QAbstractItemModel,
@@ -27,6 +27,9 @@ from PySide6.QtCore import (
 
 from forkwise.gui.domain.siblings import display_title
 from forkwise.gui.models.session_rows import COLUMNS
+
+if TYPE_CHECKING:
+    from forkwise.core.client.rows import SessionRow
 
 Json = dict[str, Any]
 Index = QModelIndex | QPersistentModelIndex
@@ -67,7 +70,7 @@ class SessionLineage(QAbstractItemModel):
         self._root = Node(ROOT_KEY, None, None)
         self._nodes: dict[str, Node] = {}
         self._by_key: dict[int, Node] = {ROOT_KEY: self._root}
-        self._summaries: dict[str, Json] = {}
+        self._summaries: dict[str, SessionRow] = {}
         #: keys of the rows whose session cannot be read (`flags`: not enabled)
         self._broken: set[int] = set()
         self._next_key = 1
@@ -137,7 +140,7 @@ class SessionLineage(QAbstractItemModel):
         """Place `sid` (and, recursively, its parent first) without signals."""
         if sid in self._nodes:
             return
-        parent_id = self._summaries[sid].get("parentSession")
+        parent_id = self._summaries[sid]["parentSession"]
         parent = self._root
         if parent_id in self._summaries and parent_id != sid and not self._is_below(parent_id, sid):
             self._attach(parent_id)
@@ -148,7 +151,7 @@ class SessionLineage(QAbstractItemModel):
     def _new_node(self, sid: str, parent: Node) -> Node:
         node = Node(self._next_key, sid, parent)
         self._next_key += 1
-        if self._summaries[sid].get("error"):
+        if self._summaries[sid]["error"]:
             self._broken.add(node.key)
         self._nodes[sid] = node
         self._by_key[node.key] = node
@@ -162,23 +165,24 @@ class SessionLineage(QAbstractItemModel):
             if current == ancestor:
                 return True
             seen.add(current)
-            current = self._summaries.get(current, {}).get("parentSession")
+            row = self._summaries.get(current)
+            current = row["parentSession"] if row is not None else None
         return False
 
     def _placement(self, sid: str) -> Node:
-        parent_id = self._summaries[sid].get("parentSession")
+        parent_id = self._summaries[sid]["parentSession"]
         if parent_id in self._nodes and parent_id != sid and not self._is_below(parent_id, sid):
             return self._nodes[parent_id]
         return self._root
 
     # --- lookups ------------------------------------------------------------------
 
-    def summary(self, sid: str) -> Json | None:
+    def summary(self, sid: str) -> SessionRow | None:
         return self._summaries.get(sid)
 
     def folders(self) -> set[str]:
         """The sessions' working folders (`cwd`)."""
-        return {str(s.get("cwd") or "") for s in self._summaries.values()}
+        return {str(s["cwd"] or "") for s in self._summaries.values()}
 
     def session_ids(self) -> list[str]:
         return list(self._summaries)

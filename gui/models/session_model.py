@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QModelRoleData, QModelRoleDataSpan, QObject, Qt, Signal
 
-from forkwise.gui.models.session_lineage import ROOT_KEY, Index, Json, Node, SessionLineage
+from forkwise.core.client.rows import session_row
+from forkwise.gui.models.session_lineage import ROOT_KEY, Index, Node, SessionLineage
 from forkwise.gui.models.session_rows import (
     ANSWERED_ROLES,
     COLUMNS,
@@ -80,7 +81,7 @@ class SessionTreeModel(SessionLineage):
 
     # --- changes: whole listings --------------------------------------------------
 
-    def load(self, summaries: Iterable[Json]) -> None:
+    def load(self, summaries: Iterable[Mapping[str, Any]]) -> None:
         """The first full load (the only reset this model does). The rows are kept as
         they are, not copied: the caller changes none of them afterwards (the client's
         catalogue replaces a changed row, it never edits one)."""
@@ -90,7 +91,7 @@ class SessionTreeModel(SessionLineage):
         self._nodes.clear()
         self._by_key = {ROOT_KEY: self._root}
         self._broken = set()
-        items = sorted(summaries, key=lambda s: s.get("created") or "")
+        items = sorted((session_row(s) for s in summaries), key=lambda s: s["created"] or "")
         # the rows as given, not copies: at 100,000 sessions a copy of each was 115 MB
         # (tracemalloc) beside the client catalogue's own; `upsert` replaces a row whole
         self._summaries = {summary["id"]: summary for summary in items}
@@ -99,7 +100,7 @@ class SessionTreeModel(SessionLineage):
             sid = summary["id"]
             if sid in nodes:
                 continue
-            if summary.get("parentSession") is None:
+            if summary["parentSession"] is None:
                 root.children.append(self._new_node(sid, root))
             else:
                 self._attach(sid)
@@ -107,11 +108,11 @@ class SessionTreeModel(SessionLineage):
         self._shown = min(self.page_rows, len(self._root.children))
         self.endResetModel()
 
-    def merge(self, summaries: Iterable[Json]) -> None:
+    def merge(self, summaries: Iterable[Mapping[str, Any]]) -> None:
         """The full listing over rows already loaded (a preview from the store's index):
         rows that differ are updated, new ones inserted, missing ones removed — row by
         row, so that selection, expansion and scrolling stay; with many changes, a load."""
-        wanted = {s["id"]: s for s in summaries}
+        wanted = {s["id"]: s for s in map(session_row, summaries)}
         changed = [s for sid, s in wanted.items() if self._summaries.get(sid) != s]
         gone = [sid for sid in self._summaries if sid not in wanted]
         if len(changed) + len(gone) > MERGE_ROWS:
@@ -186,24 +187,25 @@ class SessionTreeModel(SessionLineage):
 
     # --- changes, row by row ------------------------------------------------------
 
-    def upsert(self, summary: Json) -> QModelIndex:
+    def upsert(self, data: Mapping[str, Any]) -> QModelIndex:
         """A session appeared or changed: one row inserted, moved or updated."""
+        summary = session_row(data)
         sid = summary["id"]
         known = sid in self._nodes
         if known and self._summaries[sid] == summary:
             # told twice (a fork's answer and the host's notification of it): once is in
             return self.index_for(sid)
         self._forget_cells()  # a title or a fork's number elsewhere may change with it
-        retitled = known and self._summaries[sid].get("title") != summary.get("title")
+        retitled = known and self._summaries[sid]["title"] != summary["title"]
         if not known and self._summaries:  # any row tells: one folder or several already
             other = next(iter(self._summaries.values()))
-            first, cwd = str(other.get("cwd") or ""), str(summary.get("cwd") or "")
+            first, cwd = str(other["cwd"] or ""), str(summary["cwd"] or "")
             if first != cwd:
                 self.foldersDiffer.emit(first, cwd)
-        self._summaries[sid] = dict(summary)
+        self._summaries[sid] = session_row(dict(summary))  # a copy: the caller's is theirs
         if known:
             key = self._nodes[sid].key
-            if summary.get("error"):
+            if summary["error"]:
                 self._broken.add(key)
             else:
                 self._broken.discard(key)
@@ -265,7 +267,7 @@ class SessionTreeModel(SessionLineage):
 
     def _adopt_orphans(self, sid: str) -> None:
         for child in [n for n in self._root.children if n.sid != sid]:
-            if child.sid is not None and self._summaries[child.sid].get("parentSession") == sid:
+            if child.sid is not None and self._summaries[child.sid]["parentSession"] == sid:
                 self._move(child, self._nodes[sid])
 
     def _move(self, node: Node, new_parent: Node) -> None:

@@ -7,11 +7,14 @@ import os
 import time
 from collections.abc import Callable
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 
 from forkwise.gui.widgets.badges import badge_icon
+
+if TYPE_CHECKING:
+    from forkwise.core.client.rows import SessionRow
 
 Json = dict[str, Any]
 SortKey = tuple[Any, ...]
@@ -52,7 +55,7 @@ _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
 def painted(
-    sid: str, s: Json, column: int, title_of: Callable[[str], str], today: date | None = None
+    sid: str, s: SessionRow, column: int, title_of: Callable[[str], str], today: date | None = None
 ) -> tuple[Any, ...]:
     """What a session row's cell in `column` answers for each of `PAINT_ROLES`, in that
     order, at once (as `row_data` would, role by role); `today`: the local date (asked if
@@ -66,30 +69,30 @@ def painted(
 
 
 def display_text(
-    sid: str, s: Json, column: int, title_of: Callable[[str], str], today: date | None = None
+    sid: str, s: SessionRow, column: int, title_of: Callable[[str], str], today: date | None = None
 ) -> str | None:
     """The text a session row shows in `column`."""
     if column == TITLE:
-        if s.get("error"):
+        if s["error"]:
             return f"{sid} — cannot be read"
         return title_of(sid)
     if column == ACTIVITY:
-        if s.get("waiting"):
+        if s["waiting"]:
             return WAITING_TEXT
-        return RUNNING_TEXT if s.get("running") else format_when(s.get("updated"), today=today)
+        return RUNNING_TEXT if s["running"] else format_when(s["updated"], today=today)
     if column == MESSAGES:
-        return str(s.get("messages", 0))
+        return str(s["messages"])
     if column == MODEL:
-        return s.get("model") or ""
+        return s["model"] or ""
     if column == FOLDER:
-        return folder_name(str(s.get("cwd") or ""))
+        return folder_name(str(s["cwd"] or ""))
     return None
 
 
-def decoration(s: Json) -> Any:
+def decoration(s: SessionRow) -> Any:
     """The icon beside a session's title: its relation's badge, or an agent's own session's
     tool."""
-    if s.get("source") and relation_of(s) in (None, "continued"):
+    if s["source"] and relation_of(s) in (None, "continued"):
         from forkwise.gui.widgets.source_badges import (
             source_icon,  # (its rows come after the first frame)
         )
@@ -100,7 +103,7 @@ def decoration(s: Json) -> Any:
 
 
 def row_data(
-    sid: str, s: Json, column: int, role: int, title_of: Callable[[str], str], *,
+    sid: str, s: SessionRow, column: int, role: int, title_of: Callable[[str], str], *,
     today: date | None = None,
 ) -> Any:
     """What a session row shows in `column` for `role`; `title_of` names a session (a fork
@@ -114,12 +117,9 @@ def row_data(
         return _tooltip(sid, s, title_of)
     if role == Qt.ItemDataRole.AccessibleTextRole and column == TITLE:
         kind = {"fork": "fork", "subagent": "subagent"}.get(relation_of(s) or "", "session")
-        if s.get("waiting"):
-            state = ", needs your approval"
-        else:
-            state = ", running" if s.get("running") else ""
+        state = ", needs your approval" if s["waiting"] else ", running" if s["running"] else ""
         return f"{kind} {title_of(sid)}{state}"
-    if role == Qt.ItemDataRole.AccessibleTextRole and column == ACTIVITY and s.get("waiting"):
+    if role == Qt.ItemDataRole.AccessibleTextRole and column == ACTIVITY and s["waiting"]:
         return waiting_text(s)
     if role == Qt.ItemDataRole.TextAlignmentRole and column == MESSAGES:
         return _RIGHT
@@ -128,35 +128,35 @@ def row_data(
     if role == SUMMARY_ROLE:
         return s
     if role == UPDATED_ROLE:
-        return s.get("updated") or ""
+        return s["updated"] or ""
     if role == RELATION_ROLE:
         return relation_of(s)
     if role == RUNNING_ROLE:
-        return bool(s.get("running"))
+        return bool(s["running"])
     return None
 
-def _tooltip(sid: str, s: Json, title_of: Callable[[str], str]) -> str:
+def _tooltip(sid: str, s: SessionRow, title_of: Callable[[str], str]) -> str:
     lines = [title_of(sid), f"id: {sid}"]
-    if s.get("cwd"):  # sessions of many projects share one list: which one this is
+    if s["cwd"]:  # sessions of many projects share one list: which one this is
         lines.append(f"Folder: {home_short(str(s['cwd']))}")
-    parent = s.get("parentSession")
+    parent = s["parentSession"]
     if parent and relation_of(s) == "continued":
         from forkwise.gui.widgets.source_badges import continued_text
 
-        lines.append(f"{continued_text(s.get('source'))} from “{title_of(parent)}”")
+        lines.append(f"{continued_text(s['source'])} from “{title_of(parent)}”")
     elif parent:
         parent_title = title_of(parent)
         verb = "Subagent started by" if relation_of(s) == "subagent" else "Forked from"
-        lines.append(f"{verb} “{parent_title}” at event {s.get('seedLength', 0)}")
-    if s.get("source") and relation_of(s) != "continued":
+        lines.append(f"{verb} “{parent_title}” at event {s['seedLength']}")
+    if s["source"] and relation_of(s) != "continued":
         from forkwise.gui.widgets.source_badges import tool_name
 
         lines.append(f"Imported from {tool_name(s['source'])}")
-    if s.get("waiting"):
+    if s["waiting"]:
         lines.append(waiting_text(s))
-    elif s.get("running"):
+    elif s["running"]:
         lines.append("A turn is running")
-    if s.get("error"):
+    if s["error"]:
         lines.append(f"Could not be read: {(s['error'] or {}).get('message', '')}")
     return "\n".join(lines)
 
@@ -178,16 +178,16 @@ def folder_name(path: str) -> str:
     return parts[-1] if parts else short
 
 
-def waiting_text(s: Json) -> str:
+def waiting_text(s: SessionRow) -> str:
     """Says what a waiting session waits for: the tools its turn asks to approve."""
-    tools = [str(t) for t in dict.fromkeys(s.get("waitingTools") or ())]
+    tools = [str(t) for t in dict.fromkeys(s["waitingTools"] or ())]
     if not tools:
         return "Waiting for your approval"
     names = tools[0] if len(tools) == 1 else f"{', '.join(tools[:-1])} and {tools[-1]}"
     return f"Waiting for your approval of {names}"
 
 
-def sort_key(column: int, sid: str, s: Json) -> SortKey:
+def sort_key(column: int, sid: str, s: SessionRow) -> SortKey:
     """What a row sorts by in `column`: the title (case-blind), last activity, message
     count, model, or folder (its name as the column shows it, case-blind, then its whole
     path: two folders of one name stay apart), then last activity among equals, then the
@@ -195,23 +195,23 @@ def sort_key(column: int, sid: str, s: Json) -> SortKey:
     core's `listing.activity_key`, which the store's index head picks the preview's first
     page by): sessions that ended at the same instant keep their places when the listing
     replaces the preview, whatever order the rows came in."""
-    updated = str(s.get("updated") or "")
+    updated = str(s["updated"] or "")
     if column == TITLE:
-        return (str(s.get("title") or sid).casefold(), updated, sid)
+        return (str(s["title"] or sid).casefold(), updated, sid)
     if column == MESSAGES:
-        messages = s.get("messages")
+        messages = s["messages"]
         return (messages if isinstance(messages, int) else 0, updated, sid)
     if column == MODEL:
-        return (str(s.get("model") or "").casefold(), updated, sid)
+        return (str(s["model"] or "").casefold(), updated, sid)
     if column == FOLDER:
-        cwd = str(s.get("cwd") or "")
+        cwd = str(s["cwd"] or "")
         return (folder_name(cwd).casefold(), cwd, updated, sid)
     return (updated, sid)
 
 
-def relation_of(summary: Json) -> str | None:
-    rel = summary.get("relation")
-    if rel is None and summary.get("parentSession"):
+def relation_of(summary: SessionRow) -> str | None:
+    rel = summary["relation"]
+    if rel is None and summary["parentSession"]:
         return "fork"
     return rel if isinstance(rel, str) else None
 

@@ -19,6 +19,7 @@ Signals: `pageRequested(session_id, after, limit)`, `streamingChanged(bool)`,
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import (
@@ -94,7 +95,7 @@ class TranscriptModel(QAbstractListModel):
 
     # --- opening and paging -------------------------------------------------------
 
-    def open(self, session_id: str | None, summary: Json | None = None, *,
+    def open(self, session_id: str | None, summary: Mapping[str, Any] | None = None, *,
              from_end: bool = False, at_seq: int | None = None) -> None:
         """Show another session (a reset: everything on screen changes); `from_end`: its
         last page first; `at_seq`: the page around that event first (see the module

@@ -469,23 +469,23 @@ class MainWindow(QMainWindow):
             self.composer.set_session(None)
             return
         bits = [self.title_of(sid)]
-        if summary.get("error"):
+        if summary["error"]:
             bits[0] += " — cannot be read"  # as its row says (the banner says why)
-        if summary.get("model"):
+        if summary["model"]:
             bits.append(str(summary["model"]))
-        if summary.get("waiting"):
+        if summary["waiting"]:
             bits.append(WAITING_TEXT)  # as its row says: it waits for the person, not "running"
-        elif summary.get("running"):
+        elif summary["running"]:
             bits.append("running")
         bits += [text for note in self.title_notes if (text := note(sid))]
         # cut short, the title gives way first, then the model: a state stays in view
-        states = bits[2:] if summary.get("model") else bits[1:]  # running, source changed
+        states = bits[2:] if summary["model"] else bits[1:]  # running, source changed
         self.header_label.head = bits[0]
         self.header_label.kept = tuple("".join(f"  ·  {bit}" for bit in tail)
                                        for tail in (bits[1:], states) if tail)
         self.header_label.setText("  ·  ".join(bits))
         self.header_label.setToolTip(f"{self.header_label.text()}\nid: {sid}")
-        blocked = UNREADABLE_TEXT if summary.get("error") else None
+        blocked = UNREADABLE_TEXT if summary["error"] else None
         if blocked or not self.composer.edit.isEnabled() or self._opened_id != sid:
             self.composer.set_session(sid, blocked)
         self._opened_id = sid

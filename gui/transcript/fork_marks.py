@@ -63,7 +63,8 @@ def forks_at(c: Controller, row: int) -> list[str]:
     tree = c.tree
     out = []
     for sid in forks_of(c.current, tree.summary, tree.children_of):
-        point = (tree.summary(sid) or {}).get("seedLength")
+        fork = tree.summary(sid)
+        point = fork["seedLength"] if fork is not None else None
         if isinstance(point, int) and entry.seq <= point < end:
             out.append(sid)
     return out

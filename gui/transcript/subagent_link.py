@@ -42,11 +42,11 @@ def subagent_of(c: Controller, row: int) -> str | None:
     if not isinstance(prompt, str) or not prompt.strip():
         return None
     for child in c.tree.children_of(c.current):
-        summary = c.tree.summary(child) or {}
-        if summary.get("relation") != "subagent":
+        summary = c.tree.summary(child)
+        if summary is None or summary["relation"] != "subagent":
             continue
-        if prompt.strip() in (str(summary.get("firstQuestion") or "").strip(),
-                              str(summary.get("title") or "").strip()):
+        if prompt.strip() in ((summary["firstQuestion"] or "").strip(),
+                              summary["title"].strip()):
             return child
     return None
 

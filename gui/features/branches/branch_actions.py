@@ -154,7 +154,7 @@ class BranchActions(QObject):
             return (ids[0], ids[1]) if _root(ids[0], tree) == _root(ids[1], tree) else None
         current = w.controller.current
         summary = tree.summary(current) if current else None
-        parent = summary.get("parentSession") if summary else None
+        parent = summary["parentSession"] if summary else None
         if current and isinstance(parent, str) and tree.summary(parent) is not None:
             return parent, current
         return None
@@ -168,7 +168,7 @@ class BranchActions(QObject):
     def _opened(self, sid: str) -> None:
         self.update()
         summary = self.window.controller.tree.summary(sid) if sid else None
-        if summary and summary.get("parentSession"):
+        if summary and summary["parentSession"]:
             self._ask_source_state(sid)
 
     def _ask_source_state(self, sid: str) -> None:
@@ -275,7 +275,7 @@ class BranchActions(QObject):
     def compare_with_source(self) -> None:
         c = self.window.controller
         summary = c.tree.summary(c.current) if c.current else None
-        parent = summary.get("parentSession") if summary else None
+        parent = summary["parentSession"] if summary else None
         if c.current and isinstance(parent, str):
             self.show_compare(parent, c.current)
 
@@ -340,7 +340,8 @@ def _root(sid: str, tree: Any) -> str:
     seen: set[str] = set()
     while sid not in seen:
         seen.add(sid)
-        parent = (tree.summary(sid) or {}).get("parentSession")
+        row = tree.summary(sid)
+        parent = row["parentSession"] if row is not None else None
         if not isinstance(parent, str) or tree.summary(parent) is None:
             return sid
         sid = parent

@@ -77,8 +77,8 @@ class Housekeeping(QObject):
         self.controller.approve(approval, approved)
 
     def _title(self, session_id: str) -> str:
-        summary = self.controller.tree.summary(session_id) or {}
-        return str(summary.get("title") or session_id)
+        summary = self.controller.tree.summary(session_id)
+        return (summary["title"] if summary is not None else "") or session_id
 
 
 def install(bench: Bench) -> Housekeeping:
