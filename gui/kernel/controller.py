@@ -195,7 +195,7 @@ class Controller(QObject):
         if session_id is not None:
             self.transcript.fetchMore()
         self.sessionOpened.emit(session_id or "")
-        self.runningChanged.emit(bool(summary and summary.get("running")))
+        self.runningChanged.emit(summary is not None and summary["running"])
 
     def reopen_at_end(self) -> None:
         """Show the opened session again from its end (Ctrl+End far from it)."""

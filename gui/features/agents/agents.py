@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
+from forkwise.core.client.rows import session_row
 from forkwise.gui.features.agents.continue_in import (
     continue_in,
     enable_continue,
@@ -83,12 +84,12 @@ def _show_origin(window: Bench, label: ElidedLabel, session_id: str) -> None:
     """Under the session's title: the agent and file an imported session came from, or
     that a fork descends from one (so Continue in knows where it goes back to)."""
     c = window.controller
-    row = c.client.catalogue.get(session_id) or {}
+    row = session_row(c.client.catalogue.get(session_id) or {"id": session_id})
     tool = source_of(window, session_id)
     label.setVisible(False)
     if tool is None:
         return
-    if not row.get("source"):
+    if not row["source"]:
         label.setText(f"A fork of a {tool_name(tool)} session — Session → Continue in "
                       f"{tool_name(tool)} resumes it there")
         label.setVisible(True)
@@ -98,7 +99,7 @@ def _show_origin(window: Bench, label: ElidedLabel, session_id: str) -> None:
         if c.current != session_id:
             return  # another session was opened meanwhile
         source = (info.get("header", {}).get("meta") or {}).get("source") or {}
-        continued = row.get("relation") == "continued"  # a Continue in read back
+        continued = row["relation"] == "continued"  # a Continue in read back
         lead = continued_text(tool) if continued else f"Imported from {tool_name(tool)}"
         label.lead = f"{lead}: "
         label.setText(f"{label.lead}{source.get('path', '')}")

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from forkwise.core.client.rows import session_row
 from forkwise.gui.widgets.source_badges import FOREIGN, TOOL_NAMES, source_icon, tool_name
 
 if TYPE_CHECKING:
@@ -77,12 +78,13 @@ def source_of(window: Bench, session_id: str | None) -> str | None:
     seen: set[str] = set()
     while session_id is not None and session_id not in seen:
         seen.add(session_id)
-        row = catalogue.get(session_id)
-        if row is None:
+        found = catalogue.get(session_id)
+        if found is None:
             return None
-        if row.get("source"):
-            return str(row["source"])
-        session_id = row.get("parentSession")
+        row = session_row(found)
+        if row["source"]:
+            return row["source"]
+        session_id = row["parentSession"]
     return None
 
 
@@ -104,7 +106,7 @@ def continue_in(window: Bench, tool: str) -> None:
     c.ops.run(
         c.client.export_session(sid, tool),
         lambda made: ContinueDialog(window.widget(), made,
-                                    c.client.catalogue.get(sid, {})).open(),
+                                    c.client.catalogue.get(sid) or {"id": sid}).open(),
         what=f"Writing the session for {TOOL_NAMES[tool]}",
     )
 
@@ -121,18 +123,19 @@ class ContinueDialog(QDialog):
     """Where the session was written and the command that resumes it (Copy; Open a
     terminal there when one is found)."""
 
-    def __init__(self, parent: QWidget, made: Json, row: Json) -> None:
+    def __init__(self, parent: QWidget, made: Json, data: Json) -> None:
         super().__init__(parent)
         self.setObjectName("continueDialog")
         name = tool_name(made["tool"])
         self.setWindowTitle(f"Continue in {name}")
         self.setAccessibleName(f"Continue in {name}")
-        self.cwd = str(row.get("cwd") or os.path.expanduser("~"))
+        row = session_row(data)
+        self.cwd = row["cwd"] or os.path.expanduser("~")
         self.resume = str(made["resume"])
         # Claude Code finds a session by the folder it is resumed in ("No conversation
         # found" elsewhere), and every agent's tools work in that folder: the command goes
         # there first, as Claude Code's own "cd … && claude --resume …" hint does
-        command = (f"cd {shlex.quote(str(row['cwd']))} && {self.resume}" if row.get("cwd")
+        command = (f"cd {shlex.quote(row['cwd'])} && {self.resume}" if row["cwd"]
                    else self.resume)
         # the file's path in a field of its own: a long one (an agent's folders are deep)
         # wrapped in a label pushed "Resume it with:" out of the dialog
