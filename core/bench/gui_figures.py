@@ -2,12 +2,15 @@
 
 core/ never imports Qt, so each measurement runs `python -m forkwise.gui.bench.perf FIGURE` in a
 process of its own (offscreen) and reads the one JSON line it prints. Without PySide6
-(the Qt-free environment) the figures are skipped with a note.
+(the Qt-free environment) the figures are skipped with a note. With `RAW_ENV` set to a
+file, each measurement's line is appended to it as well (the smoke test reads them: one
+run of the suite checks both the figures and what each process printed).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import random
 import statistics
 import subprocess
@@ -24,6 +27,8 @@ from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session_store import SessionStore
 
 BIG, SMALL = "bench-big", "bench-small"
+#: a file each measurement's JSON line is appended to, when set
+RAW_ENV = "FORKWISE_BENCH_GUI_RAW"
 
 
 def gui_missing() -> str:
@@ -46,6 +51,10 @@ def perf(figure: str, *args: str) -> dict[str, Any]:
         what = " ".join(cmd[2:4])
         raise RuntimeError(f"{what} failed ({done.returncode}): {done.stderr[-2000:]}")
     out: dict[str, Any] = orjson.loads(lines[-1])
+    raw = os.environ.get(RAW_ENV)
+    if raw:
+        with open(raw, "ab") as fh:
+            fh.write(lines[-1].encode() + b"\n")
     return out
 
 
