@@ -65,3 +65,28 @@ def session_row(data: Mapping[str, Any]) -> SessionRow:
     row.update(data)
     row["id"] = str(data["id"])
     return cast(SessionRow, row)
+
+
+class SearchHit(TypedDict):
+    """One hit of `search`: a message (or a title) of a session, the latest first."""
+
+    sessionId: str
+    #: the session's title as the host names it (a front end may name it as its list does)
+    title: str
+    seq: int
+    messageId: str | None
+    ts: str
+    #: "user", "assistant" or "title"
+    kind: str
+    #: the matched text around the words, each matched word in « »
+    snippet: str
+
+
+def search_hit(data: Mapping[str, Any]) -> SearchHit:
+    """`data` (a hit as the host sends it) as a typed hit, missing keys at their defaults."""
+    return SearchHit(
+        sessionId=str(data["sessionId"]), title=str(data.get("title") or data["sessionId"]),
+        seq=int(data.get("seq") or 0), messageId=data.get("messageId"),
+        ts=str(data.get("ts") or ""), kind=str(data.get("kind") or ""),
+        snippet=str(data.get("snippet") or ""),
+    )

@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 )
 
 from forkwise.core.client.api import Json
+from forkwise.core.client.rows import SearchHit, search_hit
 from forkwise.gui.kernel.controller import Controller
 from forkwise.gui.models.session_rows import format_when
 from forkwise.gui.widgets.field_keys import FieldKeys
@@ -50,6 +51,13 @@ from forkwise.gui.widgets.field_keys import FieldKeys
 Index = QModelIndex | QPersistentModelIndex
 NO_PARENT = QModelIndex()
 HIT_ROLE = Qt.ItemDataRole.UserRole + 1
+class ShownHit(SearchHit):
+    """A hit as the list shows it: its session named as the tree names it, and `where` a
+    Continue in wrote it ("" for none)."""
+
+    where: str
+
+
 #: how many hits a search asks for
 LIMIT = 100
 #: typing pauses this long (ms) before the host is asked
@@ -62,9 +70,9 @@ class SearchResultsModel(QAbstractListModel):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.hits: list[Json] = []
+        self.hits: list[ShownHit] = []
 
-    def set_hits(self, hits: list[Json]) -> None:
+    def set_hits(self, hits: list[ShownHit]) -> None:
         self.beginResetModel()
         self.hits = list(hits)
         self.endResetModel()
@@ -79,25 +87,25 @@ class SearchResultsModel(QAbstractListModel):
         if role == HIT_ROLE:
             return hit
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
-            snippet = str(hit.get("snippet", "")).replace(OPEN, "").replace(CLOSE, "")
-            where = f" · {hit['where']}" if hit.get("where") else ""
-            return f"{hit.get('title')} · {format_when(hit.get('ts'))}{where}: {snippet}"
+            snippet = hit["snippet"].replace(OPEN, "").replace(CLOSE, "")
+            where = f" · {hit['where']}" if hit["where"] else ""
+            return f"{hit['title']} · {format_when(hit['ts'])}{where}: {snippet}"
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"Open {hit.get('title')} at this message"
+            return f"Open {hit['title']} at this message"
         return None
 
 
-def hit_html(hit: Json, palette: QPalette) -> str:
+def hit_html(hit: ShownHit, palette: QPalette) -> str:
     """A hit as rich text: the session's title and time, then the snippet with the
     matched words in bold (session text is escaped, never interpreted)."""
     dim = palette.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text).name()
     who = {"user": "You", "assistant": "Assistant", "title": "Title"}.get(
-        str(hit.get("kind")), str(hit.get("kind")))
-    snippet = html.escape(str(hit.get("snippet", "")))
+        hit["kind"], hit["kind"])
+    snippet = html.escape(hit["snippet"])
     snippet = snippet.replace(OPEN, "<b>").replace(CLOSE, "</b>")
-    where = f" · {html.escape(str(hit['where']))}" if hit.get("where") else ""
-    return (f"<p><b>{html.escape(str(hit.get('title')))}</b> "
-            f'<span style="color: {dim}">{format_when(hit.get("ts"))} · {who}{where}</span></p>'
+    where = f" · {html.escape(hit['where'])}" if hit["where"] else ""
+    return (f"<p><b>{html.escape(hit['title'])}</b> "
+            f'<span style="color: {dim}">{format_when(hit["ts"])} · {who}{where}</span></p>'
             f'<p style="margin-top: 2px">{snippet}</p>')
 
 
@@ -110,7 +118,8 @@ class HitDelegate(QStyledItemDelegate):
         doc = QTextDocument()
         doc.setDocumentMargin(0)
         doc.setDefaultStyleSheet("p { margin: 0; }")
-        doc.setHtml(hit_html(index.data(HIT_ROLE) or {}, palette))
+        hit: ShownHit | None = index.data(HIT_ROLE)
+        doc.setHtml(hit_html(hit, palette) if hit is not None else "")
         doc.setTextWidth(max(80, width - 2 * self.PAD))
         return doc
 
@@ -236,28 +245,30 @@ class SearchPanel(QWidget):
     def _answered(self, query: str, hits: list[Json]) -> None:
         if query != self._asked:
             return  # overtaken by what was typed since
-        self.model.set_hits([self._named(hit) for hit in hits])
+        self.model.set_hits([self._named(search_hit(hit)) for hit in hits])
         if not hits:
             self.status.setText(f"Nothing found for “{query}”")
         else:
             more = "+" if len(hits) >= LIMIT else ""
             self.status.setText(f"{len(hits)}{more} found, whole words first, latest first")
 
-    def _named(self, hit: Json) -> Json:
+    def _named(self, hit: SearchHit) -> ShownHit:
         """The hit with its session named as the list names it: a fork not renamed yet
         after its source ("… — fork 1"), and a session a Continue in wrote says so. Its
         stored title is its source's: their hits read the same as the source's."""
         tree = self.controller.tree
-        sid = str(hit.get("sessionId"))
+        sid = hit["sessionId"]
         summary = tree.summary(sid)
         if summary is None:
-            return hit
-        named = dict(hit, title=tree.title_of(sid))
-        if summary.get("relation") == "continued":
+            return ShownHit(**hit, where="")
+        where = ""
+        if summary["relation"] == "continued":
             from forkwise.gui.widgets.source_badges import continued_text
 
-            named["where"] = continued_text(summary.get("source"))
-        return named
+            where = continued_text(summary["source"])
+        shown = ShownHit(**hit, where=where)
+        shown["title"] = tree.title_of(sid)
+        return shown
 
     def _failed(self, query: str, exc: BaseException) -> None:
         if query == self._asked:
@@ -289,5 +300,5 @@ class SearchPanel(QWidget):
     def _activated(self, index: QModelIndex) -> None:
         hit = index.data(HIT_ROLE)
         if isinstance(hit, dict):
-            self.resultActivated.emit(str(hit["sessionId"]), int(hit.get("seq") or 0))
+            self.resultActivated.emit(str(hit["sessionId"]), int(hit["seq"]))
 
