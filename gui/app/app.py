@@ -193,7 +193,7 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
     """The window first (it paints a loading state), then the store: the host stack is
     imported and opened after the first frame, and the controller gets its client then.
     `window`: built, painted and previewed already (`run` does so before the loop)."""
-    from forkwise.gui.kernel.notify import WARNING
+    from forkwise.gui.kernel.levels import WARNING
 
     started = time.perf_counter()
     painted = window is not None

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from forkwise.core.reading.entries import ASSISTANT, REASONING, TOOL, USER, Entry, TranscriptBuilder
+from forkwise.core.reading.entries import (
+    ASSISTANT,
+    FORK,
+    REASONING,
+    TOOL,
+    USER,
+    Entry,
+    TranscriptBuilder,
+)
 
 FORK_FROM = "actionForkFromMessage"
 FORK_BEFORE = "actionForkBeforeMessage"
@@ -121,11 +129,11 @@ def message_actions(
 
 
 def copy_text(entry: Entry) -> str:
-    if entry.kind == "tool":
+    if entry.kind == TOOL:
         result = entry.data.get("result")
         return f"{entry.data.get('name')}({entry.data.get('args')})" + (
             f"\n{result}" if result is not None else ""
         )
-    if entry.kind == "fork":
+    if entry.kind == FORK:
         return f"Forked from {entry.data.get('source')} at event {entry.data.get('boundary')}"
     return entry.text

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from forkwise.core.errors import HostUnavailable, WorkspaceAttachFailed
+from forkwise.core.reading.entries import TURN_END
 from forkwise.gui.kernel.notify import Notifier
 from forkwise.gui.kernel.ops import OpRunner
 from forkwise.gui.models.session_filter import SessionFilterProxy, split_folder
@@ -261,7 +262,7 @@ class Controller(QObject):
         if sid != self.current:
             return None
         builder = self.transcript.builder
-        last = next((e for e in reversed(builder.entries) if e.kind == "turn"), None)
+        last = next((e for e in reversed(builder.entries) if e.kind == TURN_END), None)
         if last is None or last.text != "failed":
             return None
         question = question_of(last, builder)

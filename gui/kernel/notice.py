@@ -8,11 +8,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from forkwise.gui.kernel.levels import Level
 
 
 @dataclass(frozen=True)
 class Notice:
-    level: str
+    level: Level
     text: str
     code: str = ""
     when: datetime = field(default_factory=datetime.now)

@@ -14,13 +14,13 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QWidget
 
 from forkwise.gui.kernel.error_text import describe, error_code
+from forkwise.gui.kernel.levels import ERROR, INFO, WARNING, Level
 
 if TYPE_CHECKING:  # made with the first notice (gui/kernel/notice)
     from forkwise.gui.kernel.notice import Notice
 
 log = logging.getLogger(__name__)
 
-INFO, WARNING, ERROR = "info", "warning", "error"
 
 
 class Notifier(QObject):
@@ -40,7 +40,7 @@ class Notifier(QObject):
         held, self._held = self._held, []
         return held
 
-    def post(self, level: str, text: str, code: str = "", *, action_label: str = "",
+    def post(self, level: Level, text: str, code: str = "", *, action_label: str = "",
              action: Callable[[], None] | None = None) -> Notice:
         from forkwise.gui.kernel.notice import Notice
 
@@ -134,7 +134,7 @@ class Banner(QFrame):
             notice.action()
 
 
-def _banner_style(level: str) -> str:
+def _banner_style(level: Level) -> str:
     colours = {
         ERROR: ("#fdecea", "#8a1c12", "#e4a49c"),
         WARNING: ("#fff4e0", "#6b4500", "#e8c07a"),

@@ -31,7 +31,19 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from forkwise.core.reading.entries import STREAM, Entry, TranscriptBuilder
+from forkwise.core.reading.entries import (
+    APPROVAL,
+    ASSISTANT,
+    FORK,
+    MODEL,
+    REASONING,
+    STREAM,
+    TOOL,
+    TURN_END,
+    USER,
+    Entry,
+    TranscriptBuilder,
+)
 from forkwise.gui.domain.message_actions import ActionState, copy_text, message_actions
 
 log = logging.getLogger(__name__)
@@ -335,7 +347,7 @@ class TranscriptModel(QAbstractListModel):
 
     def toggle_expanded(self, row: int) -> None:
         entry = self.entry(row)
-        if entry is not None and entry.kind in ("reasoning", "tool"):
+        if entry is not None and entry.kind in (REASONING, TOOL):
             entry.expanded = not entry.expanded
             idx = self.index(row)
             self.dataChanged.emit(idx, idx)
@@ -358,7 +370,7 @@ class TranscriptModel(QAbstractListModel):
 
     def row_of_message(self, message_id: str) -> int:
         for row, entry in enumerate(self.builder.entries):
-            if entry.message_id == message_id and entry.kind in ("user", "assistant"):
+            if entry.message_id == message_id and entry.kind in (USER, ASSISTANT):
                 return row
         return -1
 
@@ -402,7 +414,7 @@ class TranscriptModel(QAbstractListModel):
             if role in (Qt.ItemDataRole.AccessibleTextRole, Qt.ItemDataRole.ToolTipRole):
                 speaker = _SPEAKER.get(entry.kind, entry.kind)
                 if role == Qt.ItemDataRole.ToolTipRole:
-                    return None if entry.kind != "fork" else "Click the link to show the source"
+                    return None if entry.kind != FORK else "Click the link to show the source"
                 return f"{speaker}: {plain_text(entry)[:500]}"
         except Exception:
             log.exception("transcript row %d failed to build", index.row())
@@ -414,15 +426,15 @@ class TranscriptModel(QAbstractListModel):
 def plain_text(entry: Entry) -> str:
     """The entry as one line of plain text (display role, copying, accessibility)."""
     kind = entry.kind
-    if kind == "turn":
+    if kind == TURN_END:
         error = entry.data.get("error")
         return f"Turn {entry.text}: {error}" if error else f"Turn {entry.text}"
-    if kind == "approval":
+    if kind == APPROVAL:
         decision = entry.data.get("decision")
         tool = entry.data.get("tool")
         return f"Approval for {tool}: {decision or 'waiting for you'}"
-    if kind == "fork":
+    if kind == FORK:
         return f"Forked from {entry.data.get('source')} at event {entry.data.get('boundary')}"
-    if kind == "model":
+    if kind == MODEL:
         return f"Model: {entry.text}"
     return copy_text(entry)

@@ -11,7 +11,19 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from forkwise.core.reading.entries import Entry
+from forkwise.core.reading.entries import (
+    APPROVAL,
+    ASSISTANT,
+    FORK,
+    MODEL,
+    STREAM,
+    SUMMARY,
+    TITLE,
+    TOOL,
+    TURN_END,
+    USER,
+    Entry,
+)
 from forkwise.gui.models.transcript_model import ENTRY_ROLE
 from forkwise.gui.transcript.transcript_html import dim_colour, entry_html
 from forkwise.gui.widgets.foot_link import FootLink
@@ -77,7 +89,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             return cached[1]
         doc = self._doc(entry, width, option.palette)
         size = QSize(width, int(doc.size().height()) + 2 * PAD + 2 * MARGIN_Y)
-        if entry.kind in ("turn", "model", "title"):
+        if entry.kind in (TURN_END, MODEL, TITLE):
             size.setHeight(int(doc.size().height()) + 2 * MARGIN_Y + 4)
         if widget is not None:  # a FootLink: room for it under the text
             size.setHeight(size.height() + widget.sizeHint().height() + LINK_GAP)
@@ -110,7 +122,7 @@ class TranscriptDelegate(QStyledItemDelegate):
         painter.save()
         pal = option.palette
         rect: QRect = option.rect.adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
-        card = entry.kind in ("user", "assistant", "tool", "stream", "approval", "fork", "summary")
+        card = entry.kind in (USER, ASSISTANT, TOOL, STREAM, APPROVAL, FORK, SUMMARY)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         if card:
             painter.setPen(_border(pal, entry))
@@ -127,7 +139,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             # the card's own width, as sizeHint measured it (the row's width drew the text
             # 18 px past the card's right edge, and left a gap under it)
             doc = self._doc(entry, rect.width(), pal)
-            if entry.kind in ("turn", "model", "title"):
+            if entry.kind in (TURN_END, MODEL, TITLE):
                 painter.translate(rect.left() + PAD, rect.top() + 2)
             else:
                 painter.translate(rect.left() + PAD, rect.top() + PAD)
@@ -143,21 +155,21 @@ def _is_dark(pal: QPalette) -> bool:
 
 def _fill(pal: QPalette, entry: Entry) -> QColor:
     base = pal.color(QPalette.ColorRole.Base)
-    if entry.kind == "user":
+    if entry.kind == USER:
         tint = QColor(pal.color(QPalette.ColorRole.Highlight))
         tint.setAlpha(40 if not _is_dark(pal) else 70)
         return _blend(base, tint)
-    if entry.kind == "approval" and entry.data.get("decision") is None:
+    if entry.kind == APPROVAL and entry.data.get("decision") is None:
         return _blend(base, QColor(230, 160, 40, 50))
-    if entry.kind in ("tool", "fork", "summary"):
+    if entry.kind in (TOOL, FORK, SUMMARY):
         return pal.color(QPalette.ColorRole.AlternateBase)
     return base
 
 
 def _border(pal: QPalette, entry: Entry) -> QColor:
-    if entry.kind == "fork":
+    if entry.kind == FORK:
         return QColor("#2f7fd1")
-    if entry.kind == "approval" and entry.data.get("decision") is None:
+    if entry.kind == APPROVAL and entry.data.get("decision") is None:
         return QColor("#d08a1e")
     return QColor(pal.color(QPalette.ColorRole.Mid))
 

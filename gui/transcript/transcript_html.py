@@ -11,7 +11,20 @@ from typing import Any
 import orjson
 from PySide6.QtGui import QPalette
 
-from forkwise.core.reading.entries import Entry
+from forkwise.core.reading.entries import (
+    APPROVAL,
+    ASSISTANT,
+    FORK,
+    MODEL,
+    REASONING,
+    STREAM,
+    SUMMARY,
+    TITLE,
+    TOOL,
+    TURN_END,
+    USER,
+    Entry,
+)
 from forkwise.gui.models.session_rows import format_when
 from forkwise.gui.models.transcript_model import plain_text
 
@@ -66,18 +79,18 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
     kind = entry.kind
     when = format_when(entry.ts)
     origin = ' <span class="dim">· copied from the source</span>' if entry.origin else ""
-    if kind in ("user", "assistant", "stream"):
+    if kind in (USER, ASSISTANT, STREAM):
         speaker = {"user": "You", "assistant": "Assistant", "stream": "Assistant"}[kind]
-        status = ' <span class="dim">· writing…</span>' if kind == "stream" else ""
+        status = ' <span class="dim">· writing…</span>' if kind == STREAM else ""
         return (f'<p><b>{speaker}</b> <span class="dim">{when}</span>{origin}{status}</p>'
                 f'<p style="margin-top: 4px">{_text(entry.text) or "<i>(no text)</i>"}</p>')
-    if kind == "reasoning":
+    if kind == REASONING:
         words = len(entry.text.split())
         if not entry.expanded:
             return (f'<p class="dim"><i>▸ Reasoning ({words} words) — click to show</i></p>')
         return (f'<p class="dim"><i>▾ Reasoning — click to hide</i></p>'
                 f'<p class="dim" style="margin-top: 4px"><i>{_text(entry.text)}</i></p>')
-    if kind == "tool":
+    if kind == TOOL:
         name = html.escape(str(entry.data.get("name")))
         args = _text(json_text(entry.data.get("args", {})))
         out = [f'<p><b>⚙ {name}</b> <span class="dim">tool call · {when}</span></p>',
@@ -99,13 +112,13 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
                     f"… {len(lines) - RESULT_LINES} more lines — click to show")
                 out.append(f'<p class="dim"><i>{more}</i></p>')
         return "".join(out)
-    if kind == "approval":
+    if kind == APPROVAL:
         decision = entry.data.get("decision")
         tool = html.escape(str(entry.data.get("tool")))
         word = {"approved": "✓ Approved", "denied": "✕ Denied", "expired": "Not answered"}.get(
             str(decision), str(decision))
         return f'<p>{word}: <b>{tool}</b> <span class="dim">{when}</span></p>'
-    if kind == "turn":
+    if kind == TURN_END:
         colour = {"completed": dim_colour(pal), "cancelled": "#b36b00", "failed": "#c0392b",
                   "interrupted": "#b36b00"}.get(entry.text, dim_colour(pal))
         line = (f'<p align="center" style="color: {colour}"><small>— turn '
@@ -116,13 +129,13 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
         hint = (f"<br>{html.escape(NO_PROVIDER_HINT)}" if "provider" in str(error) else "")
         return (line + f'<p align="center" style="color: {colour}"><small>'
                 f"{html.escape(str(error))}{hint}</small></p>")
-    if kind == "fork":
+    if kind == FORK:
         return f"<p>{html.escape(plain_text(entry))}</p>"
-    if kind == "model":
+    if kind == MODEL:
         return f'<p align="center" class="dim"><small>Model: {html.escape(entry.text)}</small></p>'
-    if kind == "title":
+    if kind == TITLE:
         return f'<p align="center" class="dim"><small>Title: {html.escape(entry.text)}</small></p>'
-    if kind == "summary":
+    if kind == SUMMARY:
         return (f'<p><b>Earlier context summarised</b></p>'
                 f'<p class="dim">{_text(entry.text)}</p>')
     return f"<p>{html.escape(plain_text(entry))}</p>"

@@ -30,6 +30,7 @@ from PySide6.QtCore import QEvent, QModelIndex, QPoint, QSize, Qt, QTimer, Signa
 from PySide6.QtGui import QFocusEvent, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QPushButton, QStyle, QWidget
 
+from forkwise.core.reading.entries import REASONING, TOOL
 from forkwise.gui.models.transcript_model import TranscriptModel
 from forkwise.gui.transcript.message_menu import MessageMenuMixin
 from forkwise.gui.transcript.transcript_delegate import (
@@ -230,9 +231,9 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
     def _expandable(self, row: int) -> bool:
         """A reasoning, or a tool call whose output is longer than the lines shown."""
         entry = self.transcript().entry(row)
-        if entry is None or entry.kind not in ("reasoning", "tool"):
+        if entry is None or entry.kind not in (REASONING, TOOL):
             return False
-        if entry.kind == "reasoning":
+        if entry.kind == REASONING:
             return True
         result = entry.data.get("result")
         return result is not None and len(result_text(result).splitlines()) > RESULT_LINES

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QListView, QWidget
 
-from forkwise.core.reading.entries import Entry
+from forkwise.core.reading.entries import APPROVAL, ASSISTANT, FORK, TOOL, USER, Entry
 from forkwise.gui.models.transcript_model import ENTRY_ROLE, TranscriptModel
 from forkwise.gui.transcript.approval_box import ApprovalBox
 from forkwise.gui.transcript.fork_header import ForkHeader, fork_point
@@ -57,13 +57,13 @@ class RowWidgetsMixin(_Base):
             return
         current = self.indexWidget(index)
         forks: list[str] = []
-        if entry.kind == "approval" and entry.data.get("decision") is None:
+        if entry.kind == APPROVAL and entry.data.get("decision") is None:
             if current is None:
                 self._set_widget(index, self._approval_widget(entry))
-        elif entry.kind == "fork":
+        elif entry.kind == FORK:
             if current is None:
                 self._set_widget(index, self._fork_widget(entry, row))
-        elif entry.kind == "tool" and (child := self.subagent_of(row)) is not None:
+        elif entry.kind == TOOL and (child := self.subagent_of(row)) is not None:
             if not isinstance(current, SubagentLink) or current.session_id != child:
                 self._set_link(index, SubagentLink(child, self.title_of(child), self.viewport()))
         elif forks := self.forks_at(row):
@@ -139,7 +139,7 @@ class RowWidgetsMixin(_Base):
         model = self.transcript()
         for row in range(model.rowCount() - 1, -1, -1):
             entry = model.entry(row)
-            if entry is not None and entry.kind == "fork":
+            if entry is not None and entry.kind == FORK:
                 return row
         return -1
 
@@ -167,7 +167,7 @@ class RowWidgetsMixin(_Base):
         model = self.transcript()
         for above in range(row - 1, -1, -1):
             entry = model.entry(above)
-            if entry is not None and entry.kind in ("user", "assistant") and entry.text.strip():
+            if entry is not None and entry.kind in (USER, ASSISTANT) and entry.text.strip():
                 return entry.text
         return None
 

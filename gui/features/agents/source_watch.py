@@ -93,7 +93,7 @@ def _start_watching(bench: Bench) -> None:
         person hears which, and why (the import's own words)."""
         failed = listed.get("failed") or []
         if failed:
-            from forkwise.gui.kernel.notify import WARNING
+            from forkwise.gui.kernel.levels import WARNING
 
             text = (f"{len(failed)} of the agents' session files could not be read; their "
                     "sessions are not in the list:" + failure_lines(failed, 3))

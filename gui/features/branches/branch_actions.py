@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QAction
 
+from forkwise.core.reading.entries import FORK
 from forkwise.gui.domain.siblings import position, step
 from forkwise.gui.models.session_rows import ID_ROLE
 from forkwise.gui.shell.bench import ActionSpec, Bench, MenuId, Place
@@ -190,7 +191,7 @@ class BranchActions(QObject):
         c, t = self.window.controller, self.window.transcript
         if self._land_at_fork is None or self._land_at_fork != c.current:
             return
-        rows = [r for r, e in enumerate(c.transcript.builder.entries) if e.kind == "fork"]
+        rows = [r for r, e in enumerate(c.transcript.builder.entries) if e.kind == FORK]
         if not rows:
             return
         self._land_at_fork = None
