@@ -31,7 +31,7 @@ from forkwise.gui.kernel.notify import Banner
 from forkwise.gui.models.session_rows import ACTIVITY, ID_ROLE, WAITING_TEXT
 from forkwise.gui.sessions.session_tree import SessionTree
 from forkwise.gui.sessions.tree_columns import TreeColumns
-from forkwise.gui.shell.menus import MenuBook, keys
+from forkwise.gui.shell.menus import ActionsWindow, keys
 from forkwise.gui.transcript.composer import Composer
 from forkwise.gui.widgets.badges import badge_icon
 from forkwise.gui.widgets.elided_label import ElidedLabel
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from PySide6.QtCore import QPoint
     from PySide6.QtWidgets import QMenu
 
-    from forkwise.gui.shell.bench import ActionSpec, Feature, Place, TitleNote
+    from forkwise.gui.shell.bench import Feature, TitleNote
     from forkwise.gui.shell.filter_page import FilterPage
     from forkwise.gui.shell.tree_keeping import TreeKeeping
     from forkwise.gui.transcript.transcript_view import TranscriptView
@@ -57,7 +57,7 @@ FORK_TIP = "Fork the selected session at its last completed turn"
 UNREADABLE_TEXT = "This session's file cannot be read: nothing can be written to it"
 
 
-class MainWindow(QMainWindow):
+class MainWindow(ActionsWindow):
     """Implements `Bench` (gui/shell/bench), the interface the features are installed
     through (`features`: the app's list, forkwise.gui.app.features)."""
 
@@ -100,9 +100,6 @@ class MainWindow(QMainWindow):
         self.feature_list = tuple(features)
         #: what each installed feature's `install` returned, by the feature's name
         self.features: dict[str, object] = {}
-        self.menu_book = MenuBook()
-        self.actions_by_id: dict[str, QAction] = {}
-        self.session_actions: list[QAction] = []  # enabled while a session is selected
         self.detail_lines: list[QWidget] = []
         self.title_notes: list[TitleNote] = []
         self.transcript_calls: list[Callable[[TranscriptView], None]] = []
@@ -249,39 +246,6 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"Forkwise — {store_label}" if store_label else "Forkwise")
 
     # --- building -----------------------------------------------------------------------
-
-    def make_action(self, name: str, text: str, shortcut: Any, tip: str) -> QAction:
-        action = QAction(text, self)
-        action.setObjectName(name)
-        if shortcut:
-            if isinstance(shortcut, list):
-                action.setShortcuts(shortcut)
-            else:
-                action.setShortcut(shortcut)
-        keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
-        action.setToolTip(f"{tip} ({keys})" if keys else tip)
-        action.setStatusTip(tip)
-        self.addAction(action)
-        self.actions_by_id[name] = action
-        return action
-
-    def add_action(self, spec: ActionSpec) -> QAction:
-        action = self.make_action(spec.id, spec.text, spec.shortcut, spec.tip)
-        for place in spec.places:
-            self.menu_book.place(place, action)
-        if spec.triggered is not None:
-            call = spec.triggered
-            action.triggered.connect(lambda _checked=False: call())
-        if spec.needs_session:
-            self.session_actions.append(action)
-            action.setEnabled(self.selected_session() is not None and self.controller.loaded)
-        return action
-
-    def add_menu(self, place: Place, menu: QMenu) -> None:
-        self.menu_book.place(place, menu)
-
-    def action(self, action_id: str) -> QAction:
-        return self.actions_by_id[action_id]
 
     def add_detail_line(self, line: QWidget) -> None:
         right = self.header_label.parentWidget()
@@ -452,9 +416,12 @@ class MainWindow(QMainWindow):
         if sid:
             self.show_opened(sid)
 
+    def session_ready(self) -> bool:
+        return self.selected_session() is not None and self.controller.loaded
+
     def update_actions(self) -> None:
         """Fork and the actions that need a session: enabled while one is selected."""
-        has = self.selected_session() is not None and self.controller.loaded
+        has = self.session_ready()
         self.action_fork.setEnabled(has)
         for action in self.session_actions:
             action.setEnabled(has)

@@ -1,20 +1,20 @@
 """Menus as data: each entry is placed by menu id, group and order (`Place`), and a menu
 is filled from its entries, a separator between groups. The menu bar's menus are filled
 again as entries come (features add theirs after the first frame); a context menu is
-filled each time it opens."""
+filled each time it opens. `ActionsWindow`: the main window's half that makes actions
+from their specs and keeps them by id."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QWidget
 
 if TYPE_CHECKING:
-    from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QMenu
 
-    from forkwise.gui.shell.bench import MenuId, Place
-
+    from forkwise.gui.shell.bench import ActionSpec, MenuId, Place
 
 
 def keys(standard: QKeySequence.StandardKey, fallback: str) -> list[QKeySequence]:
@@ -58,3 +58,51 @@ class MenuBook:
                 menu.addMenu(item)
             else:
                 menu.addAction(item)
+
+
+class ActionsWindow(QMainWindow):
+    """Actions made from their specs (`ActionSpec`), kept by id, placed in the menus'
+    book; the ones that need a session are enabled with the selection (`session_ready`)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.menu_book = MenuBook()
+        self.actions_by_id: dict[str, QAction] = {}
+        self.session_actions: list[QAction] = []  # enabled while a session is selected
+
+    def session_ready(self) -> bool:
+        """Whether a session is selected (and can be acted on)."""
+        return False
+
+    def make_action(self, name: str, text: str, shortcut: Any, tip: str) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(name)
+        if shortcut:
+            if isinstance(shortcut, list):
+                action.setShortcuts(shortcut)
+            else:
+                action.setShortcut(shortcut)
+        keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+        action.setToolTip(f"{tip} ({keys})" if keys else tip)
+        action.setStatusTip(tip)
+        self.addAction(action)
+        self.actions_by_id[name] = action
+        return action
+
+    def add_action(self, spec: ActionSpec) -> QAction:
+        action = self.make_action(spec.id, spec.text, spec.shortcut, spec.tip)
+        for place in spec.places:
+            self.menu_book.place(place, action)
+        if spec.triggered is not None:
+            call = spec.triggered
+            action.triggered.connect(lambda _checked=False: call())
+        if spec.needs_session:
+            self.session_actions.append(action)
+            action.setEnabled(self.session_ready())
+        return action
+
+    def add_menu(self, place: Place, menu: QMenu) -> None:
+        self.menu_book.place(place, menu)
+
+    def action(self, action_id: str) -> QAction:
+        return self.actions_by_id[action_id]
