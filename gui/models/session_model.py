@@ -29,7 +29,6 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, QModelRoleData, QModelRoleDataSpan, QObject, Qt, Signal
 
-from forkwise.core.client.rows import session_row
 from forkwise.gui.models.session_lineage import ROOT_KEY, Index, Node, SessionLineage
 from forkwise.gui.models.session_rows import (
     ANSWERED_ROLES,
@@ -91,6 +90,8 @@ class SessionTreeModel(SessionLineage):
         self._nodes.clear()
         self._by_key = {ROOT_KEY: self._root}
         self._broken = set()
+        from forkwise.core.client.rows import session_row  # (not on the first frame's path)
+
         items = sorted((session_row(s) for s in summaries), key=lambda s: s["created"] or "")
         # the rows as given, not copies: at 100,000 sessions a copy of each was 115 MB
         # (tracemalloc) beside the client catalogue's own; `upsert` replaces a row whole
@@ -112,6 +113,8 @@ class SessionTreeModel(SessionLineage):
         """The full listing over rows already loaded (a preview from the store's index):
         rows that differ are updated, new ones inserted, missing ones removed — row by
         row, so that selection, expansion and scrolling stay; with many changes, a load."""
+        from forkwise.core.client.rows import session_row
+
         wanted = {s["id"]: s for s in map(session_row, summaries)}
         changed = [s for sid, s in wanted.items() if self._summaries.get(sid) != s]
         gone = [sid for sid in self._summaries if sid not in wanted]
@@ -189,6 +192,8 @@ class SessionTreeModel(SessionLineage):
 
     def upsert(self, data: Mapping[str, Any]) -> QModelIndex:
         """A session appeared or changed: one row inserted, moved or updated."""
+        from forkwise.core.client.rows import session_row
+
         summary = session_row(data)
         sid = summary["id"]
         known = sid in self._nodes
