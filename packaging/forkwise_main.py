@@ -2,7 +2,7 @@
 
 import sys
 
-from forkwise.gui.launcher import main
+from forkwise.gui.app.launcher import main
 
 if __name__ == "__main__":
     sys.exit(main())

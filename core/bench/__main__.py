@@ -1,7 +1,7 @@
 """Run the benchmark suite: `python -m forkwise.core.bench [--quick] [--json] [--repeat N]`.
 
 `--only gui` runs the GUI figures (open transcript, cold start, tree) through
-`python -m forkwise.gui.perf` in processes of their own; without PySide6 they are skipped
+`python -m forkwise.gui.bench.perf` in processes of their own; without PySide6 they are skipped
 with a note on stderr."""
 
 from __future__ import annotations

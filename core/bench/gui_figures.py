@@ -1,13 +1,16 @@
-"""GUI figures: open transcript, cold start, tree — measured by `forkwise.gui.perf`.
+"""GUI figures: open transcript, cold start, tree — measured by `forkwise.gui.bench.perf`.
 
-core/ never imports Qt, so each measurement runs `python -m forkwise.gui.perf FIGURE` in a
+core/ never imports Qt, so each measurement runs `python -m forkwise.gui.bench.perf FIGURE` in a
 process of its own (offscreen) and reads the one JSON line it prints. Without PySide6
-(the Qt-free environment) the figures are skipped with a note.
+(the Qt-free environment) the figures are skipped with a note. With `RAW_ENV` set to a
+file, each measurement's line is appended to it as well (the smoke test reads them: one
+run of the suite checks both the figures and what each process printed).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import random
 import statistics
 import subprocess
@@ -24,6 +27,8 @@ from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session_store import SessionStore
 
 BIG, SMALL = "bench-big", "bench-small"
+#: a file each measurement's JSON line is appended to, when set
+RAW_ENV = "FORKWISE_BENCH_GUI_RAW"
 
 
 def gui_missing() -> str:
@@ -33,11 +38,11 @@ def gui_missing() -> str:
 
 
 def perf(figure: str, *args: str) -> dict[str, Any]:
-    """One measurement: `python -m forkwise.gui.perf FIGURE ARGS` in a fresh process."""
+    """One measurement: `python -m forkwise.gui.bench.perf FIGURE ARGS` in a fresh process."""
     env = process_env(
         QT_QPA_PLATFORM="offscreen", QT_API="pyside6", QT_LOGGING_RULES="qt.qpa.*=false"
     )
-    cmd = [sys.executable, "-m", "forkwise.gui.perf", figure, *args]
+    cmd = [sys.executable, "-m", "forkwise.gui.bench.perf", figure, *args]
     if figure.startswith("cold"):
         cmd += ["--t0", repr(time.monotonic())]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, check=False)
@@ -46,6 +51,10 @@ def perf(figure: str, *args: str) -> dict[str, Any]:
         what = " ".join(cmd[2:4])
         raise RuntimeError(f"{what} failed ({done.returncode}): {done.stderr[-2000:]}")
     out: dict[str, Any] = orjson.loads(lines[-1])
+    raw = os.environ.get(RAW_ENV)
+    if raw:
+        with open(raw, "ab") as fh:
+            fh.write(lines[-1].encode() + b"\n")
     return out
 
 

@@ -296,7 +296,7 @@ def test_store_from_environment_and_console_script(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys, forkwise.gui.launcher as l; l.main(['sessions','list']); "
+            "import sys, forkwise.gui.app.launcher as l; l.main(['sessions','list']); "
             "print(sorted(m for m in sys.modules if m.startswith('PySide6')))",
         ],
         env=env,

@@ -24,7 +24,7 @@ SESSION = """\
 def forkwise(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "cfg"))
     env.pop("FORKWISE_STORE", None)
-    code = "import sys; from forkwise.gui.launcher import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from forkwise.gui.app.launcher import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
                           text=True, timeout=120, check=False)
 

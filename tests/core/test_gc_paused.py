@@ -73,7 +73,7 @@ def test_a_pause_inside_a_pause_leaves_the_collector_off_until_the_outer_ends(
 
 @pytest.fixture
 def collector_off() -> Iterator[None]:
-    """The collector switched off by its owner, as the app does (gui/main_thread_gc)."""
+    """The collector switched off by its owner, as the app does (gui/app/main_thread_gc)."""
     was = gc.isenabled()
     gc.disable()
     try:

@@ -23,25 +23,18 @@ import claude_fixtures as cf
 import PySide6.QtWidgets  # noqa: F401
 import qasync
 from codex_fixtures import thread_id
-from gui_harness import agents_home
+from gui_harness import agents_home, until
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMenu
 from screenshots import settle
 
 from forkwise.core.demo import build_demo_store
-from forkwise.gui.app import open_client
-from forkwise.gui.continue_in import ContinueDialog
-from forkwise.gui.controller import Controller
-from forkwise.gui.main_window import MainWindow
-from forkwise.gui.notify import Notifier
-
-
-async def until_true(predicate: object, seconds: float = 20.0) -> None:
-    for _ in range(int(seconds / 0.1)):
-        if predicate():  # type: ignore[operator]
-            return
-        await asyncio.sleep(0.1)
-    raise TimeoutError(str(predicate))
+from forkwise.gui.app.app import open_client
+from forkwise.gui.app.features import FEATURES
+from forkwise.gui.features.agents.continue_in import ContinueDialog
+from forkwise.gui.kernel.controller import Controller
+from forkwise.gui.kernel.notify import Notifier
+from forkwise.gui.shell.main_window import MainWindow
 
 
 async def main(out: Path) -> None:
@@ -54,14 +47,14 @@ async def main(out: Path) -> None:
     opened = await open_client(store, None)
     controller = Controller(opened.client, Notifier())
     window = MainWindow(controller, QSettings(str(root / "gui.ini"), QSettings.Format.IniFormat),
-                        store_label=str(store))
+                        store_label=str(store), features=FEATURES)
     window.resize(1280, 800)
     window.show()
     controller.start()
     tree = controller.tree
     codex_fork = f"codex-{thread_id(2)}"
     claude = f"claude-{cf.SID}"
-    await until_true(lambda: {codex_fork, claude} <= set(tree.session_ids()))
+    await until(lambda: {codex_fork, claude} <= set(tree.session_ids()))
     await settle(controller, 1.0)
     window.tree.expandAll()  # the rewind, fork and branch beneath their sessions
     window.select_session(claude)

@@ -65,14 +65,14 @@ async def main(out: Path) -> None:
         await asyncio.sleep(0.3)
         w.grab().save(str(out / "siblings-2-of-3.png"))
 
-        w.branches.select_pair(kids[0], kids[2])
-        w.branches.compare.trigger()
-        await until(lambda: w.branches.compare_view is not None
-                    and w.branches.compare_view.isVisible())
+        w.features["branches"].select_pair(kids[0], kids[2])
+        w.features["branches"].compare.trigger()
+        await until(lambda: w.features["branches"].compare_view is not None
+                    and w.features["branches"].compare_view.isVisible())
         await app.idle()
         await asyncio.sleep(0.3)
-        w.branches.compare_view.grab().save(str(out / "compare-view.png"))
-        w.branches.compare_view.close()
+        w.features["branches"].compare_view.grab().save(str(out / "compare-view.png"))
+        w.features["branches"].compare_view.close()
 
         plan = app.sid(PLAN)
         child = await fork_and_ask(app, plan, "Could we ship on a Thursday instead?")

@@ -24,7 +24,7 @@ T = TypeVar("T")
 TIMEOUT = 15.0
 
 
-#: harmless messages of the offscreen platform plugin (QT-NOTES); everything else fails
+#: harmless messages of the offscreen platform plugin; everything else fails
 OFFSCREEN_NOISE = (
     "This plugin does not support propagateSizeHints",
     "This plugin does not support raise",

@@ -29,10 +29,11 @@ from forkwise.core.host.carriers import SocketServer
 from forkwise.core.host.host import Host
 from forkwise.core.host.rpc import RpcServer
 from forkwise.core.reading.entries import Entry
-from forkwise.gui.controller import Controller
-from forkwise.gui.main_window import MainWindow
-from forkwise.gui.notify import Notifier
-from forkwise.gui.session_rows import ID_ROLE
+from forkwise.gui.app.features import FEATURES
+from forkwise.gui.kernel.controller import Controller
+from forkwise.gui.kernel.notify import Notifier
+from forkwise.gui.models.session_rows import ID_ROLE
+from forkwise.gui.shell.main_window import MainWindow
 
 T = TypeVar("T")
 TIMEOUT = 15.0
@@ -152,7 +153,7 @@ async def open_app(root: Path, *, carrier: str = "inproc", demo: bool = True,
     notifier = Notifier()
     controller = Controller(client, notifier)
     settings = QSettings(str(root / "gui.ini"), QSettings.Format.IniFormat)
-    window = MainWindow(controller, settings, store_label=str(store_dir))
+    window = MainWindow(controller, settings, store_label=str(store_dir), features=FEATURES)
     window.resize(1280, 800)
     window.show()
     loaded: asyncio.Future[int] = asyncio.get_running_loop().create_future()

@@ -2,12 +2,12 @@
 
     python tests/gui/measure_cold_floor.py STORE [REPEATS]
 
-Runs, interleaved, REPEATS times each: `forkwise.gui.perf cold-baseline` (an empty
+Runs, interleaved, REPEATS times each: `forkwise.gui.bench.perf cold-baseline` (an empty
 QMainWindow), this file's `--widgets` mode (the widgets the app's first frame shows —
 menu bar with its four menus and 17 actions with their shortcuts, tool bar with a painted
 icon, splitter, filter field with its clear button, a four-column tree over an empty model
 with its "Loading sessions…" label, header label, list view, composer field and buttons,
-status bar — built with PySide alone, no Forkwise code), and `forkwise.gui.perf cold` on
+status bar — built with PySide alone, no Forkwise code), and `forkwise.gui.bench.perf cold` on
 STORE. Each is timed the way the bench times cold-frame: process start (`--t0`) to the main
 window's first Paint event, in CPU seconds and in wall seconds; medians and their ratios to
 the empty window are printed. Not a test.
@@ -41,7 +41,7 @@ MENUS = [("&File", (0, 6, 7)), ("&Edit", (2, 3)),
 
 
 def widgets(t0: float) -> dict[str, float]:
-    """The first frame's widgets, plain PySide; marks as `forkwise.gui.perf.cold` takes them."""
+    """The first frame's widgets, plain PySide; marks as `forkwise.gui.bench.perf.cold` takes them."""
     from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QObject, Qt, QTimer
     from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPainter, QPixmap
     from PySide6.QtWidgets import (
@@ -190,7 +190,7 @@ def main() -> int:
     parser.add_argument("--t0", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.widgets:
-        import asyncio  # noqa: F401  (the imports forkwise.gui.perf makes for every figure)
+        import asyncio  # noqa: F401  (the imports forkwise.gui.bench.perf makes for every figure)
         import statistics as _statistics  # noqa: F401
 
         print(orjson.dumps(widgets(args.t0)).decode())
@@ -202,9 +202,9 @@ def main() -> int:
                PYTHONPYCACHEPREFIX=str(Path(tempfile.gettempdir()) / "forkwise-bench-pycache"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     kinds = {
-        "empty window": ["-m", "forkwise.gui.perf", "cold-baseline"],
+        "empty window": ["-m", "forkwise.gui.bench.perf", "cold-baseline"],
         "same widgets, plain PySide": [__file__, "--widgets"],
-        "forkwise": ["-m", "forkwise.gui.perf", "cold", "--store", str(args.store)],
+        "forkwise": ["-m", "forkwise.gui.bench.perf", "cold", "--store", str(args.store)],
     }
     for argv in kinds.values():  # warm the page cache and the bytecode
         run(argv, env)

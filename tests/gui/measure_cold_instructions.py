@@ -3,9 +3,9 @@
     python tests/gui/measure_cold_instructions.py STORE
 
 Counts, under valgrind (callgrind), the instructions a fresh process runs from its start
-to its first frame painted, for: an empty QMainWindow (`forkwise.gui.perf cold-baseline`),
+to its first frame painted, for: an empty QMainWindow (`forkwise.gui.bench.perf cold-baseline`),
 the same widgets as the app's first frame in plain PySide (measure_cold_floor.py), and the
-app on STORE (`forkwise.gui.perf cold`, i.e. `forkwise.gui.app.run`). Each ends once its
+app on STORE (`forkwise.gui.bench.perf cold`, i.e. `forkwise.gui.app.app.run`). Each ends once its
 frame is complete (its children painted too). Wall and CPU times on this shared machine
 move by ±10 % between runs; these counts by ±0.1 %, so a change of a few million
 instructions (≈ 1 ms) shows. Not a test; needs valgrind. Prints millions and the ratios.
@@ -30,7 +30,7 @@ def run_to_first_frame(kind: str, store: str | None) -> None:
     """In the measured process: `kind`'s window, then exit once its first frame is done."""
     if kind == "floor":
         sys.path.insert(0, str(HERE))
-        import asyncio  # noqa: F401  (the imports forkwise.gui.perf makes for every figure)
+        import asyncio  # noqa: F401  (the imports forkwise.gui.bench.perf makes for every figure)
 
         import measure_cold_floor
 
@@ -38,9 +38,9 @@ def run_to_first_frame(kind: str, store: str | None) -> None:
         os._exit(0)
     # in the bench's order: the harness's own imports, the app's modules (as the launcher
     # imports them: before Qt), then Qt
-    perf = importlib.import_module("forkwise.gui.perf")
+    perf = importlib.import_module("forkwise.gui.bench.perf")
     if kind == "app":
-        from forkwise.gui import app
+        from forkwise.gui.app import app
 
         importlib.import_module("PySide6.QtCore")
         paint_now = app._paint_now

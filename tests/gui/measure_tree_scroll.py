@@ -3,7 +3,7 @@
     python tests/gui/measure_tree_scroll.py STORE [--runs N]
 
 Runs, interleaved, N times each (fresh processes, offscreen), the bench's `tree` scrolls
-(`forkwise.gui.perf.tree`: the store's listing into the window, the rest of the rows
+(`forkwise.gui.bench.perf.tree`: the store's listing into the window, the rest of the rows
 handed over, then 30 page-downs, each painted) in three ways:
 
 - `as-is`: right after the rows are in, as the bench does; the app is still starting (the
@@ -81,7 +81,7 @@ def _cpp_model(proxy: Any) -> Any:
 async def _scrolls(store: Path, settings: Path, mode: str) -> dict[str, Any]:
     from PySide6.QtCore import QModelIndex
 
-    from forkwise.gui.perf import _Harness
+    from forkwise.gui.bench.perf import _Harness
 
     looks: list[tuple[float, float]] = []
     _watch_looks(looks)
@@ -126,7 +126,7 @@ def one(store: Path, mode: str) -> dict[str, Any]:
     os.environ.setdefault("QT_API", "pyside6")
     config = Path(tempfile.mkdtemp(prefix="forkwise-scroll-"))
     os.environ["XDG_CONFIG_HOME"] = str(config)
-    from forkwise.gui.perf import _run_async
+    from forkwise.gui.bench.perf import _run_async
 
     out: dict[str, Any] = _run_async(lambda: _scrolls(store, config, mode))
     return out

@@ -21,10 +21,11 @@ from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication
 
 from forkwise.core.demo import build_demo_store
-from forkwise.gui.app import open_client
-from forkwise.gui.controller import Controller
-from forkwise.gui.main_window import MainWindow
-from forkwise.gui.notify import Notifier
+from forkwise.gui.app.app import open_client
+from forkwise.gui.app.features import FEATURES
+from forkwise.gui.kernel.controller import Controller
+from forkwise.gui.kernel.notify import Notifier
+from forkwise.gui.shell.main_window import MainWindow
 
 
 async def settle(controller: Controller, seconds: float = 0.3) -> None:
@@ -48,7 +49,7 @@ async def main(out: Path) -> None:
     notifier = Notifier()
     controller = Controller(client, notifier)
     settings = QSettings(str(store / "gui.ini"), QSettings.Format.IniFormat)
-    window = MainWindow(controller, settings, store_label=str(store))
+    window = MainWindow(controller, settings, store_label=str(store), features=FEATURES)
     window.resize(1280, 800)
     window.show()
     controller.start()

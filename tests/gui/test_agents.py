@@ -15,9 +15,9 @@ from PySide6.QtWidgets import QApplication, QLabel, QLineEdit
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 from codex_fixtures import home_with_fork, thread_id
 
-from forkwise.gui.continue_in import ContinueDialog
-from forkwise.gui.import_dialogs import ImportDialog
-from forkwise.gui.session_rows import ID_ROLE
+from forkwise.gui.features.agents.continue_in import ContinueDialog
+from forkwise.gui.features.agents.import_dialogs import ImportDialog
+from forkwise.gui.models.session_rows import ID_ROLE
 
 pytestmark = pytest.mark.gui
 
@@ -257,7 +257,7 @@ def test_comparing_a_codex_rollback_with_its_thread_shows_no_empty_card(
     from codex_fixtures import rolled_back_twice
     from PySide6.QtWidgets import QFrame
 
-    from forkwise.gui.compare_view import CompareView
+    from forkwise.gui.features.branches.compare_view import CompareView
 
     home = tmp_path / "codex-home"
     path = rolled_back_twice(20).write(home)
@@ -272,7 +272,7 @@ def test_comparing_a_codex_rollback_with_its_thread_shows_no_empty_card(
             branches = sorted((s for s in tree.session_ids()
                                if (tree.summary(s) or {}).get("parentSession") == main),
                               key=lambda s: (tree.summary(s) or {})["seedLength"])
-            app.window.branches.show_compare(main, branches[0])
+            app.window.features["branches"].show_compare(main, branches[0])
             view = await until(lambda: dialog_of(CompareView), what="the comparison")
             cells = await until(lambda: [c for c in view.findChildren(QLabel, "compareCell")
                                          if c.isVisible()], what="its cells")

@@ -13,13 +13,13 @@ from gui_harness import open_app, until
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QWidget
 
-from forkwise.gui.app import has_display
+from forkwise.gui.app.app import has_display
 
 pytestmark = pytest.mark.gui
 
 
 def forkwise(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from forkwise.gui.launcher import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from forkwise.gui.app.launcher import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
                           text=True, timeout=120, check=False)
 
@@ -102,7 +102,7 @@ def test_settings_dialog_opens_without_blocking_and_saves(aloop: Any, tmp_path: 
     async def scenario() -> None:
         async with open_app(tmp_path) as app:
             app.window.action_prefs.trigger()  # open(), never exec(): we get control back
-            dialog = app.window.settings_dialog
+            dialog = app.window.features["preferences"].dialog
             assert dialog is not None
             await until(dialog.isVisible)
             await app.idle()

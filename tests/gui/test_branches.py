@@ -1,4 +1,4 @@
-"""Branches as a first-class view (DESIGN §11), driven like a person would, over the real
+"""Branches as a first-class view, driven like a person would, over the real
 in-process host and a JSONL store: editing branches (the source stays byte-identical),
 retry, rename, titles of forks, siblings, compare and a source that changed."""
 
@@ -14,7 +14,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QToolButton
 
-from forkwise.gui.fork_header import ForkHeader
+from forkwise.gui.transcript.fork_header import ForkHeader
 
 pytestmark = pytest.mark.gui
 
@@ -145,14 +145,14 @@ def test_forks_are_told_apart_and_rename_survives_a_restart(aloop: Any, tmp_path
             assert index.data() == f"{PLAN} — fork 3"  # what the row shows
             assert w.header_label.text().startswith(f"{PLAN} — fork 3")
             # F2 renames the selected session
-            assert w.branches.rename.shortcut().toString() == "F2"
-            assert w.branches.rename.isEnabled()
+            assert w.features["branches"].rename.shortcut().toString() == "F2"
+            assert w.features["branches"].rename.isEnabled()
             w.activateWindow()
             await until(lambda: QApplication.activeWindow() is w, what="window active")
             w.tree.setFocus()
             QTest.keyClick(w.tree, Qt.Key.Key_F2)  # the key, with the tree focused
-            await until(lambda: w.branches.rename_dialog is not None, what="rename dialog")
-            dialog = w.branches.rename_dialog
+            await until(lambda: w.features["branches"].rename_dialog is not None, what="rename dialog")
+            dialog = w.features["branches"].rename_dialog
             assert dialog is not None
             assert dialog.isVisible()
             assert dialog.textValue() == f"{PLAN} — fork 3"
@@ -185,9 +185,9 @@ def test_siblings_step_at_the_fork_point(aloop: Any, tmp_path: Path) -> None:
             c, w = app.controller, app.window
             quick = app.sid(QUICK)
             await app.open(quick)
-            assert not w.branches.previous.isEnabled()  # not a fork: no siblings
-            assert w.branches.previous.text() == "&Previous fork"  # short text
-            assert "no other fork" in w.branches.previous.toolTip()
+            assert not w.features["branches"].previous.isEnabled()  # not a fork: no siblings
+            assert w.features["branches"].previous.text() == "&Previous fork"  # short text
+            assert "no other fork" in w.features["branches"].previous.toolTip()
             kids = []
             for _ in range(3):
                 await app.open(quick)
@@ -197,25 +197,25 @@ def test_siblings_step_at_the_fork_point(aloop: Any, tmp_path: Path) -> None:
             place = header(app).findChild(QLabel, "siblingPosition")
             assert place.isVisibleTo(w)
             assert place.text() == "2/3"
-            assert w.branches.previous.isEnabled()
-            assert w.branches.next.isEnabled()
-            w.branches.next.trigger()
+            assert w.features["branches"].previous.isEnabled()
+            assert w.features["branches"].next.isEnabled()
+            w.features["branches"].next.trigger()
             await until(lambda: c.current == kids[2], what="next sibling")
             assert w.selected_session() == kids[2]
             await until(lambda: w.transcript.fork_header() is not None, what="its fork record")
             assert header(app).findChild(QLabel, "siblingPosition").text() == "3/3"
-            assert not w.branches.next.isEnabled()
-            assert "last fork" in w.branches.next.statusTip()
+            assert not w.features["branches"].next.isEnabled()
+            assert "last fork" in w.features["branches"].next.statusTip()
             # the arrows in the fork record do the same
             header(app).findChild(QToolButton, "siblingPrevious").click()
             await until(lambda: c.current == kids[1], what="previous sibling")
             # and the shortcut
-            assert w.branches.previous.shortcut().toString() == "Alt+Left"
+            assert w.features["branches"].previous.shortcut().toString() == "Alt+Left"
             w.activateWindow()
             await until(lambda: QApplication.activeWindow() is w, what="window active")
             QTest.keyClick(w.tree, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
             await until(lambda: c.current == kids[0], what="first sibling")
-            assert not w.branches.previous.isEnabled()
+            assert not w.features["branches"].previous.isEnabled()
             # the source is not a sibling; a fork at another point has none
             assert quick not in {kids[0], kids[1], kids[2]}
             plan = app.sid(PLAN)
@@ -223,7 +223,7 @@ def test_siblings_step_at_the_fork_point(aloop: Any, tmp_path: Path) -> None:
             other = await fork_current(app)
             await until(lambda: w.transcript.fork_header() is not None)
             assert not header(app).findChild(QLabel, "siblingPosition").isVisibleTo(w)
-            assert not w.branches.next.isEnabled()
+            assert not w.features["branches"].next.isEnabled()
             assert c.tree.parent_of(other) == plan
 
     aloop(scenario())
@@ -244,14 +244,14 @@ def test_compare_two_sessions_of_a_lineage(aloop: Any, tmp_path: Path) -> None:
             c.approve(str(approval.data["approval"]), True)
             await settled(app)
             # extended selection: the source and the child
-            w.branches.select_pair(quick, child)
+            w.features["branches"].select_pair(quick, child)
             assert len(w.tree.selectionModel().selectedRows(0)) == 2
-            assert w.branches.compare.isEnabled()
-            w.branches.compare.trigger()
-            await until(lambda: w.branches.compare_view is not None
-                        and w.branches.compare_view.isVisible(), what="compare view")
+            assert w.features["branches"].compare.isEnabled()
+            w.features["branches"].compare.trigger()
+            await until(lambda: w.features["branches"].compare_view is not None
+                        and w.features["branches"].compare_view.isVisible(), what="compare view")
             await app.idle()
-            view = w.branches.compare_view
+            view = w.features["branches"].compare_view
             assert view.objectName() == "compareView"
             shared = app.log(child)[0]["seedLength"]
             assert f"events 1 to {shared}" in view.shared.text()
@@ -266,10 +266,10 @@ def test_compare_two_sessions_of_a_lineage(aloop: Any, tmp_path: Path) -> None:
                 c.proxy.mapFromSource(c.tree.index_for(child)),
                 QItemSelectionModel.SelectionFlag.ClearAndSelect
                 | QItemSelectionModel.SelectionFlag.Rows)
-            assert w.branches.pair() == (quick, child)
+            assert w.features["branches"].pair() == (quick, child)
             # two sessions of different lineages cannot be compared
-            w.branches.select_pair(quick, app.sid(PLAN))
-            assert not w.branches.compare.isEnabled()
+            w.features["branches"].select_pair(quick, app.sid(PLAN))
+            assert not w.features["branches"].compare.isEnabled()
 
     aloop(scenario())
 
@@ -298,8 +298,8 @@ def test_a_child_says_its_source_changed(aloop: Any, tmp_path: Path) -> None:
             assert "source changed since this fork" in line.text()
             assert "source changed since this fork" in w.header_label.text()
             line.linkActivated.emit("compare:")
-            await until(lambda: w.branches.compare_view is not None
-                        and w.branches.compare_view.isVisible(), what="compare view")
-            assert w.branches.compare_view.sessions == (plan, child)
+            await until(lambda: w.features["branches"].compare_view is not None
+                        and w.features["branches"].compare_view.isVisible(), what="compare view")
+            assert w.features["branches"].compare_view.sessions == (plan, child)
 
     aloop(scenario())

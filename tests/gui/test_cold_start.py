@@ -23,9 +23,9 @@ from forkwise.core.store.backends.index_head import read_head
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session import SessionSummary
 from forkwise.core.store.session_store import SessionStore
-from forkwise.gui import app as app_module
-from forkwise.gui.main_window import MainWindow
-from forkwise.gui.session_rows import TITLE
+from forkwise.gui.app import app as app_module
+from forkwise.gui.models.session_rows import TITLE
+from forkwise.gui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.gui
 
@@ -136,7 +136,7 @@ def test_rows_from_the_index_show_before_the_store_opens_then_the_listing_takes_
         assert chosen is not None
         assert c.current is None  # not opened yet: that needs the client
         for action in (window.action_new, window.action_fork, window.action_delete,
-                       window.action_duplicate, window.branches.rename):
+                       window.action_duplicate, window.features["branches"].rename):
             assert not action.isEnabled(), action.objectName()
 
         release.set()
@@ -278,7 +278,7 @@ def test_the_app_on_a_store_that_cannot_be_opened_shows_the_dialog_and_exits_1(
     not_a_dir.write_text("not a store")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "cfg"),
                FORKWISE_LOG="INFO")
-    code = "import sys; from forkwise.gui.launcher import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from forkwise.gui.app.launcher import main; sys.exit(main(sys.argv[1:]))"
     lines: list[str] = []
     with subprocess.Popen([sys.executable, "-c", code, "--store", str(not_a_dir)], env=env,
                           stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True) as proc:
@@ -286,7 +286,7 @@ def test_the_app_on_a_store_that_cannot_be_opened_shows_the_dialog_and_exits_1(
         try:
             for line in proc.stderr:  # the process ends (EOF) if it never shows the dialog
                 lines.append(line)
-                if "forkwise.gui.start_error: start error dialog shown" in line:
+                if "forkwise.gui.app.start_error: start error dialog shown" in line:
                     break
             assert proc.poll() is None, "".join(lines)
             proc.send_signal(signal.SIGTERM)
@@ -309,7 +309,7 @@ def test_a_self_test_on_a_store_that_cannot_be_opened_exits_1_without_a_dialog(
     not_a_dir.write_text("not a store")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "cfg"),
                FORKWISE_LOG="INFO")
-    code = "import sys; from forkwise.gui.launcher import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from forkwise.gui.app.launcher import main; sys.exit(main(sys.argv[1:]))"
     result = subprocess.run([sys.executable, "-c", code, "--self-test", "--store", str(not_a_dir)],
                             env=env, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 1

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from forkwise.core.client.rows import session_row
 from forkwise.core.reading.compare import blocks, common_prefix, compare
-from forkwise.gui.siblings import display_title, position, siblings, step
+from forkwise.gui.domain.siblings import display_title, position, siblings, step
 
 pytestmark = pytest.mark.gui
 
@@ -98,7 +99,7 @@ def summaries() -> dict[str, Json]:
 
 
 def test_siblings_are_forks_of_one_point_and_titles_tell_them_apart() -> None:
-    rows = summaries()
+    rows = {sid: session_row(row) for sid, row in summaries().items()}
 
     def children(sid: str | None) -> list[str]:
         return [k for k, v in rows.items() if v.get("parentSession") == sid]
@@ -140,6 +141,7 @@ def test_a_fork_an_importer_named_by_the_question_it_shares_reads_as_a_fork() ->
         "w": {"id": "w", "created": "4", "parentSession": "src", "seedLength": 0,
               "title": "Deploy", "titleSet": True, "firstQuestion": "Deploy"},
     }
+    rows = {sid: session_row(row) for sid, row in rows.items()}
 
     def children(sid: str | None) -> list[str]:
         return [k for k, v in rows.items() if v.get("parentSession") == sid]

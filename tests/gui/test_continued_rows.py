@@ -8,9 +8,10 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
-from forkwise.gui.fork_header import ForkHeader
-from forkwise.gui.session_rows import TITLE, decoration, row_data
-from forkwise.gui.source_badges import source_icon
+from forkwise.core.client.rows import session_row
+from forkwise.gui.models.session_rows import TITLE, decoration, row_data
+from forkwise.gui.transcript.fork_header import ForkHeader
+from forkwise.gui.widgets.source_badges import source_icon
 
 CONTINUED = {
     "id": "codex-0199",
@@ -25,7 +26,8 @@ TITLES = {"mine": "My fork", "codex-0199": "list the files"}
 
 def tooltip(summary: dict[str, Any]) -> str:
     role = Qt.ItemDataRole.ToolTipRole
-    text = row_data(summary["id"], summary, TITLE, role, lambda s: TITLES.get(s, s))
+    text = row_data(summary["id"], session_row(summary), TITLE, role,
+                    lambda s: TITLES.get(s, s))
     assert isinstance(text, str)
     return text
 
@@ -36,7 +38,7 @@ def test_the_row_of_a_continued_session_says_where_it_was_continued(qapp: Any) -
     assert "Forked from" not in text
     assert "Imported from" not in text
     # the agent's tile, as its own sessions have: the row says which agent at a glance
-    assert decoration(CONTINUED).cacheKey() == source_icon("codex").cacheKey()
+    assert decoration(session_row(CONTINUED)).cacheKey() == source_icon("codex").cacheKey()
     # a fork of an imported session still says it is one
     fork = {**CONTINUED, "relation": "fork", "seedLength": 4}
     assert "Forked from “My fork” at event 4" in tooltip(fork)

@@ -59,3 +59,28 @@ def test_a_file_error_during_a_fork_names_the_file_and_no_text(
             assert "text" not in words.lower()
 
     aloop(scenario())
+
+
+def _codes() -> list[type[Any]]:
+    from forkwise.core.errors import ForkwiseError
+
+    found: list[type[Any]] = []
+    todo = list(ForkwiseError.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return sorted(found, key=lambda cls: cls.code)
+
+
+@pytest.mark.parametrize("error", _codes(), ids=lambda cls: cls.code)
+def test_every_error_code_of_the_core_has_a_sentence_of_the_gui(error: type[Any]) -> None:
+    """Each code in core/errors.py is said in the GUI's words, not the core's message
+    (invalid-session-id, invalid-event, invalid-text, approval-not-found and unauthorized
+    fell through to the core's message)."""
+    from forkwise.gui.kernel.error_text import describe
+
+    said = describe(error("core-words"), "Opening")
+    assert said.startswith("Opening failed. ")
+    assert not said.startswith("Opening failed. core-words"), error.code
+    assert len(said) > len("Opening failed. ") + 20

@@ -17,14 +17,14 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QProxyStyle, QStyle, QTreeView
 
-from forkwise.gui.session_rows import ACTIVITY, COLUMNS, MESSAGES
-from forkwise.gui.tree_columns import KEY, PROVISIONAL_MARGIN, TreeColumns, fitted_width
+from forkwise.gui.models.session_rows import ACTIVITY, COLUMNS, MESSAGES
+from forkwise.gui.sessions.tree_columns import KEY, PROVISIONAL_MARGIN, TreeColumns, fitted_width
 
 pytestmark = pytest.mark.gui
 
 SCRIPT = r"""
 import json, os, sys
-from forkwise.gui import app as A
+from forkwise.gui.app import app as A
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
@@ -104,15 +104,15 @@ def test_first_frame_leaves_out_the_transcript_which_then_takes_its_place(
     seen = run_on_demo(tmp_path, SCRIPT)
 
     first = seen["first"]
-    for module in ("forkwise.gui.transcript_view", "forkwise.gui.transcript_model",
-                   "forkwise.gui.agents", "forkwise.core.client.api",
+    for module in ("forkwise.gui.transcript.transcript_view", "forkwise.gui.models.transcript_model",
+                   "forkwise.gui.features.agents.agents", "forkwise.core.client.api",
                    "forkwise.core.client.local",
                    # the window's and the agents' parts built after the first frame
-                   "forkwise.gui.window_wiring", "forkwise.gui.tree_keeping",
-                   "forkwise.gui.filter_page", "forkwise.gui.continue_in",
-                   "forkwise.gui.import_dialogs", "forkwise.gui.source_watch"):
+                   "forkwise.gui.shell.window_wiring", "forkwise.gui.shell.tree_keeping",
+                   "forkwise.gui.shell.filter_page", "forkwise.gui.features.agents.continue_in",
+                   "forkwise.gui.features.agents.import_dialogs", "forkwise.gui.features.agents.source_watch"):
         assert module not in first["modules"], f"{module} imported before the first frame"
-    assert "forkwise.gui.main_window" in first["modules"]  # the watch saw the real window
+    assert "forkwise.gui.shell.main_window" in first["modules"]  # the watch saw the real window
     assert not first["transcript"]
     assert not first["banner"]
     assert first["slot"] is not None, "a placeholder holds the transcript's place"
@@ -132,7 +132,7 @@ def test_first_frame_leaves_out_the_transcript_which_then_takes_its_place(
 #: handles after that frame (a zero timer queued then): the same, and shortcuts pressed
 SHORTCUTS = r"""
 import json, sys
-from forkwise.gui import app as A
+from forkwise.gui.app import app as A
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu

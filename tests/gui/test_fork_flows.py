@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QApplication
 
 from forkwise.core.errors import WorkspaceAttachFailed
 from forkwise.core.runtime.workspaces import MemoryWorkspaces
-from forkwise.gui.message_actions import MID_TURN, NOT_YOURS, RUNNING, WAITING
-from forkwise.gui.session_rows import ID_ROLE
+from forkwise.gui.domain.message_actions import MID_TURN, NOT_YOURS, RUNNING, WAITING
+from forkwise.gui.models.session_rows import ID_ROLE
 
 pytestmark = pytest.mark.gui
 
@@ -34,6 +34,18 @@ def action(menu: Any, name: str) -> QAction:
 def check_tree(app: App) -> None:
     """The tree model matches the client's catalogue (the data it is built from)."""
     assert model_tree(app.controller.tree) == expected_tree(app.client.catalogue)
+
+
+async def queued_behind(app: App, rounds: int = 3) -> None:
+    """Until a marker queued now (behind whatever Qt and asyncio hold already) has run,
+    `rounds` times: what was queued for the tree has landed, with no fixed sleep."""
+    from PySide6.QtCore import QTimer
+
+    for _ in range(rounds):
+        passed = asyncio.Event()
+        QTimer.singleShot(0, passed.set)
+        await passed.wait()
+        await app.idle()
 
 
 async def wait_child(app: App, source: str, before: set[str]) -> str:
@@ -282,7 +294,7 @@ def test_edit_and_replace_confirms_then_replaces_in_place(aloop: Any, tmp_path: 
             action(menu, "actionEditReplace").trigger()
             menu.close()
             from PySide6.QtWidgets import QMessageBox
-            cancelled = app.window.branches.confirm_box
+            cancelled = app.window.features["branches"].confirm_box
             assert cancelled is not None
             cancelled.button(QMessageBox.StandardButton.Cancel).click()
             await app.idle()
@@ -291,7 +303,7 @@ def test_edit_and_replace_confirms_then_replaces_in_place(aloop: Any, tmp_path: 
             menu = app.message_menu(row)
             action(menu, "actionEditReplace").trigger()
             menu.close()
-            box = app.window.branches.confirm_box
+            box = app.window.features["branches"].confirm_box
             assert box is not None
             assert box.isVisible()
             turns = sum(1 for e in app.log(quick)[1:] if e["type"] == "turn/start")
@@ -474,8 +486,7 @@ def test_fork_click_puts_the_child_row_in_once(aloop: Any, tmp_path: Path) -> No
             child = await wait_child(app, plan, before)
             await until(lambda: child in app.client.catalogue, what="the notification")
             await app.idle()
-            await asyncio.sleep(0.05)  # anything still queued for the tree lands
-            await app.idle()
+            await queued_behind(app)  # anything still queued for the tree lands
             assert c.tree.summary(child) == app.client.catalogue[child]
             return inserted, [s for s in changed if s == child], len(moved)
 

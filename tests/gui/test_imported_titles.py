@@ -157,8 +157,8 @@ def test_the_folder_column_and_filter_tell_projects_apart(
         aloop: Any, tmp_path: Path) -> None:
     from PySide6.QtCore import Qt
 
-    from forkwise.gui.session_rows import FOLDER, SUMMARY_ROLE
-    from forkwise.gui.tree_columns import FOLDER_CHOSEN
+    from forkwise.gui.models.session_rows import FOLDER, SUMMARY_ROLE
+    from forkwise.gui.sessions.tree_columns import FOLDER_CHOSEN
 
     folders = claude_projects(tmp_path / "claude")
     files = sorted((tmp_path / "claude").rglob("*.jsonl"))
@@ -238,8 +238,8 @@ def test_titles_keep_the_room_the_folder_names_leave(aloop: Any, tmp_path: Path)
     the person sets is kept."""
     from PySide6.QtCore import Qt
 
-    from forkwise.gui.session_rows import ACTIVITY, FOLDER, MESSAGES, TITLE
-    from forkwise.gui.tree_columns import FOLDER_MOST, FOLDER_SIZED
+    from forkwise.gui.models.session_rows import ACTIVITY, FOLDER, MESSAGES, TITLE
+    from forkwise.gui.sessions.tree_columns import FOLDER_MOST, FOLDER_SIZED
 
     claude_projects(tmp_path / "claude")
     files = sorted((tmp_path / "claude").rglob("*.jsonl"))

@@ -9,7 +9,7 @@ import pytest
 
 from forkwise.core.bench.synth import write_store
 from forkwise.core.client.local import open_store
-from forkwise.gui.index_progress import build_index
+from forkwise.gui.app.index_progress import build_index
 
 pytestmark = pytest.mark.gui
 

@@ -15,8 +15,8 @@ from PySide6.QtCore import Qt
 from forkwise.core.bench.synth import write_store
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session_store import SessionStore
-from forkwise.gui import session_model
-from forkwise.gui.session_rows import ACTIVITY, ID_ROLE
+from forkwise.gui.models import session_model
+from forkwise.gui.models.session_rows import ACTIVITY, ID_ROLE
 
 pytestmark = pytest.mark.gui
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QObject, QTimer
 
-from forkwise.gui.main_thread_gc import MainThreadCollector
+from forkwise.gui.app.main_thread_gc import MainThreadCollector
 
 pytestmark = pytest.mark.gui
 

@@ -1,8 +1,10 @@
-"""The GUI figures of the benchmark suite run at tiny sizes and report well-formed numbers
-(a smoke, never a timing check)."""
+"""The GUI figures of the benchmark suite run at tiny sizes and report well-formed numbers,
+and each measuring process printed its own well-formed line (a smoke, never a timing
+check). One run of the suite: the lines are the ones it measured."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,17 +12,21 @@ from pathlib import Path
 import orjson
 import pytest
 
+from forkwise.core.bench.gui_figures import RAW_ENV
+
 pytestmark = pytest.mark.gui
 
 GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "cold-ready", "tree",
                "tree-rest", "tree-scroll", "tree-scroll-cpu"}
 
 
-def test_quick_gui_figures_are_reported_with_baselines() -> None:
+def test_quick_gui_figures_are_reported_with_baselines(tmp_path: Path) -> None:
+    raw = tmp_path / "raw.jsonl"
     done = subprocess.run(
         [sys.executable, "-m", "forkwise.core.bench", "--quick", "--json", "--repeat", "1",
          "--only", "gui"],
         capture_output=True, text=True, check=True, timeout=300,
+        env={**os.environ, RAW_ENV: str(raw)},
     )
     figures = {f["name"]: f for f in orjson.loads(done.stdout)}
     assert set(figures) == GUI_FIGURES
@@ -35,24 +41,23 @@ def test_quick_gui_figures_are_reported_with_baselines() -> None:
     assert figures["cold-start"]["ours"] >= figures["cold-frame"]["ours"]
     assert figures["cold-ready"]["ours"] >= figures["cold-start"]["ours"]
 
-
-def test_perf_prints_one_json_line_per_figure(tmp_path: Path) -> None:
-    from forkwise.core.bench.gui_figures import BIG, SMALL, perf, write_open_store
-
-    root = write_open_store(tmp_path / "store", 600)
-    opened = perf("open", "--store", str(root), "--session", BIG, "--other", SMALL)
-    assert opened["figure"] == "open"
+    lines = [orjson.loads(line) for line in raw.read_bytes().splitlines()]
+    by_figure: dict[str, list[dict[str, object]]] = {}
+    for line in lines:
+        by_figure.setdefault(str(line["figure"]), []).append(line)
+    (opened,) = by_figure["open"]
     assert opened["rows"] > 0
     assert opened["events_loaded"] > 0
-    assert opened["file_bytes"] == (root / "sessions" / f"{BIG}.jsonl").stat().st_size
+    assert opened["file_bytes"] == figures["open-rss"]["baseline"]  # the file's size
     assert {"seconds", "rss_before", "rss_growth", "rss_peak_growth"} <= set(opened)
-    tree = perf("tree", "--store", str(root))
-    assert tree["sessions"] == 2
-    assert tree["top_rows"] == 2
+    (tree,) = by_figure["tree"]
+    assert tree["sessions"] > 0
+    assert 0 < tree["top_rows"] <= tree["sessions"]
     assert tree["rest_seconds"] > 0
-    cold = perf("cold", "--store", str(root))
-    assert cold["status"] == 0
-    assert cold["tree_rows"] == 2
-    assert 0 < cold["painted"] <= cold["tree_painted"] <= cold["ready"]
-    assert 0 < cold["painted_cpu"] <= cold["tree_painted_cpu"] <= cold["ready_cpu"]
-    assert perf("cold-baseline")["painted"] > 0
+    assert len(by_figure["cold"]) == 2  # the warm-up and the measured run
+    for cold in by_figure["cold"]:
+        assert cold["status"] == 0
+        assert cold["tree_rows"] > 0
+        assert 0 < cold["painted"] <= cold["tree_painted"] <= cold["ready"]
+        assert 0 < cold["painted_cpu"] <= cold["tree_painted_cpu"] <= cold["ready_cpu"]
+    assert all(b["painted"] > 0 for b in by_figure["cold-baseline"])

@@ -13,8 +13,8 @@ from PySide6.QtCore import Qt
 from forkwise.core.bench.synth import write_store
 from forkwise.core.client.local import indexed_rows, open_store, save_index_head
 from forkwise.core.runtime.listing import activity_key
-from forkwise.gui.session_model import SessionTreeModel
-from forkwise.gui.session_rows import ACTIVITY, ID_ROLE
+from forkwise.gui.models.session_model import SessionTreeModel
+from forkwise.gui.models.session_rows import ACTIVITY, ID_ROLE
 
 pytestmark = pytest.mark.gui
 PAGE = 5

@@ -1,5 +1,5 @@
 """PySide reads the source of every module named in an import statement once it is loaded
-(`__feature__`'s scan, gui/pyside_scan): the app enters the modules it has and its own in
+(`__feature__`'s scan, gui/app/pyside_scan): the app enters the modules it has and its own in
 PySide's table first, so that none of them is read on the way to the first frame.
 
 Each check starts a fresh process: this one has imported PySide and every module already."""
@@ -27,7 +27,7 @@ def counted(module):
     return real(module)
 
 scan._mod_uses_pyside = counted
-from forkwise.gui import app as A
+from forkwise.gui.app import app as A
 
 first = {}
 paint_now = A._paint_now
@@ -36,7 +36,7 @@ def painted(window, *args, **kwargs):
     paint_now(window, *args, **kwargs)
     first["read"] = read[started:]  # by `run`, up to the first frame
     first["table"] = {name: scan.pyside_feature_dict.get(name)
-                      for name in ("typing", "forkwise.gui.main_window", "forkwise.gui.perf")}
+                      for name in ("typing", "forkwise.gui.shell.main_window", "forkwise.gui.bench.perf")}
     window.close()
 
 A._paint_now = painted
@@ -58,5 +58,5 @@ def test_no_module_of_the_app_is_read_by_pysides_scan_before_the_first_frame(
     assert again == [], f"modules loaded before `run` were read again: {again}"
     assert "typing" in loaded
     # the values the scan itself gives: -1 for a module without PySide, 0 for one with it
-    assert seen["table"] == {"typing": -1, "forkwise.gui.main_window": 0,
-                             "forkwise.gui.perf": 0}
+    assert seen["table"] == {"typing": -1, "forkwise.gui.shell.main_window": 0,
+                             "forkwise.gui.bench.perf": 0}

@@ -12,7 +12,7 @@ import pytest
 from gui_harness import App, open_app, until
 from PySide6.QtCore import QRect, Qt
 
-from forkwise.gui.search_panel import HIT_ROLE, hit_html
+from forkwise.gui.sessions.search_panel import HIT_ROLE, hit_html
 
 pytestmark = pytest.mark.gui
 SHOTS = os.environ.get("FORKWISE_SHOTS")

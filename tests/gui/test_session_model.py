@@ -8,9 +8,9 @@ import pytest
 from gui_harness import expected_tree, model_tree
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
-from forkwise.gui.session_filter import SessionFilterProxy
-from forkwise.gui.session_model import SessionTreeModel
-from forkwise.gui.session_rows import COLUMNS, ID_ROLE, MESSAGES, MODEL, RELATION_ROLE, TITLE
+from forkwise.gui.models.session_filter import SessionFilterProxy
+from forkwise.gui.models.session_model import SessionTreeModel
+from forkwise.gui.models.session_rows import COLUMNS, ID_ROLE, MESSAGES, MODEL, RELATION_ROLE, TITLE
 
 pytestmark = pytest.mark.gui
 NO_INDEX = QModelIndex()
@@ -480,3 +480,17 @@ def test_a_row_is_disabled_while_its_session_cannot_be_read(qtbot: Any) -> None:
     assert enabled("a")
     assert model.rowCount(NO_INDEX) == 3
     assert model.rowCount(model.index_for("a")) == 0
+
+
+def test_a_complete_row_is_kept_as_it_is_and_a_partial_one_completed() -> None:
+    """The client's rows carry every key: kept, not copied (the tree keeps 100,000 of
+    them); a partial row (an older host, a test) gets the missing keys' defaults."""
+    from forkwise.core.client.rows import KEYS, session_row
+
+    partial = {"id": "a", "title": "A", "waitingTools": ["read"]}
+    row = session_row(partial)
+    assert set(row) == KEYS
+    assert (row["title"], row["parentSession"], row["messages"], row["titleSet"]) == (
+        "A", None, 0, True)
+    assert session_row(row) is row
+    assert session_row(partial) is not row

@@ -14,7 +14,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QHeaderView
 
-from forkwise.gui.session_rows import ACTIVITY, UPDATED_ROLE
+from forkwise.gui.models.session_rows import ACTIVITY, UPDATED_ROLE
 
 pytestmark = pytest.mark.gui
 

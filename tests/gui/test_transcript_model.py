@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from forkwise.core.reading.entries import build
-from forkwise.gui.message_actions import (
+from forkwise.gui.domain.message_actions import (
     BUSY,
     EDIT_REPLACE,
     EDIT_RESEND,
@@ -22,7 +22,7 @@ from forkwise.gui.message_actions import (
     WAITING,
     message_actions,
 )
-from forkwise.gui.transcript_model import TranscriptModel
+from forkwise.gui.models.transcript_model import TranscriptModel
 
 pytestmark = pytest.mark.gui
 

@@ -14,7 +14,7 @@ from gui_harness import App, open_app, until
 from PySide6.QtCore import QRect, Qt
 
 from forkwise.core.bench.synth import session_lines
-from forkwise.gui.transcript_model import FIRST_PAGE
+from forkwise.gui.models.transcript_model import FIRST_PAGE
 
 pytestmark = pytest.mark.gui
 LONG = "long-session"

@@ -12,9 +12,9 @@ from PySide6.QtCore import QModelIndex, QModelRoleData, Qt
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
-from forkwise.gui.session_filter import SessionFilterProxy
-from forkwise.gui.session_model import SessionTreeModel
-from forkwise.gui.session_rows import (
+from forkwise.gui.models.session_filter import SessionFilterProxy
+from forkwise.gui.models.session_model import SessionTreeModel
+from forkwise.gui.models.session_rows import (
     ACTIVITY,
     COLUMNS,
     ID_ROLE,

@@ -12,9 +12,10 @@ from gui_harness import App, open_app, until
 from PySide6.QtCore import QItemSelectionModel, QSettings
 from PySide6.QtGui import QIcon
 
-from forkwise.gui.badges import badge_icon
-from forkwise.gui.main_window import FORK_TIP, MainWindow
-from forkwise.gui.session_rows import ACTIVITY, MESSAGES, MODEL, TITLE
+from forkwise.gui.app.features import FEATURES
+from forkwise.gui.models.session_rows import ACTIVITY, MESSAGES, MODEL, TITLE
+from forkwise.gui.shell.main_window import FORK_TIP, MainWindow
+from forkwise.gui.widgets.badges import badge_icon
 
 pytestmark = pytest.mark.gui
 
@@ -64,7 +65,7 @@ def test_fork_tips_follow_the_selection_and_model_is_shown_once(aloop: Any, tmp_
             c, w = app.controller, app.window
             w.tree.selectionModel().clearCurrentIndex()
             w.tree.selectionModel().clearSelection()
-            w._update_fork_action()
+            w.update_actions()
             assert w.action_fork.statusTip() == "Select a session to fork"
             plan = app.sid(PLAN)
             w.tree.selectionModel().setCurrentIndex(
@@ -121,7 +122,7 @@ def test_columns_title_takes_the_free_width_and_state_is_remembered(aloop: Any, 
             assert header.isSectionHidden(MESSAGES)
             # a new window on the same settings shows the columns as they were left
             settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
-            other = MainWindow(app.controller, settings)
+            other = MainWindow(app.controller, settings, features=FEATURES)
             try:
                 again = other.tree.header()
                 assert not again.isSectionHidden(MODEL)

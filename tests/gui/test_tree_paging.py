@@ -16,9 +16,9 @@ from forkwise.core.bench.synth import write_store
 from forkwise.core.runtime.listing import activity_key
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session_store import SessionStore
-from forkwise.gui import session_model
-from forkwise.gui.session_model import SessionTreeModel
-from forkwise.gui.session_rows import ID_ROLE
+from forkwise.gui.models import session_model
+from forkwise.gui.models.session_model import SessionTreeModel
+from forkwise.gui.models.session_rows import ID_ROLE
 
 pytestmark = pytest.mark.gui
 

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QInputDialog, QLineEdit
 
-from forkwise.gui.import_dialogs import ImportDialog
+from forkwise.gui.features.agents.import_dialogs import ImportDialog
 
 pytestmark = pytest.mark.gui
 
@@ -59,7 +59,7 @@ def test_rename_shows_the_whole_title_and_answers_enter(aloop: Any, tmp_path: Pa
             await app.client.rename_session(plan, title)
             await until(lambda: c.tree.title_of(plan) == title, what="renamed")
             await app.open(plan)
-            w.branches.rename.trigger()
+            w.features["branches"].rename.trigger()
             dialog = await until(lambda: dialog_of(QInputDialog), what="rename dialog")
             field = dialog.findChild(QLineEdit)
             await until(field.isVisible, what="shown")
@@ -79,10 +79,10 @@ def test_the_compare_window_closes_with_escape(aloop: Any, tmp_path: Path) -> No
         async with open_app(tmp_path) as app:
             w = app.window
             await app.open(app.sid("2.5 release — two-week schedule"))
-            w.branches.compare_with_source()
-            view = await until(lambda: w.branches.compare_view is not None
-                               and w.branches.compare_view.isVisible()
-                               and w.branches.compare_view, what="compare window")
+            w.features["branches"].compare_with_source()
+            view = await until(lambda: w.features["branches"].compare_view is not None
+                               and w.features["branches"].compare_view.isVisible()
+                               and w.features["branches"].compare_view, what="compare window")
             view.activateWindow()
             view.setFocus()
             await until(lambda: QApplication.activeWindow() is view, what="active")

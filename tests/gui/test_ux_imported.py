@@ -22,10 +22,10 @@ import claude_fixtures as cf
 import pi_fixtures as pf
 
 from forkwise.core.formats.claude.layout import munge_cwd
-from forkwise.gui.continue_in import ContinueDialog, continue_in
-from forkwise.gui.fork_header import ForkHeader
-from forkwise.gui.subagent_link import SubagentLink
-from forkwise.gui.transcript_html import RESULT_LINES, entry_html
+from forkwise.gui.features.agents.continue_in import ContinueDialog, continue_in
+from forkwise.gui.transcript.fork_header import ForkHeader
+from forkwise.gui.transcript.subagent_link import SubagentLink
+from forkwise.gui.transcript.transcript_html import RESULT_LINES, entry_html
 
 pytestmark = pytest.mark.gui
 SHOTS = os.environ.get("FORKWISE_SHOTS")
@@ -131,7 +131,7 @@ def test_a_failed_imported_tool_call_reads_as_an_error(aloop: Any, tmp_path: Pat
             assert failed.data.get("is_error") is True
             assert read.data.get("is_error") is False
             palette = app.window.transcript.palette()
-            assert "error:" in entry_html(failed, palette)
+            assert "failed:" in entry_html(failed, palette)  # the label core.reading gives it
             assert "result:" not in entry_html(failed, palette)
             assert "result:" in entry_html(read, palette)
 
@@ -299,7 +299,7 @@ def test_a_fork_of_a_fork_shows_its_sibling_arrows_on_its_own_fork_record_only(
             step = -1 if own.where.text() == "2/2" else +1
             w.resize(1280, 380)  # a short window: the record can scroll to the top
             await app.open(sibling["id"])
-            w.branches.step_sibling(-step)
+            w.features["branches"].step_sibling(-step)
             await until(lambda: c.current == two, what="stepped back")
             await until(lambda: c.transcript.at_end and not c.transcript.fetching,
                         what="its rows")

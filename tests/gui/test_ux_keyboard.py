@@ -16,8 +16,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from forkwise.core.reading.entries import USER
-from forkwise.gui.message_actions import EDIT_RESEND
-from forkwise.gui.search_panel import HIT_ROLE
+from forkwise.gui.domain.message_actions import EDIT_RESEND
+from forkwise.gui.sessions.search_panel import HIT_ROLE
 
 pytestmark = pytest.mark.gui
 
@@ -234,7 +234,7 @@ def test_each_menu_entry_answers_its_own_letter(aloop: Any, tmp_path: Path) -> N
             second = (await app.client.fork(plan))["id"]  # of the same point: siblings
             await until(lambda: second in c.tree.session_ids(), what="the forks listed")
             await app.open(second)
-            assert w.branches.previous.isEnabled()  # the sibling: Previous fork takes F too
+            assert w.features["branches"].previous.isEnabled()  # the sibling: Previous fork takes F too
             w.activateWindow()
             before = set(c.tree.session_ids())
             session = w.menus["menuSession"]

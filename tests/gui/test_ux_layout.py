@@ -13,7 +13,7 @@ from gui_harness import open_app, qt_events, until
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QPushButton, QStyle
 
-from forkwise.gui.session_rows import ACTIVITY, format_when
+from forkwise.gui.models.session_rows import ACTIVITY, format_when
 
 pytestmark = pytest.mark.gui
 

@@ -53,8 +53,8 @@ def test_a_task_call_shows_its_subagent_as_a_link_on_its_card(
     from PySide6.QtTest import QTest
     from test_ux_transcript import PROMPT, claude_task_session, open_task_call
 
-    from forkwise.gui.subagent_link import SubagentLink
-    from forkwise.gui.transcript_delegate import MARGIN_X, MARGIN_Y
+    from forkwise.gui.transcript.subagent_link import SubagentLink
+    from forkwise.gui.transcript.transcript_delegate import MARGIN_X, MARGIN_Y
 
     projects = claude_task_session(tmp_path / "claude")
 

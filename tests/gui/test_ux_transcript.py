@@ -12,10 +12,10 @@ import pytest
 from gui_harness import open_app, qt_events, until
 
 from forkwise.core.bench.synth_sources import codex_home
-from forkwise.gui.fork_header import ForkHeader
-from forkwise.gui.transcript_delegate import MARGIN_X, MARGIN_Y
-from forkwise.gui.transcript_html import entry_html
-from forkwise.gui.transcript_model import plain_text
+from forkwise.gui.models.transcript_model import plain_text
+from forkwise.gui.transcript.fork_header import ForkHeader
+from forkwise.gui.transcript.transcript_delegate import MARGIN_X, MARGIN_Y
+from forkwise.gui.transcript.transcript_html import entry_html
 
 pytestmark = pytest.mark.gui
 SHOTS = os.environ.get("FORKWISE_SHOTS")

@@ -11,8 +11,8 @@ import pytest
 from gui_harness import open_app, qt_events, until
 from PySide6.QtCore import Qt
 
-from forkwise.gui.fork_header import ForkHeader
-from forkwise.gui.session_rows import WAITING_TEXT
+from forkwise.gui.models.session_rows import WAITING_TEXT
+from forkwise.gui.transcript.fork_header import ForkHeader
 
 pytestmark = pytest.mark.gui
 SHOTS = os.environ.get("FORKWISE_SHOTS")
@@ -56,7 +56,7 @@ def test_a_fork_before_a_message_names_that_message_not_its_id(
 
 def test_fork_point_words() -> None:
     from forkwise.core.reading.entries import FORK, Entry
-    from forkwise.gui.fork_header import fork_point
+    from forkwise.gui.transcript.fork_header import fork_point
 
     def entry(**data: Any) -> Entry:
         return Entry(FORK, 9, None, "", "", data=data)
@@ -74,8 +74,8 @@ def test_in_a_narrow_list_titles_keep_room_to_be_read(aloop: Any, tmp_path: Path
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QTreeView
 
-    from forkwise.gui.session_rows import ACTIVITY, MESSAGES, TITLE
-    from forkwise.gui.tree_columns import KEY
+    from forkwise.gui.models.session_rows import ACTIVITY, MESSAGES, TITLE
+    from forkwise.gui.sessions.tree_columns import KEY
     readable = 170  # px: "Clean up the build folder" was "Cl…er" in 90 px
 
     async def scenario() -> None:
@@ -224,7 +224,7 @@ def test_tab_from_the_messages_reaches_the_buttons_in_them_before_the_composer(
 def test_a_source_shows_where_its_forks_continue(aloop: Any, tmp_path: Path) -> None:
     from PySide6.QtTest import QTest
 
-    from forkwise.gui.fork_marks import ForkMark
+    from forkwise.gui.transcript.fork_marks import ForkMark
 
     async def scenario() -> None:
         async with open_app(tmp_path) as app:
@@ -295,7 +295,7 @@ def test_a_source_shows_where_its_forks_continue(aloop: Any, tmp_path: Path) -> 
 def test_in_a_smaller_window_the_list_gives_way_to_the_messages(
         aloop: Any, tmp_path: Path) -> None:
 
-    from forkwise.gui.pane_balance import balanced
+    from forkwise.gui.shell.pane_balance import balanced
 
     # the rule: the list gives way down to its floor, then takes back what it wanted
     assert balanced([440, 240], 500) == [300, 380]
@@ -352,7 +352,7 @@ def test_a_cut_header_keeps_the_model_and_state_whole(aloop: Any, tmp_path: Path
 
 def test_tab_goes_down_the_links_of_a_transcript(aloop: Any, tmp_path: Path) -> None:
 
-    from forkwise.gui.fork_marks import ForkMark
+    from forkwise.gui.transcript.fork_marks import ForkMark
 
     async def scenario() -> None:
         async with open_app(tmp_path) as app:

@@ -13,7 +13,7 @@ import pytest
 from gui_harness import open_app, until
 from PySide6.QtCore import Qt
 
-from forkwise.gui.session_rows import ACTIVITY, RUNNING_TEXT, TITLE, WAITING_TEXT
+from forkwise.gui.models.session_rows import ACTIVITY, RUNNING_TEXT, TITLE, WAITING_TEXT
 
 pytestmark = pytest.mark.gui
 ACCESSIBLE = Qt.ItemDataRole.AccessibleTextRole

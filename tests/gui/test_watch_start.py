@@ -17,7 +17,7 @@ from codex_fixtures import home_with_fork, thread_id
 
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session_store import SessionStore
-from forkwise.gui import source_watch
+from forkwise.gui.features.agents import source_watch
 
 pytestmark = pytest.mark.gui
 

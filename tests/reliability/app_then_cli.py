@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from forkwise.core.host import shared_store
-from forkwise.gui import app
+from forkwise.gui.app import app
 
 FORKWISE = str(Path(sys.executable).with_name("forkwise"))
 store = Path(sys.argv[1])

@@ -1,0 +1,2 @@
+"""The GUI figures of the benchmark suite: run by forkwise.core.bench, imported by nothing in
+the app."""

@@ -1,0 +1,1 @@
+"""The agents people use: import, agent sources (watching their folders), Continue in."""

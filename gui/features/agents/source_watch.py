@@ -1,0 +1,122 @@
+"""Keeping up with the agents' folders while the app is open: the host watches the tools
+whose folders exist (or those the person chose in Agent sources…), first once the session
+tree has been still for a moment after its rows came in."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QDialog
+
+from forkwise.core.client.api import IMPORT_PROGRESS, Notification
+
+if TYPE_CHECKING:
+    from forkwise.gui.shell.bench import Bench
+
+Json = dict[str, Any]
+WATCH_KEY = "sources/watch"
+#: the agents' folders are first looked at once the tree has been still this long (ms)
+#: after its rows came in, and at the latest this long (ms) after: that first look
+#: imports the formats (~50 ms of CPU on a worker, holding the GIL in pieces), which
+#: made the first page-downs of a person who scrolls right away wait
+WATCH_WHEN_STILL = 300
+WATCH_AT_THE_LATEST = 1000
+
+
+def start_watching_when_still(bench: Bench) -> None:
+    """`_start_watching` once the tree has not scrolled for `WATCH_WHEN_STILL` ms, or
+    `WATCH_AT_THE_LATEST` ms after now, whichever comes first."""
+    window = bench.widget()
+    if window.property("watchingStarted") or window.property("watchingWaits"):
+        return
+    window.setProperty("watchingWaits", True)
+    still, latest = QTimer(window), QTimer(window)
+    for timer, ms in ((still, WATCH_WHEN_STILL), (latest, WATCH_AT_THE_LATEST)):
+        timer.setSingleShot(True)
+        timer.setInterval(ms)
+    moved = bench.tree.verticalScrollBar().valueChanged
+
+    def restart(_value: int) -> None:
+        still.start()
+
+    def start() -> None:
+        if _inside_a_task():  # Qt's events handled inside a coroutine: not from there
+            still.start()
+            return
+        for timer in (still, latest):
+            timer.stop()
+            timer.deleteLater()
+        moved.disconnect(restart)
+        _start_watching(bench)
+
+    moved.connect(restart)
+    still.timeout.connect(start)
+    latest.timeout.connect(start)
+    still.start()
+    latest.start()
+
+
+def _inside_a_task() -> bool:
+    """Whether a coroutine is running (a timer fired in events it had Qt handle): a task
+    started from there would be stepped inside that one's step, which asyncio refuses."""
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:  # no loop running
+        return False
+
+
+def _start_watching(bench: Bench) -> None:
+    window = bench.widget()
+    c = bench.controller
+    chosen = bench.settings.value(WATCH_KEY)
+
+    def progress(note: Notification) -> None:
+        if note["kind"] == IMPORT_PROGRESS and not window.findChild(QDialog, "importDialog"):
+            done, total = int(note["done"]), int(note["total"])
+            text = f"Bringing in the agents' sessions… {done:,} of {total:,} files"
+            window.statusBar().showMessage(text if done < total else "", 0 if done < total else 1)
+
+    async def start() -> Json:
+        await c.client.subscribe(progress)
+        found = await c.client.sources()
+        tools = (
+            [t for t in str(chosen).split(",") if t]
+            if chosen is not None
+            else [s["tool"] for s in found["sources"] if s["found"]]
+        )
+        return await c.client.watch_sources(tools) if tools else found
+
+    def looked(listed: Json) -> None:
+        """A file the first look could not read is a session missing from the list: the
+        person hears which, and why (the import's own words)."""
+        failed = listed.get("failed") or []
+        if failed:
+            from forkwise.gui.kernel.levels import WARNING
+
+            text = (f"{len(failed)} of the agents' session files could not be read; their "
+                    "sessions are not in the list:" + failure_lines(failed, 3))
+            c.notifier.post(WARNING, text, "agent-files-unreadable")
+
+    if window.property("watchingStarted"):
+        return  # once per window: a reload of the tree does not start it again
+    window.setProperty("watchingStarted", True)
+    c.ops.run(start(), looked, what="Watching the agents' session folders")
+
+
+def failure_lines(failed: list[Json], most: int = 8) -> str:
+    """The files an import could not read, a line each (`most` of them, then a count)."""
+    text = "".join(f"\n• {_failure(f)}" for f in failed[:most])
+    if len(failed) > most:
+        text += f"\n• … and {len(failed) - most} more"
+    return text
+
+
+def _failure(f: Json) -> str:
+    """One failed file: its path once (the host's message usually names it already)."""
+    message, path = str(f["error"]["message"]), str(f["path"])
+    said = not f.get("line") or f"line {f['line']}" in message  # and its line once
+    if path in message:
+        return message if said else f"{message} (line {f['line']})"
+    return f"{path}: {message}" if said else f"{path}, line {f['line']}: {message}"

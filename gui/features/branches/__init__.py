@@ -1,0 +1,1 @@
+"""Branches: rename, step between sibling forks, compare two branches."""

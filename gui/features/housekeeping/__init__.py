@@ -1,0 +1,1 @@
+"""Housekeeping: delete (to the trash, with Undo), duplicate, answer an approval."""

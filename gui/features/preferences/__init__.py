@@ -1,0 +1,1 @@
+"""Preferences: which model answers new turns."""

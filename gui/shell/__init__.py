@@ -1,0 +1,1 @@
+"""The main window, its wiring, the filter page and the tree's kept selection."""

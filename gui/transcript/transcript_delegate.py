@@ -1,0 +1,183 @@
+"""Paints the transcript's entries as cards and sizes them (sizes are cached per entry state
+and width). A row with an index widget (an approval, the fork record) is the widget's; a
+row with a foot link (gui/widgets/foot_link) keeps room for it under the card's text.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QPainter, QPalette, QTextDocument
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+
+from forkwise.core.reading.entries import (
+    APPROVAL,
+    ASSISTANT,
+    FORK,
+    MODEL,
+    STREAM,
+    SUMMARY,
+    TITLE,
+    TOOL,
+    TURN_END,
+    USER,
+    Entry,
+)
+from forkwise.gui.models.transcript_model import ENTRY_ROLE
+from forkwise.gui.transcript.transcript_html import dim_colour, entry_html
+from forkwise.gui.widgets.foot_link import FootLink
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QListView
+
+Index = QModelIndex | QPersistentModelIndex
+
+MARGIN_X, MARGIN_Y, PAD = 14, 5, 10
+#: a card is never narrower than this; the view asks for room for one (minimumSizeHint)
+MIN_CARD = 200
+#: space between a card's text and the subagent link at its foot
+LINK_GAP = 4
+
+
+class TranscriptDelegate(QStyledItemDelegate):
+    """Paints one entry; sizes are cached per entry state and width."""
+
+    def __init__(self, view: QListView) -> None:
+        """`view`: the transcript's list view (gui/transcript/transcript_view)."""
+        super().__init__(view)
+        self.view = view
+        self._sizes: dict[int, tuple[tuple[Any, ...], QSize]] = {}
+
+    # --- layout -------------------------------------------------------------------
+
+    def _width(self) -> int:
+        return max(MIN_CARD, self.view.viewport().width() - 2 * MARGIN_X)
+
+    def _doc(self, entry: Entry, width: int, palette: QPalette) -> QTextDocument:
+        doc = QTextDocument()
+        doc.setDocumentMargin(0)
+        doc.setDefaultFont(self.view.font())
+        doc.setDefaultStyleSheet(
+            # long output lines wrap inside the card (they ran off its right edge)
+            f"p {{ margin: 0; }} pre {{ margin: 0; white-space: pre-wrap; }}"
+            f" .dim {{ color: {dim_colour(palette)}; }}"
+        )
+        doc.setHtml(entry_html(entry, palette))
+        doc.setTextWidth(width - 2 * PAD)
+        return doc
+
+    def _key(self, entry: Entry, width: int) -> tuple[Any, ...]:
+        return (width, entry.kind, len(entry.text), entry.expanded,
+                entry.data.get("result") is not None, entry.data.get("decision"))
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        entry = index.data(ENTRY_ROLE)
+        if not isinstance(entry, Entry):
+            return QSize(100, 24)
+        width = self._width()
+        widget = self.view.indexWidget(index)
+        if widget is not None and not isinstance(widget, FootLink):
+            inner = width
+            height = widget.heightForWidth(inner) if widget.hasHeightForWidth() else -1
+            if height <= 0:
+                height = widget.sizeHint().height()
+            return QSize(width, height + 2 * MARGIN_Y)
+        key = (*self._key(entry, width), widget is not None)
+        cached = self._sizes.get(id(entry))
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        doc = self._doc(entry, width, option.palette)
+        size = QSize(width, int(doc.size().height()) + 2 * PAD + 2 * MARGIN_Y)
+        if entry.kind in (TURN_END, MODEL, TITLE):
+            size.setHeight(int(doc.size().height()) + 2 * MARGIN_Y + 4)
+        if widget is not None:  # a FootLink: room for it under the text
+            size.setHeight(size.height() + widget.sizeHint().height() + LINK_GAP)
+        self._sizes[id(entry)] = (key, size)
+        return size
+
+    def forget(self) -> None:
+        self._sizes.clear()
+
+    def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem,
+                             index: Index) -> None:
+        """A subagent link sits at the foot of its card, inside it; other index widgets
+        take the whole row."""
+        if not isinstance(editor, FootLink):
+            super().updateEditorGeometry(editor, option, index)
+            return
+        card: QRect = option.rect.adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        hint = editor.sizeHint()
+        width = min(hint.width(), card.width() - 2 * PAD + 8)
+        editor.setGeometry(card.left() + PAD - 4, card.bottom() - PAD - hint.height() + 4,
+                           width, hint.height())
+
+    # --- painting -----------------------------------------------------------------
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        entry = index.data(ENTRY_ROLE)
+        if not isinstance(entry, Entry):
+            super().paint(painter, option, index)
+            return
+        painter.save()
+        pal = option.palette
+        rect: QRect = option.rect.adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        card = entry.kind in (USER, ASSISTANT, TOOL, STREAM, APPROVAL, FORK, SUMMARY)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if card:
+            painter.setPen(_border(pal, entry))
+            painter.setBrush(_fill(pal, entry))
+            painter.drawRoundedRect(rect, 6, 6)
+        if option.state & QStyle.StateFlag.State_Selected:
+            pen = painter.pen()
+            pen.setColor(pal.color(QPalette.ColorRole.Highlight))
+            pen.setWidth(2)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(rect, 6, 6)
+        if isinstance(self.view.indexWidget(index), FootLink | None):
+            # the card's own width, as sizeHint measured it (the row's width drew the text
+            # 18 px past the card's right edge, and left a gap under it)
+            doc = self._doc(entry, rect.width(), pal)
+            if entry.kind in (TURN_END, MODEL, TITLE):
+                painter.translate(rect.left() + PAD, rect.top() + 2)
+            else:
+                painter.translate(rect.left() + PAD, rect.top() + PAD)
+            ctx = QAbstractTextDocumentLayout.PaintContext()
+            ctx.palette.setColor(QPalette.ColorRole.Text, pal.color(QPalette.ColorRole.Text))
+            doc.documentLayout().draw(painter, ctx)
+        painter.restore()
+
+
+def _is_dark(pal: QPalette) -> bool:
+    return pal.color(QPalette.ColorRole.Base).lightness() < 128
+
+
+def _fill(pal: QPalette, entry: Entry) -> QColor:
+    base = pal.color(QPalette.ColorRole.Base)
+    if entry.kind == USER:
+        tint = QColor(pal.color(QPalette.ColorRole.Highlight))
+        tint.setAlpha(40 if not _is_dark(pal) else 70)
+        return _blend(base, tint)
+    if entry.kind == APPROVAL and entry.data.get("decision") is None:
+        return _blend(base, QColor(230, 160, 40, 50))
+    if entry.kind in (TOOL, FORK, SUMMARY):
+        return pal.color(QPalette.ColorRole.AlternateBase)
+    return base
+
+
+def _border(pal: QPalette, entry: Entry) -> QColor:
+    if entry.kind == FORK:
+        return QColor("#2f7fd1")
+    if entry.kind == APPROVAL and entry.data.get("decision") is None:
+        return QColor("#d08a1e")
+    return QColor(pal.color(QPalette.ColorRole.Mid))
+
+
+def _blend(base: QColor, tint: QColor) -> QColor:
+    a = tint.alphaF()
+    return QColor(
+        int(base.red() * (1 - a) + tint.red() * a),
+        int(base.green() * (1 - a) + tint.green() * a),
+        int(base.blue() * (1 - a) + tint.blue() * a),
+    )

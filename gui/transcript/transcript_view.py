@@ -1,0 +1,259 @@
+"""The transcript pane: a list view that paints messages as cards.
+
+Pending approvals get real Approve/Deny buttons, the fork record a real link, and a Task
+call the subagent it started a link at the foot of its card (index widgets), so all are
+reachable by keyboard and assistive tools (Enter on a Task call's row opens its subagent).
+The message context menu is built by `build_context_menu` (tests call it) and shown with `popup()`.
+
+A transcript opened at its end follows it: new output keeps the view at the bottom while
+the person reads there; scrolled up, they keep their place and a "↓ new messages" pill
+offers the way down. Ctrl+End goes to the session's real end (not the loaded page's).
+
+Signals: `forkFromMessage(row)`, `forkBeforeMessage(row)`, `editResend(row)` (edit in a
+new branch), `editReplace(row)` (edit in place), `retryRequested(row)`,
+`sourceRequested(session_id)`, `approvalDecided(approval_id, approved)`,
+`siblingStep(delta)`, `compareRequested()` (from the fork record, gui/transcript/fork_header),
+`sessionRequested(session_id)` (a link to a Task call's subagent or to a fork),
+`endRequested()` (Ctrl+End with the session's end not loaded: it is opened there anew).
+
+Its parts: the cards (transcript_delegate, their text transcript_html), the row
+widgets (transcript_widgets), following the end and earlier turns (transcript_follow),
+the message menu (gui/transcript/message_menu). This class holds the wiring, the keyboard and focus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QFocusEvent, QKeyEvent, QResizeEvent
+from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QPushButton, QStyle, QWidget
+
+from forkwise.core.reading.entries import REASONING, TOOL
+from forkwise.gui.models.transcript_model import TranscriptModel
+from forkwise.gui.transcript.message_menu import MessageMenuMixin
+from forkwise.gui.transcript.transcript_delegate import (
+    MARGIN_X,
+    MARGIN_Y,
+    MIN_CARD,
+    Index,
+    TranscriptDelegate,
+)
+from forkwise.gui.transcript.transcript_follow import FollowMixin
+from forkwise.gui.transcript.transcript_html import RESULT_LINES, result_text
+from forkwise.gui.transcript.transcript_widgets import RowWidgetsMixin
+from forkwise.gui.widgets.foot_link import FootLink
+from forkwise.gui.widgets.viewport import adopt_viewport
+
+
+class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
+    forkFromMessage = Signal(int)
+    forkBeforeMessage = Signal(int)
+    editResend = Signal(int)
+    editReplace = Signal(int)
+    retryRequested = Signal(int)
+    sourceRequested = Signal(str)
+    approvalDecided = Signal(str, bool)
+    siblingStep = Signal(int)
+    compareRequested = Signal()
+    endRequested = Signal()
+    sessionRequested = Signal(str)
+
+    def add_menu_contributor(self, contributor: Callable[[QMenu, int, bool], None]) -> None:
+        """`contributor(menu, row, fork_enabled)` adds to a message's menu right after
+        "Fork from here" (Continue in ▸, Open subagent), in the order added."""
+        self.menu_extensions.append(contributor)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        #: called as (menu, row, fork_enabled) right after "Fork from here" is added
+        self.menu_extensions: list[Callable[[QMenu, int, bool], None]] = []  # (their list)
+        self.setObjectName("transcript")
+        self.setAccessibleName("Transcript")
+        self.setAccessibleDescription("Messages of the opened session; right-click one to fork")
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setUniformItemSizes(False)
+        self.setWordWrap(True)
+        self.setLayoutMode(QListView.LayoutMode.Batched)
+        self.setBatchSize(200)
+        self.delegate = TranscriptDelegate(self)
+        self.setItemDelegate(self.delegate)
+        self.title_of: Callable[[str], str] = lambda sid: sid
+        #: asks for the text of message `anchor` of session `source` just after event
+        #: `boundary` and hands it to the callback (a fork cut before it:
+        #: gui/features/branches/branch_actions)
+        self.anchor_text: Callable[[str, int, str, Callable[[str], None]], None] | None = None
+        #: the subagent session the tool call at a row started, if any (subagent_link)
+        self.subagent_of: Callable[[int], str | None] = lambda _row: None
+        #: the forks cut right after a row, oldest first (gui/transcript/fork_marks)
+        self.forks_at: Callable[[int], list[str]] = lambda _row: []
+        #: the opened child's place among its siblings, and whether its source changed
+        self.fork_position: tuple[int, int] | None = None
+        self.source_changed = False
+        self.clicked.connect(self._clicked)
+        #: kept at the end while rows arrive and are laid out (`follow_to_end`, or new rows
+        #: while the person reads the end), until they scroll away or another transcript
+        #: is shown
+        self.following = False
+        bar = self.verticalScrollBar()
+        bar.rangeChanged.connect(self._range_changed)
+        bar.valueChanged.connect(self._scrolled)
+        viewport = adopt_viewport(self)  # before the first frame: see gui/widgets/viewport
+        # above the top of a transcript opened at its end, while earlier turns are left: in
+        # a strip of its own over the viewport (drawn over the viewport, it hid the top of
+        # the first card)
+        self.earlier_button = QPushButton("Show earlier messages", self)
+        self.earlier_button.setObjectName("earlierButton")
+        self.earlier_button.setAccessibleName("Show earlier messages")
+        self.earlier_button.setToolTip("Load the turns before these (Ctrl+Home at the top)")
+        self.earlier_button.clicked.connect(self.show_earlier)
+        self.earlier_button.hide()
+        # over the bottom while new output arrives below a person who scrolled up
+        self.new_pill = QPushButton("↓ New messages", viewport)
+        self.new_pill.setObjectName("newMessagesPill")
+        self.new_pill.setAccessibleName("New messages below: go to the end")
+        self.new_pill.setToolTip("Go to the end of the session (Ctrl+End)")
+        self.new_pill.setStyleSheet(
+            "QPushButton#newMessagesPill { border-radius: 12px; padding: 4px 14px;"
+            " background: palette(highlight); color: palette(highlighted-text); }")
+        self.new_pill.clicked.connect(self.go_to_end)
+        self.new_pill.hide()
+
+    def minimumSizeHint(self) -> QSize:
+        """Room for one card: in a small window (or one restored with a wide session
+        list) the splitter takes the width from the list, not from the messages, which
+        were cut off behind a horizontal scroll bar, an approval's Deny button with them."""
+        hint = super().minimumSizeHint()
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
+        width = MIN_CARD + 2 * MARGIN_X + bar + 2 * self.frameWidth()
+        return QSize(max(hint.width(), width), hint.height())
+
+    def transcript(self) -> TranscriptModel:
+        model = self.model()
+        assert isinstance(model, TranscriptModel)
+        return model
+
+    def setModel(self, model: Any) -> None:
+        super().setModel(model)
+        model.rowsAboutToBeInserted.connect(self._note_bottom)
+        model.rowsInserted.connect(self._rows_inserted)
+        model.dataChanged.connect(self._data_changed)
+        model.modelReset.connect(self.delegate.forget)
+        model.modelReset.connect(self._opened)
+        model.modelReset.connect(lambda: self.set_fork_context(None, False))
+        model.earlierChanged.connect(lambda _available: self._place_earlier_button())
+        model.targetLoaded.connect(self._show_target)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place_earlier_button()
+        self._place_pill()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        """Reached from the keyboard, the current message is one in view (the last one
+        there): the arrow keys and the Menu key start from what the person reads, not
+        from the transcript's first row, scrolled away above a session opened at its end."""
+        super().focusInEvent(event)
+        if event.reason() == Qt.FocusReason.MouseFocusReason:
+            return
+        viewport = self.viewport().rect()
+        current = self.currentIndex()
+        if current.isValid() and viewport.intersects(self.visualRect(current)):
+            return
+        bottom = self.indexAt(QPoint(viewport.center().x(), viewport.bottom() - MARGIN_Y))
+        row = bottom.row() if bottom.isValid() else self.model().rowCount() - 1
+        if row >= 0:
+            scrolls = self.hasAutoScroll()
+            self.setAutoScroll(False)  # it is in view: the reading place stays put
+            self.setCurrentIndex(self.model().index(row, 0))
+            self.setAutoScroll(scrolls)
+
+    def edit(self, index: Index, trigger: QAbstractItemView.EditTrigger,  # type: ignore[override]
+             event: QEvent) -> bool:
+        """A row with buttons or links does not take the keyboard from the list when it
+        becomes current (Qt focuses a row's widget then): the arrow keys keep moving
+        through the messages; Tab reaches the buttons, Enter opens a row's link."""
+        if trigger == QAbstractItemView.EditTrigger.CurrentChanged:
+            return False
+        return super().edit(index, trigger, event)
+
+    def moveCursor(self, cursorAction: QAbstractItemView.CursorAction,
+                   modifiers: Qt.KeyboardModifier) -> QModelIndex:
+        """Page Up and Page Down go a viewport's height of messages, also where Qt's own
+        step stays on the current one: in a window ~650 px high it did near the end of
+        long imported sessions (tall tool cards), and Page Up went no further."""
+        index = super().moveCursor(cursorAction, modifiers)
+        step = {QAbstractItemView.CursorAction.MovePageUp: -1,
+                QAbstractItemView.CursorAction.MovePageDown: 1}.get(cursorAction)
+        current = self.currentIndex()
+        if step is None or not current.isValid() or index.row() != current.row():
+            return index
+        model, page = self.model(), self.viewport().height()
+        start, row = self.visualRect(current), current.row()
+        while 0 <= row + step < model.rowCount():
+            rect = self.visualRect(model.index(row + step, 0))
+            gone = start.top() - rect.top() if step < 0 else rect.bottom() - start.bottom()
+            if gone > page and row != current.row():
+                break  # a page away: the next row would be more
+            row += step
+        return model.index(row, 0)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        if event.key() == Qt.Key.Key_Home and ctrl and self.transcript().base > 0:
+            self.scrollToTop()
+            self.show_earlier()
+            event.accept()
+            return
+        if event.key() == Qt.Key.Key_End and ctrl:
+            self.go_to_end()
+            event.accept()
+            return
+        enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        if enter and not event.modifiers():
+            link = self.indexWidget(self.currentIndex())
+            if isinstance(link, FootLink):  # a Task call's subagent, a fork from here
+                link.activate()
+                event.accept()
+                return
+        # what a click shows (a reasoning, a long tool output) by keyboard too: Enter and
+        # Space did nothing there, and Tab goes past the row to its links
+        if ((enter or event.key() == Qt.Key.Key_Space) and not event.modifiers()
+                and self._expandable(self.currentIndex().row())):
+            self.transcript().toggle_expanded(self.currentIndex().row())
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def _expandable(self, row: int) -> bool:
+        """A reasoning, or a tool call whose output is longer than the lines shown."""
+        entry = self.transcript().entry(row)
+        if entry is None or entry.kind not in (REASONING, TOOL):
+            return False
+        if entry.kind == REASONING:
+            return True
+        result = entry.data.get("result")
+        return result is not None and len(result_text(result).splitlines()) > RESULT_LINES
+
+    def _rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
+        for row in range(max(first - 1, 0), last + 1):  # the row above may lose a fork mark
+            self._sync_widget(row)
+        model = self.transcript()
+        if first == 0 and model.paging and last + 1 < model.rowCount():  # an earlier page
+            QTimer.singleShot(0, lambda: self._keep_on_top(last + 1))
+        elif self.following:
+            QTimer.singleShot(0, self.follow_to_end)  # the next page, or the new end
+        elif not model.paging and last + 1 == model.rowCount() and not self._at_bottom():
+            self.new_pill.show()  # live output below a person reading further up
+            self._place_pill()
+
+    def _data_changed(self, top: QModelIndex, bottom: QModelIndex, roles: Any = ()) -> None:
+        for row in range(top.row(), bottom.row() + 1):
+            self._sync_widget(row)
+            self.delegate.sizeHintChanged.emit(self.model().index(row, 0))
+
+    def _clicked(self, index: QModelIndex) -> None:
+        self.transcript().toggle_expanded(index.row())

@@ -1,0 +1,184 @@
+"""The widgets on transcript rows: an approval's Approve/Deny buttons (approval_box), the
+fork record (gui/transcript/fork_header), and the links at a card's foot to a Task call's subagent
+(subagent_link) or to the forks cut there (fork_marks). Real widgets, so all are
+reachable by keyboard and assistive tools; they join the Tab order down the transcript.
+
+`RowWidgetsMixin` is part of `TranscriptView` (gui/transcript/transcript_view), which keeps them in
+step with its model's rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtWidgets import QListView, QWidget
+
+from forkwise.core.reading.entries import APPROVAL, ASSISTANT, FORK, TOOL, USER, Entry
+from forkwise.gui.models.transcript_model import ENTRY_ROLE, TranscriptModel
+from forkwise.gui.transcript.approval_box import ApprovalBox
+from forkwise.gui.transcript.fork_header import ForkHeader, fork_point
+from forkwise.gui.transcript.fork_marks import ForkMark
+from forkwise.gui.transcript.subagent_link import SubagentLink
+from forkwise.gui.transcript.transcript_delegate import MARGIN_X, PAD, TranscriptDelegate
+from forkwise.gui.transcript.transcript_html import json_text
+from forkwise.gui.widgets.foot_link import FootLink
+
+if TYPE_CHECKING:
+    _Base = QListView  # the view these are part of (gui/transcript/transcript_view)
+else:
+    _Base = object
+
+
+class RowWidgetsMixin(_Base):
+    """Index widgets made, kept and dropped as rows come and change."""
+
+    if TYPE_CHECKING:  # what the view has
+        delegate: TranscriptDelegate
+        title_of: Callable[[str], str]
+        anchor_text: Callable[[str, int, str, Callable[[str], None]], None] | None
+        subagent_of: Callable[[int], str | None]
+        forks_at: Callable[[int], list[str]]
+        fork_position: tuple[int, int] | None
+        source_changed: bool
+        sessionRequested: Signal
+        approvalDecided: Signal
+        sourceRequested: Signal
+        siblingStep: Signal
+        compareRequested: Signal
+
+        def transcript(self) -> TranscriptModel: ...
+
+    def _sync_widget(self, row: int) -> None:
+        index = self.model().index(row, 0)
+        entry = index.data(ENTRY_ROLE)
+        if not isinstance(entry, Entry):
+            return
+        current = self.indexWidget(index)
+        forks: list[str] = []
+        if entry.kind == APPROVAL and entry.data.get("decision") is None:
+            if current is None:
+                self._set_widget(index, self._approval_widget(entry))
+        elif entry.kind == FORK:
+            if current is None:
+                self._set_widget(index, self._fork_widget(entry, row))
+        elif entry.kind == TOOL and (child := self.subagent_of(row)) is not None:
+            if not isinstance(current, SubagentLink) or current.session_id != child:
+                self._set_link(index, SubagentLink(child, self.title_of(child), self.viewport()))
+        elif forks := self.forks_at(row):
+            if not isinstance(current, ForkMark) or current.forks != forks:
+                titles = {sid: self.title_of(sid) for sid in forks}
+                self._set_link(index, ForkMark(forks, titles, self.viewport()))
+        elif current is not None:
+            self.setIndexWidget(index, None)  # type: ignore[arg-type]
+            self.delegate.sizeHintChanged.emit(index)
+
+    def _set_link(self, index: QModelIndex, link: FootLink) -> None:
+        link.opened.connect(self.sessionRequested)
+        self._set_widget(index, link)
+        self.delegate.sizeHintChanged.emit(index)
+
+    def _set_widget(self, index: QModelIndex, widget: QWidget) -> None:
+        """`widget` on the row at `index`, its buttons and links in the Tab order after
+        the messages and the rows above's (made after the window's other widgets, they
+        came after the composer's Send and Stop), so Tab goes down the transcript."""
+        self.setIndexWidget(index, widget)
+        previous: QWidget = self
+        for row in range(index.row() - 1, -1, -1):
+            above = self.indexWidget(self.model().index(row, 0))
+            if above is not None:
+                previous = (_tab_parts(above) or [previous])[-1]
+                break
+        for part in _tab_parts(widget):
+            QWidget.setTabOrder(previous, part)
+            previous = part
+
+    def sync_links(self) -> None:
+        """The links to other sessions again (a subagent or a fork came or went)."""
+        for row in range(self.transcript().rowCount()):
+            self._sync_widget(row)
+
+    def _approval_widget(self, entry: Entry) -> QWidget:
+        box = ApprovalBox(str(entry.data.get("tool")), json_text(entry.data.get("args") or {}),
+                          str(entry.data.get("approval")), (MARGIN_X + PAD, PAD - 2),
+                          self.viewport())
+        box.decided.connect(self.approvalDecided)
+        return box
+
+    def _fork_widget(self, entry: Entry, row: int) -> QWidget:
+        source = str(entry.data.get("source"))
+        point = fork_point(entry, self._message_text, self._message_above(row))
+        header = ForkHeader(source, self.title_of(source), point,
+                            self.viewport(), margins=(MARGIN_X + PAD, PAD - 2),
+                            subagent=entry.data.get("relation") == "subagent",
+                            continued=entry.data.get("relation") == "continued")
+        anchor, boundary = entry.data.get("anchorMessage"), entry.data.get("boundary")
+        if (entry.data.get("includeMessage") is False and anchor and not header.gone
+                and isinstance(boundary, int) and self.anchor_text is not None
+                and not self._message_text(str(anchor))):
+            def landed(text: str) -> None:
+                if text and self.fork_header() is header:  # still the one shown
+                    header.set_point(fork_point(entry, lambda _m: text))
+                    index = self.indexAt(header.geometry().center())
+                    if index.isValid():
+                        self.delegate.sizeHintChanged.emit(index)
+            self.anchor_text(source, boundary, str(anchor), landed)
+        header.sourceRequested.connect(self.sourceRequested)
+        header.stepRequested.connect(self.siblingStep)
+        header.compareRequested.connect(self.compareRequested)
+        if row == self._own_fork_row():
+            header.set_position(self.fork_position)
+            header.set_changed(self.source_changed)
+        return header
+
+    def _own_fork_row(self) -> int:
+        """The row of the opened child's own fork record: the last one. A fork of a fork
+        also holds the records its source copied (where that source was cut from its own
+        source); those showed the child's sibling arrows and source warning too."""
+        model = self.transcript()
+        for row in range(model.rowCount() - 1, -1, -1):
+            entry = model.entry(row)
+            if entry is not None and entry.kind == FORK:
+                return row
+        return -1
+
+    def fork_header(self) -> ForkHeader | None:
+        """The opened child's own fork record widget, if it is loaded."""
+        row = self._own_fork_row()
+        widget = self.indexWidget(self.model().index(row, 0)) if row >= 0 else None
+        return widget if isinstance(widget, ForkHeader) else None
+
+    def set_fork_context(self, position: tuple[int, int] | None,
+                         changed: bool) -> None:
+        """Where the opened child stands among its siblings, and whether its source changed
+        since the fork (shown in its fork record, now and when it is loaded)."""
+        self.fork_position, self.source_changed = position, changed
+        header = self.fork_header()
+        if header is not None:
+            header.set_position(position)
+            header.set_changed(changed)
+            index = self.indexAt(header.geometry().center())
+            if index.isValid():
+                self.delegate.sizeHintChanged.emit(index)
+
+    def _message_above(self, row: int) -> str | None:
+        """The words of the last message above `row` (loaded), if any."""
+        model = self.transcript()
+        for above in range(row - 1, -1, -1):
+            entry = model.entry(above)
+            if entry is not None and entry.kind in (USER, ASSISTANT) and entry.text.strip():
+                return entry.text
+        return None
+
+    def _message_text(self, message_id: str) -> str | None:
+        model = self.transcript()
+        row = model.row_of_message(message_id)
+        entry = model.entry(row) if row >= 0 else None
+        return entry.text if entry is not None else None
+
+
+def _tab_parts(widget: QWidget) -> list[QWidget]:
+    """`widget` and its children that Tab stops at, in order."""
+    return [part for part in [widget, *widget.findChildren(QWidget)]
+            if part.focusPolicy() & Qt.FocusPolicy.TabFocus]
