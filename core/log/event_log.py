@@ -323,7 +323,7 @@ def gc_paused() -> Iterator[None]:
     on purpose (they would be unfrozen).
 
     Where the collector is off already (the app runs it from a timer on its GUI thread:
-    gui/main_thread_gc.py), a pause that kept a log's worth (LONG_LIVED containers or
+    gui/app/main_thread_gc.py), a pause that kept a log's worth (LONG_LIVED containers or
     more) is moved the same way: the timer's next young collection would walk all of it
     on the GUI thread (27 ms, the window frozen, after a 100,000-event replay)."""
     was_enabled = gc.isenabled()
