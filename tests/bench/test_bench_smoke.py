@@ -37,7 +37,8 @@ CORE_FIGURES = {"list", "list-cli", "list-rebuild", "fork", "fork-no-index", "fo
                 "context", "first-delta", "first-delta-fold", "context-fold", "context-cold",
                 "append", "append-host", "search", "search-build",
                 "import", "import-cpu", "import-durable-cpu", "import-codex", "import-codex-cpu",
-                "import-codex-durable-cpu", "reimport", "reimport-cli", "export-html"}
+                "import-codex-durable-cpu", "reimport", "reimport-cli", "export-html",
+                "export-html-cpu"}
 GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "cold-ready", "tree",
                "tree-rest", "tree-scroll", "tree-scroll-cpu"}
 
