@@ -39,7 +39,8 @@ CORE_FIGURES = {"list", "list-cli", "list-rebuild", "fork", "fork-no-index", "fo
                 "import", "import-cpu", "import-durable-cpu", "import-codex", "import-codex-cpu",
                 "import-codex-durable-cpu", "import-gemini", "import-gemini-cpu",
                 "import-gemini-durable-cpu", "import-opencode", "import-opencode-cpu",
-                "reimport-gemini", "reimport-opencode", "reimport", "reimport-cli", "export-html"}
+                "reimport-gemini", "reimport-opencode", "reimport", "reimport-cli", "export-html",
+                "export-html-cpu"}
 GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "cold-ready", "tree",
                "tree-rest", "tree-scroll", "tree-scroll-cpu"}
 
