@@ -190,16 +190,7 @@ def find_api_key(base_url: str, env: Mapping[str, str] | None = None) -> ApiKeyL
     from_env = environ.get(API_KEY_ENV, "").strip()
     if from_env:
         return ApiKeyLookup(from_env, "env", f"from ${API_KEY_ENV}")
-    backend, problem = _keyring()
-    if backend is None:
-        return ApiKeyLookup(None, None, problem)
-    try:
-        stored = backend.get_password(KEYRING_SERVICE, _account(base_url))
-    except Exception as exc:  # backends raise their own types (locked, no D-Bus, …)
-        return ApiKeyLookup(None, None, f"keyring unavailable: {exc}")
-    if isinstance(stored, str) and stored:
-        return ApiKeyLookup(stored, "keyring", "from the system keyring")
-    return ApiKeyLookup(None, None, f"no API key (set ${API_KEY_ENV} or save one in the keyring)")
+    return _keyring_key(base_url, f"set ${API_KEY_ENV} or save one in the keyring")
 
 
 def store_api_key(base_url: str, key: str) -> None:
@@ -376,6 +367,7 @@ def vendor_endpoint(
 
 
 def _keyring_key(base_url: str, hint: str) -> ApiKeyLookup:
+    """The keyring's entry for this base URL; `hint` says how to give one when none."""
     backend, problem = _keyring()
     if backend is None:
         return ApiKeyLookup(None, None, problem)

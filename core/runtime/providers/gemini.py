@@ -23,7 +23,7 @@ from forkwise.core.log.usage import gemini_tokens
 from forkwise.core.runtime.providers import sdk_errors
 from forkwise.core.runtime.providers.base import ModelChoice
 from forkwise.core.runtime.providers.openai_wire import image_url
-from forkwise.core.runtime.providers.redact import scrubbed
+from forkwise.core.runtime.providers.redact import scrubbed_stream
 from forkwise.core.runtime.providers.steps import StepItem, StepResult, TextDelta, ToolCall
 
 NAME: Final = "gemini"
@@ -203,18 +203,14 @@ class GeminiProvider:
             config["thinking_config"] = {"include_thoughts": True, "thinking_budget": budget}
         return {"model": choice.model or self.model, "contents": contents, "config": config}
 
-    async def stream_step(
+    def stream_step(
         self,
         transcript: Sequence[Mapping[str, Any]],
         choice: ModelChoice,
         tools: Sequence[Mapping[str, Any]],
     ) -> AsyncGenerator[StepItem, None]:
-        try:
-            async for item in self._stream(transcript, choice, tools):
-                yield item
-        except Exception as exc:
-            # the one way out for every error of this provider: redacted whole, then clipped
-            raise scrubbed(self._plain(exc), self._api_key) from None
+        # every error of this provider leaves through the one choke point
+        return scrubbed_stream(self._stream(transcript, choice, tools), self._api_key, self._plain)
 
     async def _stream(
         self,

@@ -22,7 +22,7 @@ from forkwise.core.errors import ProviderError
 from forkwise.core.log.usage import openai_tokens
 from forkwise.core.runtime.providers import openai_wire, sdk_errors
 from forkwise.core.runtime.providers.base import ModelChoice
-from forkwise.core.runtime.providers.redact import scrubbed
+from forkwise.core.runtime.providers.redact import scrubbed_stream
 from forkwise.core.runtime.providers.steps import StepItem, StepResult, TextDelta, ToolCall
 
 NAME: Final = "openai"
@@ -136,19 +136,15 @@ class OpenAICompatibleProvider:
             max_retries=self.max_retries,
         )
 
-    async def stream_step(
+    def stream_step(
         self,
         transcript: Sequence[Mapping[str, Any]],
         choice: ModelChoice,
         tools: Sequence[Mapping[str, Any]],
     ) -> AsyncGenerator[StepItem, None]:
         """Yield TextDelta items as content arrives, then exactly one StepResult."""
-        try:
-            async for item in self._stream(transcript, choice, tools):
-                yield item
-        except Exception as exc:
-            # the one way out for every error of this provider: redacted whole, then clipped
-            raise scrubbed(self._plain(exc), self._api_key) from None
+        # every error of this provider leaves through the one choke point
+        return scrubbed_stream(self._stream(transcript, choice, tools), self._api_key, self._plain)
 
     async def _stream(
         self,

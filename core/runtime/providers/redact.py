@@ -10,9 +10,13 @@ longer leave a piece of the key that redaction fails to recognise.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, Final
 
 from forkwise.core.errors import ProviderError
+
+if TYPE_CHECKING:
+    from forkwise.core.runtime.providers.steps import StepItem
 
 #: the shortest piece of a key that is still redacted on its own
 PIECE: Final = 8
@@ -91,3 +95,17 @@ def _clean(value: Any, secret: str | None) -> Any:
     if isinstance(value, (list, tuple)):
         return [_clean(v, secret) for v in value]
     return value
+
+
+async def scrubbed_stream(
+    items: AsyncIterator[StepItem],
+    secret: str | None,
+    plain: Callable[[BaseException], BaseException],
+) -> AsyncGenerator[StepItem, None]:
+    """A provider's step stream with the one way out for its errors: `plain` puts the
+    SDK's exception in plain words, `scrubbed` redacts it whole, then clips it."""
+    try:
+        async for item in items:
+            yield item
+    except Exception as exc:
+        raise scrubbed(plain(exc), secret) from None
