@@ -49,6 +49,11 @@ class GeminiHome:
             "GEMINI_CLI_TRUST_WORKSPACE": "true",
             "NO_COLOR": "1",
             "PWD": str(self.project),
+            # anything it would fetch from elsewhere (updates, experiments) fails at once
+            # on a closed local port instead of waiting on a network this test lacks
+            "HTTPS_PROXY": "http://127.0.0.1:9",
+            "HTTP_PROXY": "http://127.0.0.1:9",
+            "NO_PROXY": "127.0.0.1,localhost",
         }
 
     def run(self, *args: str) -> str:

@@ -14,7 +14,7 @@ from gemini_fixtures import CWD, SID, coding_session, settled
 from pi_export import export_input, forked_with_new_turns, last_turn_end
 
 from forkwise.core.cli import main as cli
-from forkwise.core.formats.base import FormatError, ImportedSession
+from forkwise.core.formats.base import ExportInput, FormatError, ImportedSession
 from forkwise.core.formats.gemini import READER, WRITER
 
 
@@ -158,3 +158,16 @@ def test_a_gemini_session_continues_in_the_other_agents_too(
     done = module.WRITER.export(export_input(imported), tmp_path / tool, None)
     back = module.READER.read(done.path)[0]
     assert [t for _, t in messages(back) if t] == [t for _, t in messages(imported) if t]
+
+
+def test_a_session_without_a_title_is_listed_by_its_first_prompt(
+    tmp_path: Path, imported: ImportedSession
+) -> None:
+    """Gemini CLI asks its model to summarise every listed session that has no summary
+    (a request for each `gemini --list-sessions`, which took minutes to give up offline)."""
+    plain = ExportInput(
+        session_id="mine", cwd=CWD, title=None, created=imported.created,
+        events=export_input(imported).events, sources={imported.source.id: imported.source},
+    )
+    done = WRITER.export(plain, tmp_path / ".gemini", None)
+    assert orjson.loads(lines(done.path)[0])["summary"] == "Read the README and summarise it"

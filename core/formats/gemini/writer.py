@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -90,8 +90,11 @@ class GeminiWriter:
             "startTime": now,
             "lastUpdated": now,
         }
-        if session.title:
-            meta["summary"] = session.title
+        summary = session.title or _first_prompt(session.events)
+        if summary:
+            # Gemini CLI lists a session by its summary, and asks its model for one (a
+            # request per listing, slow to give up offline) when the file has none
+            meta["summary"] = summary[:80]
         data = b"\n".join([orjson.dumps(meta), *body.lines()]) + b"\n"
         if out is None:
             gemini = layout.tmp_dir(root).parent
@@ -118,6 +121,16 @@ class GeminiWriter:
                 f"cannot write {target}: {exc.strerror or exc}", path=str(target)
             ) from exc
         return ExportedSession(target, new_id, f"gemini --resume {new_id}")
+
+
+def _first_prompt(events: Sequence[Mapping[str, Any]]) -> str:
+    for event in events:
+        if event.get("type") == "message" and event.get("role") == "user":
+            for part in event.get("parts") or ():
+                text = str(part.get("text") or "").strip() if isinstance(part, Mapping) else ""
+                if text:
+                    return text.splitlines()[0]
+    return ""
 
 
 class _Body:
