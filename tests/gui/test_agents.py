@@ -210,12 +210,12 @@ def test_continue_in_from_a_message_forks_there_and_writes_the_fork(
     aloop(scenario())
 
 
-def test_an_agent_file_the_app_could_not_read_is_named_not_left_out_in_silence(
+def test_a_torn_line_of_an_agent_file_is_named_and_its_session_kept(
     aloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The agents' folders hold a Claude Code file with a torn line beside a good Codex
-    home: the first look brings the good ones in and says which file is missing, and why
-    (it used to say nothing: the session was just not there)."""
+    home: the first look brings every session in, the torn file's too (it was left out,
+    named in a banner), and says which line of which file it could not read, once."""
     import claude_fixtures as cf
 
     monkeypatch.setenv("CODEX_HOME", str(codex_home(tmp_path)))
@@ -233,17 +233,18 @@ def test_an_agent_file_the_app_could_not_read_is_named_not_left_out_in_silence(
             await until(lambda: f"codex-{thread_id(2)}" in app.controller.tree.session_ids(),
                         what="the good sessions")
             warned = await until(lambda: [n for n in app.notifier.history
-                                          if n.code == "agent-files-unreadable"],
-                                 what="the unreadable file named")
+                                          if n.code == "agent-lines-unreadable"],
+                                 what="the unreadable line named")
             (notice,) = warned
             assert notice.level == "warning"
-            assert notice.text.startswith("1 of the agents' session files could not be read")
+            assert notice.text.startswith("1 line(s) of the agents' session files could not be read")
             assert str(bad) in notice.text
             assert notice.text.count("line 3") == 1, notice.text  # the line named once
             banner = app.window.banner
             assert banner.isVisible()
             assert banner.label.text() == notice.text
-            assert f"claude-{cf.SID}" not in app.controller.tree.session_ids()
+            assert f"claude-{cf.SID}" in app.controller.tree.session_ids()
+            assert not [n for n in app.notifier.history if n.code == "agent-files-unreadable"]
 
     aloop(scenario())
 

@@ -91,13 +91,20 @@ def _start_watching(bench: Bench) -> None:
     def looked(listed: Json) -> None:
         """A file the first look could not read is a session missing from the list: the
         person hears which, and why (the import's own words)."""
+        from forkwise.gui.kernel.levels import WARNING
+
         failed = listed.get("failed") or []
         if failed:
-            from forkwise.gui.kernel.levels import WARNING
-
             text = (f"{len(failed)} of the agents' session files could not be read; their "
                     "sessions are not in the list:" + failure_lines(failed, 3))
             c.notifier.post(WARNING, text, "agent-files-unreadable")
+        warned = listed.get("warnings") or []
+        if warned:
+            # a torn line loses nothing else: the session is in the list without it
+            text = (f"{len(warned)} line(s) of the agents' session files could not be read; "
+                    "their sessions are in the list without them:"
+                    + warning_lines(warned, 3))
+            c.notifier.post(WARNING, text, "agent-lines-unreadable")
 
     if window.property("watchingStarted"):
         return  # once per window: a reload of the tree does not start it again
@@ -110,6 +117,15 @@ def failure_lines(failed: list[Json], most: int = 8) -> str:
     text = "".join(f"\n• {_failure(f)}" for f in failed[:most])
     if len(failed) > most:
         text += f"\n• … and {len(failed) - most} more"
+    return text
+
+
+def warning_lines(warned: list[Json], most: int = 8) -> str:
+    """The lines an import kept aside, a line each as `path: line N …` (`most` of them,
+    then a count); the import's message names the line."""
+    text = "".join(f"\n• {w['path']}: {w['message']}" for w in warned[:most])
+    if len(warned) > most:
+        text += f"\n• … and {len(warned) - most} more"
     return text
 
 
