@@ -35,11 +35,27 @@ _WORDS: dict[str, str] = {
     "approval-not-found": "That approval no longer waits for an answer (it was answered, or "
     "its turn ended).",
     "unauthorized": "The host refused the access token. Check the token, then connect again.",
+    "not-a-regular-file": "An agent's folder holds something named like a session file that "
+    "is not a file (a pipe or a device): Forkwise does not read it",
+    "link-out-of-folder": "An agent's folder holds a link to a file outside that folder: "
+    "Forkwise does not follow it",
+    "source-too-large": "A session file (or what a compressed one unpacks to) is larger than "
+    "Forkwise reads",
+    "exists": "A file is already there, and an export never replaces one",
+    "query-too-long": "The search words are too long; search for fewer words.",
+    "remote-path-refused": "The host does not let a client connected over the network use "
+    "its own folders or files (a working folder, an import path, an export target). Run "
+    "that on the host's machine.",
+    "remote-endpoint-refused": "The host does not let a client connected over the network "
+    "move a provider that has an API key to another address (the key would go there).",
+    "database-not-utf8": "The PostgreSQL database does not store text as UTF-8, which "
+    "session titles and messages need. Use a database created with ENCODING 'UTF8'.",
 }
 
 #: codes whose core message adds useful specifics after the plain sentence
 _WITH_DETAIL = {"provider-error", "storage-error", "corrupt-log", "rpc-error", "invalid-event",
-                "invalid-text"}
+                "invalid-text", "not-a-regular-file", "link-out-of-folder", "source-too-large",
+                "exists"}
 
 
 def error_code(exc: BaseException) -> str:
