@@ -178,8 +178,8 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
             root = Path(store_dir)
         workspaces = ReadOnlyWorkspaces if read_only else FileWorkspaces
         options.setdefault("workspaces", workspaces(root / "workspaces.json"))
-        # a read-only host writes nothing beside the store: its ledger and index live in
-        # memory, made when first used (`imports`, `search_index`); a writer's ledger is
+        # a read-only host keeps its import ledger and search index in memory, made when
+        # first used (`imports`, `search_index`); a writer's ledger is
         # read now, off the loop of the app that opens it
         if not read_only:
             from forkwise.core.host.import_ledger import ImportLedger
