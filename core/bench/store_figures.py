@@ -33,6 +33,11 @@ from forkwise.core.cli import main as cli
 sys.exit(cli.main(["sessions", "list", "--store", sys.argv[1], "--json"],
                   out=open("/dev/null", "w")))
 """
+LIST_TABLE_SNIPPET = """
+import sys
+from forkwise.core.cli import main as cli
+sys.exit(cli.main(["sessions", "list", "--store", sys.argv[1]], out=open("/dev/null", "w")))
+"""
 FIRST_LINES_SNIPPET = """
 import os, sys
 n = 0
@@ -90,12 +95,17 @@ def bench_list(tmp: Path, sessions: int, per: int, repeat: int) -> list[Figure]:
         return process(LIST_SNIPPET, str(root), n)
 
     cold = median(rebuild, repeat)  # one sample could not resolve a 10 % change here
-    runs: dict[str, list[float]] = {"lib": [], "cli": [], "base": []}
+    runs: dict[str, list[float]] = {"lib": [], "cli": [], "base": [], "first": [], "second": []}
     for _ in range(repeat):  # interleaved: a burst of load hits every side alike
         runs["base"].append(process(FIRST_LINES_SNIPPET, str(root), n))
         runs["lib"].append(process(LIST_SNIPPET, str(root), n))
         runs["cli"].append(process(LIST_CLI_SNIPPET, str(root)))
+        # a store no writer indexed (hand-written, copied): a reader lists it twice
+        _drop_index(root)
+        runs["first"].append(process(LIST_TABLE_SNIPPET, str(root)))
+        runs["second"].append(process(LIST_TABLE_SNIPPET, str(root)))
     warm, cli, base = (statistics.median(runs[k]) for k in ("lib", "cli", "base"))
+    first, second = (statistics.median(runs[k]) for k in ("first", "second"))
     load = f"{sessions:,} sessions / {sessions * per:,} events, fresh process"
     return [
         Figure(
@@ -110,6 +120,22 @@ def bench_list(tmp: Path, sessions: int, per: int, repeat: int) -> list[Figure]:
             "list-cli",
             load + " (index warm): sessions list --json, a host in the process",
             cli,
+            base,
+            "read each file's first line",
+            "<= 2x",
+        ),
+        Figure(
+            "list-unindexed-1st",
+            load + " (no index, no writer): sessions list, read-only, leaves the index",
+            first,
+            base,
+            "read each file's first line",
+            "-",
+        ),
+        Figure(
+            "list-unindexed-2nd",
+            load + " (no writer ever indexed it): the second sessions list",
+            second,
             base,
             "read each file's first line",
             "<= 2x",
@@ -261,16 +287,20 @@ def bench_context(tmp: Path, events: int, repeat: int) -> list[Figure]:
     kept = checkpoint.read_bytes() if checkpoint.exists() else None
     from forkwise.core.bench.host_figures import first_delta
 
-    sides = ("parse", "lib", "cli", "bare", "cold", "prompt", "prompt-fold")
+    sides = ("parse", "lib", "cli", "bare", "cold", "second", "prompt", "prompt-fold")
     runs: dict[str, list[float]] = {k: [] for k in sides}
     for _ in range(repeat):
         runs["parse"].append(process(PARSE_SNIPPET, str(path)))
         runs["lib"].append(process(REPLAY_SNIPPET, str(root)))
         runs["cli"].append(process(CONTEXT_SNIPPET, str(root)))
+        # each of the next runs is a reader's first (it leaves the caches it lacked)
         checkpoint.unlink(missing_ok=True)
         runs["bare"].append(process(CONTEXT_SNIPPET, str(root)))
         put_index(root, None)
+        checkpoint.unlink(missing_ok=True)
         runs["cold"].append(process(CONTEXT_SNIPPET, str(root)))
+        # a file no writer indexed, from the second run on: what the first one left
+        runs["second"].append(process(CONTEXT_SNIPPET, str(root)))
         put_index(root, index)
         # a prompt appends a turn: each run starts from the same file again
         runs["prompt-fold"].append(first_delta(root))
@@ -333,11 +363,19 @@ def bench_context(tmp: Path, events: int, repeat: int) -> list[Figure]:
         ),
         Figure(
             "context-cold",
-            cli + " (no index, no checkpoint: every line checked)",
+            cli + " (no index, no checkpoint: every line checked; leaves both)",
             med["cold"],
             med["parse"],
             base,
             "-",
+        ),
+        Figure(
+            "context-unindexed-2nd",
+            cli + " (no writer ever indexed it): the second run, on what the first left",
+            med["second"],
+            med["parse"],
+            base,
+            "<= 2x",
         ),
     ]
 

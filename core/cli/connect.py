@@ -4,7 +4,8 @@
 - A store that a running process serves (the app, `forkwise host`) on `<store>/host.sock`:
   through it, so every command — reads and writes — works while the app is open.
 - Otherwise a host in this process, on the store itself (the direct client): writers take
-  the store's writer lock; readers open it read-only and never create or change anything.
+  the store's writer lock; readers open it read-only and change no session, but refresh
+  the store's caches (its index, replay checkpoints) while nobody holds the lock.
 - A store locked by a process that does not serve it: writers get `store-busy`, naming the
   process; readers read it read-only and say so.
 - A store in PostgreSQL (`postgresql://…`): a host in this process on the database, which

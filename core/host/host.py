@@ -165,26 +165,32 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
         cls, store_dir: str | os.PathLike[str], *, read_only: bool = False, **options: Any
     ) -> Host:
         """A host on the store in `store_dir`: a JSONL folder (it takes the writer lock, or
-        with `read_only` reads a store another process writes to and changes nothing), or
+        with `read_only` reads it and changes no session, refreshing its caches only while
+        no process holds the lock), or
         a `postgresql://` URL (one writer per session; this machine's workspaces and
         import ledger stay in a folder of the user data dir)."""
         store = SessionStore(open_backend(store_dir, writable=not read_only))
-        if isinstance(store_dir, str) and is_database_url(store_dir):
+        database = isinstance(store_dir, str) and is_database_url(store_dir)
+        if isinstance(store_dir, str) and database:
             root = database_state_dir(store_dir)
             root.mkdir(parents=True, exist_ok=True)
         else:
             root = Path(store_dir)
         workspaces = ReadOnlyWorkspaces if read_only else FileWorkspaces
         options.setdefault("workspaces", workspaces(root / "workspaces.json"))
-        # a read-only host writes nothing beside the store: its ledger and index live in
-        # memory, made when first used (`imports`, `search_index`); a writer's ledger is
+        # a read-only host keeps its import ledger and search index in memory, made when
+        # first used (`imports`, `search_index`); a writer's ledger is
         # read now, off the loop of the app that opens it
         if not read_only:
             from forkwise.core.host.import_ledger import ImportLedger
 
             options.setdefault("imports", ImportLedger(root / "imports.json"))
             options.setdefault("search_path", root / "search.sqlite")
-        options.setdefault("replays", ReplayCache(root / "replay", writable=not read_only))
+        # a reader on a folder makes checkpoints while no process holds its writer lock
+        lock = root / "writer.lock" if read_only and not database else None
+        options.setdefault(
+            "replays", ReplayCache(root / "replay", writable=not read_only, lock=lock)
+        )
         from forkwise.core.host.confinement import REMOTE_WORKSPACES
 
         options.setdefault("remote_root", root / REMOTE_WORKSPACES)

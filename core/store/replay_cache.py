@@ -11,7 +11,8 @@ file renamed over the old one, not fsynced: one lost in a crash is made again). 
 how many events it covers and the digest of their lines (log/digest.py), and is used only
 while the log still starts with exactly those lines; a truncated, replaced or rewritten
 log, a damaged or foreign file are passed over and the log is folded from its start.
-Only writers make checkpoints, for logs of at least MIN_EVENTS events.
+Writers make checkpoints, for logs of at least MIN_EVENTS events; so does a reader given the
+store's lock file, while no process holds that lock (it takes it for the write).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from forkwise.core.safe_read import MAX_SESSION_BYTES, open_regular
 from forkwise.core.store.atomic import replace_file
 from forkwise.core.store.session import Session
 from forkwise.core.store.store_dir import make_private_dir
+from forkwise.core.store.writer_lock import while_free
 
 if TYPE_CHECKING:  # imported when a session is first replayed: a listing replays none
     from forkwise.core.log.replay import Replayer
@@ -78,18 +80,21 @@ class Due(NamedTuple):
 
 class ReplayCache:
     """Checkpoints in `folder` (None: none are kept or read); `writable`: this process may
-    make them (a read-only host only reads what a writer left)."""
+    make them; a read-only host given `lock` (the store's writer lock file) makes them while
+    it can take that lock without waiting, else only reads what a writer left."""
 
     def __init__(
         self,
         folder: Path | None,
         *,
         writable: bool,
+        lock: Path | None = None,
         min_events: int = MIN_EVENTS,
         refresh_events: int = REFRESH_EVENTS,
     ) -> None:
         self.folder = folder
         self.writable = writable and folder is not None
+        self.lock = None if self.writable or folder is None else lock
         self.min_events = min_events
         self.refresh_events = refresh_events
 
@@ -117,7 +122,7 @@ class ReplayCache:
             replayer = Replayer(snap.header.parent_session, snap.header.seed_length)
         replayer.catch_up(events)
         if not (
-            self.writable
+            (self.writable or self.lock is not None)
             and len(events) >= self.min_events
             and len(events) - covered >= self.refresh_events
         ):
@@ -183,9 +188,17 @@ class ReplayCache:
             "digest": prefix_digest(head(snap.events, covered)),
             "state": state,
         }
-        try:
-            make_private_dir(self.folder)
+        folder = self.folder
+
+        def put() -> None:
+            make_private_dir(folder)
             replace_file(path, _encoded(doc))
+
+        try:
+            if self.lock is not None:
+                while_free(self.lock, put)  # a reader: only while no writer can change it
+            else:
+                put()
         except (OSError, TypeError) as exc:  # a cache: the session is unaffected
             log.warning("could not write the replay checkpoint %s: %s", path, exc)
 

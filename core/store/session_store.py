@@ -483,13 +483,14 @@ class SessionStore(AppendPhases, ForkVerbs):
     def close(self) -> None:
         """Flush, remember what is known of loaded sessions, release the backend."""
         with self._lock:
-            if self.backend.writable:
-                self.backend.save_summaries(
-                    [
-                        Remembered(rec.summary, rec.state, self._point(rec), rec.events)
-                        for rec in self._records.values()
-                    ]
-                )
+            # a read-only backend saves them too when it may (a reader refreshes caches
+            # while no process holds the writer lock), or drops them
+            self.backend.save_summaries(
+                [
+                    Remembered(rec.summary, rec.state, self._point(rec), rec.events)
+                    for rec in self._records.values()
+                ]
+            )
             self.backend.close()
 
     # --- helpers -------------------------------------------------------------------

@@ -13,6 +13,7 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,24 @@ class WriterLock:
         if self._fallback is not None:
             lock, self._fallback = self._fallback, None
             lock.release()
+
+
+def while_free(path: Path, write: Callable[[], object], mode: int = 0o600) -> bool:
+    """Run `write` holding the lock on `path` if nobody holds it now, never waiting: how
+    a reader refreshes a cache of the store (its index, a replay checkpoint), as no writer
+    can be changing the store meanwhile. False, and nothing run, when another process
+    holds the lock or the lock file cannot be had (a store this user may only read)."""
+    lock = WriterLock(path, mode)
+    try:
+        if not lock.acquire():
+            return False
+    except OSError:
+        return False
+    try:
+        write()
+    finally:
+        lock.release()
+    return True
 
 
 def _record_holder(fd: int) -> None:

@@ -91,7 +91,10 @@ def test_a_listing_does_not_load_what_only_other_verbs_use(tmp_path: Path) -> No
     listed = _loaded("sessions", "list", "--store", root, "--json", unused=LISTING_UNUSED)
     assert listed == []
     # the probe sees them where they are used: a fork applies the fork policy and reads
-    # whether the source's turn is open
+    # whether the source's turn is open (from its log: the index the listing left, which
+    # knows, is dropped)
+    for cache in ("index.json", "index-log.json"):
+        (Path(root) / cache).unlink(missing_ok=True)
     forked = _loaded("sessions", "fork", "s-1", "--store", root, "--json", unused=LISTING_UNUSED)
     assert {"forkwise.core.host.forking", "forkwise.core.runtime.turn_state"} <= set(forked)
 

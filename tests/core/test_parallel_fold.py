@@ -15,6 +15,7 @@ from forkwise.core.bench.synth import write_store
 from forkwise.core.store.backends import parallel_fold
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.backends.parallel_fold import chunks, fold_all
+from forkwise.core.store.writer_lock import WriterLock
 
 #: forks made by this process since it started (a fold's workers among them)
 _FORKS: list[int] = []
@@ -168,6 +169,8 @@ def test_the_read_only_listing_is_the_same_and_writes_nothing(
     root = _damaged_store(tmp_path)
     listings = []
     monkeypatch.setattr(parallel_fold, "CHUNK_BYTES", 200_000)
+    writer = WriterLock(root / "writer.lock")  # held: the reader may cache nothing
+    assert writer.acquire()
     for threshold in (1 << 62, 0):
         monkeypatch.setattr(parallel_fold, "PARALLEL_BYTES", threshold)
         forks = len(_FORKS)
@@ -181,7 +184,8 @@ def test_the_read_only_listing_is_the_same_and_writes_nothing(
     )
     errors = {s.id: s.error["code"] for s in listings[0] if s.error is not None}
     assert set(errors) == {"bench-000120", "bench-000250"}
-    assert sorted(p.name for p in root.iterdir()) == ["sessions"]
+    assert sorted(p.name for p in root.iterdir()) == ["sessions", "writer.lock"]
+    writer.release()
 
 
 @pytest.mark.parametrize("threshold", [1 << 62, 0])

@@ -14,6 +14,7 @@ from forkwise.core.store import replay_cache
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.replay_cache import ReplayCache
 from forkwise.core.store.session_store import SessionStore
+from forkwise.core.store.writer_lock import WriterLock
 
 
 def long_store(root: Path, turns: int = 30) -> SessionStore:
@@ -131,3 +132,23 @@ def test_message_ids_a_replay_hands_the_store_keep_the_duplicate_id_rule(tmp_pat
     duplicate = [{"type": "turn/start", "turn": "E"}, message("E", "user", newest, "again")]
     assert outcome(again.append, "long", duplicate) == Refused("invalid-event")
     again.close()
+
+
+def test_a_reader_given_the_lock_checkpoints_only_while_it_is_free(tmp_path: Path) -> None:
+    store = long_store(tmp_path)
+    snap = store.get("long")
+    store.close()  # lets go of the writer lock
+    lock = tmp_path / "writer.lock"
+    reader = ReplayCache(
+        tmp_path / "replay", writable=False, lock=lock, min_events=50, refresh_events=20
+    )
+    held = WriterLock(lock)
+    assert held.acquire()  # a writer holds it: the reader writes nothing
+    reader.replayer(snap)
+    assert not (tmp_path / "replay" / "long.json").exists()
+    held.release()
+    assert reader.replayer(snap).result() == replay(snap.events)
+    assert reader._load(snap) is not None  # written while the lock was free
+    again = WriterLock(lock)
+    assert again.acquire()  # let go of after the write
+    again.release()

@@ -47,6 +47,7 @@ from forkwise.core.store.backends.log_facts import (
 )
 from forkwise.core.store.backends.parallel_fold import fold_all, processes_for
 from forkwise.core.store.session import SessionSummary
+from forkwise.core.store.writer_lock import while_free
 
 log = logging.getLogger(__name__)
 #: log-facts records a catalogue reads alone before it decodes the whole file of them
@@ -63,8 +64,15 @@ Saved = Callable[[Path, dict[str, dict[str, Any]], os.stat_result], None]
 
 
 class Catalogue:
-    def __init__(self, path: Path, writable: bool, saved: Saved | None = None) -> None:
+    """`writable`: this process holds the writer lock. A reader's catalogue given `lock`
+    (the store's lock file) saves what it computed while it can take that lock without
+    waiting, and saves nothing while another process holds it."""
+
+    def __init__(
+        self, path: Path, writable: bool, saved: Saved | None = None, lock: Path | None = None
+    ) -> None:
         self.path = path
+        self.lock = lock
         #: what follows the index (its head, index_head.py): told after each write of it
         self.saved = saved
         #: the log facts, in a file of their own beside the index (`index-log.json`)
@@ -277,18 +285,25 @@ class Catalogue:
         self._save()
 
     def _save(self) -> None:
-        if not self.writable or self._entries is None:
+        if self._entries is None:
             return
+        if self.writable:
+            self._write_all(self._entries)
+        elif self.lock is not None:
+            entries = self._entries
+            while_free(self.lock, lambda: self._write_all(entries))
+
+    def _write_all(self, entries: dict[str, dict[str, Any]]) -> None:
         if self._legacy:
             self._load_logs()  # an older index's facts move to their own file
         # caches: not made durable (each entry is checked against its log, and an index a
         # crash left unreadable is rebuilt); the logs they describe are durable already.
         # The index first: facts whose entry a crash left out are never taken
         written = self._write(
-            self.path, orjson.dumps({"version": INDEX_VERSION, "sessions": self._entries})
+            self.path, orjson.dumps({"version": INDEX_VERSION, "sessions": entries})
         )
         if written is not None and self.saved is not None:
-            self.saved(self.path, self._entries, written)
+            self.saved(self.path, entries, written)
         logs = self._logs
         if (
             logs is not None

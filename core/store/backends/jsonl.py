@@ -104,7 +104,13 @@ class JsonlBackend:
                 self._lock = lock
         except OSError as exc:
             raise StorageError(f"cannot open the store at {self.root}: {exc}") from exc
-        self.catalogue = Catalogue(self.root / "index.json", writable, saved=save_head)
+        # a reader's index is saved while no process holds the writer lock (a cache only)
+        self.catalogue = Catalogue(
+            self.root / "index.json",
+            writable,
+            saved=save_head,
+            lock=None if writable else self.root / "writer.lock",
+        )
         if writable:
             sweep_leftovers(self.root, self.sessions_dir)
 
