@@ -26,11 +26,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QFocusEvent, QKeyEvent, QResizeEvent
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QFocusEvent, QKeyEvent, QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QPushButton, QStyle, QWidget
 
-from forkwise.core.reading.entries import REASONING, TOOL
 from forkwise.gui.models.transcript_model import TranscriptModel
 from forkwise.gui.transcript.message_menu import MessageMenuMixin
 from forkwise.gui.transcript.transcript_delegate import (
@@ -41,7 +40,7 @@ from forkwise.gui.transcript.transcript_delegate import (
     TranscriptDelegate,
 )
 from forkwise.gui.transcript.transcript_follow import FollowMixin
-from forkwise.gui.transcript.transcript_html import RESULT_LINES, result_text
+from forkwise.gui.transcript.transcript_html import foldable
 from forkwise.gui.transcript.transcript_widgets import RowWidgetsMixin
 from forkwise.gui.widgets.foot_link import FootLink
 from forkwise.gui.widgets.viewport import adopt_viewport
@@ -93,6 +92,7 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         #: the opened child's place among its siblings, and whether its source changed
         self.fork_position: tuple[int, int] | None = None
         self.source_changed = False
+        self._click_at: QPoint | None = None
         self.clicked.connect(self._clicked)
         #: kept at the end while rows arrive and are laid out (`follow_to_end`, or new rows
         #: while the person reads the end), until they scroll away or another transcript
@@ -229,14 +229,9 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         super().keyPressEvent(event)
 
     def _expandable(self, row: int) -> bool:
-        """A reasoning, or a tool call whose output is longer than the lines shown."""
+        """A reasoning, or a tool call with more lines than its folded card shows."""
         entry = self.transcript().entry(row)
-        if entry is None or entry.kind not in (REASONING, TOOL):
-            return False
-        if entry.kind == REASONING:
-            return True
-        result = entry.data.get("result")
-        return result is not None and len(result_text(result).splitlines()) > RESULT_LINES
+        return entry is not None and foldable(entry)
 
     def _rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         for row in range(max(first - 1, 0), last + 1):  # the row above may lose a fork mark
@@ -255,5 +250,14 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
             self._sync_widget(row)
             self.delegate.sizeHintChanged.emit(self.model().index(row, 0))
 
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        self._click_at = event.position().toPoint()  # where `clicked` happened
+        super().mouseReleaseEvent(event)
+
     def _clicked(self, index: QModelIndex) -> None:
+        """A link opens in the browser; elsewhere a click shows or hides a fold."""
+        href = self.delegate.anchor_at(index, self._click_at) if self._click_at else ""
+        if href:
+            QDesktopServices.openUrl(QUrl(href))
+            return
         self.transcript().toggle_expanded(index.row())

@@ -1,0 +1,153 @@
+"""Reading an imported Claude Code session in the transcript: the Markdown renders (a table
+is a table, a link opens in the browser), code keeps every space in a monospace font, an
+Edit is a red/green diff, a failed call is marked. Real window, real store, real-format
+session (the one the document export tests read)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gui_harness import App, open_app, until
+from PySide6.QtCore import QObject, QPoint, Qt, QUrl, Slot
+from PySide6.QtGui import QDesktopServices, QFontInfo, QTextCursor, QTextDocument
+from PySide6.QtTest import QTest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
+import claude_fixtures as cf
+import test_claude_document as doc_session
+
+from forkwise.core.reading.entries import Entry
+from forkwise.gui.transcript.transcript_html import entry_html
+
+pytestmark = pytest.mark.gui
+SID = f"claude-{doc_session.SID}"
+
+
+def write_session(root: Path) -> Path:
+    t = doc_session.session()
+    path = t.write(cf.project_file(root, t))
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    return root
+
+
+async def opened(app: App, root: Path) -> None:
+    report = await app.client.import_files([str(root)])
+    assert not report["failed"], report
+    await until(lambda: SID in app.controller.tree.session_ids(), what="imported")
+    await app.idle()
+    await app.open(SID)
+
+
+def card_doc(app: App, row: int) -> QTextDocument:
+    view = app.window.transcript
+    return view.delegate._doc(app.entries[row], view.delegate._width(), view.palette())
+
+
+def find(doc: QTextDocument, text: str) -> QTextCursor:
+    cursor = doc.find(text)
+    assert not cursor.isNull(), f"{text!r} not in {doc.toPlainText()!r}"
+    return cursor
+
+
+class Browser(QObject):
+    """Where QDesktopServices sends https links while the test runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: list[str] = []
+
+    @Slot(QUrl)
+    def open(self, url: QUrl) -> None:
+        self.opened.append(url.toString())
+
+
+def test_markdown_code_diff_and_failures_render(aloop: Any, tmp_path: Path) -> None:
+    root = write_session(tmp_path / "claude")
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await opened(app, root)
+            view = app.window.transcript
+            (answer,) = app.rows("assistant", "| step | file |")
+            doc = card_doc(app, answer)
+            # a Markdown table is a table, its words in cells (not pipes)
+            cell = find(doc, "app.py")
+            assert cell.currentTable() is not None
+            assert "|" not in doc.toPlainText()
+            # code keeps its indentation in a monospace font, highlighted
+            code = find(doc, "return 3.14")
+            line = code.block().text()
+            assert line.startswith("    return 3.14"), repr(line)
+            assert QFontInfo(code.charFormat().font()).fixedPitch()
+            colours = {find(doc, word).charFormat().foreground().color().name()
+                       for word in ("def", "area", "return")}
+            assert len(colours) > 1, colours  # keywords and names differ
+            # strikethrough and a task list
+            assert find(doc, "rewrite it").charFormat().fontStrikeOut()
+            assert "☑" in doc.toPlainText()
+            # an Edit is its recorded diff: the removed row red, the added green
+            (edit,) = [i for i in app.rows("tool") if app.entries[i].data.get("name") == "Edit"]
+            diff = card_doc(app, edit)
+            added = find(diff, "+    return run(fast=True)")
+            removed = find(diff, "-    return run()")
+            for cursor, colour in ((added, "#e6ffec"), (removed, "#ffebe9")):
+                table = cursor.currentTable()
+                assert table is not None
+                background = table.cellAt(cursor).format().background().color().name()
+                assert background == colour
+            # a shell command reads `$ cmd`; a failed call says so
+            calls = {str(app.entries[i].data["args"].get("command")): app.entries[i]
+                     for i in app.rows("tool") if app.entries[i].data.get("name") == "Bash"}
+            assert "$ ls -la src" in card_doc(app, app.entries.index(calls["ls -la src"])
+                                              ).toPlainText()
+            palette = view.palette()
+            assert 'class="failed"' in entry_html(calls["pytest -q"], palette)
+            assert 'class="failed"' not in entry_html(calls["ls -la src"], palette)
+            # a link opens in the browser
+            browser = Browser()
+            QDesktopServices.setUrlHandler("https", browser, "open")
+            try:
+                index = app.controller.transcript.index(answer)
+                view.scrollTo(index)
+                await until(lambda: view.visualRect(index).isValid(), what="answer shown")
+                link = find(doc, "https://example.org/docs")
+                block = link.block()
+                at = link.selectionStart() - block.position() + 3
+                line = block.layout().lineForTextPosition(at)
+                corner = doc.documentLayout().blockBoundingRect(block).topLeft()
+                where = QPoint(int(corner.x() + line.cursorToX(at)[0]),
+                               int(corner.y() + line.y() + line.height() / 2))
+                card = view.visualRect(index)
+                point = card.topLeft() + QPoint(14 + 10, 5 + 10) + where
+                assert view.delegate.anchor_at(index, point) == "https://example.org/docs"
+                QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton,
+                                 Qt.KeyboardModifier.NoModifier, point)
+                await until(lambda: browser.opened, what="the link opened")
+                assert browser.opened == ["https://example.org/docs"]
+            finally:
+                QDesktopServices.unsetUrlHandler("https")
+
+    aloop(scenario())
+
+
+def test_every_entry_of_the_session_renders(aloop: Any, tmp_path: Path) -> None:
+    root = write_session(tmp_path / "claude")
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await opened(app, root)
+            palette = app.window.transcript.palette()
+            for entry in app.entries:
+                assert isinstance(entry, Entry)
+                shown = entry_html(entry, palette)
+                assert "{&quot;" not in shown
+                assert '{"' not in shown
+            todo = [e for e in app.entries if e.data.get("name") == "TodoWrite"]
+            assert "☐" in entry_html(todo[0], palette)
+            assert "☑" in entry_html(todo[0], palette)
+
+    aloop(scenario())
