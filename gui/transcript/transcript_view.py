@@ -26,7 +26,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QSize,
+    Qt,
+    QTimer,
+    QUrl,
+    Signal,
+)
 from PySide6.QtGui import QDesktopServices, QFocusEvent, QKeyEvent, QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QPushButton, QStyle, QWidget
 
@@ -223,7 +233,7 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         # Space did nothing there, and Tab goes past the row to its links
         if ((enter or event.key() == Qt.Key.Key_Space) and not event.modifiers()
                 and self._expandable(self.currentIndex().row())):
-            self.transcript().toggle_expanded(self.currentIndex().row())
+            self.toggle_fold(self.currentIndex().row())
             event.accept()
             return
         super().keyPressEvent(event)
@@ -260,4 +270,29 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         if href:
             QDesktopServices.openUrl(QUrl(href))
             return
-        self.transcript().toggle_expanded(index.row())
+        self.toggle_fold(index.row())
+
+    def toggle_fold(self, row: int) -> None:
+        """Show or hide a fold, the card staying where it is in the view. Laid out in
+        batches (the delegate's size change lays the rows out again, queued), the rows
+        after the first batch were placed only later, the scroll bar's range cut short
+        meanwhile: the view jumped thousands of pixels away. The rows are laid out in one
+        pass until that queued layout has run (their sizes are cached: only this card's
+        is new), and the card is put back where it was."""
+        index = QPersistentModelIndex(self.model().index(row, 0))
+        top = self.visualRect(self.model().index(index.row(), 0)).top()
+        self.setLayoutMode(QListView.LayoutMode.SinglePass)
+        self.transcript().toggle_expanded(row)
+        self.executeDelayedItemsLayout()
+        self._pin(index, top)
+
+        def settled() -> None:
+            self.executeDelayedItemsLayout()
+            self._pin(index, top)
+            self.setLayoutMode(QListView.LayoutMode.Batched)
+        QTimer.singleShot(0, settled)
+
+    def _pin(self, index: QPersistentModelIndex, top: int) -> None:
+        if index.isValid():
+            bar, now = self.verticalScrollBar(), self.model().index(index.row(), 0)
+            bar.setValue(bar.value() + self.visualRect(now).top() - top)

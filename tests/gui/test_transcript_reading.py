@@ -5,6 +5,7 @@ session (the one the document export tests read)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -27,8 +28,12 @@ pytestmark = pytest.mark.gui
 SID = f"claude-{doc_session.SID}"
 
 
-def write_session(root: Path) -> Path:
+def write_session(root: Path, turns: int = 0) -> Path:
+    """The export tests' session, after `turns` turns that ran a command (a long output)."""
     t = doc_session.session()
+    for n in range(turns):
+        t.tool_turn(f"run step {n}", f"make step{n}",
+                    "\n".join(f"step {n} line {i}" for i in range(12)), f"Step {n} done.")
     path = t.write(cf.project_file(root, t))
     os.utime(path, (1_700_000_000, 1_700_000_000))
     return root
@@ -149,5 +154,47 @@ def test_every_entry_of_the_session_renders(aloop: Any, tmp_path: Path) -> None:
             todo = [e for e in app.entries if e.data.get("name") == "TodoWrite"]
             assert "☐" in entry_html(todo[0], palette)
             assert "☑" in entry_html(todo[0], palette)
+
+    aloop(scenario())
+
+
+def test_a_fold_clicked_after_scrolling_keeps_its_card_in_place(
+        aloop: Any, tmp_path: Path) -> None:
+    root = write_session(tmp_path / "claude", turns=120)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await opened(app, root)
+            view = app.window.transcript
+            model = app.controller.transcript
+            foldable = [i for i in app.rows("tool")
+                        if app.entries[i].data.get("name") in ("Write", "Bash", "Read")
+                        and view._expandable(i)]
+            assert len(foldable) > 20
+            row = foldable[-3]  # past the first batch Qt lays out
+            index = model.index(row, 0)
+            bar = view.verticalScrollBar()
+            # a card read open, then scrolled past its top; and a card folded, its top
+            # a little above the view; each clicked while another row is the current one
+            for expanded, above in ((True, 160), (False, 30)):
+                if app.entries[row].expanded != expanded:
+                    model.toggle_expanded(row)
+                view.setCurrentIndex(model.index(model.rowCount() - 1, 0))
+                view.scrollTo(index, view.ScrollHint.PositionAtTop)
+                await until(lambda: view.visualRect(index).isValid(), what="card shown")
+                for _ in range(3):
+                    await asyncio.sleep(0.02)
+                bar.setValue(view.visualRect(index).top() + bar.value() + above)
+                top = view.visualRect(index).top()
+                assert top == -above
+                point = QPoint(view.viewport().width() // 2, 12)
+                assert view.indexAt(point).row() == row
+                QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton,
+                                 Qt.KeyboardModifier.NoModifier, point)
+                await until(lambda e=expanded: app.entries[row].expanded != e, what="toggled")
+                for _ in range(5):  # the layout and anything queued after it
+                    await asyncio.sleep(0.02)
+                assert view.visualRect(index).top() == top, expanded
+                assert view.indexAt(point).row() == row  # still under the pointer
 
     aloop(scenario())
