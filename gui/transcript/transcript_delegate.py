@@ -9,7 +9,15 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QPointF, QRect, QSize, Qt
-from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QPainter, QPalette, QTextDocument
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QPainter,
+    QPalette,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from forkwise.core.reading.entries import (
@@ -30,7 +38,7 @@ from forkwise.gui.transcript.transcript_html import dim_colour, entry_html
 from forkwise.gui.widgets.foot_link import FootLink
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QListView
+    from forkwise.gui.transcript.transcript_view import TranscriptView
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -47,7 +55,7 @@ DOCS_KEPT = 400
 class TranscriptDelegate(QStyledItemDelegate):
     """Paints one entry; sizes are cached per entry state and width."""
 
-    def __init__(self, view: QListView) -> None:
+    def __init__(self, view: TranscriptView) -> None:
         """`view`: the transcript's list view (gui/transcript/transcript_view)."""
         super().__init__(view)
         self.view = view
@@ -131,6 +139,27 @@ class TranscriptDelegate(QStyledItemDelegate):
         editor.setGeometry(card.left() + PAD - 4, card.bottom() - PAD - hint.height() + 4,
                            width, hint.height())
 
+    def card_doc(self, index: Index) -> QTextDocument | None:
+        """The laid-out text of the card at `index` (None for a row that is a widget)."""
+        entry = index.data(ENTRY_ROLE)
+        widget = self.view.indexWidget(index)
+        if not isinstance(entry, Entry) or not isinstance(widget, FootLink | None):
+            return None
+        return self._doc(entry, self._width(), self.view.palette())
+
+    def text_top(self, index: Index, position: int) -> int | None:
+        """Where the line holding `position` of a card's text is, in viewport pixels."""
+        doc = self.card_doc(index)
+        entry = index.data(ENTRY_ROLE)
+        if doc is None or not isinstance(entry, Entry):
+            return None
+        block = doc.findBlock(position)
+        line = block.layout().lineForTextPosition(position - block.position())
+        y = doc.documentLayout().blockBoundingRect(block).top()
+        y += line.y() if line.isValid() else 0
+        rect = self.view.visualRect(index).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        return _text_origin(entry, rect).y() + int(y)
+
     def anchor_at(self, index: Index, point: QPoint) -> str:
         """The link under `point` (viewport coordinates) on the card at `index`, if any."""
         entry = index.data(ENTRY_ROLE)
@@ -170,8 +199,31 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.translate(_text_origin(entry, rect))
             ctx = QAbstractTextDocumentLayout.PaintContext()
             ctx.palette.setColor(QPalette.ColorRole.Text, pal.color(QPalette.ColorRole.Text))
+            marks = self.view.find_marks.get(index.row())
+            if marks:
+                ctx.selections = _find_selections(doc, marks)
             doc.documentLayout().draw(painter, ctx)
         painter.restore()
+
+
+#: a found word, and the current one
+FOUND, CURRENT = QColor("#fff2a8"), QColor("#ff9632")
+
+
+def _find_selections(doc: QTextDocument, marks: list[tuple[int, int, bool]]
+                     ) -> list[QAbstractTextDocumentLayout.Selection]:
+    selections = []
+    for start, length, current in marks:
+        cursor = QTextCursor(doc)
+        cursor.setPosition(start)
+        cursor.setPosition(start + length, QTextCursor.MoveMode.KeepAnchor)
+        fmt = QTextCharFormat()
+        fmt.setBackground(CURRENT if current else FOUND)
+        fmt.setForeground(QColor("#000000"))
+        selection = QAbstractTextDocumentLayout.Selection()
+        selection.cursor, selection.format = cursor, fmt
+        selections.append(selection)
+    return selections
 
 
 def _text_origin(entry: Entry, rect: QRect) -> QPoint:

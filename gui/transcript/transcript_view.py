@@ -103,6 +103,9 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         self.fork_position: tuple[int, int] | None = None
         self.source_changed = False
         self._click_at: QPoint | None = None
+        #: the words found in the session (gui/transcript/find_bar): per row, (position in
+        #: the card's text, length, whether it is the current match)
+        self.find_marks: dict[int, list[tuple[int, int, bool]]] = {}
         self.clicked.connect(self._clicked)
         #: kept at the end while rows arrive and are laid out (`follow_to_end`, or new rows
         #: while the person reads the end), until they scroll away or another transcript
@@ -271,6 +274,18 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
             QDesktopServices.openUrl(QUrl(href))
             return
         self.toggle_fold(index.row())
+
+    def show_text_at(self, row: int, position: int) -> None:
+        """Scroll so that the line holding `position` of the card at `row` is in view (a
+        third of the way down), unless it is in view already."""
+        index = self.model().index(row, 0)
+        self.following = False
+        self.scrollTo(index)
+        y = self.delegate.text_top(index, position)
+        height = self.viewport().height()
+        if y is not None and not 0 <= y < height - 2 * MARGIN_Y - 20:
+            bar = self.verticalScrollBar()
+            bar.setValue(bar.value() + y - height // 3)
 
     def toggle_fold(self, row: int) -> None:
         """Show or hide a fold, the card staying where it is in the view. Laid out in

@@ -16,6 +16,7 @@ from gui_harness import App, open_app, until
 from PySide6.QtCore import QObject, QPoint, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QFontInfo, QTextCursor, QTextDocument
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QWidget
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 import claude_fixtures as cf
@@ -196,5 +197,58 @@ def test_a_fold_clicked_after_scrolling_keeps_its_card_in_place(
                     await asyncio.sleep(0.02)
                 assert view.visualRect(index).top() == top, expanded
                 assert view.indexAt(point).row() == row  # still under the pointer
+
+    aloop(scenario())
+
+
+def test_ctrl_f_finds_in_the_session_and_highlights_every_match(
+        aloop: Any, tmp_path: Path) -> None:
+    root = write_session(tmp_path / "claude", turns=30)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await opened(app, root)
+            w = app.window
+            view = w.transcript
+            view.setFocus()
+            QTest.keyClick(view, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+            bar = w.findChild(QWidget, "findBar")
+            assert bar is not None
+            await until(bar.isVisible, what="the find bar")
+            field = bar.findChild(QLineEdit, "findField")
+            count = bar.findChild(QLabel, "findCount")
+            assert QApplication.focusWidget() is field
+            QTest.keyClicks(field, "1 DONE")  # "Step 1 done.", 11 and 21: three answers
+            await until(count.text, what="the count")
+            assert count.text() == "1 of 3"
+            marked = {row for row, _s, _l in bar.matches}
+            assert marked == set(view.find_marks)
+            assert [app.entries[row].text for row in sorted(marked)] == [
+                "Step 1 done.", "Step 11 done.", "Step 21 done."]
+            for row in marked:  # painted where the words are
+                doc = card_doc(app, row)
+                for start, length, _current in view.find_marks[row]:
+                    cursor = QTextCursor(doc)
+                    cursor.setPosition(start)
+                    cursor.setPosition(start + length, QTextCursor.MoveMode.KeepAnchor)
+                    assert cursor.selectedText() == "1 done"
+            # F3 and Shift+F3 step through them, the current one scrolled into view
+            QTest.keyClick(field, Qt.Key.Key_F3)
+            assert count.text() == "2 of 3"
+            row = bar.matches[1][0]
+            assert view.viewport().rect().intersects(
+                view.visualRect(app.controller.transcript.index(row, 0)))
+            assert [m[2] for m in view.find_marks[row]] == [True]
+            QTest.keyClick(field, Qt.Key.Key_F3, Qt.KeyboardModifier.ShiftModifier)
+            QTest.keyClick(field, Qt.Key.Key_F3, Qt.KeyboardModifier.ShiftModifier)
+            assert count.text() == "3 of 3"
+            # the list's filter keeps its own key
+            QTest.keyClick(w, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+            assert QApplication.focusWidget() is w.filter_box
+            # Escape closes the bar and takes the marks away
+            field.setFocus()
+            QTest.keyClick(field, Qt.Key.Key_Escape)
+            assert not bar.isVisible()
+            assert view.find_marks == {}
 
     aloop(scenario())
