@@ -16,7 +16,7 @@ from gui_harness import App, open_app, until
 from PySide6.QtCore import QObject, QPoint, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QFontInfo, QTextCursor, QTextDocument
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QLineEdit, QWidget
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 import claude_fixtures as cf
@@ -57,6 +57,12 @@ def find(doc: QTextDocument, text: str) -> QTextCursor:
     cursor = doc.find(text)
     assert not cursor.isNull(), f"{text!r} not in {doc.toPlainText()!r}"
     return cursor
+
+
+def shown_dialogs() -> list[QFileDialog]:
+    return [d for d in QApplication.topLevelWidgets()
+            if isinstance(d, QFileDialog) and d.objectName() == "exportDialog"
+            and d.isVisible()]
 
 
 class Browser(QObject):
@@ -250,5 +256,59 @@ def test_ctrl_f_finds_in_the_session_and_highlights_every_match(
             QTest.keyClick(field, Qt.Key.Key_Escape)
             assert not bar.isVisible()
             assert view.find_marks == {}
+
+    aloop(scenario())
+
+
+def test_export_session_writes_markdown_and_html_and_a_message_copies_as_markdown(
+        aloop: Any, tmp_path: Path) -> None:
+    root = write_session(tmp_path / "claude")
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await opened(app, root)
+            w = app.window
+            for name, chosen in (("notes.md", "Markdown (*.md)"),
+                                 ("page", "HTML, one self-contained file (*.html)")):
+                export = w.action("actionExportSession")
+                assert export.isEnabled(), export.toolTip()
+                assert export.shortcut().toString() == "Ctrl+Shift+E"
+                w.activateWindow()
+                w.transcript.setFocus()
+                QTest.keyClick(w.transcript, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier
+                               | Qt.KeyboardModifier.ShiftModifier)
+                dialog = await until(lambda: next(iter(shown_dialogs()), None),
+                                     what="the export dialog")
+                await until(dialog.isVisible, what="the dialog shown")
+                assert dialog.acceptMode() == QFileDialog.AcceptMode.AcceptSave
+                dialog.selectNameFilter(chosen)
+                dialog.filterSelected.emit(chosen)
+                dialog.setDirectory(str(tmp_path))
+                dialog.selectFile(str(tmp_path / name))
+                dialog.accept()
+                await until(lambda: not shown_dialogs(), what="the dialog gone")
+            md = tmp_path / "notes.md"
+            page = tmp_path / "page.html"
+            await until(lambda: md.exists() and page.exists(), what="both documents")
+            await app.idle()
+            text = md.read_text()
+            assert text.startswith("# /init")
+            assert "| step | file |" in text  # the answer's table, as Markdown
+            assert "```diff" in text
+            assert "+    return run(fast=True)" in text
+            html = page.read_text()
+            assert html.lstrip().lower().startswith("<!doctype html")
+            assert "<table" in html
+            assert "https://example.org/docs" in html
+            # Copy as Markdown on the answer: its Markdown source
+            (answer,) = app.rows("assistant", "| step | file |")
+            menu = app.message_menu(answer)
+            (copy,) = [a for a in menu.actions() if a.objectName() == "actionCopyMarkdown"]
+            menu.close()
+            copy.trigger()
+            copied = QApplication.clipboard().text()
+            assert copied.startswith("### Assistant")
+            assert "| step | file |" in copied
+            assert "```python\ndef area(r):\n    return 3.14 * r * r\n```" in copied
 
     aloop(scenario())

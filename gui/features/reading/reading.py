@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu
 
@@ -30,7 +31,6 @@ class Reading:
     def __init__(self, bench: Bench) -> None:
         self.bench = bench
         self.bar: FindBar | None = None
-        self.dialog: QFileDialog | None = None
         self.exported = ""  # the last document written
         edit, file = MenuId.EDIT, MenuId.FILE
         bench.add_action(ActionSpec(
@@ -70,7 +70,9 @@ class Reading:
             return
         dialog = QFileDialog(self.bench.widget(), "Export session")
         dialog.setObjectName("exportDialog")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setOption(QFileDialog.Option.DontUseNativeDialog)  # the same on every desktop
         dialog.setNameFilters(list(FILTERS.values()))
         dialog.selectNameFilter(FILTERS["html"])
         dialog.setDefaultSuffix("html")
@@ -80,7 +82,6 @@ class Reading:
         dialog.filterSelected.connect(lambda chosen: dialog.setDefaultSuffix(
             "md" if chosen == FILTERS["markdown"] else "html"))
         dialog.fileSelected.connect(lambda path: self.write(sid, path, dialog.selectedNameFilter()))
-        self.dialog = dialog
         dialog.open()
 
     def write(self, sid: str, path: str, name_filter: str = "") -> None:
