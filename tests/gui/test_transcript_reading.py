@@ -26,6 +26,8 @@ from forkwise.core.reading.entries import Entry
 from forkwise.gui.transcript.transcript_html import entry_html
 
 pytestmark = pytest.mark.gui
+#: a folder to save the README's screenshots in (FORKWISE_SHOTS=resources/screenshots)
+SHOTS = os.environ.get("FORKWISE_SHOTS")
 SID = f"claude-{doc_session.SID}"
 
 
@@ -111,6 +113,18 @@ def test_markdown_code_diff_and_failures_render(aloop: Any, tmp_path: Path) -> N
                 assert table is not None
                 background = table.cellAt(cursor).format().background().color().name()
                 assert background == colour
+            if SHOTS:
+                w = app.window
+                w.resize(1280, 860)
+                view.scrollTo(app.controller.transcript.index(edit, 0),
+                              view.ScrollHint.PositionAtTop)
+                await asyncio.sleep(0.2)
+                w.grab().save(str(Path(SHOTS) / "transcript-tools.png"))
+                view.scrollTo(app.controller.transcript.index(answer, 0),
+                              view.ScrollHint.PositionAtTop)
+                view.verticalScrollBar().setValue(view.verticalScrollBar().value() - 260)
+                await asyncio.sleep(0.2)
+                w.grab().save(str(Path(SHOTS) / "transcript-reading.png"))
             # a shell command reads `$ cmd`; a failed call says so
             calls = {str(app.entries[i].data["args"].get("command")): app.entries[i]
                      for i in app.rows("tool") if app.entries[i].data.get("name") == "Bash"}
@@ -227,6 +241,9 @@ def test_ctrl_f_finds_in_the_session_and_highlights_every_match(
             QTest.keyClicks(field, "1 DONE")  # "Step 1 done.", 11 and 21: three answers
             await until(count.text, what="the count")
             assert count.text() == "1 of 3"
+            if SHOTS:
+                await asyncio.sleep(0.2)
+                w.grab().save(str(Path(SHOTS) / "transcript-find.png"))
             marked = {row for row, _s, _l in bar.matches}
             assert marked == set(view.find_marks)
             assert [app.entries[row].text for row in sorted(marked)] == [
