@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 from forkwise.core.log.prompts import read_prompt
 
-from .cards import Card, Section
+from .cards import Card, Section, card_of
 from .document import Document, items, shown_title
-from .entries import ASSISTANT, FORK, MODEL, REASONING, SUMMARY, TURN_END, USER, Entry
+from .entries import ASSISTANT, FORK, MODEL, REASONING, SUMMARY, TOOL, TURN_END, USER, Entry
 from .images import Image
 from .markup import language_of
 
@@ -110,6 +110,11 @@ class _Writer:
         if kind == SUMMARY:
             return details("Summary of the earlier conversation", entry.text)
         return ""
+
+
+def entry_markdown(entry: Entry) -> str:
+    """One entry as Markdown (a message's Copy as Markdown); images as data URIs."""
+    return _Writer(None).entry(entry, card_of(entry) if entry.kind == TOOL else None)
 
 
 def to_markdown(doc: Document, assets_dir: str | None = None) -> MarkdownOut:

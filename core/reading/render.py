@@ -60,10 +60,10 @@ def diff_table(diff: FileDiff) -> str:
         new = "" if line.new is None else str(line.new)
         text = esc(line.text) if line.kind == HUNK else esc(line.mark + line.text)
         rows.append(
-            f'<tr class="{line.kind}" style="{style}"><td class="ln" style="color:#8c959f;'
-            f' text-align:right; padding:0 4px;">{old}</td><td class="ln" style="color:#8c959f;'
-            f' text-align:right; padding:0 4px;">{new}</td><td style="white-space:pre-wrap;'
-            f' {_MONO}">{text}</td></tr>'
+            f'<tr class="{line.kind}" style="{style}"><td class="ln" width="1%" style="color:'
+            f'#8c959f; text-align:right; padding:0 4px;">{old}</td><td class="ln" width="1%"'
+            f' style="color:#8c959f; text-align:right; padding:0 4px;">{new}</td><td'
+            f' style="white-space:pre-wrap; {_MONO}">{text}</td></tr>'
         )
     return ('<table class="diff" width="100%" cellspacing="0" cellpadding="0" style="border-'
             'collapse:collapse; width:100%; font-size:90%;">\n' + "\n".join(rows) + "\n</table>\n")

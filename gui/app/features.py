@@ -34,6 +34,12 @@ def _preferences(bench: Bench) -> object:
     return install(bench)
 
 
+def _reading(bench: Bench) -> object:
+    from forkwise.gui.features.reading.reading import install
+
+    return install(bench)
+
+
 def _agents(bench: Bench) -> object:
     from forkwise.gui.features.agents.agents import install
 
@@ -45,5 +51,6 @@ FEATURES: tuple[Feature, ...] = (
     Feature("branches", _branches),
     Feature("housekeeping", _housekeeping),
     Feature("preferences", _preferences),
+    Feature("reading", _reading),
     Feature("agents", _agents, late=True),
 )

@@ -49,9 +49,11 @@ def build_more_actions(w: Window) -> None:
     """The actions only the menus, the shortcuts and the list's context menu reach
     (Delete, Duplicate, Approve and Deny are answered by the housekeeping feature)."""
     c = w.controller
+    # Ctrl+F is Find in the open session (the reading feature); the list's filter has
+    # its own key
     w.action_find = w.add_action(ActionSpec(
-        "actionFind", "&Find…", "Filter sessions by title or message text",
-        keys(QKeySequence.StandardKey.Find, "Ctrl+F"), (Place(EDIT, 0, 10),)))
+        "actionFind", "&Filter sessions…", "Filter sessions by title or message text",
+        "Ctrl+L", (Place(EDIT, 0, 10),)))
     w.action_search = w.add_action(ActionSpec(
         "actionSearchAll", "Search &all sessions…",
         "Find words in every session's messages and titles", "Ctrl+Shift+F",

@@ -5,10 +5,19 @@ row with a foot link (gui/widgets/foot_link) keeps room for it under the card's 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QPainter, QPalette, QTextDocument
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QPointF, QRect, QSize, Qt
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QPainter,
+    QPalette,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from forkwise.core.reading.entries import (
@@ -29,7 +38,7 @@ from forkwise.gui.transcript.transcript_html import dim_colour, entry_html
 from forkwise.gui.widgets.foot_link import FootLink
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QListView
+    from forkwise.gui.transcript.transcript_view import TranscriptView
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -38,16 +47,20 @@ MARGIN_X, MARGIN_Y, PAD = 14, 5, 10
 MIN_CARD = 200
 #: space between a card's text and the subagent link at its foot
 LINK_GAP = 4
+#: laid-out cards kept for painting (rendering Markdown and code again on every paint
+#: would make scrolling stutter)
+DOCS_KEPT = 400
 
 
 class TranscriptDelegate(QStyledItemDelegate):
     """Paints one entry; sizes are cached per entry state and width."""
 
-    def __init__(self, view: QListView) -> None:
+    def __init__(self, view: TranscriptView) -> None:
         """`view`: the transcript's list view (gui/transcript/transcript_view)."""
         super().__init__(view)
         self.view = view
         self._sizes: dict[int, tuple[tuple[Any, ...], QSize]] = {}
+        self._docs: OrderedDict[int, tuple[tuple[Any, ...], QTextDocument]] = OrderedDict()
 
     # --- layout -------------------------------------------------------------------
 
@@ -55,6 +68,19 @@ class TranscriptDelegate(QStyledItemDelegate):
         return max(MIN_CARD, self.view.viewport().width() - 2 * MARGIN_X)
 
     def _doc(self, entry: Entry, width: int, palette: QPalette) -> QTextDocument:
+        """The card's laid-out text, kept while the entry, width and palette are."""
+        key = (*self._key(entry, width), dim_colour(palette))
+        kept = self._docs.get(id(entry))
+        if kept is not None and kept[0] == key:
+            self._docs.move_to_end(id(entry))
+            return kept[1]
+        doc = self._new_doc(entry, width, palette)
+        self._docs[id(entry)] = (key, doc)
+        if len(self._docs) > DOCS_KEPT:
+            self._docs.popitem(last=False)
+        return doc
+
+    def _new_doc(self, entry: Entry, width: int, palette: QPalette) -> QTextDocument:
         doc = QTextDocument()
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self.view.font())
@@ -98,6 +124,7 @@ class TranscriptDelegate(QStyledItemDelegate):
 
     def forget(self) -> None:
         self._sizes.clear()
+        self._docs.clear()
 
     def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem,
                              index: Index) -> None:
@@ -111,6 +138,36 @@ class TranscriptDelegate(QStyledItemDelegate):
         width = min(hint.width(), card.width() - 2 * PAD + 8)
         editor.setGeometry(card.left() + PAD - 4, card.bottom() - PAD - hint.height() + 4,
                            width, hint.height())
+
+    def card_doc(self, index: Index) -> QTextDocument | None:
+        """The laid-out text of the card at `index` (None for a row that is a widget)."""
+        entry = index.data(ENTRY_ROLE)
+        widget = self.view.indexWidget(index)
+        if not isinstance(entry, Entry) or not isinstance(widget, FootLink | None):
+            return None
+        return self._doc(entry, self._width(), self.view.palette())
+
+    def text_top(self, index: Index, position: int) -> int | None:
+        """Where the line holding `position` of a card's text is, in viewport pixels."""
+        doc = self.card_doc(index)
+        entry = index.data(ENTRY_ROLE)
+        if doc is None or not isinstance(entry, Entry):
+            return None
+        block = doc.findBlock(position)
+        line = block.layout().lineForTextPosition(position - block.position())
+        y = doc.documentLayout().blockBoundingRect(block).top()
+        y += line.y() if line.isValid() else 0
+        rect = self.view.visualRect(index).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        return _text_origin(entry, rect).y() + int(y)
+
+    def anchor_at(self, index: Index, point: QPoint) -> str:
+        """The link under `point` (viewport coordinates) on the card at `index`, if any."""
+        entry = index.data(ENTRY_ROLE)
+        if not isinstance(entry, Entry):
+            return ""
+        rect = self.view.visualRect(index).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        doc = self._doc(entry, rect.width(), self.view.palette())
+        return doc.documentLayout().anchorAt(QPointF(point - _text_origin(entry, rect)))
 
     # --- painting -----------------------------------------------------------------
 
@@ -139,14 +196,40 @@ class TranscriptDelegate(QStyledItemDelegate):
             # the card's own width, as sizeHint measured it (the row's width drew the text
             # 18 px past the card's right edge, and left a gap under it)
             doc = self._doc(entry, rect.width(), pal)
-            if entry.kind in (TURN_END, MODEL, TITLE):
-                painter.translate(rect.left() + PAD, rect.top() + 2)
-            else:
-                painter.translate(rect.left() + PAD, rect.top() + PAD)
+            painter.translate(_text_origin(entry, rect))
             ctx = QAbstractTextDocumentLayout.PaintContext()
             ctx.palette.setColor(QPalette.ColorRole.Text, pal.color(QPalette.ColorRole.Text))
+            marks = self.view.find_marks.get(index.row())
+            if marks:
+                ctx.selections = _find_selections(doc, marks)
             doc.documentLayout().draw(painter, ctx)
         painter.restore()
+
+
+#: a found word, and the current one
+FOUND, CURRENT = QColor("#fff2a8"), QColor("#ff9632")
+
+
+def _find_selections(doc: QTextDocument, marks: list[tuple[int, int, bool]]
+                     ) -> list[QAbstractTextDocumentLayout.Selection]:
+    selections = []
+    for start, length, current in marks:
+        cursor = QTextCursor(doc)
+        cursor.setPosition(start)
+        cursor.setPosition(start + length, QTextCursor.MoveMode.KeepAnchor)
+        fmt = QTextCharFormat()
+        fmt.setBackground(CURRENT if current else FOUND)
+        fmt.setForeground(QColor("#000000"))
+        selection = QAbstractTextDocumentLayout.Selection()
+        selection.cursor, selection.format = cursor, fmt
+        selections.append(selection)
+    return selections
+
+
+def _text_origin(entry: Entry, rect: QRect) -> QPoint:
+    """Where a card's text starts inside its rectangle."""
+    top = 2 if entry.kind in (TURN_END, MODEL, TITLE) else PAD
+    return QPoint(rect.left() + PAD, rect.top() + top)
 
 
 def _is_dark(pal: QPalette) -> bool:

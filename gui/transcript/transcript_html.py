@@ -1,16 +1,20 @@
 """The rich text of a transcript entry, as its card shows it (transcript_delegate paints
-it): escaped, so session text is never interpreted as HTML. A tool's output shows its first
+it). The body comes from the one renderer (forkwise.core.reading.render: Markdown,
+highlighted code, a tool call as the card of its kind, failed calls marked), with folds
+off; the transcript folds its own way: a tool card's long parts show their first
 `RESULT_LINES` lines until it is unfolded (a click, or Enter or Space on its row).
 """
 
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from typing import Any
 
 import orjson
 from PySide6.QtGui import QPalette
 
+from forkwise.core.reading.cards import Card, Section, card_of
 from forkwise.core.reading.entries import (
     APPROVAL,
     ASSISTANT,
@@ -25,10 +29,14 @@ from forkwise.core.reading.entries import (
     USER,
     Entry,
 )
+from forkwise.core.reading.markup import markdown
+from forkwise.core.reading.render import card_html, text_html
 from forkwise.gui.models.session_rows import format_when
 from forkwise.gui.models.transcript_model import plain_text
 
 RESULT_LINES = 6
+#: an edit's diff shows this many rows until unfolded
+DIFF_LINES = 20
 
 
 def dim_colour(pal: QPalette) -> str:
@@ -36,29 +44,8 @@ def dim_colour(pal: QPalette) -> str:
 
 
 
-def _text(text: str) -> str:
-    return html.escape(text).replace("\n", "<br>")
-
-
 NO_PROVIDER_HINT = ("Session → Use the model from Preferences switches to the model chosen "
                     "there and offers to ask again")
-
-
-def result_text(result: Any) -> str:
-    """A tool's output as a person reads it. Codex keeps a shell call's output as a JSON
-    string (`{"output": "...", "metadata": {"exit_code": 1}}`): its text is shown, with
-    real line breaks, and a failing exit code."""
-    if isinstance(result, str) and result.startswith("{"):
-        try:
-            value = orjson.loads(result)
-        except orjson.JSONDecodeError:
-            return result
-        if isinstance(value, dict) and isinstance(value.get("output"), str):
-            meta = value.get("metadata")
-            code = meta.get("exit_code") if isinstance(meta, dict) else None
-            tail = f"\n(exit code {code})" if code not in (None, 0) else ""
-            return str(value["output"]) + tail
-    return json_text(result)
 
 
 def json_text(value: Any) -> str:
@@ -74,6 +61,55 @@ def json_text(value: Any) -> str:
         return repr(value)
 
 
+def _lines(section: Section) -> int:
+    if section.kind == "diff" and section.diff is not None:
+        return len(section.diff.lines)
+    return len(section.text.splitlines()) if section.kind in ("code", "text") else 0
+
+
+def _limit(section: Section) -> int:
+    return DIFF_LINES if section.kind == "diff" else RESULT_LINES
+
+
+def hidden_lines(card: Card) -> int:
+    """How many lines of a card a fold hides (0: it has nothing to fold)."""
+    return sum(max(0, _lines(s) - _limit(s)) for s in card.sections)
+
+
+def _folded(card: Card) -> Card:
+    """The card with its long parts cut to their first lines."""
+    sections = []
+    for section in card.sections:
+        limit = _limit(section)
+        if _lines(section) <= limit:
+            sections.append(section)
+        elif section.kind == "diff" and section.diff is not None:
+            sections.append(replace(section, diff=replace(section.diff,
+                                                          lines=section.diff.lines[:limit])))
+        else:
+            sections.append(replace(section, text="\n".join(section.text.splitlines()[:limit])))
+    return replace(card, sections=sections)
+
+
+def foldable(entry: Entry) -> bool:
+    """A reasoning, or a tool call with more lines than its card shows folded."""
+    if entry.kind == REASONING:
+        return True
+    return entry.kind == TOOL and hidden_lines(card_of(entry)) > 0
+
+
+def tool_html(entry: Entry) -> str:
+    card = card_of(entry)
+    hidden = hidden_lines(card)
+    out = [card_html(card if entry.expanded or not hidden else _folded(card), folds=False)]
+    if entry.data.get("result") is None and card.pending:
+        out.append('<p class="dim"><i>no result yet</i></p>')
+    if hidden:
+        more = "click to fold" if entry.expanded else f"… {hidden} more lines — click to show"
+        out.append(f'<p class="dim"><i>{more}</i></p>')
+    return "".join(out)
+
+
 def entry_html(entry: Entry, pal: QPalette) -> str:
     """The rich text of one entry (escaped: session text is never interpreted as HTML)."""
     kind = entry.kind
@@ -82,36 +118,17 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
     if kind in (USER, ASSISTANT, STREAM):
         speaker = {"user": "You", "assistant": "Assistant", "stream": "Assistant"}[kind]
         status = ' <span class="dim">· writing…</span>' if kind == STREAM else ""
+        body = (text_html(entry, folds=False) if kind != STREAM else markdown(entry.text))
         return (f'<p><b>{speaker}</b> <span class="dim">{when}</span>{origin}{status}</p>'
-                f'<p style="margin-top: 4px">{_text(entry.text) or "<i>(no text)</i>"}</p>')
+                f'{body or "<p><i>(no text)</i></p>"}')
     if kind == REASONING:
         words = len(entry.text.split())
         if not entry.expanded:
             return (f'<p class="dim"><i>▸ Reasoning ({words} words) — click to show</i></p>')
         return (f'<p class="dim"><i>▾ Reasoning — click to hide</i></p>'
-                f'<p class="dim" style="margin-top: 4px"><i>{_text(entry.text)}</i></p>')
+                f'<div class="dim" style="margin-top: 4px">{markdown(entry.text)}</div>')
     if kind == TOOL:
-        name = html.escape(str(entry.data.get("name")))
-        args = _text(json_text(entry.data.get("args", {})))
-        out = [f'<p><b>⚙ {name}</b> <span class="dim">tool call · {when}</span></p>',
-               f'<pre style="margin-top: 4px">{args}</pre>']
-        result = entry.data.get("result")
-        if result is None:
-            out.append('<p class="dim"><i>no result yet</i></p>')
-        else:
-            text = result_text(result)
-            lines = text.splitlines()
-            shown = lines if entry.expanded else lines[:RESULT_LINES]
-            label = ('<p style="margin-top: 6px; color: #c0392b"><b>failed:</b></p>'
-                     if entry.data.get("is_error") else
-                     '<p class="dim" style="margin-top: 6px">result:</p>')
-            out.append(f'{label}'
-                       f'<pre style="margin-top: 2px">{_text(chr(10).join(shown))}</pre>')
-            if len(lines) > RESULT_LINES:
-                more = "click to fold" if entry.expanded else (
-                    f"… {len(lines) - RESULT_LINES} more lines — click to show")
-                out.append(f'<p class="dim"><i>{more}</i></p>')
-        return "".join(out)
+        return (f'<p class="dim"><small>tool call · {when}</small></p>{tool_html(entry)}')
     if kind == APPROVAL:
         decision = entry.data.get("decision")
         tool = html.escape(str(entry.data.get("tool")))
@@ -137,5 +154,5 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
         return f'<p align="center" class="dim"><small>Title: {html.escape(entry.text)}</small></p>'
     if kind == SUMMARY:
         return (f'<p><b>Earlier context summarised</b></p>'
-                f'<p class="dim">{_text(entry.text)}</p>')
+                f'<div class="dim">{markdown(entry.text)}</div>')
     return f"<p>{html.escape(plain_text(entry))}</p>"

@@ -26,11 +26,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QFocusEvent, QKeyEvent, QResizeEvent
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QSize,
+    Qt,
+    QTimer,
+    QUrl,
+    Signal,
+)
+from PySide6.QtGui import QDesktopServices, QFocusEvent, QKeyEvent, QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QPushButton, QStyle, QWidget
 
-from forkwise.core.reading.entries import REASONING, TOOL
 from forkwise.gui.models.transcript_model import TranscriptModel
 from forkwise.gui.transcript.message_menu import MessageMenuMixin
 from forkwise.gui.transcript.transcript_delegate import (
@@ -41,7 +50,7 @@ from forkwise.gui.transcript.transcript_delegate import (
     TranscriptDelegate,
 )
 from forkwise.gui.transcript.transcript_follow import FollowMixin
-from forkwise.gui.transcript.transcript_html import RESULT_LINES, result_text
+from forkwise.gui.transcript.transcript_html import foldable
 from forkwise.gui.transcript.transcript_widgets import RowWidgetsMixin
 from forkwise.gui.widgets.foot_link import FootLink
 from forkwise.gui.widgets.viewport import adopt_viewport
@@ -93,6 +102,10 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         #: the opened child's place among its siblings, and whether its source changed
         self.fork_position: tuple[int, int] | None = None
         self.source_changed = False
+        self._click_at: QPoint | None = None
+        #: the words found in the session (gui/transcript/find_bar): per row, (position in
+        #: the card's text, length, whether it is the current match)
+        self.find_marks: dict[int, list[tuple[int, int, bool]]] = {}
         self.clicked.connect(self._clicked)
         #: kept at the end while rows arrive and are laid out (`follow_to_end`, or new rows
         #: while the person reads the end), until they scroll away or another transcript
@@ -223,20 +236,15 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         # Space did nothing there, and Tab goes past the row to its links
         if ((enter or event.key() == Qt.Key.Key_Space) and not event.modifiers()
                 and self._expandable(self.currentIndex().row())):
-            self.transcript().toggle_expanded(self.currentIndex().row())
+            self.toggle_fold(self.currentIndex().row())
             event.accept()
             return
         super().keyPressEvent(event)
 
     def _expandable(self, row: int) -> bool:
-        """A reasoning, or a tool call whose output is longer than the lines shown."""
+        """A reasoning, or a tool call with more lines than its folded card shows."""
         entry = self.transcript().entry(row)
-        if entry is None or entry.kind not in (REASONING, TOOL):
-            return False
-        if entry.kind == REASONING:
-            return True
-        result = entry.data.get("result")
-        return result is not None and len(result_text(result).splitlines()) > RESULT_LINES
+        return entry is not None and foldable(entry)
 
     def _rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         for row in range(max(first - 1, 0), last + 1):  # the row above may lose a fork mark
@@ -255,5 +263,51 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
             self._sync_widget(row)
             self.delegate.sizeHintChanged.emit(self.model().index(row, 0))
 
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        self._click_at = event.position().toPoint()  # where `clicked` happened
+        super().mouseReleaseEvent(event)
+
     def _clicked(self, index: QModelIndex) -> None:
-        self.transcript().toggle_expanded(index.row())
+        """A link opens in the browser; elsewhere a click shows or hides a fold."""
+        href = self.delegate.anchor_at(index, self._click_at) if self._click_at else ""
+        if href:
+            QDesktopServices.openUrl(QUrl(href))
+            return
+        self.toggle_fold(index.row())
+
+    def show_text_at(self, row: int, position: int) -> None:
+        """Scroll so that the line holding `position` of the card at `row` is in view (a
+        third of the way down), unless it is in view already."""
+        index = self.model().index(row, 0)
+        self.following = False
+        self.scrollTo(index)
+        y = self.delegate.text_top(index, position)
+        height = self.viewport().height()
+        if y is not None and not 0 <= y < height - 2 * MARGIN_Y - 20:
+            bar = self.verticalScrollBar()
+            bar.setValue(bar.value() + y - height // 3)
+
+    def toggle_fold(self, row: int) -> None:
+        """Show or hide a fold, the card staying where it is in the view. Laid out in
+        batches (the delegate's size change lays the rows out again, queued), the rows
+        after the first batch were placed only later, the scroll bar's range cut short
+        meanwhile: the view jumped thousands of pixels away. The rows are laid out in one
+        pass until that queued layout has run (their sizes are cached: only this card's
+        is new), and the card is put back where it was."""
+        index = QPersistentModelIndex(self.model().index(row, 0))
+        top = self.visualRect(self.model().index(index.row(), 0)).top()
+        self.setLayoutMode(QListView.LayoutMode.SinglePass)
+        self.transcript().toggle_expanded(row)
+        self.executeDelayedItemsLayout()
+        self._pin(index, top)
+
+        def settled() -> None:
+            self.executeDelayedItemsLayout()
+            self._pin(index, top)
+            self.setLayoutMode(QListView.LayoutMode.Batched)
+        QTimer.singleShot(0, settled)
+
+    def _pin(self, index: QPersistentModelIndex, top: int) -> None:
+        if index.isValid():
+            bar, now = self.verticalScrollBar(), self.model().index(index.row(), 0)
+            bar.setValue(bar.value() + self.visualRect(now).top() - top)

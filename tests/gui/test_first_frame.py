@@ -77,7 +77,7 @@ def after(window):
     }
     window.activateWindow()
     window.tree.setFocus()
-    QTest.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)  # Find…
+    QTest.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)  # Filter…
     seen["after"]["find_focus"] = QApplication.focusWidget() is window.filter_box
     window.close()
 
@@ -157,7 +157,7 @@ def first_input(window):
     seen["input"] = {"actions": actions(window), "menus": menus(window)}
     window.activateWindow()
     window.tree.setFocus()
-    QTest.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)  # Find…
+    QTest.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)  # Filter…
     seen["input"]["find"] = QApplication.focusWidget() is window.filter_box
     QTest.keyClick(window.filter_box, Qt.Key.Key_A)
     QTest.keyClick(window.filter_box, Qt.Key.Key_Escape)  # the field's own keys: clears it
@@ -198,17 +198,21 @@ def test_the_shortcuts_and_menus_are_there_at_the_first_input_after_the_first_fr
     now = dict(seen["input"]["actions"])
     assert now == {
         "actionNewSession": "Ctrl+N", "actionForkSession": "Ctrl+Shift+K",
-        "actionStop": "Ctrl+.", "actionPreferences": "Ctrl+,", "actionFind": "Ctrl+F",
+        "actionStop": "Ctrl+.", "actionPreferences": "Ctrl+,", "actionFind": "Ctrl+L",
         "actionSearchAll": "Ctrl+Shift+F", "actionUseConfiguredModel": "",
         "actionQuit": "Ctrl+Q", "actionAbout": "", "actionDeleteSession": "Del",
         "actionDuplicateSession": "Ctrl+D", "actionApprove": "Ctrl+Shift+Y",
         "actionDeny": "Ctrl+Shift+N", "actionRenameSession": "F2",
         "actionPreviousSibling": "Alt+Left", "actionNextSibling": "Alt+Right",
-        "actionCompareSessions": "Ctrl+Shift+D",
+        "actionCompareSessions": "Ctrl+Shift+D", "actionFindInSession": "Ctrl+F",
+        "actionFindNext": "F3", "actionFindPrevious": "Shift+F3",
+        "actionExportSession": "Ctrl+Shift+E",
     }
     assert seen["input"]["menus"] == {
-        "menuFile": ["actionNewSession", "-", "actionPreferences", "-", "actionQuit"],
-        "menuEdit": ["actionFind", "actionSearchAll"],
+        "menuFile": ["actionNewSession", "actionExportSession", "-", "actionPreferences", "-",
+                     "actionQuit"],
+        "menuEdit": ["actionFindInSession", "actionFindNext", "actionFindPrevious",
+                     "actionFind", "actionSearchAll"],
         "menuSession": ["actionForkSession", "actionRenameSession", "-",
                         "actionPreviousSibling", "actionNextSibling",
                         "actionCompareSessions", "-", "actionStop",

@@ -131,9 +131,11 @@ def test_a_failed_imported_tool_call_reads_as_an_error(aloop: Any, tmp_path: Pat
             assert failed.data.get("is_error") is True
             assert read.data.get("is_error") is False
             palette = app.window.transcript.palette()
-            assert "failed:" in entry_html(failed, palette)  # the label core.reading gives it
-            assert "result:" not in entry_html(failed, palette)
-            assert "result:" in entry_html(read, palette)
+            # the one failed mark of core.reading's cards, on the failed call only
+            assert '<b>failed</b>' in entry_html(failed, palette)
+            assert ">error<" in entry_html(failed, palette)  # its output is its error
+            assert '<b>failed</b>' not in entry_html(read, palette)
+            assert ">error<" not in entry_html(read, palette)
 
     aloop(scenario())
 
