@@ -337,7 +337,9 @@ def _read_file(
     did not change since it was imported, or a Forkwise file was adopted)."""
     try:
         mode = path.stat()
-        if not stat.S_ISREG(mode.st_mode):
+        # a link is the safe reader's to judge (a link out of the folder is refused as
+        # such, whatever it points to)
+        if not stat.S_ISREG(mode.st_mode) and not path.is_symlink():
             raise NotRegularSource(
                 f"{path} is not a regular file (a FIFO, socket or device): not read",
                 path=str(path),
