@@ -105,3 +105,16 @@ def lineage_line(total: Mapping[str, Any], sessions: int) -> str:
         figure += f" (+ {total['unpriced']} without a price)"
     return (f"Lineage of {sessions} sessions: {figure}, {tokens:,} tokens "
             "(shared prefixes counted once)")
+
+
+def shared_text(part: Part | None) -> str | None:
+    """What a fork's header says of the prefix it shares with its source: "shared prefix
+    $0.0123 · 12,345 tokens", tokens alone ("no price") when they have no price; None when
+    the prefix used no tokens."""
+    tokens = token_count(part)
+    if not tokens:
+        return None
+    cost = (part or {}).get("cost")
+    if cost is None:
+        return f"shared prefix {tokens:,} tokens (no price)"
+    return f"shared prefix {money(float(cost))} · {tokens:,} tokens"

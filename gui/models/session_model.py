@@ -29,7 +29,12 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, QModelRoleData, QModelRoleDataSpan, QObject, Qt, Signal
 
-from forkwise.gui.models.session_costs import lineage_line, lineage_total, own_part
+from forkwise.gui.models.session_costs import (
+    lineage_line,
+    lineage_total,
+    own_part,
+    token_count,
+)
 from forkwise.gui.models.session_lineage import ROOT_KEY, Index, Node, SessionLineage
 from forkwise.gui.models.session_rows import (
     ANSWERED_ROLES,
@@ -138,8 +143,10 @@ class SessionTreeModel(SessionLineage):
             summary = self._summaries.get(sid)
             if summary is None or summary.get("usage") == usage:
                 continue
+            shown = token_count(own_part(summary)) or token_count(own_part(usage))
             self._summaries[sid] = session_row({**summary, "usage": dict(usage)})
-            changed.append(self._nodes[sid])
+            if shown:  # (no tokens before or now: the row shows the same, nothing to paint)
+                changed.append(self._nodes[sid])
         if not changed:
             return
         self._forget_cells()

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 
-from forkwise.gui.models.session_costs import cost_text, own_part, sort_cost, tokens_text
+from forkwise.gui.models.session_costs import (
+    cost_text,
+    own_part,
+    sort_cost,
+    token_count,
+    tokens_text,
+)
 from forkwise.gui.widgets.badges import badge_icon
 
 if TYPE_CHECKING:
@@ -156,7 +162,7 @@ def _tooltip(sid: str, s: SessionRow, title_of: Callable[[str], str]) -> str:
 
         lines.append(f"Imported from {tool_name(s['source'])}")
     own = own_part(s)
-    if own is not None:
+    if token_count(own):
         lines.append(f"Own cost: {cost_text(own)} · tokens: {tokens_text(own)}")
     if s["waiting"]:
         lines.append(waiting_text(s))

@@ -93,6 +93,7 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         #: the opened child's place among its siblings, and whether its source changed
         self.fork_position: tuple[int, int] | None = None
         self.source_changed = False
+        self.shared_prefix: str | None = None
         self.clicked.connect(self._clicked)
         #: kept at the end while rows arrive and are laid out (`follow_to_end`, or new rows
         #: while the person reads the end), until they scroll away or another transcript

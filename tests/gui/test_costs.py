@@ -123,3 +123,27 @@ def test_the_list_shows_each_sessions_own_cost_and_a_lineage_total(
             assert shown == pytest.approx(expected, abs=1e-4 if expected < 0.01 else 0.006)
 
     aloop(scenario())
+
+
+def test_a_forks_header_says_what_its_shared_prefix_cost(aloop: Any, tmp_path: Path) -> None:
+    _, _, branch, _ = imported_store(tmp_path)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await app.open(branch)
+            view = app.window.transcript
+            await until(lambda: view.fork_header() is not None
+                        and view.fork_header().shared.isVisibleTo(view.fork_header()),
+                        what="shared prefix shown")
+            u = await app.client.usage(branch)
+            shared = u["shared"]
+            tokens = sum(shared[k] for k in TOKENS)
+            text = view.fork_header().shared.text()
+            assert text.startswith("shared prefix $"), text
+            shown = float(text.split("$")[1].split(" ")[0].replace(",", ""))
+            assert shown == pytest.approx(shared["cost"], abs=1e-4)
+            assert f"{tokens:,} tokens" in text
+            # the prefix is the main line's first turns: its replies, priced once
+            assert 0 < shared["cost"] < u["total"]["cost"]
+
+    aloop(scenario())
