@@ -118,3 +118,10 @@ def shared_text(part: Part | None) -> str | None:
     if cost is None:
         return f"shared prefix {tokens:,} tokens (no price)"
     return f"shared prefix {money(float(cost))} · {tokens:,} tokens"
+
+
+def part_line(part: Part | None) -> str:
+    """A part's cost and tokens in one line: "$0.0123 · 1,200 in · 480 out"."""
+    if not token_count(part):
+        return "no tokens recorded"
+    return f"{cost_text(part)} · {tokens_text(part)}"

@@ -6,6 +6,7 @@ a branch that share their first turns; one of a model without a price)."""
 from __future__ import annotations
 
 import io
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +29,8 @@ pytestmark = pytest.mark.gui
 
 OTHER = "7d0c0c0c-1111-4222-8333-944444444444"
 DAY = "2026-01-05"  # the fixture's clock
+#: a folder to save screenshots in (FORKWISE_SHOTS), else none are taken
+SHOTS = os.environ.get("FORKWISE_SHOTS", "")
 TOKENS = ("input", "output", "cacheRead", "cacheWrite")
 
 
@@ -145,5 +148,47 @@ def test_a_forks_header_says_what_its_shared_prefix_cost(aloop: Any, tmp_path: P
             assert f"{tokens:,} tokens" in text
             # the prefix is the main line's first turns: its replies, priced once
             assert 0 < shared["cost"] < u["total"]["cost"]
+
+    aloop(scenario())
+
+
+def money_in(text: str) -> float:
+    return float(text.split("$")[1].split(" ", maxsplit=1)[0].replace(",", ""))
+
+
+def test_compare_shows_the_shared_prefix_once_and_each_branchs_own_cost(
+    aloop: Any, tmp_path: Path
+) -> None:
+    path, main, branch, _ = imported_store(tmp_path)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            branches = app.window.features["branches"]
+            branches.select_pair(main, branch)
+            branches.compare.trigger()
+            await until(lambda: branches.compare_view is not None
+                        and branches.compare_view.isVisible(), what="compare view")
+            view = branches.compare_view
+            left, right = view.left_usage.text(), view.right_usage.text()
+            shared = view.shared.text().splitlines()[-1]
+            assert left.startswith("Own: $"), left
+            assert right.startswith("Own: $"), right
+            assert shared.startswith("Shared, counted once: $"), shared
+
+            def tokens(line: str) -> int:
+                words = line.split(" · ")[1:]
+                return sum(int(w.split(" ")[0].replace(",", "")) for w in words)
+
+            # the three parts hold each reply of the file once
+            raw = raw_counts(path)
+            assert tokens(left) + tokens(right) + tokens(shared) == sum(raw.values())
+            # the branch's own part is what sessions usage says it is
+            b = await app.client.usage(branch)
+            assert money_in(right) == pytest.approx(b["own"]["cost"], abs=1e-4)
+            assert tokens(right) == sum(b["own"][k] for k in TOKENS)
+            assert money_in(left) + money_in(right) + money_in(shared) == pytest.approx(
+                library_cost(raw), abs=2e-4)
+            if SHOTS:
+                view.grab().save(str(Path(SHOTS) / "compare-costs.png"))
 
     aloop(scenario())
