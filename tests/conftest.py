@@ -18,7 +18,7 @@ os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
 # read by a test: each points at an empty folder unless a test sets its own.
 _agents = tempfile.mkdtemp(prefix="forkwise-test-agents-")
 for _var, _sub in (("CLAUDE_CONFIG_DIR", "claude"), ("CODEX_HOME", "codex"),
-                   ("PI_CODING_AGENT_DIR", "pi")):
+                   ("PI_CODING_AGENT_DIR", "pi"), ("GEMINI_CLI_HOME", "gemini")):
     os.environ[_var] = os.path.join(_agents, _sub)
 
 
