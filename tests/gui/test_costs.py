@@ -18,6 +18,7 @@ from genai_prices import calc_price
 from genai_prices.types import Usage
 from gui_harness import open_app, until
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 from claude_fixtures import MODEL, SID, Transcript, rewound
@@ -190,5 +191,34 @@ def test_compare_shows_the_shared_prefix_once_and_each_branchs_own_cost(
                 library_cost(raw), abs=2e-4)
             if SHOTS:
                 view.grab().save(str(Path(SHOTS) / "compare-costs.png"))
+
+    aloop(scenario())
+
+
+def test_a_fork_of_a_session_whose_vendor_is_not_configured_says_which_model_answers(
+    aloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FORKWISE_CONFIG_DIR", str(tmp_path / "config"))
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    _, main, _, _ = imported_store(tmp_path)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await app.open(main)
+            note = app.window.findChild(QLabel, "answeringModel")
+            assert not note.isVisibleTo(app.window)  # an imported session of its own
+            before = set(app.controller.tree.session_ids())
+            app.window.action_fork.trigger()
+            child = await until(lambda: next(iter(set(app.controller.tree.session_ids())
+                                                  - before), None), what="the fork")
+            await until(lambda: app.controller.current == child, what="the fork opened")
+            await app.idle()
+            row = app.controller.tree.summary(child)
+            assert row is not None
+            assert row["model"] != MODEL  # no key for Claude here: the default answers
+            assert note.isVisibleTo(app.window)
+            assert note.text().startswith(f"Answers with {row['model']}"), note.text()
+            assert MODEL in note.text()
 
     aloop(scenario())

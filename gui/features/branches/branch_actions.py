@@ -25,7 +25,7 @@ from forkwise.gui.shell.bench import ActionSpec, Bench, MenuId, Place
 # The dialogs' and selection's classes are imported where used: importing a PySide class
 # creates it and its enums (QMessageBox, QInputDialog: ~1.5 ms before the first frame).
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QInputDialog, QMessageBox
+    from PySide6.QtWidgets import QInputDialog, QLabel, QMessageBox
 
     from forkwise.gui.features.branches.compare_view import CompareView
     from forkwise.gui.transcript.transcript_view import TranscriptView
@@ -74,6 +74,8 @@ class BranchActions(QObject):
         self._source_changed: dict[str, bool] = {}
         #: what each opened fork's shared prefix used, as its fork record says it
         self._shared: dict[str, str | None] = {}
+        #: under the title: which model answers a fork whose source's model is not served
+        self.answer_line: QLabel | None = None
 
     def wire(self) -> None:
         """Connect to the window's parts (called once they exist)."""
@@ -351,6 +353,9 @@ def install(bench: Bench) -> BranchActions:
     branches.wire()
     bench.on_transcript(branches.wire_transcript)
     bench.add_title_note(branches.title_note)
+    from forkwise.gui.features.branches.answering_model import install_answer_line
+
+    branches.answer_line = install_answer_line(bench)
     return branches
 
 
