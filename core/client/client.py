@@ -165,7 +165,8 @@ class Client:
 
     async def settings(self) -> Json:
         """The host's provider settings: `{"kind", "base_url", "model", "reasoning_effort"}`
-        and, for an endpoint, `"key"`: where its API key comes from (never the key)."""
+        and, for an endpoint, `"key"`: where its API key comes from (never the key);
+        `"vendors"`: per vendor {"key", "keyNote", "baseUrl", "model", "configured"}."""
         result: Json = await self.call("settings.get")
         return result
 

@@ -9,7 +9,7 @@ row built by hand or by an older host. Keys a newer host adds are kept as they a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypedDict, cast
+from typing import Any, NotRequired, TypedDict, cast
 
 
 class SessionRow(TypedDict):
@@ -43,6 +43,8 @@ class SessionRow(TypedDict):
     #: the title was given, not taken from the first question
     titleSet: bool
     firstQuestion: str | None
+    #: {"own": {tokens…, "cost"}}: only when the listing was asked with usage
+    usage: NotRequired[dict[str, Any]]
 
 
 #: each key of a row and its value when a partial row lacks it

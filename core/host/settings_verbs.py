@@ -47,7 +47,27 @@ class SettingsVerbs:
         if settings.kind == "openai":
             found = await asyncio.to_thread(find_api_key, settings.base_url)
             values["key"] = found.note  # where the key comes from, never the key
+        values["vendors"] = await asyncio.to_thread(self._vendor_states)
         return values
+
+    def _vendor_states(self) -> dict[str, Json]:
+        """Each vendor as this host reaches it: where its key comes from ("env",
+        "keyring" or None, and in words; never the key), its base URL, its default model."""
+        from forkwise.core.runtime.settings import VENDORS, load_vendor_settings, vendor_endpoint
+
+        try:
+            saved = load_vendor_settings()
+        except ForkwiseError:
+            saved = {}
+        out: dict[str, Json] = {}
+        for name in VENDORS:
+            found = vendor_endpoint(name, saved.get(name))
+            out[name] = {
+                "key": found.lookup.source, "keyNote": found.lookup.note,
+                "baseUrl": found.base_url, "explicitUrl": found.explicit_url,
+                "model": found.model, "configured": found.configured,
+            }
+        return out
 
     async def save_settings(
         self, values: Mapping[str, Any], api_key: str = "", *, remote: bool = False

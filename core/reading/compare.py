@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import Any
 
+from forkwise.core.log.events import MESSAGE, MODEL_SELECT
+from forkwise.core.log.usage import LEGACY_CLAUDE, USAGE
+
 from .entries import result_failed
 
 Json = dict[str, Any]
@@ -40,6 +43,8 @@ class Comparison:
     shared_turns: int
     last_shared_question: str
     rows: list[tuple[Block | None, Block | None]]
+    #: tokens and cost (`usage_sides`): the shared prefix once, then each side's own part
+    usage: tuple[Json, Json, Json] | None = None
 
     def shared_line(self) -> str:
         """The collapsed shared prefix, in one line."""
@@ -150,7 +155,38 @@ def compare(a: Sequence[Json], b: Sequence[Json], title_of: TitleOf = str) -> Co
             break
     left, right = blocks(a[shared:], title_of), blocks(b[shared:], title_of)
     rows = _align(left, right)
-    return Comparison(shared, turns, question, rows)
+    return Comparison(shared, turns, question, rows, usage_sides(a, b, shared))
+
+
+#: the events a usage fold reads (`forkwise.core.log.usage`)
+_USAGE_TYPES = frozenset({USAGE, LEGACY_CLAUDE, MODEL_SELECT, MESSAGE})
+
+
+def usage_sides(a: Sequence[Json], b: Sequence[Json], shared: int) -> tuple[Json, Json, Json]:
+    """The usage parts (tokens and cost, as `sessions usage` gives them) of the first
+    `shared` events, counted once, and of what each log has after them. A reply both logs
+    count after the prefix (an imported branch repeats the turn it left) is shared too."""
+    from forkwise.core.errors import InvalidEvent
+    from forkwise.core.log.costs import part
+    from forkwise.core.log.events import Event
+    from forkwise.core.log.usage import merged, session_tokens
+
+    def counted(log: Sequence[Json]) -> list[Event]:
+        """The events the fold reads (usage records, model choices, messages)."""
+        out = []
+        for e in log:
+            if e.get("type") in _USAGE_TYPES:
+                try:
+                    out.append(Event.from_record(e))
+                except InvalidEvent:
+                    continue  # a malformed record counts nothing, as when the log is read
+        return out
+
+    ea, eb = counted(a), counted(b)
+    whole = max(len(a), len(b))  # (a seed past every event: all of a log is "shared")
+    both = session_tokens(ea, whole).replies & session_tokens(eb, whole).replies
+    ta, tb = session_tokens(ea, shared, both), session_tokens(eb, shared, both)
+    return part(merged(ta.shared.items())), part(ta.own), part(tb.own)
 
 
 def _align(left: list[Block], right: list[Block]) -> list[tuple[Block | None, Block | None]]:

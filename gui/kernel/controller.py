@@ -68,6 +68,10 @@ class Controller(QObject):
         self._fork_started: dict[str, float] = {}
         self._pending_fork: float | None = None
         self._notified.connect(self._apply)
+        from forkwise.gui.kernel.usage_refresh import UsageRefresh
+
+        #: the rows' own usage (the Cost column), asked once the tree is loaded
+        self.usage = UsageRefresh(self.tree, self.ops)
 
     _transcript: TranscriptModel | None = None
 
@@ -124,6 +128,7 @@ class Controller(QObject):
             self.tree.load(rows)
         self.loaded = True
         self.treeLoaded.emit(len(rows))
+        self.usage.load(self.client)
 
     async def stop(self) -> None:
         if self._unsubscribe is not None:
@@ -168,7 +173,9 @@ class Controller(QObject):
         """The one way a session's row reaches the tree: a catalogue notification and an
         op's result (a rename, a restore, a new fork) both come here; the host's
         notification of the same row does nothing more (`upsert` of an unchanged row)."""
+        before = self.tree.summary(str(row["id"]))
         self.tree.upsert(row)
+        self.usage.changed(before, row)
         if row["id"] == self.current:
             self.transcript.summary = dict(row)
         self.sessionChanged.emit(str(row["id"]))

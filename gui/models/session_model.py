@@ -29,10 +29,17 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, QModelRoleData, QModelRoleDataSpan, QObject, Qt, Signal
 
+from forkwise.gui.models.session_costs import (
+    lineage_line,
+    lineage_total,
+    own_part,
+    token_count,
+)
 from forkwise.gui.models.session_lineage import ROOT_KEY, Index, Node, SessionLineage
 from forkwise.gui.models.session_rows import (
     ANSWERED_ROLES,
     COLUMNS,
+    COST,
     PAINT_ROLES,
     TITLE,
     SortKey,
@@ -126,6 +133,48 @@ class SessionTreeModel(SessionLineage):
         for summary in changed:
             self.upsert(summary)
 
+    def set_usage(self, parts: Mapping[str, Mapping[str, Any]]) -> None:
+        """Each session's `usage` ({"own": …}, as the host lists it) into its row: the Cost
+        column and the tooltips (a lineage's total is its root's) show it."""
+        from forkwise.core.client.rows import session_row
+
+        changed: list[Node] = []
+        for sid, usage in parts.items():
+            summary = self._summaries.get(sid)
+            if summary is None or summary.get("usage") == usage:
+                continue
+            shown = token_count(own_part(summary)) or token_count(own_part(usage))
+            self._summaries[sid] = session_row({**summary, "usage": dict(usage)})
+            if shown:  # (no tokens before or now: the row shows the same, nothing to paint)
+                changed.append(self._nodes[sid])
+        if not changed:
+            return
+        self._forget_cells()
+        if self._order is not None and self._order[0] == COST:
+            order = self._order
+            self._order = None  # sorted again on the new costs
+            self.sort(order[0], Qt.SortOrder.DescendingOrder if order[1]
+                      else Qt.SortOrder.AscendingOrder)
+        for node in changed:
+            above: Node | None = node
+            while above is not None and above.sid is not None:
+                self._changed(above)  # its cost, and its lineage's total above it
+                above = above.parent
+
+    def lineage_line(self, sid: str) -> str | None:
+        """The tooltip line of a session with forks or subagents: its lineage's total."""
+        node = self._nodes.get(sid)
+        if node is None or not node.children:
+            return None
+        parts = []
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.sid is not None:
+                parts.append(own_part(self._summaries[current.sid]))
+            stack.extend(current.children)
+        return lineage_line(lineage_total(parts), len(parts))
+
     # --- order --------------------------------------------------------------------
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
@@ -197,6 +246,9 @@ class SessionTreeModel(SessionLineage):
         summary = session_row(data)
         sid = summary["id"]
         known = sid in self._nodes
+        if known and "usage" not in summary and "usage" in self._summaries[sid]:
+            # a row as the catalogue sends it: its cost stays until `set_usage` renews it
+            summary = session_row({**summary, "usage": self._summaries[sid]["usage"]})
         if known and self._summaries[sid] == summary:
             # told twice (a fork's answer and the host's notification of it): once is in
             return self.index_for(sid)
@@ -405,8 +457,12 @@ class SessionTreeModel(SessionLineage):
             node = self._by_key.get(index.internalId())
             if node is None or node.sid is None:
                 return None
-            return row_data(node.sid, self._summaries[node.sid], index.column(), role,
-                            self._title_of, today=self._today)
+            value = row_data(node.sid, self._summaries[node.sid], index.column(), role,
+                             self._title_of, today=self._today)
+            if role == Qt.ItemDataRole.ToolTipRole and node.children:
+                line = self.lineage_line(node.sid)
+                return value if line is None else f"{value}\n{line}"
+            return value
         except Exception:  # data() never raises: the row shows as a placeholder
             log.exception("session row %s failed to build", index.internalId())
             if role == Qt.ItemDataRole.DisplayRole and index.column() == TITLE:

@@ -11,6 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 
+from forkwise.gui.models.session_costs import (
+    cost_text,
+    own_part,
+    sort_cost,
+    token_count,
+    tokens_text,
+)
 from forkwise.gui.widgets.badges import badge_icon
 
 if TYPE_CHECKING:
@@ -19,7 +26,7 @@ if TYPE_CHECKING:
 Json = dict[str, Any]
 SortKey = tuple[Any, ...]
 
-COLUMNS = ("Title", "Last activity", "Messages", "Model", "Folder")
+COLUMNS = ("Title", "Last activity", "Messages", "Model", "Folder", "Cost")
 #: what Last activity says of a session whose turn runs, and of one whose turn waits for
 #: the person to approve a tool call (the row to act on, not to wait for; its tooltip and
 #: accessible text name the tool). A flag, not "⏸": the common UI fonts (DejaVu, the only
@@ -28,7 +35,7 @@ COLUMNS = ("Title", "Last activity", "Messages", "Model", "Folder")
 #: titles could not spare
 RUNNING_TEXT = "● running"
 WAITING_TEXT = "⚑ to approve"
-TITLE, ACTIVITY, MESSAGES, MODEL, FOLDER = range(5)
+TITLE, ACTIVITY, MESSAGES, MODEL, FOLDER, COST = range(6)
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 SUMMARY_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -63,7 +70,7 @@ def painted(
     text = display_text(sid, s, column, title_of, today)
     if column == TITLE:
         return (None, None, None, None, decoration(s), text, None)
-    if column == MESSAGES:
+    if column in (MESSAGES, COST):
         return (None, _RIGHT, None, None, None, text, None)
     return (None, None, None, None, None, text, None)
 
@@ -86,6 +93,8 @@ def display_text(
         return s["model"] or ""
     if column == FOLDER:
         return folder_name(str(s["cwd"] or ""))
+    if column == COST:
+        return cost_text(own_part(s))
     return None
 
 
@@ -121,7 +130,7 @@ def row_data(
         return f"{kind} {title_of(sid)}{state}"
     if role == Qt.ItemDataRole.AccessibleTextRole and column == ACTIVITY and s["waiting"]:
         return waiting_text(s)
-    if role == Qt.ItemDataRole.TextAlignmentRole and column == MESSAGES:
+    if role == Qt.ItemDataRole.TextAlignmentRole and column in (MESSAGES, COST):
         return _RIGHT
     if role == ID_ROLE:
         return sid
@@ -152,6 +161,9 @@ def _tooltip(sid: str, s: SessionRow, title_of: Callable[[str], str]) -> str:
         from forkwise.gui.widgets.source_badges import tool_name
 
         lines.append(f"Imported from {tool_name(s['source'])}")
+    own = own_part(s)
+    if token_count(own):
+        lines.append(f"Own cost: {cost_text(own)} · tokens: {tokens_text(own)}")
     if s["waiting"]:
         lines.append(waiting_text(s))
     elif s["running"]:
@@ -188,10 +200,10 @@ def waiting_text(s: SessionRow) -> str:
 
 
 def sort_key(column: int, sid: str, s: SessionRow) -> SortKey:
-    """What a row sorts by in `column`: the title (case-blind), last activity, message
-    count, model, or folder (its name as the column shows it, case-blind, then its whole
-    path: two folders of one name stay apart), then last activity among equals, then the
-    id. Last activity and id are the rows' one order by activity (the
+    """What a row sorts by in `column`: the title (case-blind), last activity, message count,
+    model, own cost (`sort_cost`), or folder (its name as the column shows it, case-blind,
+    then its whole path: two folders of one name stay apart), then last activity among
+    equals, then the id. Last activity and id are the rows' one order by activity (the
     core's `listing.activity_key`, which the store's index head picks the preview's first
     page by): sessions that ended at the same instant keep their places when the listing
     replaces the preview, whatever order the rows came in."""
@@ -203,6 +215,8 @@ def sort_key(column: int, sid: str, s: SessionRow) -> SortKey:
         return (messages if isinstance(messages, int) else 0, updated, sid)
     if column == MODEL:
         return (str(s["model"] or "").casefold(), updated, sid)
+    if column == COST:
+        return (sort_cost(own_part(s)), updated, sid)
     if column == FOLDER:
         cwd = str(s["cwd"] or "")
         return (folder_name(cwd).casefold(), cwd, updated, sid)

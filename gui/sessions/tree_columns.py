@@ -9,10 +9,11 @@ person shows or hides it from the menu. It is as wide as the widest name among t
 up to `FOLDER_MOST`, until the person sets its width by dragging.
 
 In a narrow list (a small window, a narrow pane) Title keeps room to be read: Messages,
-then Folder, then Model, step aside while it would be narrower than `TITLE_ROOM` (Messages
-already below `MESSAGES_ROOM`: a count matters less than the title, or than the folder of
-sessions from several), and come back when there is room. That is not remembered as the
-person's choice; a column they turn on themselves stays.
+then Folder, then Model, step aside while it would be narrower than `TITLE_ROOM`
+(Messages and Cost — a session's own cost, also in its tooltip — already below
+`MESSAGES_ROOM`: a count matters less than the title, or than the folder of sessions from
+several), and come back when there is room. That is not remembered as the person's
+choice; a column they turn on themselves stays.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import QHeaderView, QTreeView
 from forkwise.gui.models.session_rows import (
     ACTIVITY,
     COLUMNS,
+    COST,
     FOLDER,
     MESSAGES,
     MODEL,
@@ -46,7 +48,7 @@ FOLDER_CHOSEN = "window/treeFolderChosen"
 #: set once the person resized Folder: its width no longer follows the folders' names
 FOLDER_SIZED = "window/treeFolderSized"
 #: the least widths (Folder's: as wide as its header, the names make it wider)
-WIDTHS = {ACTIVITY: 84, MESSAGES: 72, MODEL: 112, FOLDER: 72}
+WIDTHS = {ACTIVITY: 84, MESSAGES: 72, MODEL: 112, FOLDER: 72, COST: 72}
 #: Folder's widest fit to the names: a longer name is cut in its middle (at 1280x800 the
 #: list is ~480 px wide; Title keeps the rest)
 FOLDER_MOST = 160
@@ -61,7 +63,8 @@ TITLE_ROOM = 170
 #: Title 170 px (the list is 500 px wide, whatever the window's width)
 MESSAGES_ROOM = 240
 #: the columns that step aside for Title, first to last, and the room Title wants of each
-GIVE_WAY = ((MESSAGES, MESSAGES_ROOM), (FOLDER, TITLE_ROOM), (MODEL, TITLE_ROOM))
+GIVE_WAY = ((MESSAGES, MESSAGES_ROOM), (COST, MESSAGES_ROOM), (FOLDER, TITLE_ROOM),
+            (MODEL, TITLE_ROOM))
 #: the style's focus-frame margin the widths are fitted with before the window's first
 #: frame: Qt's common value (QCommonStyle, Fusion, Windows). Asking the style has PySide
 #: create its QStyle class and every enum of it (~4 ms of CPU, PySide 6.11), which that
@@ -92,7 +95,8 @@ def fitted_width(
     "03 D…1:21"), and never narrower than its header. `focus`: the style's focus-frame
     margin, if known (else it is asked)."""
     margin = 2 * ((focus_margin(tree) if focus is None else focus) + 1)
-    texts = list(samples) or (activity_samples() if column == ACTIVITY else ["999999"])
+    texts = list(samples) or (activity_samples() if column == ACTIVITY
+                              else ["$9,999.99", "no price"] if column == COST else ["999999"])
     cells = max(tree.fontMetrics().horizontalAdvance(text) for text in texts) + 2 * margin
     name = tree.header().fontMetrics().horizontalAdvance(COLUMNS[column]) + ARROW + margin
     return max(WIDTHS.get(column, 80), cells, name)
@@ -133,7 +137,9 @@ class TreeColumns(QObject):
         tree.viewport().installEventFilter(self)
 
     def _resized(self, column: int, old: int, new: int) -> None:
-        if self._settling:
+        if self._settling or column == TITLE:
+            # Title stretches: its width follows the others' (laid out lazily, when a
+            # width is next asked), never the person's choice by itself
             return
         if column == FOLDER and old and new:  # dragged by the person (not shown, hidden)
             self.settings.setValue(FOLDER_SIZED, True)

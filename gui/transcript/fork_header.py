@@ -64,6 +64,12 @@ class ForkHeader(QWidget):
         self.changed.setStyleSheet("color: #b36b00")
         self.changed.linkActivated.connect(self._link)
         outer.addWidget(self.changed)
+        #: what the prefix shared with the source used (`set_shared`)
+        self.shared = QLabel(self)
+        self.shared.setObjectName("sharedPrefix")
+        self.shared.setStyleSheet("color: palette(placeholder-text)")
+        outer.addWidget(self.shared)
+        self.set_shared(None)
         self.set_position(None)
         self.set_changed(False)
 
@@ -124,6 +130,13 @@ class ForkHeader(QWidget):
 
     def set_changed(self, changed: bool) -> None:
         self.changed.setVisible(changed)
+
+    def set_shared(self, text: str | None) -> None:
+        """The tokens and cost of the prefix shared with the source ("shared prefix $…"),
+        counted once in the lineage; hidden while unknown or empty."""
+        self.shared.setText(text or "")
+        self.shared.setAccessibleName(text or "")
+        self.shared.setVisible(bool(text))
 
     def _link(self, href: str) -> None:
         if href.startswith("session:"):

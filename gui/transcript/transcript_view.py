@@ -106,6 +106,7 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         #: the words found in the session (gui/transcript/find_bar): per row, (position in
         #: the card's text, length, whether it is the current match)
         self.find_marks: dict[int, list[tuple[int, int, bool]]] = {}
+        self.shared_prefix: str | None = None
         self.clicked.connect(self._clicked)
         #: kept at the end while rows arrive and are laid out (`follow_to_end`, or new rows
         #: while the person reads the end), until they scroll away or another transcript

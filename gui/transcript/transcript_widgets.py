@@ -42,6 +42,7 @@ class RowWidgetsMixin(_Base):
         forks_at: Callable[[int], list[str]]
         fork_position: tuple[int, int] | None
         source_changed: bool
+        shared_prefix: str | None
         sessionRequested: Signal
         approvalDecided: Signal
         sourceRequested: Signal
@@ -130,6 +131,7 @@ class RowWidgetsMixin(_Base):
         if row == self._own_fork_row():
             header.set_position(self.fork_position)
             header.set_changed(self.source_changed)
+            header.set_shared(self.shared_prefix)
         return header
 
     def _own_fork_row(self) -> int:
@@ -158,6 +160,17 @@ class RowWidgetsMixin(_Base):
         if header is not None:
             header.set_position(position)
             header.set_changed(changed)
+            index = self.indexAt(header.geometry().center())
+            if index.isValid():
+                self.delegate.sizeHintChanged.emit(index)
+
+    def set_shared_prefix(self, text: str | None) -> None:
+        """What the opened fork's shared prefix used ("shared prefix $…"), shown in its
+        fork record (now and when it is loaded)."""
+        self.shared_prefix = text
+        header = self.fork_header()
+        if header is not None and header.shared.text() != (text or ""):
+            header.set_shared(text)
             index = self.indexAt(header.geometry().center())
             if index.isValid():
                 self.delegate.sizeHintChanged.emit(index)

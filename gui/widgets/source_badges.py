@@ -10,9 +10,11 @@ from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
 
 SIZE = 32  # painted at 2x, shown at 16 px
 #: the agents whose sessions are imported and continued in (Forkwise files aside)
-FOREIGN = ("claude", "codex", "pi")
-TOOL_NAMES = {"claude": "Claude Code", "codex": "Codex", "pi": "pi", "forkwise": "Forkwise"}
-_TILES = {"claude": ("C", "#c96442"), "codex": ("X", "#3a3f47"), "pi": ("π", "#5b6fd6")}
+FOREIGN = ("claude", "codex", "pi", "gemini", "opencode")
+TOOL_NAMES = {"claude": "Claude Code", "codex": "Codex", "pi": "pi", "gemini": "Gemini CLI",
+              "opencode": "OpenCode", "forkwise": "Forkwise"}
+_TILES = {"claude": ("C", "#c96442"), "codex": ("X", "#3a3f47"), "pi": ("π", "#5b6fd6"),
+          "gemini": ("G", "#1a73e8"), "opencode": ("O", "#0f766e")}
 
 
 def tool_name(tool: str | None) -> str:

@@ -238,7 +238,7 @@ def test_titles_keep_the_room_the_folder_names_leave(aloop: Any, tmp_path: Path)
     the person sets is kept."""
     from PySide6.QtCore import Qt
 
-    from forkwise.gui.models.session_rows import ACTIVITY, FOLDER, MESSAGES, TITLE
+    from forkwise.gui.models.session_rows import ACTIVITY, COST, FOLDER, MESSAGES, TITLE
     from forkwise.gui.sessions.tree_columns import FOLDER_MOST, FOLDER_SIZED
 
     claude_projects(tmp_path / "claude")
@@ -259,7 +259,8 @@ def test_titles_keep_the_room_the_folder_names_leave(aloop: Any, tmp_path: Path)
             metrics = tree.fontMetrics()
 
             def widths() -> dict[int, int]:
-                return {c: header.sectionSize(c) for c in (TITLE, ACTIVITY, MESSAGES, FOLDER)}
+                return {c: header.sectionSize(c)
+                        for c in (TITLE, ACTIVITY, MESSAGES, FOLDER, COST)}
 
             def title_room() -> int:
                 """What the narrowest title cell leaves for its text: its width past the
@@ -276,6 +277,7 @@ def test_titles_keep_the_room_the_folder_names_leave(aloop: Any, tmp_path: Path)
             # Messages stepped aside; Title has the rest of the list
             assert header.isSectionHidden(MESSAGES)
             room = tree.viewport().width()
+            assert header.isSectionHidden(COST)  # (its cost is in the row's tooltip)
             assert at_1280[TITLE] == room - at_1280[ACTIVITY] - at_1280[FOLDER], at_1280
             # a fork's title as the tree names it is read whole (beside a Folder of 140 px
             # and Messages, Title had 235 px and the text 187: it was cut)
@@ -294,7 +296,8 @@ def test_titles_keep_the_room_the_folder_names_leave(aloop: Any, tmp_path: Path)
             assert wide[FOLDER] == at_1280[FOLDER]
             assert not header.isSectionHidden(MESSAGES)  # room for it again
             room = tree.viewport().width()
-            assert wide[TITLE] == room - wide[ACTIVITY] - wide[MESSAGES] - wide[FOLDER] > 500
+            assert wide[TITLE] == (room - wide[ACTIVITY] - wide[MESSAGES] - wide[FOLDER]
+                                   - wide[COST]) > 500
             if SHOTS:
                 w.grab().save(str(Path(SHOTS) / "folder-names-wide.png"))
             # a longer name widens the column, up to its bound

@@ -113,7 +113,7 @@ def test_columns_title_takes_the_free_width_and_state_is_remembered(aloop: Any, 
             menu = w.columns.build_menu()
             names = {a.objectName(): a for a in menu.actions()}
             assert set(names) == {"actionColumnLastactivity", "actionColumnMessages",
-                                  "actionColumnModel", "actionColumnFolder"}
+                                  "actionColumnModel", "actionColumnFolder", "actionColumnCost"}
             assert not names["actionColumnModel"].isChecked()
             names["actionColumnModel"].setChecked(True)
             assert not header.isSectionHidden(MODEL)

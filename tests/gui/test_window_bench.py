@@ -91,7 +91,10 @@ def test_a_detail_line_goes_under_the_title_and_above_the_banner(
             order = [layout.itemAt(i).widget() for i in range(layout.count())]
             title = order.index(w.header_label)
             origin = w.findChild(QLabel, "originLabel")
-            assert order[title + 1:title + 4] == [origin, line, w.banner]
+            # the branches feature's line (which model answers a fork) comes first: it
+            # is installed before the agents' feature
+            answer = w.findChild(QLabel, "answeringModel")
+            assert order[title + 1:title + 5] == [answer, origin, line, w.banner]
 
     aloop(scenario())
 

@@ -47,11 +47,11 @@ def install(window: Bench) -> None:
     file, session = MenuId.FILE, MenuId.SESSION
     window.add_action(ActionSpec(
         "actionImport", "&Import sessions…",
-        "Import sessions of Claude Code, Codex, pi or Forkwise", "Ctrl+I",
+        "Import sessions of Claude Code, Codex, pi, Gemini CLI, OpenCode or Forkwise", "Ctrl+I",
         (Place(file, 0, 20),), lambda: ImportDialog(window).open()))
     window.add_action(ActionSpec(
         "actionSources", "Agent &sources…",
-        "Keep up with the sessions Claude Code, Codex and pi write", None,
+        "Keep up with the sessions Claude Code, Codex, pi, Gemini CLI and OpenCode write", None,
         (Place(file, 0, 30),), lambda: SourcesDialog(window).open()))
     continue_menu = QMenu("Continue &in", window.widget())
     continue_menu.setObjectName("menuContinueIn")

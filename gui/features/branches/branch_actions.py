@@ -18,13 +18,14 @@ from PySide6.QtGui import QAction
 
 from forkwise.core.reading.entries import FORK
 from forkwise.gui.domain.siblings import position, step
+from forkwise.gui.models.session_costs import shared_text
 from forkwise.gui.models.session_rows import ID_ROLE
 from forkwise.gui.shell.bench import ActionSpec, Bench, MenuId, Place
 
 # The dialogs' and selection's classes are imported where used: importing a PySide class
 # creates it and its enums (QMessageBox, QInputDialog: ~1.5 ms before the first frame).
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QInputDialog, QMessageBox
+    from PySide6.QtWidgets import QInputDialog, QLabel, QMessageBox
 
     from forkwise.gui.features.branches.compare_view import CompareView
     from forkwise.gui.transcript.transcript_view import TranscriptView
@@ -71,6 +72,10 @@ class BranchActions(QObject):
         #: a session opened by stepping: shown at its fork record once that is loaded
         self._land_at_fork: str | None = None
         self._source_changed: dict[str, bool] = {}
+        #: what each opened fork's shared prefix used, as its fork record says it
+        self._shared: dict[str, str | None] = {}
+        #: under the title: which model answers a fork whose source's model is not served
+        self.answer_line: QLabel | None = None
 
     def wire(self) -> None:
         """Connect to the window's parts (called once they exist)."""
@@ -144,6 +149,7 @@ class BranchActions(QObject):
         view = w.transcript_if_built()  # not built yet: it gets the context once it is
         if view is not None:
             view.set_fork_context(place, self._source_changed.get(current or "", False))
+            view.set_shared_prefix(self._shared.get(current or ""))
 
     def pair(self) -> tuple[str, str] | None:
         """What Compare compares: two sessions selected in the tree (of one lineage), or
@@ -171,6 +177,19 @@ class BranchActions(QObject):
         summary = self.window.controller.tree.summary(sid) if sid else None
         if summary and summary["parentSession"]:
             self._ask_source_state(sid)
+            self._ask_shared(sid)
+
+    def _ask_shared(self, sid: str) -> None:
+        """What the fork's shared prefix used, for its fork record ("shared prefix $…")."""
+        c = self.window.controller
+
+        def landed(report: Json) -> None:
+            self._shared[sid] = shared_text(report.get("shared"))
+            if c.current == sid:
+                self.update()
+
+        c.ops.run(c.client.usage(sid), landed, lambda exc: log.info(
+            "usage of %s unknown: %r", sid, exc))
 
     def _ask_source_state(self, sid: str) -> None:
         c = self.window.controller
@@ -334,6 +353,9 @@ def install(bench: Bench) -> BranchActions:
     branches.wire()
     bench.on_transcript(branches.wire_transcript)
     bench.add_title_note(branches.title_note)
+    from forkwise.gui.features.branches.answering_model import install_answer_line
+
+    branches.answer_line = install_answer_line(bench)
     return branches
 
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from forkwise.core.reading.compare import Block, Comparison
+from forkwise.gui.models.session_costs import part_line, token_count
 
 _DIM = "color: #5f6b76"  # readable grey on light and on dark cards
 _STYLE = {
@@ -59,6 +60,9 @@ class CompareView(QWidget):
         self.addAction(close)
         self.left_title = self._label("compareLeftTitle", bold=True)
         self.right_title = self._label("compareRightTitle", bold=True)
+        #: each side's own tokens and cost, after the shared prefix
+        self.left_usage = self._label("compareLeftUsage")
+        self.right_usage = self._label("compareRightUsage")
         self.shared = self._label("compareShared")
         self.shared.setFrameShape(QFrame.Shape.StyledPanel)
         self.shared.setContentsMargins(8, 4, 8, 4)
@@ -66,6 +70,8 @@ class CompareView(QWidget):
         heads = QGridLayout()
         heads.addWidget(self.left_title, 0, 0)
         heads.addWidget(self.right_title, 0, 1)
+        heads.addWidget(self.left_usage, 1, 0)
+        heads.addWidget(self.right_usage, 1, 1)
         heads.setColumnStretch(0, 1)
         heads.setColumnStretch(1, 1)
         self.body = QWidget(self)
@@ -108,6 +114,14 @@ class CompareView(QWidget):
         self.left_title.setToolTip(f"id: {left[0]}")
         self.right_title.setToolTip(f"id: {right[0]}")
         self.shared.setText(comparison.shared_line())
+        usage = comparison.usage
+        for label, part in ((self.left_usage, usage and usage[1]),
+                            (self.right_usage, usage and usage[2])):
+            label.setText(f"Own: {part_line(part)}" if usage else "")
+            label.setVisible(usage is not None)
+        if usage is not None and token_count(usage[0]):
+            self.shared.setText(f"{comparison.shared_line()}\n"
+                                f"Shared, counted once: {part_line(usage[0])}")
         while self.grid.count():
             item = self.grid.takeAt(0)
             widget = item.widget() if item is not None else None

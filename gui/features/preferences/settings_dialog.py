@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QGroupBox,
     QLabel,
     QLineEdit,
     QVBoxLayout,
@@ -23,6 +25,20 @@ if TYPE_CHECKING:
     from forkwise.gui.shell.bench import Bench
 
 EFFORTS = ("", "low", "medium", "high")
+#: the vendors whose SDKs answer, as Preferences names them
+VENDOR_NAMES = {"anthropic": "Anthropic", "openai": "OpenAI / compatible", "gemini": "Gemini"}
+
+
+def vendor_line(state: dict[str, Any]) -> str:
+    """One vendor's state in words: its key's origin (never the key), base URL, model."""
+    key = {"env": "key set in the environment", "keyring": "key in the system keyring"}.get(
+        str(state.get("key")), "no key")
+    note = str(state.get("keyNote") or "")
+    if state.get("key") == "env" and note:
+        key = f"key set in the environment ({note})"
+    model = state.get("model") or "its session's model"
+    ready = "configured" if state.get("configured") else "not configured"
+    return f"{ready} · {key} · {state.get('baseUrl') or ''} · default model: {model}"
 
 
 class SettingsDialog(QDialog):
@@ -69,8 +85,24 @@ class SettingsDialog(QDialog):
         )
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
+        #: each vendor's state as the host reaches it (filled by `_fill`)
+        self.vendors: dict[str, QLabel] = {}
+        vendors = QGroupBox("Vendors (keys from their SDK's variables or the keyring)", self)
+        vendors.setObjectName("vendorsBox")
+        vendor_form = QFormLayout(vendors)
+        for name, title in VENDOR_NAMES.items():
+            label = QLabel("…", vendors)
+            label.setObjectName(f"vendor{name.capitalize()}")
+            label.setWordWrap(True)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            vendor_form.addRow(f"{title}:", label)
+            self.vendors[name] = label
+        offline = QLabel("built in, always available (no key, no network)", vendors)
+        offline.setObjectName("vendorOffline")
+        vendor_form.addRow("Offline:", offline)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(vendors)
         layout.addWidget(self.note)
         layout.addWidget(self.buttons)
         self.kind.currentIndexChanged.connect(self._kind_changed)
@@ -99,6 +131,10 @@ class SettingsDialog(QDialog):
         self.model.setText(settings.get("model") or "")
         effort = settings.get("reasoning_effort") or ""
         self.effort.setCurrentIndex(max(self.effort.findData(effort), 0))
+        for name, state in (settings.get("vendors") or {}).items():
+            label = self.vendors.get(name)
+            if label is not None:
+                label.setText(vendor_line(state))
         self.api_key.clear()
         if settings.get("key"):
             self.api_key.setPlaceholderText(f"API key: {settings['key']}")

@@ -1,0 +1,110 @@
+"""Take the README screenshots of usage and cost and of the two newer agents:
+`python tests/gui/cost_screenshots.py OUT` (offscreen).
+
+A home holding Claude Code (with a rewind), Codex (with a fork), pi (with a branch),
+Gemini CLI and OpenCode (with a fork) sessions; the real app started on it brings them in
+as it does for a person. Saves costs-list.png (the list with its Cost column, an imported
+Claude Code branch open, its fork header's shared prefix), preferences-vendors.png (the
+vendors' states; a stand-in Anthropic key in the environment) and compare-costs.png (a
+main line and its branch, each one's own cost, the shared prefix once). Not a test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_API", "pyside6")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
+
+import claude_fixtures as cf
+import PySide6.QtWidgets  # noqa: F401
+import qasync
+from gemini_fixtures import coding_session, settled
+from gui_harness import agents_home, until
+from opencode_fixtures import OpenCodeDb
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+from screenshots import settle
+
+from forkwise.gui.app.app import open_client
+from forkwise.gui.app.features import FEATURES
+from forkwise.gui.features.preferences.settings_dialog import SettingsDialog
+from forkwise.gui.kernel.controller import Controller
+from forkwise.gui.kernel.notify import Notifier
+from forkwise.gui.shell.main_window import MainWindow
+
+
+def more_agents(root: Path) -> dict[str, str]:
+    settled(coding_session().write(root / "home" / ".gemini"))
+    db = OpenCodeDb(root / "data" / "opencode" / "opencode.db")
+    sid = db.session("Fix the parser")
+    db.exchange(sid, "Why does the parser fail?", "A missing colon on line 12.")
+    db.exchange(sid, "Fix it and run the tests", "Fixed; 14 tests pass.")
+    db.fork(sid)
+    db.close()
+    return {"GEMINI_CLI_HOME": str(root / "home"), "XDG_DATA_HOME": str(root / "data")}
+
+
+async def main(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="forkwise-costs-"))
+    env, _ = agents_home(root)
+    env.update(more_agents(root))
+    env["ANTHROPIC_API_KEY"] = "sk-ant-stand-in"  # shown as "set in the environment" only
+    env["FORKWISE_CONFIG_DIR"] = str(root / "config")
+    os.environ.update(env)
+    store = root / "store"
+    opened = await open_client(store, None)
+    controller = Controller(opened.client, Notifier())
+    window = MainWindow(controller, QSettings(str(root / "gui.ini"), QSettings.Format.IniFormat),
+                        store_label=str(store), features=FEATURES)
+    window.resize(1280, 800)
+    window.show()
+    controller.start()
+    tree = controller.tree
+    main_line = f"claude-{cf.SID}"
+    await until(lambda: main_line in tree.session_ids()
+                and any(s.startswith("gemini-") for s in tree.session_ids())
+                and sum(s.startswith("opencode-") for s in tree.session_ids()) >= 2)
+    await settle(controller, 1.5)
+    window.splitter.setSizes([640, 640])
+    window.tree.expandAll()
+    branch = next(s for s in tree.session_ids()
+                  if (tree.summary(s) or {}).get("parentSession") == main_line)
+    window.select_session(branch)
+    await settle(controller, 1.5)
+    window.grab().save(str(out / "costs-list.png"))
+
+    window.action("actionPreferences").trigger()
+    await asyncio.sleep(1.0)
+    dialog = next(w for w in QApplication.topLevelWidgets()
+                  if isinstance(w, SettingsDialog) and w.isVisible())
+    dialog.resize(720, dialog.sizeHint().height())
+    await asyncio.sleep(0.3)
+    dialog.grab().save(str(out / "preferences-vendors.png"))
+    dialog.close()
+
+    branches = window.features["branches"]
+    branches.select_pair(main_line, branch)
+    branches.compare.trigger()
+    await until(lambda: branches.compare_view is not None and branches.compare_view.isVisible())
+    await asyncio.sleep(0.8)
+    branches.compare_view.resize(1000, 560)
+    await asyncio.sleep(0.3)
+    branches.compare_view.grab().save(str(out / "compare-costs.png"))
+    branches.compare_view.close()
+    await controller.stop()
+    window.close()
+    await opened.client.close()
+
+
+if __name__ == "__main__":
+    app = QApplication(sys.argv[:1])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        loop.run_until_complete(main(Path(sys.argv[1])))
