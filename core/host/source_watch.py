@@ -107,14 +107,17 @@ class SourceWatcher:
                 await task
 
     async def _loop(self) -> None:
+        # `sources.watch` runs the first pass itself and reports it (its failures and
+        # warnings): a pass of this loop at the same moment would import the same files
+        # first, and that report would say nothing of them
         while True:
+            await asyncio.sleep(self.interval)
             try:
                 await self.scan()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("watching the agents' session folders failed; trying again")
-            await asyncio.sleep(self.interval)
 
     async def scan(self) -> Json | None:
         """One pass: import what changed; the import report, or None when nothing did."""

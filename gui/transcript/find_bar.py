@@ -1,6 +1,6 @@
 """Find in the open session: a bar with the words, the count ("3 of 12"), previous and
 next. Every match in the loaded messages is marked (the transcript's delegate paints
-`view.find_marks`), the current one more strongly, and it is scrolled into view. The
+`view.delegate.find_marks`), the current one more strongly, and it is scrolled into view. The
 matches are found in the cards' own rendered text, so what is found is what is shown.
 """
 
@@ -63,7 +63,7 @@ class FindBar(QWidget):
     def close_bar(self) -> None:
         self.hide()
         self.matches, self.current = [], -1
-        self.view.find_marks = {}
+        self.view.delegate.find_marks = {}
         self.view.viewport().update()
         self.view.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
@@ -110,7 +110,7 @@ class FindBar(QWidget):
         marks: dict[int, list[tuple[int, int, bool]]] = {}
         for i, (row, start, length) in enumerate(self.matches):
             marks.setdefault(row, []).append((start, length, i == self.current))
-        self.view.find_marks = marks
+        self.view.delegate.find_marks = marks
         if not self.field.text():
             self.count.setText("")
         elif not self.matches:

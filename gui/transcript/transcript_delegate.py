@@ -6,7 +6,7 @@ row with a foot link (gui/widgets/foot_link) keeps room for it under the card's 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QPointF, QRect, QSize, Qt
 from PySide6.QtGui import (
@@ -18,7 +18,13 @@ from PySide6.QtGui import (
     QTextCursor,
     QTextDocument,
 )
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+from PySide6.QtWidgets import (
+    QListView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QWidget,
+)
 
 from forkwise.core.reading.entries import (
     APPROVAL,
@@ -37,9 +43,6 @@ from forkwise.gui.models.transcript_model import ENTRY_ROLE
 from forkwise.gui.transcript.transcript_html import dim_colour, entry_html
 from forkwise.gui.widgets.foot_link import FootLink
 
-if TYPE_CHECKING:
-    from forkwise.gui.transcript.transcript_view import TranscriptView
-
 Index = QModelIndex | QPersistentModelIndex
 
 MARGIN_X, MARGIN_Y, PAD = 14, 5, 10
@@ -55,10 +58,13 @@ DOCS_KEPT = 400
 class TranscriptDelegate(QStyledItemDelegate):
     """Paints one entry; sizes are cached per entry state and width."""
 
-    def __init__(self, view: TranscriptView) -> None:
+    def __init__(self, view: QListView) -> None:
         """`view`: the transcript's list view (gui/transcript/transcript_view)."""
         super().__init__(view)
         self.view = view
+        #: the words found in the session (gui/transcript/find_bar): per row, (position in
+        #: the card's text, length, whether it is the current match)
+        self.find_marks: dict[int, list[tuple[int, int, bool]]] = {}
         self._sizes: dict[int, tuple[tuple[Any, ...], QSize]] = {}
         self._docs: OrderedDict[int, tuple[tuple[Any, ...], QTextDocument]] = OrderedDict()
 
@@ -199,7 +205,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.translate(_text_origin(entry, rect))
             ctx = QAbstractTextDocumentLayout.PaintContext()
             ctx.palette.setColor(QPalette.ColorRole.Text, pal.color(QPalette.ColorRole.Text))
-            marks = self.view.find_marks.get(index.row())
+            marks = self.find_marks.get(index.row())
             if marks:
                 ctx.selections = _find_selections(doc, marks)
             doc.documentLayout().draw(painter, ctx)

@@ -103,9 +103,6 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         self.fork_position: tuple[int, int] | None = None
         self.source_changed = False
         self._click_at: QPoint | None = None
-        #: the words found in the session (gui/transcript/find_bar): per row, (position in
-        #: the card's text, length, whether it is the current match)
-        self.find_marks: dict[int, list[tuple[int, int, bool]]] = {}
         self.shared_prefix: str | None = None
         self.clicked.connect(self._clicked)
         #: kept at the end while rows arrive and are laid out (`follow_to_end`, or new rows

@@ -40,6 +40,7 @@ CORE_FIGURES = {"list", "list-cli", "list-rebuild", "fork", "fork-no-index", "fo
                 "import-codex-durable-cpu", "import-gemini", "import-gemini-cpu",
                 "import-gemini-durable-cpu", "import-opencode", "import-opencode-cpu",
                 "reimport-gemini", "reimport-opencode", "reimport", "reimport-cli", "export-html",
+                "list-unindexed-1st", "list-unindexed-2nd", "context-unindexed-2nd",
                 "export-html-cpu"}
 GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "cold-ready", "tree",
                "tree-rest", "tree-scroll", "tree-scroll-cpu"}

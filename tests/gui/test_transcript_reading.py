@@ -245,12 +245,12 @@ def test_ctrl_f_finds_in_the_session_and_highlights_every_match(
                 await asyncio.sleep(0.2)
                 w.grab().save(str(Path(SHOTS) / "transcript-find.png"))
             marked = {row for row, _s, _l in bar.matches}
-            assert marked == set(view.find_marks)
+            assert marked == set(view.delegate.find_marks)
             assert [app.entries[row].text for row in sorted(marked)] == [
                 "Step 1 done.", "Step 11 done.", "Step 21 done."]
             for row in marked:  # painted where the words are
                 doc = card_doc(app, row)
-                for start, length, _current in view.find_marks[row]:
+                for start, length, _current in view.delegate.find_marks[row]:
                     cursor = QTextCursor(doc)
                     cursor.setPosition(start)
                     cursor.setPosition(start + length, QTextCursor.MoveMode.KeepAnchor)
@@ -261,7 +261,7 @@ def test_ctrl_f_finds_in_the_session_and_highlights_every_match(
             row = bar.matches[1][0]
             assert view.viewport().rect().intersects(
                 view.visualRect(app.controller.transcript.index(row, 0)))
-            assert [m[2] for m in view.find_marks[row]] == [True]
+            assert [m[2] for m in view.delegate.find_marks[row]] == [True]
             QTest.keyClick(field, Qt.Key.Key_F3, Qt.KeyboardModifier.ShiftModifier)
             QTest.keyClick(field, Qt.Key.Key_F3, Qt.KeyboardModifier.ShiftModifier)
             assert count.text() == "3 of 3"
@@ -272,7 +272,7 @@ def test_ctrl_f_finds_in_the_session_and_highlights_every_match(
             field.setFocus()
             QTest.keyClick(field, Qt.Key.Key_Escape)
             assert not bar.isVisible()
-            assert view.find_marks == {}
+            assert view.delegate.find_marks == {}
 
     aloop(scenario())
 
