@@ -253,9 +253,9 @@ def source_session_id(tool: str, source_id: str, branch: str | None = None) -> s
     derived from it (`claude-<id>-<branch>`), kept within the 64 characters an id may have.
 
     Two different source ids never give one id: when the slug is not the source id itself
-    (`A_B`, `a.b` and `a-b`, where `a_b` stays; `CaseID` and `caseid`; an id of letters a slug drops, or an
-    empty one; one too long to keep whole; one that ends as such a digest does) a short
-    digest of the source id follows it."""
+    (`A_B`, `a.b` and `a-b`, where `a_b` stays; `CaseID` and `caseid`; an id of letters a
+    slug drops, or an empty one; one too long to keep whole; one that ends as such a digest
+    does) a short digest of the source id follows it."""
     clean = "-".join(_ID_RUNS.findall(source_id.lower())) or "session"
     stem = f"{tool}-{clean}"
     mark = ""
