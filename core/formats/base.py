@@ -242,6 +242,8 @@ class Writer(Protocol):
 
 
 _SLUG = re.compile(r"[a-z0-9]+")
+#: what of a source id is kept as it is (OpenCode's `ses_…` ids keep their underscore)
+_ID_RUNS = re.compile(r"[a-z0-9_]+")
 #: how an id ends when `source_session_id` added a digest to it
 _DIGEST_END = re.compile(r"-[0-9a-f]{8}$")
 
@@ -251,10 +253,10 @@ def source_session_id(tool: str, source_id: str, branch: str | None = None) -> s
     derived from it (`claude-<id>-<branch>`), kept within the 64 characters an id may have.
 
     Two different source ids never give one id: when the slug is not the source id itself
-    (`A_B`, `a.b` and `a-b`; `CaseID` and `caseid`; an id of letters a slug drops, or an
-    empty one; one too long to keep whole; one that ends as such a digest does) a short
-    digest of the source id follows it."""
-    clean = "-".join(_SLUG.findall(source_id.lower())) or "session"
+    (`A_B`, `a.b` and `a-b`, where `a_b` stays; `CaseID` and `caseid`; an id of letters a
+    slug drops, or an empty one; one too long to keep whole; one that ends as such a digest
+    does) a short digest of the source id follows it."""
+    clean = "-".join(_ID_RUNS.findall(source_id.lower())) or "session"
     stem = f"{tool}-{clean}"
     mark = ""
     if clean != source_id or len(stem) > 64 or _DIGEST_END.search(clean):

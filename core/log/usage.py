@@ -23,7 +23,9 @@ into these fields; importers and providers both use them. Two other places count
 an assistant `message` may carry its usage inline as `usage` in pi's shape (these fields
 plus `cost.total`; pi imports keep it so), and logs imported before this event existed
 carry Claude Code usage as `plugin/claude/usage`; both count for the model selected
-before them.
+before them. Gemini CLI and OpenCode imports keep each reply's usage as the tool wrote it
+(`plugin/gemini/usage`, `plugin/opencode/usage`: `tokens`, `model`, `message`, OpenCode's
+`cost`): they count through `gemini_cli_tokens` and `opencode_tokens`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ from forkwise.core.log.events import MESSAGE, MODEL_SELECT, Event
 USAGE: Final = "usage"
 #: Claude Code usage as imports before the `usage` event kept it
 LEGACY_CLAUDE: Final = "plugin/claude/usage"
+#: Gemini CLI's and OpenCode's usage as their imports keep it (the record as the tool wrote
+#: it, with the reply's message id and model)
+GEMINI_CLI: Final = "plugin/gemini/usage"
+OPENCODE: Final = "plugin/opencode/usage"
 #: the token fields of a usage record, in the order reports print them
 TOKEN_KEYS: Final = ("input", "output", "cacheRead", "cacheWrite", "reasoning")
 
@@ -104,6 +110,35 @@ def gemini_tokens(raw: Mapping[str, Any]) -> dict[str, int]:
         output=candidates + thoughts,
         cacheRead=cached,
         reasoning=thoughts,
+    )
+
+
+def gemini_cli_tokens(raw: Mapping[str, Any]) -> dict[str, int]:
+    """Gemini CLI's `tokens` of a reply ({input, output, cached, thoughts, tool, total}, the
+    API's counts renamed): the prompt includes the cached part, the thoughts are apart
+    from the output."""
+    prompt, cached = _count(raw.get("input")), _count(raw.get("cached"))
+    thoughts = _count(raw.get("thoughts"))
+    return tokens(
+        input=max(prompt - cached, 0),
+        output=_count(raw.get("output")) + thoughts,
+        cacheRead=cached,
+        reasoning=thoughts,
+    )
+
+
+def opencode_tokens(raw: Mapping[str, Any]) -> dict[str, int]:
+    """OpenCode's `tokens` of a message ({input, output, reasoning, cache: {read, write}}):
+    input without the cache, reasoning apart from the output."""
+    cache = raw.get("cache")
+    cache = cache if isinstance(cache, Mapping) else {}
+    reasoning = _count(raw.get("reasoning"))
+    return tokens(
+        input=raw.get("input"),
+        output=_count(raw.get("output")) + reasoning,
+        cacheRead=cache.get("read"),
+        cacheWrite=cache.get("write"),
+        reasoning=reasoning,
     )
 
 
@@ -253,7 +288,7 @@ def reply_key(etype: str, fields: Mapping[str, Any]) -> str | None:
     return key if type(key) is str and key else None
 
 
-_WANTED: Final = frozenset({USAGE, LEGACY_CLAUDE, MODEL_SELECT, MESSAGE})
+_WANTED: Final = frozenset({USAGE, LEGACY_CLAUDE, GEMINI_CLI, OPENCODE, MODEL_SELECT, MESSAGE})
 
 
 def add_record(
@@ -274,6 +309,14 @@ def add_record(
         model = selected
         cost = pi_cost(raw)
         record = {**pi_tokens(raw), **({} if cost is None else {"cost": cost})}
+    elif etype in (GEMINI_CLI, OPENCODE):
+        raw = fields.get("tokens")
+        if not isinstance(raw, Mapping):
+            return
+        model = str(fields.get("model") or selected)
+        counted = gemini_cli_tokens(raw) if etype == GEMINI_CLI else opencode_tokens(raw)
+        cost = _money(fields.get("cost"))  # OpenCode's own figure, as pi's
+        record = {**counted, **({} if cost is None else {"cost": cost})}
     else:
         model = str(fields.get("model") or "")
         record = fields

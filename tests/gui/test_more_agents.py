@@ -32,7 +32,7 @@ def dialog_of(kind: type) -> Any:
 
 def home(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
     """A home with one Gemini CLI session and an OpenCode database of one session; their
-    ids in the store (the OpenCode one: its beginning)."""
+    ids in the store."""
     monkeypatch.setenv("HOME", str(root / "home"))
     monkeypatch.setenv("GEMINI_CLI_HOME", str(root / "home"))
     monkeypatch.setenv("XDG_DATA_HOME", str(root / "data"))
@@ -41,8 +41,7 @@ def home(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
     sid = db.session("Fix the parser")
     db.exchange(sid, "Why does the parser fail?", "A missing colon.")
     db.close()
-    # (OpenCode's ids are written with "-" for "_", and a hash of the database after them)
-    return f"gemini-{SID}", f"opencode-{sid.replace('_', '-')}"
+    return f"gemini-{SID}", f"opencode-{sid}"
 
 
 def image(icon: Any) -> Any:

@@ -252,3 +252,68 @@ def test_a_branch_left_in_the_middle_of_a_turn_counts_the_replies_it_repeats_onc
         u = run_json("sessions", "usage", row["id"], "--store", store)
         assert u["own"] == row["usage"]["own"]
         assert tokens_of(u["total"]) == summed([u["own"], u["shared"]])
+
+
+def test_gemini_cli_usage_is_each_replys_last_tokens(tmp_path: Path) -> None:
+    """Gemini CLI rewrites a reply's line as its tokens come in: each reply counts once,
+    with the tokens of its last line; the cached part of the prompt is read from the
+    cache, the thoughts are output and reasoning."""
+    import gemini_fixtures
+
+    path = gemini_fixtures.settled(gemini_fixtures.coding_session().write(tmp_path / ".gemini"))
+    store = str(tmp_path / "store")
+    run_json("sessions", "import", "--from", "gemini", str(path), "--store", store)
+    last: dict[str, dict[str, int]] = {}
+    for line in path.read_bytes().splitlines()[1:]:
+        record = orjson.loads(line)
+        if record.get("type") == "gemini" and isinstance(record.get("tokens"), dict):
+            last[record["id"]] = record["tokens"]
+    assert len(last) >= 2
+    u = run_json("sessions", "usage", f"gemini-{gemini_fixtures.SID}", "--store", store)
+    want = {
+        "input": sum(t["input"] - t["cached"] for t in last.values()),
+        "output": sum(t["output"] + t["thoughts"] for t in last.values()),
+        "cacheRead": sum(t["cached"] for t in last.values()),
+        "cacheWrite": 0,
+        "reasoning": sum(t["thoughts"] for t in last.values()),
+    }
+    assert tokens_of(u["total"]) == want
+    assert want["output"] > 0
+    (model,) = u["byModel"]
+    assert model == gemini_fixtures.MODEL
+
+
+def test_opencode_usage_is_each_replys_tokens_priced(tmp_path: Path) -> None:
+    """OpenCode records each reply's tokens (reasoning apart from the output, the cache
+    apart from the input): they count once a reply, priced by the library; the session
+    keeps OpenCode's own id (`opencode-ses_…`)."""
+    import sqlite3
+
+    import opencode_fixtures
+
+    db_path = tmp_path / "data" / "opencode" / "opencode.db"
+    db = opencode_fixtures.OpenCodeDb(db_path)
+    sid = db.session("Fix the parser")
+    db.exchange(sid, "Why does the parser fail?", "A missing bracket.")
+    db.exchange(sid, "Fix it", "Fixed.")
+    db.close()
+    opencode_fixtures.settled(db_path)
+    store = str(tmp_path / "store")
+    report = run_json("sessions", "import", "--from", "opencode", str(db_path), "--store", store)
+    assert report["imported"] == [f"opencode-{sid}"], report
+    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as raw:
+        replies = [orjson.loads(data) for (data,) in raw.execute("select data from message")]
+    replies = [r for r in replies if r.get("role") == "assistant" and "tokens" in r]
+    assert len(replies) == 2
+    u = run_json("sessions", "usage", f"opencode-{sid}", "--store", store)
+    assert u["total"]["input"] == sum(r["tokens"]["input"] for r in replies)
+    assert u["total"]["output"] == sum(
+        r["tokens"]["output"] + r["tokens"]["reasoning"] for r in replies)
+    # a model the price table knows is priced by it (OpenCode's own figure stands for one
+    # it does not)
+    (model,) = {r["modelID"] for r in replies}
+    assert u["byModel"].keys() == {model}
+    day = datetime.fromtimestamp(replies[0]["time"]["created"] / 1000, UTC).date().isoformat()
+    expected = library_cost(model, day, tokens_of(u["total"]))
+    assert u["total"]["cost"] == pytest.approx(expected, abs=1e-9)
+    assert u["total"]["cost"] > 0
