@@ -48,6 +48,8 @@ _WORDS: dict[str, str] = {
     "that on the host's machine.",
     "remote-endpoint-refused": "The host does not let a client connected over the network "
     "move a provider that has an API key to another address (the key would go there).",
+    "import-failed": "A session file could not be imported",
+    "unknown-format": "This file is not a session of any agent Forkwise reads",
     "database-not-utf8": "The PostgreSQL database does not store text as UTF-8, which "
     "session titles and messages need. Use a database created with ENCODING 'UTF8'.",
 }
@@ -55,7 +57,7 @@ _WORDS: dict[str, str] = {
 #: codes whose core message adds useful specifics after the plain sentence
 _WITH_DETAIL = {"provider-error", "storage-error", "corrupt-log", "rpc-error", "invalid-event",
                 "invalid-text", "not-a-regular-file", "link-out-of-folder", "source-too-large",
-                "exists"}
+                "exists", "import-failed", "unknown-format"}
 
 
 def error_code(exc: BaseException) -> str:

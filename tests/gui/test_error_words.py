@@ -68,7 +68,10 @@ def _codes() -> list[type[Any]]:
     todo = list(ForkwiseError.__subclasses__())
     while todo:
         cls = todo.pop()
-        found.append(cls)
+        # the codes of core/errors.py (others are defined where they are raised, and are
+        # subclasses here only once their module is imported: an order-dependent list)
+        if cls.__module__ == "forkwise.core.errors":
+            found.append(cls)
         todo.extend(cls.__subclasses__())
     return sorted(found, key=lambda cls: cls.code)
 

@@ -33,7 +33,7 @@ def test_the_menus_are_filled_from_their_entries_in_group_and_order(
             w = app.window
             w.install_agents()
             assert entries(w.menus[MenuId.FILE]) == [
-                "&New session", "&Import sessions…", "Agent &sources…", "—",
+                "&New session", "&Export session…", "&Import sessions…", "Agent &sources…", "—",
                 "&Preferences…", "—", "&Quit"]
             assert entries(w.menus[MenuId.SESSION]) == [
                 "&Fork", "&Rename…", "—", "&Previous fork", "Next f&ork", "&Compare…", "—",
