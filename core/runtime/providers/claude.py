@@ -10,7 +10,7 @@ the key is passed in (looked up by `settings`), never kept anywhere else.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final
 
 from forkwise.core.errors import ProviderError
@@ -18,7 +18,7 @@ from forkwise.core.log.usage import anthropic_tokens
 from forkwise.core.runtime.providers import sdk_errors
 from forkwise.core.runtime.providers.anthropic_wire import DEFAULT_MAX_TOKENS, request_params
 from forkwise.core.runtime.providers.base import ModelChoice
-from forkwise.core.runtime.providers.redact import scrubbed_stream
+from forkwise.core.runtime.providers.sdk_provider import SdkProvider
 from forkwise.core.runtime.providers.steps import StepItem, StepResult, TextDelta, ToolCall
 
 NAME: Final = "anthropic"
@@ -28,11 +28,13 @@ BASE_URL_ENV: Final = "ANTHROPIC_BASE_URL"
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
 
 
-class ClaudeProvider:
+class ClaudeProvider(SdkProvider):
     """One assistant step per call from the Messages API. Serves any Claude model name
     (the API says when it does not know one)."""
 
     name = NAME
+    vendor = VENDOR
+    default_base_url = DEFAULT_BASE_URL
 
     def __init__(
         self,
@@ -45,23 +47,13 @@ class ClaudeProvider:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         key_note: str = "",
     ) -> None:
-        self._api_key = api_key or None
-        self.base_url = (base_url or "").strip().rstrip("/") or None
-        self.model = model
-        self.timeout = timeout
+        super().__init__(
+            api_key=api_key, base_url=base_url, model=model, timeout=timeout, key_note=key_note
+        )
         self.max_retries = max_retries
         self.max_tokens = max_tokens
-        self._key_note = key_note
 
-    def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
-        return f"ClaudeProvider({self.base_url!r}, model={self.model!r}, api_key={key})"
-
-    def models(self) -> list[dict[str, Any]]:
-        """Any model name (None): a fork of a Claude Code session keeps its model."""
-        return [{"provider": NAME, "model": None, "default": self.model or None}]
-
-    def _client(self) -> Any:
+    def _client(self, timeout: float | None = None) -> Any:
         import anthropic
 
         return anthropic.AsyncAnthropic(
@@ -69,41 +61,32 @@ class ClaudeProvider:
             # the profiles itself, and the key this provider was given is the one to use
             api_key=self._api_key or "",
             base_url=self.base_url,
-            timeout=self.timeout,
+            timeout=timeout or self.timeout,
             max_retries=self.max_retries,
         )
 
-    def stream_step(
-        self,
-        transcript: Sequence[Mapping[str, Any]],
-        choice: ModelChoice,
-        tools: Sequence[Mapping[str, Any]],
-    ) -> AsyncGenerator[StepItem, None]:
-        # every error of this provider leaves through the one choke point
-        return scrubbed_stream(self._stream(transcript, choice, tools), self._api_key, self._plain)
+    async def _list(self, client: Any) -> list[str]:
+        return [model.id async for model in client.models.list(limit=1000)]
 
     async def _stream(
         self,
+        client: Any,
         transcript: Sequence[Mapping[str, Any]],
         choice: ModelChoice,
         tools: Sequence[Mapping[str, Any]],
     ) -> AsyncIterator[StepItem]:
         model = choice.model or self.model
         params = request_params(transcript, model, tools, choice.reasoning, self.max_tokens)
-        client = self._client()
-        try:
-            stopped = False
-            async with client.messages.stream(**params) as stream:
-                async for event in stream:
-                    if event.type == "text" and event.text:
-                        yield TextDelta(event.text)
-                    elif event.type == "message_stop":
-                        stopped = True
-                if not stopped:
-                    raise sdk_errors.cut_off(VENDOR, self._where())
-                final = await stream.get_final_message()
-        finally:
-            await client.close()
+        stopped = False
+        async with client.messages.stream(**params) as stream:
+            async for event in stream:
+                if event.type == "text" and event.text:
+                    yield TextDelta(event.text)
+                elif event.type == "message_stop":
+                    stopped = True
+            if not stopped:
+                raise sdk_errors.cut_off(VENDOR, self._where())
+            final = await stream.get_final_message()
         yield self._result(final, model)
 
     def _result(self, message: Any, model: str) -> StepResult:
@@ -140,9 +123,6 @@ class ClaudeProvider:
             thinking=tuple(thinking),
             usage=usage,
         )
-
-    def _where(self) -> str:
-        return self.base_url or DEFAULT_BASE_URL
 
     def _plain(self, exc: BaseException) -> BaseException:
         """The SDK's exception as a ProviderError in plain words (others pass as they are)."""

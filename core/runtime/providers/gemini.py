@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final
 
 import orjson
@@ -23,7 +23,7 @@ from forkwise.core.log.usage import gemini_tokens
 from forkwise.core.runtime.providers import sdk_errors
 from forkwise.core.runtime.providers.base import ModelChoice
 from forkwise.core.runtime.providers.openai_wire import image_url
-from forkwise.core.runtime.providers.redact import scrubbed_stream
+from forkwise.core.runtime.providers.sdk_provider import SdkProvider
 from forkwise.core.runtime.providers.steps import StepItem, StepResult, TextDelta, ToolCall
 
 NAME: Final = "gemini"
@@ -140,10 +140,12 @@ def tool_declarations(tools: Sequence[Mapping[str, Any]]) -> list[Json]:
     return [{"function_declarations": out}] if out else []
 
 
-class GeminiProvider:
+class GeminiProvider(SdkProvider):
     """One assistant step per call from the Gemini API. Serves any Gemini model name."""
 
     name = NAME
+    vendor = VENDOR
+    default_base_url = DEFAULT_BASE_URL
 
     def __init__(
         self,
@@ -156,33 +158,36 @@ class GeminiProvider:
         retry_delay: float = 1.0,
         key_note: str = "",
     ) -> None:
-        self._api_key = api_key or None
-        self.base_url = (base_url or "").strip().rstrip("/") or None
-        self.model = model
-        self.timeout = timeout
+        super().__init__(
+            api_key=api_key, base_url=base_url, model=model, timeout=timeout, key_note=key_note
+        )
         self.attempts = attempts
         self.retry_delay = retry_delay
-        self._key_note = key_note
 
-    def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
-        return f"GeminiProvider({self.base_url!r}, model={self.model!r}, api_key={key})"
-
-    def models(self) -> list[dict[str, Any]]:
-        return [{"provider": NAME, "model": None, "default": self.model or None}]
-
-    def _client(self) -> Any:
+    def _client(self, timeout: float | None = None) -> Any:
         from google import genai
         from google.genai import types
 
         options = types.HttpOptions(
             base_url=self.base_url,
-            timeout=int(self.timeout * 1000),
+            timeout=int((timeout or self.timeout) * 1000),
             retry_options=types.HttpRetryOptions(
                 attempts=self.attempts, initial_delay=self.retry_delay, max_delay=8.0
             ),
         )
         return genai.Client(api_key=self._api_key or "unused", http_options=options)
+
+    async def _close(self, client: Any) -> None:
+        await client.aio.aclose()
+
+    async def _list(self, client: Any) -> list[str]:
+        """Models that generate content, named as a request names them (no `models/`)."""
+        out: list[str] = []
+        async for model in await client.aio.models.list(config={"page_size": 1000}):
+            actions = model.supported_actions or ["generateContent"]
+            if "generateContent" in actions:
+                out.append(str(model.name or "").removeprefix("models/"))
+        return out
 
     def request(
         self,
@@ -203,17 +208,9 @@ class GeminiProvider:
             config["thinking_config"] = {"include_thoughts": True, "thinking_budget": budget}
         return {"model": choice.model or self.model, "contents": contents, "config": config}
 
-    def stream_step(
-        self,
-        transcript: Sequence[Mapping[str, Any]],
-        choice: ModelChoice,
-        tools: Sequence[Mapping[str, Any]],
-    ) -> AsyncGenerator[StepItem, None]:
-        # every error of this provider leaves through the one choke point
-        return scrubbed_stream(self._stream(transcript, choice, tools), self._api_key, self._plain)
-
     async def _stream(
         self,
+        client: Any,
         transcript: Sequence[Mapping[str, Any]],
         choice: ModelChoice,
         tools: Sequence[Mapping[str, Any]],
@@ -224,7 +221,6 @@ class GeminiProvider:
         # the SDK's own types, so that it writes every field as the API names it
         params["contents"] = [types.Content.model_validate(c) for c in params["contents"]]
         params["config"] = types.GenerateContentConfig.model_validate(params["config"])
-        client = self._client()
         texts: list[str] = []
         thoughts: list[str] = []
         signature: str | None = None
@@ -232,36 +228,33 @@ class GeminiProvider:
         usage: Any = None
         model_version = ""
         finished = False
-        try:
-            stream = await client.aio.models.generate_content_stream(**params)
-            async for chunk in stream:
-                if chunk.usage_metadata is not None:
-                    usage = chunk.usage_metadata
-                model_version = chunk.model_version or model_version
-                for candidate in chunk.candidates or ():
-                    if candidate.finish_reason is not None:
-                        finished = True
-                    content = candidate.content
-                    for part in (content.parts if content is not None else None) or ():
-                        if part.thought_signature and signature is None:
-                            # kept as base64 text, as the API sends it
-                            signature = base64.b64encode(part.thought_signature).decode()
-                        if part.function_call is not None:
-                            call = part.function_call
-                            calls.append(
-                                ToolCall(
-                                    id=call.id or f"call_{uuid.uuid4().hex[:12]}",
-                                    name=call.name or "",
-                                    args=dict(call.args or {}),
-                                )
+        stream = await client.aio.models.generate_content_stream(**params)
+        async for chunk in stream:
+            if chunk.usage_metadata is not None:
+                usage = chunk.usage_metadata
+            model_version = chunk.model_version or model_version
+            for candidate in chunk.candidates or ():
+                if candidate.finish_reason is not None:
+                    finished = True
+                content = candidate.content
+                for part in (content.parts if content is not None else None) or ():
+                    if part.thought_signature and signature is None:
+                        # kept as base64 text, as the API sends it
+                        signature = base64.b64encode(part.thought_signature).decode()
+                    if part.function_call is not None:
+                        call = part.function_call
+                        calls.append(
+                            ToolCall(
+                                id=call.id or f"call_{uuid.uuid4().hex[:12]}",
+                                name=call.name or "",
+                                args=dict(call.args or {}),
                             )
-                        elif part.text and part.thought:
-                            thoughts.append(part.text)
-                        elif part.text:
-                            texts.append(part.text)
-                            yield TextDelta(part.text)
-        finally:
-            await client.aio.aclose()
+                        )
+                    elif part.text and part.thought:
+                        thoughts.append(part.text)
+                    elif part.text:
+                        texts.append(part.text)
+                        yield TextDelta(part.text)
         if not finished:
             raise sdk_errors.incomplete(VENDOR, self._where())
         thinking: tuple[Json, ...] = ()
@@ -282,9 +275,6 @@ class GeminiProvider:
             thinking=thinking,
             usage=counted,
         )
-
-    def _where(self) -> str:
-        return self.base_url or DEFAULT_BASE_URL
 
     def _plain(self, exc: BaseException) -> BaseException:
         from google.genai import errors

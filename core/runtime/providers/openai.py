@@ -12,7 +12,7 @@ in (looked up by `settings`); it never appears in an error or a repr.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -22,7 +22,7 @@ from forkwise.core.errors import ProviderError
 from forkwise.core.log.usage import openai_tokens
 from forkwise.core.runtime.providers import openai_wire, sdk_errors
 from forkwise.core.runtime.providers.base import ModelChoice
-from forkwise.core.runtime.providers.redact import scrubbed_stream
+from forkwise.core.runtime.providers.sdk_provider import SdkProvider
 from forkwise.core.runtime.providers.steps import StepItem, StepResult, TextDelta, ToolCall
 
 NAME: Final = "openai"
@@ -32,7 +32,7 @@ DEFAULT_CONNECT_TIMEOUT: Final = 10.0
 APIS: Final = ("chat", "responses")
 
 
-class OpenAICompatibleProvider:
+class OpenAICompatibleProvider(SdkProvider):
     """One assistant step per call, streamed from an OpenAI or OpenAI-compatible endpoint.
 
     `timeout` bounds each wait for data, `connect_timeout` connecting; `max_retries` is
@@ -66,29 +66,20 @@ class OpenAICompatibleProvider:
             raise ProviderError("Provider timeouts must be positive numbers of seconds.")
         if api not in APIS:
             raise ProviderError(f"Unknown OpenAI API {api!r}; expected chat or responses.")
-        self.base_url = base
-        self.model = model
+        super().__init__(
+            api_key=api_key, base_url=base, model=model, timeout=timeout, key_note=key_note
+        )
         self.reasoning_effort = reasoning_effort or None
-        self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.api = api
         self.max_retries = max_retries
         self.vendor = vendor
-        self._api_key = api_key or None
-        self._key_note = key_note
         self._key_env = key_env
-
-    def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
-        return f"OpenAICompatibleProvider({self.base_url!r}, model={self.model!r}, api_key={key})"
-
-    @property
-    def has_api_key(self) -> bool:
-        return self._api_key is not None
+        self.default_base_url = base
 
     @property
     def url(self) -> str:
-        return f"{self.base_url}/{'chat/completions' if self.api == 'chat' else 'responses'}"
+        return f"{self._where()}/{'chat/completions' if self.api == 'chat' else 'responses'}"
 
     def default_choice(self) -> ModelChoice:
         return ModelChoice(NAME, self.model, self.reasoning_effort)
@@ -124,60 +115,55 @@ class OpenAICompatibleProvider:
             body["reasoning_effort"] = effort
         return body
 
-    def _client(self) -> Any:
+    def _client(self, timeout: float | None = None) -> Any:
         import openai
 
         return openai.AsyncOpenAI(
             # never None: the SDK would look in the environment itself; without a key a
             # placeholder it never sends (a local server needs none)
             api_key=self._api_key or "unused",
-            base_url=self.base_url,
-            timeout=openai.Timeout(self.timeout, connect=self.connect_timeout),
+            base_url=self._where(),
+            timeout=openai.Timeout(timeout or self.timeout, connect=self.connect_timeout),
             max_retries=self.max_retries,
         )
 
-    def stream_step(
-        self,
-        transcript: Sequence[Mapping[str, Any]],
-        choice: ModelChoice,
-        tools: Sequence[Mapping[str, Any]],
-    ) -> AsyncGenerator[StepItem, None]:
-        """Yield TextDelta items as content arrives, then exactly one StepResult."""
-        # every error of this provider leaves through the one choke point
-        return scrubbed_stream(self._stream(transcript, choice, tools), self._api_key, self._plain)
+    def _no_key_headers(self) -> dict[str, Any]:
+        """Without a key no Authorization header at all (not the placeholder)."""
+        if self._api_key:
+            return {}
+        import openai
+
+        return {"extra_headers": {"Authorization": openai.omit}}
+
+    async def _list(self, client: Any) -> list[str]:
+        page = await client.models.list(**self._no_key_headers())
+        return [model.id async for model in page]
 
     async def _stream(
         self,
+        client: Any,
         transcript: Sequence[Mapping[str, Any]],
         choice: ModelChoice,
         tools: Sequence[Mapping[str, Any]],
     ) -> AsyncIterator[StepItem]:
-        body = self.request_body(transcript, choice, tools)
-        if not self._api_key:
-            import openai
-
-            body["extra_headers"] = {"Authorization": openai.omit}
-        client = self._client()
+        body = {**self.request_body(transcript, choice, tools), **self._no_key_headers()}
         step = _StepBuilder(str(body["model"]))
-        try:
-            if self.api == "responses":
-                stream = await client.responses.create(**body)
-                async with stream:
-                    async for event in stream:
-                        delta = step.add_response_event(event)
-                        if delta:
-                            yield TextDelta(delta)
-            else:
-                stream = await client.chat.completions.create(**body)
-                async with stream:
-                    async for chunk in stream:
-                        delta = step.add_chunk(chunk)
-                        if delta:
-                            yield TextDelta(delta)
-        finally:
-            await client.close()
+        if self.api == "responses":
+            stream = await client.responses.create(**body)
+            async with stream:
+                async for event in stream:
+                    delta = step.add_response_event(event)
+                    if delta:
+                        yield TextDelta(delta)
+        else:
+            stream = await client.chat.completions.create(**body)
+            async with stream:
+                async for chunk in stream:
+                    delta = step.add_chunk(chunk)
+                    if delta:
+                        yield TextDelta(delta)
         if not step.finished:
-            raise sdk_errors.incomplete(self.vendor, self.base_url)
+            raise sdk_errors.incomplete(self.vendor, self._where())
         yield step.result()
 
     def _plain(self, exc: BaseException) -> BaseException:
@@ -197,19 +183,19 @@ class OpenAICompatibleProvider:
                     key_note=self._key_note,
                     kind=kind,
                     retries=self.max_retries,
-                    base_url=self.base_url,
+                    base_url=self._where(),
                 )
             )
         if isinstance(exc, openai.APITimeoutError):
             return self._named(
-                sdk_errors.connection_error(self.vendor, self.base_url, exc, timeout=self.timeout)
+                sdk_errors.connection_error(self.vendor, self._where(), exc, timeout=self.timeout)
             )
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc
             if "incomplete" in str(cause).lower() or "peer closed" in str(cause).lower():
-                return self._named(sdk_errors.cut_off(self.vendor, self.base_url, str(cause)))
+                return self._named(sdk_errors.cut_off(self.vendor, self._where(), str(cause)))
             return self._named(
-                sdk_errors.connection_error(self.vendor, self.base_url, cause)
+                sdk_errors.connection_error(self.vendor, self._where(), cause)
             )
         if isinstance(exc, openai.APIError):  # an error event inside the stream
             said, _ = sdk_errors.error_text({"error": getattr(exc, "body", None)}, exc.message)
@@ -222,9 +208,9 @@ class OpenAICompatibleProvider:
         if isinstance(exc, ProviderError):
             return self._named(exc)
         if isinstance(exc, ValueError) and type(exc).__name__ == "JSONDecodeError":
-            return self._named(sdk_errors.malformed(self.vendor, self.base_url, exc))
+            return self._named(sdk_errors.malformed(self.vendor, self._where(), exc))
         if type(exc).__module__.startswith(("httpx", "httpcore", "h11", "h2")):
-            return self._named(sdk_errors.cut_off(self.vendor, self.base_url, str(exc)))
+            return self._named(sdk_errors.cut_off(self.vendor, self._where(), str(exc)))
         return exc
 
     def _named(self, exc: ProviderError) -> ProviderError:
