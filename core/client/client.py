@@ -176,6 +176,27 @@ class Client:
         result: Json = await self.call("settings.save", {"values": values, "apiKey": api_key})
         return result
 
+    async def save_vendor(self, vendor: str, values: Json, api_key: str = "") -> Json:
+        """Save a vendor's `{"base_url", "model"}` (and a typed key, to the host's keyring)
+        and apply them; returns the vendor's new state (never the key)."""
+        result: Json = await self.call(
+            "settings.saveVendor", {"vendor": vendor, "values": values, "apiKey": api_key}
+        )
+        return result
+
+    async def clear_vendor_key(self, vendor: str) -> bool:
+        """Forget the key the host's keyring holds for the vendor's endpoint."""
+        return bool(await self.call("settings.clearKey", {"vendor": vendor}))
+
+    async def list_vendor_models(
+        self, vendor: str, base_url: str = "", api_key: str = ""
+    ) -> list[str]:
+        """The models the vendor's endpoint offers (its SDK's list-models call, made by
+        the host), at `base_url` with `api_key` when given, else the saved ones."""
+        params = {"vendor": vendor, "baseUrl": base_url, "apiKey": api_key}
+        result: list[str] = await self.call("settings.listModels", params)
+        return result
+
     async def list_sessions(self, usage: bool = False) -> list[Json]:
         """The session rows; with `usage`, each carries `usage.own` (its own tokens and
         cost, after its seed): the host reads the logs that changed since last asked."""

@@ -290,6 +290,15 @@ async def _save_settings(conn: RpcConnection, p: _Params) -> Any:
     return await conn.host.save_settings(values, p.opt("apiKey") or "", remote=conn.remote)
 
 
+async def _save_vendor(conn: RpcConnection, p: _Params) -> Any:
+    values = p.raw.get("values")
+    if not isinstance(values, dict):
+        raise InvalidParams("parameter 'values' must be an object", parameter="values")
+    return await conn.host.save_vendor(
+        p.req("vendor"), values, p.opt("apiKey") or "", remote=conn.remote
+    )
+
+
 async def _create(conn: RpcConnection, p: _Params) -> Any:
     title, cwd, workspace = p.opt("title"), p.opt("cwd"), p.opt("workspace")
     sid = p.opt("sessionId")
@@ -389,6 +398,11 @@ METHODS: dict[str, Handler] = {
     "host.reloadSettings": lambda c, p: c.host.reload_settings(),
     "settings.get": lambda c, p: c.host.settings(),
     "settings.save": _save_settings,
+    "settings.saveVendor": _save_vendor,
+    "settings.clearKey": lambda c, p: c.host.clear_vendor_key(p.req("vendor")),
+    "settings.listModels": lambda c, p: c.host.list_vendor_models(
+        p.req("vendor"), p.opt("baseUrl") or "", p.opt("apiKey") or "", remote=c.remote
+    ),
     "workspace.list": lambda c, p: c.host.list_workspaces(),
     "workspace.attach": lambda c, p: c.host.attach(p.req("workspace"), p.req("sessionId")),
 }

@@ -53,7 +53,12 @@ class SettingsVerbs:
     def _vendor_states(self) -> dict[str, Json]:
         """Each vendor as this host reaches it: where its key comes from ("env",
         "keyring" or None, and in words; never the key), its base URL, its default model."""
-        from forkwise.core.runtime.settings import VENDORS, load_vendor_settings, vendor_endpoint
+        from forkwise.core.runtime.settings import (
+            VENDORS,
+            VendorSettings,
+            load_vendor_settings,
+            vendor_endpoint,
+        )
 
         try:
             saved = load_vendor_settings()
@@ -66,8 +71,70 @@ class SettingsVerbs:
                 "key": found.lookup.source, "keyNote": found.lookup.note,
                 "baseUrl": found.base_url, "explicitUrl": found.explicit_url,
                 "model": found.model, "configured": found.configured,
+                # what Preferences saved (blank: the SDK's variable or the vendor's own)
+                "savedBaseUrl": (saved.get(name) or VendorSettings()).base_url,
             }
         return out
+
+    async def save_vendor(
+        self, name: str, values: Mapping[str, Any], api_key: str = "", *, remote: bool = False
+    ) -> Json:
+        """`settings.saveVendor`: a vendor's base URL, default model and (when one was
+        typed) key, applied at once; returns the vendor's new state (never the key). A
+        `remote` client does not move the endpoint of a vendor with a key."""
+        self._check_writable()
+        from forkwise.core.runtime import vendor_edit
+
+        base_url, model = str(values.get("base_url") or ""), str(values.get("model") or "")
+
+        def save() -> None:
+            if remote:
+                self._confine(name, base_url, "")
+            vendor_edit.save_vendor(name, base_url, model, api_key)
+
+        await asyncio.to_thread(save)
+        await self.reload_settings()
+        return (await asyncio.to_thread(self._vendor_states))[name]
+
+    async def clear_vendor_key(self, name: str) -> bool:
+        """`settings.clearKey`: forget the keyring's key of a vendor's endpoint (or the
+        compatible endpoint's); False when the keyring held none."""
+        self._check_writable()
+        from forkwise.core.runtime import vendor_edit
+
+        cleared = await asyncio.to_thread(vendor_edit.clear_key, name)
+        await self.reload_settings()
+        return cleared
+
+    async def list_vendor_models(
+        self, name: str, base_url: str = "", api_key: str = "", *, remote: bool = False
+    ) -> list[str]:
+        """`settings.listModels`: the models the vendor's endpoint offers, from its SDK's
+        list-models call (at `base_url` and with `api_key` when given, else the saved
+        ones). A failure is a ProviderError in plain words, the key redacted."""
+        from forkwise.core.runtime import vendor_edit
+
+        def build() -> Any:
+            if remote:
+                self._confine(name, base_url, api_key)
+            return vendor_edit.listing_provider(name, base_url, api_key)
+
+        provider = await asyncio.to_thread(build)
+        listed: list[str] = await provider.list_models()
+        return listed
+
+    @staticmethod
+    def _confine(name: str, base_url: str, api_key: str) -> None:
+        """A remote client may not send a stored key to an endpoint of its choosing."""
+        from forkwise.core.host.confinement import check_endpoint
+        from forkwise.core.runtime import vendor_edit
+
+        if api_key.strip() or not base_url.strip():
+            return
+        current = vendor_edit.endpoint_of(name)
+        check_endpoint(
+            {"base_url": current.base_url}, {"base_url": base_url}, current.lookup.key is not None
+        )
 
     async def save_settings(
         self, values: Mapping[str, Any], api_key: str = "", *, remote: bool = False

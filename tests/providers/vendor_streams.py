@@ -227,3 +227,28 @@ def _gemini(content: dict[str, Any], model: str) -> str:
 
 def gemini_error(code: int, status: str, message: str) -> bytes:
     return orjson.dumps({"error": {"code": code, "message": message, "status": status}})
+
+
+# --- model lists --------------------------------------------------------------------
+
+
+def claude_models(*ids: str) -> bytes:
+    """GET /v1/models as Anthropic answers it (one page)."""
+    data = [{"type": "model", "id": i, "display_name": i, "created_at": "2025-09-29T00:00:00Z"}
+            for i in ids]
+    return orjson.dumps({"data": data, "has_more": False,
+                         "first_id": ids[0] if ids else None, "last_id": ids[-1] if ids else None})
+
+
+def openai_models(*ids: str) -> bytes:
+    """GET /models as OpenAI (and compatible servers) answer it."""
+    data = [{"id": i, "object": "model", "created": 1764800000, "owned_by": "system"} for i in ids]
+    return orjson.dumps({"object": "list", "data": data})
+
+
+def gemini_models(*models: tuple[str, list[str]]) -> bytes:
+    """GET /v1beta/models as Gemini answers it: names with `models/`, and the methods each
+    supports (an embedding model does not generate content)."""
+    return orjson.dumps({"models": [
+        {"name": f"models/{name}", "displayName": name, "supportedGenerationMethods": methods}
+        for name, methods in models]})
