@@ -4,9 +4,10 @@
 A home holding Claude Code (with a rewind), Codex (with a fork), pi (with a branch),
 Gemini CLI and OpenCode (with a fork) sessions; the real app started on it brings them in
 as it does for a person. Saves costs-list.png (the list with its Cost column, an imported
-Claude Code branch open, its fork header's shared prefix), preferences-vendors.png (the
-vendors' states; a stand-in Anthropic key in the environment) and compare-costs.png (a
-main line and its branch, each one's own cost, the shared prefix once). Not a test.
+Claude Code branch open, its fork header's shared prefix) and compare-costs.png (a main
+line and its branch, each one's own cost, the shared prefix once). Not a test.
+preferences-vendors.png comes from tests/gui/test_vendor_editing.py with FORKWISE_SHOTS
+set (a stand-in Anthropic endpoint lists its models).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from screenshots import settle
 
 from forkwise.gui.app.app import open_client
 from forkwise.gui.app.features import FEATURES
-from forkwise.gui.features.preferences.settings_dialog import SettingsDialog
 from forkwise.gui.kernel.controller import Controller
 from forkwise.gui.kernel.notify import Notifier
 from forkwise.gui.shell.main_window import MainWindow
@@ -78,15 +78,6 @@ async def main(out: Path) -> None:
     window.select_session(branch)
     await settle(controller, 1.5)
     window.grab().save(str(out / "costs-list.png"))
-
-    window.action("actionPreferences").trigger()
-    await asyncio.sleep(1.0)
-    dialog = next(w for w in QApplication.topLevelWidgets()
-                  if isinstance(w, SettingsDialog) and w.isVisible())
-    dialog.resize(720, dialog.sizeHint().height())
-    await asyncio.sleep(0.3)
-    dialog.grab().save(str(out / "preferences-vendors.png"))
-    dialog.close()
 
     branches = window.features["branches"]
     branches.select_pair(main_line, branch)

@@ -4,13 +4,12 @@ format — with the key typed or stored; a failure reads as plain words without 
 
 from __future__ import annotations
 
-import sys
-import types
 from pathlib import Path
 
 import orjson
 import pytest
 from fake_endpoint import Request, Server
+from memory_keyring import MemoryKeyring, install
 from vendor_streams import claude_error, claude_models, gemini_models, openai_models
 
 from forkwise.core.client.client import Client
@@ -28,29 +27,10 @@ from forkwise.core.runtime.settings import (
 KEY = "sk-ant-listing-0123456789abcdef"
 
 
-class MemoryKeyring(types.ModuleType):
-    """The `keyring` API over a dict: the OS's secret service cannot run here."""
-
-    def __init__(self) -> None:
-        super().__init__("keyring")
-        self.entries: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, account: str) -> str | None:
-        return self.entries.get((service, account))
-
-    def set_password(self, service: str, account: str, secret: str) -> None:
-        self.entries[(service, account)] = secret
-
-    def delete_password(self, service: str, account: str) -> None:
-        del self.entries[(service, account)]
-
-
 @pytest.fixture
 def keyring(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> MemoryKeyring:
     monkeypatch.setenv(CONFIG_ENV, str(tmp_path / "config"))
-    fake = MemoryKeyring()
-    monkeypatch.setitem(sys.modules, "keyring", fake)
-    return fake
+    return install(monkeypatch)
 
 
 def sent_key(request: Request) -> str | None:

@@ -1,44 +1,37 @@
 """Preferences: which model answers new turns (offline by default, or an OpenAI-compatible
-endpoint). Opened with `open()`, never `exec()`; reads and writes happen off the GUI
-thread because the keyring may block."""
+endpoint) and each vendor's key, base URL and default model. Opened with `open()`, never
+`exec()`; reads, writes and model listings happen on the host, off the GUI thread, because
+the keyring may block and an endpoint may be slow."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
-    QGroupBox,
     QLabel,
-    QLineEdit,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from forkwise.gui.features.preferences.vendor_form import VendorForm
 from forkwise.gui.kernel.controller import Controller
 
 if TYPE_CHECKING:
     from forkwise.gui.shell.bench import Bench
 
 EFFORTS = ("", "low", "medium", "high")
-#: the vendors whose SDKs answer, as Preferences names them
-VENDOR_NAMES = {"anthropic": "Anthropic", "openai": "OpenAI / compatible", "gemini": "Gemini"}
-
-
-def vendor_line(state: dict[str, Any]) -> str:
-    """One vendor's state in words: its key's origin (never the key), base URL, model."""
-    key = {"env": "key set in the environment", "keyring": "key in the system keyring"}.get(
-        str(state.get("key")), "no key")
-    note = str(state.get("keyNote") or "")
-    if state.get("key") == "env" and note:
-        key = f"key set in the environment ({note})"
-    model = state.get("model") or "its session's model"
-    ready = "configured" if state.get("configured") else "not configured"
-    return f"{ready} · {key} · {state.get('baseUrl') or ''} · default model: {model}"
+#: the vendors whose SDKs answer, as Preferences names them (tab order)
+VENDOR_NAMES = {
+    "anthropic": "Claude",
+    "openai": "OpenAI",
+    "gemini": "Gemini",
+    "compatible": "Compatible endpoint",
+}
 
 
 class SettingsDialog(QDialog):
@@ -53,64 +46,59 @@ class SettingsDialog(QDialog):
         self.kind.setAccessibleName("Provider")
         self.kind.addItem("Offline demo model (built in, no network)", "offline")
         self.kind.addItem("OpenAI-compatible endpoint", "openai")
-        self.base_url = QLineEdit(self)
+        #: one page per vendor, the compatible endpoint last
+        self.forms: dict[str, VendorForm] = {}
+        self.tabs = QTabWidget(self)
+        self.tabs.setObjectName("vendorTabs")
+        for name, title in VENDOR_NAMES.items():
+            form = VendorForm(name, controller, self.tabs)
+            self.forms[name] = form
+            self.tabs.addTab(form, title)
+        #: each vendor's state line, by vendor (the compatible endpoint's is its key)
+        self.vendors = {name: form.state for name, form in self.forms.items()}
+        compatible = self.forms["compatible"]
+        self.base_url = compatible.base_url
         self.base_url.setObjectName("baseUrl")
-        self.base_url.setAccessibleName("Base URL")
-        self.base_url.setPlaceholderText("http://localhost:11434/v1 or https://api.example.com/v1")
-        self.model = QLineEdit(self)
+        self.model = compatible.model_text
         self.model.setObjectName("modelName")
-        self.model.setAccessibleName("Model")
-        self.model.setPlaceholderText("e.g. llama3.1 or gpt-4o-mini")
-        self.api_key = QLineEdit(self)
+        self.api_key = compatible.key
         self.api_key.setObjectName("apiKey")
-        self.api_key.setAccessibleName("API key")
-        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.api_key.setPlaceholderText("kept in the system keyring, never in a file")
         self.effort = QComboBox(self)
         self.effort.setObjectName("reasoningEffort")
         self.effort.setAccessibleName("Reasoning effort")
         for value in EFFORTS:
             self.effort.addItem(value or "default", value)
+        compatible.rows.addRow("&Reasoning effort:", self.effort)
         self.note = QLabel(self)
         self.note.setObjectName("settingsNote")
         self.note.setWordWrap(True)
-        form = QFormLayout()
-        form.addRow("&Provider:", self.kind)
-        form.addRow("&Base URL:", self.base_url)
-        form.addRow("&Model:", self.model)
-        form.addRow("API &key:", self.api_key)
-        form.addRow("&Reasoning effort:", self.effort)
+        offline = QLabel(
+            "The offline model is built in and always available (no key, no network). A "
+            "fork continues on its session's model when that vendor has a key.", self)
+        offline.setObjectName("vendorOffline")
+        offline.setWordWrap(True)
+        top = QFormLayout()
+        top.addRow("New sessions &use:", self.kind)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
-        #: each vendor's state as the host reaches it (filled by `_fill`)
-        self.vendors: dict[str, QLabel] = {}
-        vendors = QGroupBox("Vendors (keys from their SDK's variables or the keyring)", self)
-        vendors.setObjectName("vendorsBox")
-        vendor_form = QFormLayout(vendors)
-        for name, title in VENDOR_NAMES.items():
-            label = QLabel("…", vendors)
-            label.setObjectName(f"vendor{name.capitalize()}")
-            label.setWordWrap(True)
-            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            vendor_form.addRow(f"{title}:", label)
-            self.vendors[name] = label
-        offline = QLabel("built in, always available (no key, no network)", vendors)
-        offline.setObjectName("vendorOffline")
-        vendor_form.addRow("Offline:", offline)
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(vendors)
+        layout.addLayout(top)
+        layout.addWidget(self.tabs)
+        layout.addWidget(offline)
         layout.addWidget(self.note)
         layout.addWidget(self.buttons)
         self.kind.currentIndexChanged.connect(self._kind_changed)
         self._kind_changed()
+        self.setMinimumWidth(self.fontMetrics().averageCharWidth() * 90)
 
     def _kind_changed(self, *_args: Any) -> None:
         remote = self.kind.currentData() == "openai"
-        for widget in (self.base_url, self.model, self.api_key, self.effort):
+        compatible = self.forms["compatible"]
+        for widget in (compatible.base_url, compatible.model, compatible.key, self.effort,
+                       compatible.list_button):
             widget.setEnabled(remote)
         self.note.setText(
             "New turns are answered by an OpenAI-compatible endpoint."
@@ -127,17 +115,22 @@ class SettingsDialog(QDialog):
     def _fill(self, settings: dict[str, Any]) -> None:
         index = self.kind.findData(settings.get("kind"))
         self.kind.setCurrentIndex(max(index, 0))
-        self.base_url.setText(settings.get("base_url") or "")
-        self.model.setText(settings.get("model") or "")
         effort = settings.get("reasoning_effort") or ""
         self.effort.setCurrentIndex(max(self.effort.findData(effort), 0))
         for name, state in (settings.get("vendors") or {}).items():
-            label = self.vendors.get(name)
-            if label is not None:
-                label.setText(vendor_line(state))
-        self.api_key.clear()
-        if settings.get("key"):
-            self.api_key.setPlaceholderText(f"API key: {settings['key']}")
+            form = self.forms.get(name)
+            if form is not None:
+                saved = str(state.get("savedBaseUrl") or "")
+                form.fill(state, saved, str(state.get("model") or ""))
+        source = "keyring" if settings.get("key") == "from the system keyring" else (
+            "env" if str(settings.get("key") or "").startswith("from $") else None)
+        self.forms["compatible"].fill(
+            {"key": source, "keyNote": settings.get("key") or "",
+             "baseUrl": settings.get("base_url") or "", "model": settings.get("model") or "",
+             "configured": settings.get("kind") == "openai"},
+            settings.get("base_url") or "", settings.get("model") or "",
+        )
+        self._kind_changed()
 
     def values(self) -> dict[str, Any]:
         return {
@@ -148,10 +141,17 @@ class SettingsDialog(QDialog):
         }
 
     def save(self) -> None:
+        """Save each vendor that was changed, then the provider settings, on the host."""
         values, key = self.values(), self.api_key.text()
+        client = self.controller.client
+        vendors = [(name, form.values(), form.key.text().strip())
+                   for name, form in self.forms.items()
+                   if name != "compatible" and form.changed()]
 
         async def save_and_apply() -> Any:
-            return await self.controller.client.save_settings(values, key)
+            for name, fields, typed in vendors:
+                await client.save_vendor(name, fields, typed)
+            return await client.save_settings(values, key)
 
         def applied(choice: Any) -> None:
             self.controller.notifier.info(
