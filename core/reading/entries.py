@@ -12,7 +12,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from forkwise.core.log import costs
+from forkwise.core.log.usage import GEMINI_CLI, LEGACY_CLAUDE, OPENCODE, USAGE, Buckets, add_record
+
 Json = dict[str, Any]
+#: the events that count a turn's tokens (and messages with pi's usage on them)
+USAGE_RECORDS = frozenset({USAGE, LEGACY_CLAUDE, GEMINI_CLI, OPENCODE})
 
 USER, ASSISTANT, REASONING, TOOL, APPROVAL = "user", "assistant", "reasoning", "tool", "approval"
 TURN_END, FORK, MODEL = "turn", "fork", "model"
@@ -65,6 +70,9 @@ class TranscriptBuilder:
         self._approvals: dict[str, int] = {}  # approval id → entry index
         self._model: str | None = None  # the model last shown (only changes are shown)
         self._first_question: str | None = None  # the first user message's text
+        self._selected = ""  # the model last selected (a record that names none counts it)
+        self._spent: dict[str, Buckets] = {}  # turn → its usage records, by model and day
+        self._ends: dict[str, int] = {}  # turn → its TURN_END entry
 
     def feed(self, events: Iterable[Json]) -> tuple[int, set[int]]:
         """Fold `events` in; returns (first new entry index, indexes of changed entries)."""
@@ -113,7 +121,11 @@ class TranscriptBuilder:
                     changed.add(i)
             # why a turn failed (e.g. no provider for the session's model) is shown with it
             why = {"error": str(ev["error"])} if ev.get("error") else {}
-            self._add(Entry(TURN_END, seq, turn, info.status, ts, data=why))
+            self._ends[str(turn)] = self._add(Entry(TURN_END, seq, turn, info.status, ts,
+                                                    data=why))
+            self._priced(str(turn))
+        elif etype in USAGE_RECORDS:
+            self._spend(ev, changed)
         elif etype == "message":
             self._message(ev, seq, ts, turn)
         elif etype == "tool/result":
@@ -157,6 +169,7 @@ class TranscriptBuilder:
             data = {k: v for k, v in ev.items() if k not in ("seq", "type", "ts")}
             self._add(Entry(FORK, seq, None, "", ts, data=data))
         elif etype == "model/select":
+            self._selected = str(ev.get("model") or "")
             data = {k: v for k, v in ev.items() if k not in ("seq", "type", "ts")}
             text = str(ev.get("label") or f"{ev.get('model')} ({ev.get('provider')})")
             if text != self._model:  # a child repeats its source's model after the fork
@@ -167,7 +180,29 @@ class TranscriptBuilder:
         elif etype == "context/summary":
             self._add(Entry(SUMMARY, seq, None, str(ev.get("text", "")), ts))
 
+    def _spend(self, ev: Json, changed: set[int]) -> None:
+        """A usage record (or a message carrying pi's) counts for its turn; a turn already
+        ended has its footer priced again."""
+        turn = ev.get("turn")
+        if turn is None:
+            return
+        add_record(self._spent.setdefault(str(turn), {}), str(ev.get("type")), ev,
+                   str(ev.get("ts", "")), self._selected)
+        end = self._ends.get(str(turn))
+        if end is not None:
+            self._priced(str(turn))
+            changed.add(end)
+
+    def _priced(self, turn: str) -> None:
+        """The turn's tokens and cost on its TURN_END entry (`data["usage"]`, a usage part),
+        priced by model and day as the session's total is."""
+        spent, end = self._spent.get(turn), self._ends.get(turn)
+        if spent and end is not None:
+            self.entries[end].data["usage"] = costs.part(spent)
+
     def _message(self, ev: Json, seq: int, ts: str, turn: str | None) -> None:
+        if ev.get("role") == ASSISTANT and isinstance(ev.get("usage"), Mapping):
+            self._spend(ev, set())  # pi keeps a reply's usage on the message
         mid, role = str(ev.get("id")), str(ev.get("role"))
         info = self.turns.get(turn) if turn is not None else None
         opens = info is not None and info.first_message is None

@@ -29,6 +29,7 @@ from .entries import (
 )
 from .images import Image
 from .markup import PRE_STYLE, code_block, highlight, markdown
+from .usage_words import part_line
 
 ROW_STYLE = {
     REMOVED: "background-color:#ffebe9; color:#82071e;",
@@ -158,10 +159,12 @@ def entry_html(entry: Entry, card: Card | None = None, folds: bool = True) -> st
     if kind == TOOL and card is not None:
         return card_html(card, folds)
     if kind == TURN_END:
+        spent = entry.data.get("usage")
+        cost = part_line(spent) if spent else ""
         if entry.text == "completed":
-            return ""
+            return _note(cost, "turn-cost") if cost else ""
         why = f": {entry.data['error']}" if entry.data.get("error") else ""
-        return _note(f"Turn {entry.text}{why}")
+        return _note(f"Turn {entry.text}{why}" + (f" · {cost}" if cost else ""))
     if kind == FORK:
         source = entry.data.get("source") or entry.data.get("sourceSession") or "its source"
         return ('<hr class="fork" />\n' + _note(

@@ -101,7 +101,8 @@ class TranscriptDelegate(QStyledItemDelegate):
 
     def _key(self, entry: Entry, width: int) -> tuple[Any, ...]:
         return (width, entry.kind, len(entry.text), entry.expanded,
-                entry.data.get("result") is not None, entry.data.get("decision"))
+                entry.data.get("result") is not None, entry.data.get("decision"),
+                entry.data.get("usage"))
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         entry = index.data(ENTRY_ROLE)

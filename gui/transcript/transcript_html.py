@@ -31,6 +31,7 @@ from forkwise.core.reading.entries import (
 )
 from forkwise.core.reading.markup import markdown
 from forkwise.core.reading.render import card_html, text_html
+from forkwise.core.reading.usage_words import part_line
 from forkwise.gui.models.session_rows import format_when
 from forkwise.gui.models.transcript_model import plain_text
 
@@ -138,8 +139,10 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
     if kind == TURN_END:
         colour = {"completed": dim_colour(pal), "cancelled": "#b36b00", "failed": "#c0392b",
                   "interrupted": "#b36b00"}.get(entry.text, dim_colour(pal))
+        spent = entry.data.get("usage")  # the turn's tokens and cost, when recorded
+        cost = f" · {html.escape(part_line(spent))}" if spent else ""
         line = (f'<p align="center" style="color: {colour}"><small>— turn '
-                f'{html.escape(entry.text)} · {when} —</small></p>')
+                f'{html.escape(entry.text)} · {when}{cost} —</small></p>')
         error = entry.data.get("error")
         if not error:
             return line

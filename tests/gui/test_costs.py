@@ -222,3 +222,33 @@ def test_a_fork_of_a_session_whose_vendor_is_not_configured_says_which_model_ans
             assert MODEL in note.text()
 
     aloop(scenario())
+
+
+def test_each_turn_of_the_transcript_says_its_tokens_and_cost(aloop: Any, tmp_path: Path) -> None:
+    _, main, _, _ = imported_store(tmp_path)
+
+    async def scenario() -> None:
+        from forkwise.core.reading.entries import TURN_END
+        from forkwise.gui.transcript.transcript_html import entry_html
+
+        async with open_app(tmp_path, demo=False) as app:
+            await app.open(main)
+            ends = [e for e in app.entries if e.kind == TURN_END and e.data.get("usage")]
+            assert len(ends) >= 2, [e.kind for e in app.entries]
+            palette = app.window.transcript.palette()
+            for end in ends:
+                spent = end.data["usage"]
+                shown = entry_html(end, palette)
+                assert f"{spent['output']:,} out" in shown, shown
+                assert "$" in shown, shown
+            # the turns' costs add up to the session's, as `sessions usage` prices it
+            total = (await app.client.usage(main))["total"]
+            assert sum(e.data["usage"]["cost"] for e in ends) == pytest.approx(
+                total["cost"], abs=1e-6)
+            assert sum(e.data["usage"]["output"] for e in ends) == total["output"]
+            if SHOTS:
+                app.window.transcript.scrollToBottom()
+                await app.idle()
+                app.window.grab().save(str(Path(SHOTS) / "turn-costs.png"))
+
+    aloop(scenario())
