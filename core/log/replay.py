@@ -81,10 +81,17 @@ class Replay:
 
 #: images an import keeps beside the prompt they came with (Claude Code, pi, Codex)
 IMAGE_EVENTS = frozenset({"plugin/claude/image", "plugin/pi/image", "plugin/codex/image"})
+#: Codex's encrypted reasoning as its import keeps it: beside the reasoning message it
+#: came with (`id`, `encrypted_content`), or alone when it had no summary (`payload`, the
+#: item as Codex wrote it)
+CODEX_ENCRYPTED = "plugin/codex/encrypted_reasoning"
+CODEX_REASONING = "plugin/codex/reasoning"
 #: the event types the fold reads; the others are passed over (decoded only when their
 #: type is not known yet: see `catch_up`)
 FOLDED = frozenset(
     {
+        CODEX_ENCRYPTED,
+        CODEX_REASONING,
         MESSAGE,
         TOOL_RESULT,
         TURN_START,
@@ -136,6 +143,10 @@ class Replayer:
         self._turn_status: dict[str, str] = {}
         self._answered_calls: set[str] = set()
         self._turn_calls: list[tuple[str, int]] = []
+        #: OpenAI's encrypted reasoning waiting for the reply it preceded (`_held_reasoning`)
+        self._reasoning: list[dict[str, Any]] = []
+        #: the parts of the last message folded: encrypted reasoning reads its summary there
+        self._last: Sequence[Any] = ()
 
     def _say(self, entry: dict[str, Any], seq: int) -> None:
         self._transcript.append(entry)
@@ -201,6 +212,9 @@ class Replayer:
                     entry = {"role": fields["role"], "content": text}
                 if len(parts) > 1 and _signed(parts):
                     entry["parts"] = parts
+                if self._reasoning and fields["role"] == "assistant":
+                    self._held_reasoning(entry, parts)
+                self._last = parts
                 say(entry)
                 said(seq)
             elif etype == TOOL_RESULT:
@@ -230,8 +244,13 @@ class Replayer:
                 self._turn_calls.extend((str(c.get("id")), seq) for c in calls)
             if len(parts) > 1 and _signed(parts):
                 entry["parts"] = parts
+            if self._reasoning and fields["role"] == "assistant":
+                self._held_reasoning(entry, parts)
+            self._last = parts
             self._transcript.append(entry)
             self._transcript_seqs.append(seq)
+        elif etype in (CODEX_ENCRYPTED, CODEX_REASONING):
+            self._codex_reasoning(etype, fields)
         elif etype == TOOL_RESULT:
             self._answered_calls.add(fields["call"])
             self._say(_tool_entry(fields["call"], fields), seq)
@@ -259,6 +278,7 @@ class Replayer:
                         call_seq,
                     )
             self._turn_calls.clear()
+            self._reasoning.clear()  # reasoning no reply followed: nothing to go back with
             self._turn_status[fields["turn"]] = fields["status"]
             self._open_turn = None
             self._pending.clear()
@@ -285,6 +305,32 @@ class Replayer:
                 self._transcript = [summary, *(m for m, _ in kept)]
                 self._transcript_seqs = [0, *(q for _, q in kept)]
 
+    def _codex_reasoning(self, etype: str, fields: Mapping[str, Any]) -> None:
+        """Hold Codex's encrypted reasoning for the reply that follows it: OpenAI wants it
+        back, before that reply, when the conversation goes on (`openai_wire`)."""
+        if etype == CODEX_ENCRYPTED:
+            # written right after the reasoning message it came with (the summary)
+            encrypted, summary = fields.get("encrypted_content"), ""
+            said = [p for p in self._last if type(p) is dict]
+            if said and all(p.get("type") == "reasoning" for p in said):
+                summary = "".join(str(p.get("text", "")) for p in said)
+        else:
+            item = fields.get("payload")
+            if type(item) is not dict:
+                return
+            encrypted = item.get("encrypted_content")
+            summary = "\n\n".join(str(p.get("text", "")) for p in item.get("summary") or ()
+                                   if type(p) is dict)
+        if type(encrypted) is str and encrypted:
+            self._reasoning.append(
+                {"type": "reasoning", "text": summary, "encrypted": encrypted, "vendor": "openai"}
+            )
+
+    def _held_reasoning(self, entry: dict[str, Any], parts: Sequence[Any]) -> None:
+        """The held reasoning goes first among the parts of the reply it preceded."""
+        entry["parts"] = [*self._reasoning, *entry.get("parts", parts)]
+        self._reasoning = []
+
     @property
     def model(self) -> Mapping[str, Any] | None:
         """The fields of the latest model/select folded so far (`result().model`), without
@@ -299,7 +345,7 @@ class Replayer:
     def checkpoint(self) -> dict[str, Any] | None:
         """The fold's state as JSON, to `restore` it later without folding the log again;
         None while a turn is open (a checkpoint stands between turns)."""
-        if self._open_turn is not None or self._pending or self._turn_calls:
+        if self._open_turn is not None or self._pending or self._turn_calls or self._reasoning:
             return None
         return {
             "lastSeq": self.last_seq,
@@ -371,11 +417,14 @@ class Replayer:
 
 def _signed(parts: Sequence[Any]) -> bool:
     """Whether a message has parts a vendor wants back as they were: reasoning it signed
-    (Anthropic thinking: `signature`, or `redacted` data) or an image."""
+    (Anthropic thinking: `signature`, or `redacted` data; OpenAI's `encrypted`) or an
+    image."""
     for p in parts:
         if type(p) is dict:
             kind = p.get("type")
-            if (kind == "reasoning" and ("signature" in p or "redacted" in p)) or kind == "image":
+            if kind == "image" or (
+                kind == "reasoning" and ("signature" in p or "redacted" in p or "encrypted" in p)
+            ):
                 return True
     return False
 

@@ -41,7 +41,8 @@ if TYPE_CHECKING:  # imported when a session is first replayed: a listing replay
 
 log = logging.getLogger(__name__)
 
-VERSION = 1
+#: 2: transcripts keep OpenAI's encrypted reasoning (a version-1 checkpoint lacks it)
+VERSION = 2
 #: a shorter log folds in about the time its checkpoint would take to read and check
 MIN_EVENTS = 10_000
 #: a checkpoint is made again once this many events were appended after it

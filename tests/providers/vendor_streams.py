@@ -149,8 +149,11 @@ def responses_stream(
     model: str = "gpt-5-codex",
     usage: dict[str, Any] | None = None,
     complete: bool = True,
+    reasoning: tuple[str, str] | None = None,
 ) -> list[str]:
-    """A Responses API stream as OpenAI sends it (named events, each with its type)."""
+    """A Responses API stream as OpenAI sends it (named events, each with its type);
+    `reasoning` = (summary, encrypted content) comes first, as a reasoning item (what a
+    request that includes `reasoning.encrypted_content` gets)."""
     counts = usage or {
         "input_tokens": 900,
         "input_tokens_details": {"cached_tokens": 700},
@@ -162,6 +165,15 @@ def responses_stream(
     out = [named("response.created", {"type": "response.created", "sequence_number": 0,
                                       "response": {**base, "status": "in_progress", "output": []}})]
     n = 1
+    if reasoning is not None:
+        said, sealed = reasoning
+        item = {"type": "reasoning", "id": "rs_standin",
+                "summary": [{"type": "summary_text", "text": said}],
+                "encrypted_content": sealed}
+        out.append(named("response.output_item.done", {
+            "type": "response.output_item.done", "output_index": 0, "item": item,
+            "sequence_number": n}))
+        n += 1
     if text:
         for piece in (text[: len(text) // 2], text[len(text) // 2 :]):
             out.append(named("response.output_text.delta", {

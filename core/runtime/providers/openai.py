@@ -95,7 +95,15 @@ class OpenAICompatibleProvider(SdkProvider):
         model = choice.model or self.model
         if self.api == "responses":
             instructions, items = openai_wire.responses_input(transcript)
-            body: dict[str, Any] = {"model": model, "input": items, "stream": True}
+            body: dict[str, Any] = {
+                "model": model,
+                "input": items,
+                "stream": True,
+                # nothing kept on OpenAI's side: the reasoning comes back encrypted with
+                # each reply and is sent back with the history, as Codex does
+                "store": False,
+                "include": ["reasoning.encrypted_content"],
+            }
             if instructions:
                 body["instructions"] = instructions
             if tools:
@@ -237,6 +245,8 @@ class _StepBuilder:
         self.calls: dict[int, _CallParts] = {}
         self.finish_reason: str | None = None
         self.usage: dict[str, Any] | None = None
+        #: OpenAI's encrypted reasoning items, kept to be sent back with the history
+        self.thinking: list[dict[str, Any]] = []
 
     @property
     def finished(self) -> bool:
@@ -285,7 +295,12 @@ class _StepBuilder:
             self.reasoning.append(event.delta)
         elif kind == "response.output_item.done":
             item = event.item
-            if getattr(item, "type", "") == "function_call":
+            sealed = getattr(item, "encrypted_content", None)
+            if getattr(item, "type", "") == "reasoning" and sealed:
+                said = "".join(str(getattr(p, "text", "")) for p in item.summary or ())
+                self.thinking.append({"type": "reasoning", "text": said,
+                                      "encrypted": sealed, "vendor": NAME})
+            elif getattr(item, "type", "") == "function_call":
                 index = len(self.calls)
                 self._add_call_fragment(index, item.call_id, item.name, item.arguments)
         elif kind in ("response.completed", "response.incomplete"):
@@ -333,6 +348,7 @@ class _StepBuilder:
             text="".join(self.text),
             reasoning="".join(self.reasoning),
             tool_calls=calls,
+            thinking=tuple(self.thinking),
             usage=self.usage,
         )
 

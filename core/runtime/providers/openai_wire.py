@@ -4,8 +4,11 @@ input items (pure; the tests read them).
 The transcript is already chat-shaped (`forkwise.core.log.replay`); Chat Completions keeps
 role, content, tool calls and their ids, plus images as `image_url` parts. Responses takes
 items: messages with `input_text`/`output_text` parts, `function_call` and
-`function_call_output` items paired by call id. Reasoning made by another vendor (signed
-for it) is not sent.
+`function_call_output` items paired by call id. OpenAI's own encrypted reasoning (a
+Codex session's, or a reply this provider got) goes back as a `reasoning` item before the
+reply it preceded, with its summary and `encrypted_content` and without its id (requests
+are not stored, so the API could not find it by id); reasoning of another vendor (signed
+for it) and reasoning without its encrypted content are not sent, nor to Chat Completions.
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ def responses_input(transcript: Sequence[Mapping[str, Any]]) -> tuple[str, list[
             if parts:
                 items.append({"role": "user", "content": parts})
         elif role == "assistant":
+            items.extend(_reasoning_items(message))
             if text:
                 items.append(
                     {"role": "assistant", "content": [{"type": "output_text", "text": text}]}
@@ -109,3 +113,22 @@ def responses_input(transcript: Sequence[Mapping[str, Any]]) -> tuple[str, list[
                 }
             )
     return "\n\n".join(instructions), items
+
+
+def _reasoning_items(message: Mapping[str, Any]) -> list[Json]:
+    """The `reasoning` input items of OpenAI's encrypted reasoning in a reply's parts."""
+    out: list[Json] = []
+    for part in message.get("parts") or ():
+        if (
+            isinstance(part, Mapping)
+            and part.get("type") == "reasoning"
+            and part.get("vendor") == "openai"
+            and isinstance(part.get("encrypted"), str)
+            and part["encrypted"]
+        ):
+            said = str(part.get("text") or "")
+            summary = [{"type": "summary_text", "text": said}] if said else []
+            out.append(
+                {"type": "reasoning", "summary": summary, "encrypted_content": part["encrypted"]}
+            )
+    return out
