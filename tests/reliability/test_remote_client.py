@@ -205,6 +205,22 @@ def test_a_remote_client_moves_no_keyed_endpoint(remote: tuple[RawClient, Path])
     assert client.ok("settings.save", values=values)["model"] == "other"
 
 
+def test_a_remote_client_lists_no_models_with_the_hosts_key_elsewhere(
+    remote: tuple[RawClient, Path],
+) -> None:
+    """Listing a vendor's models at a URL of the client's choosing would send the host's
+    key there: refused, unless the client brings its own key."""
+    client, root = remote
+    saved = (root / "config" / "settings.json").read_bytes()
+    code = client.refused("settings.listModels", vendor="compatible",
+                          baseUrl="http://127.0.0.1:8/v1")
+    assert code == "remote-endpoint-refused"
+    code = client.refused("settings.listModels", vendor="compatible",
+                          baseUrl="http://127.0.0.1:8/v1", apiKey="sk-the-clients-own")
+    assert code == "provider-error"  # asked with its own key: nothing listens there
+    assert (root / "config" / "settings.json").read_bytes() == saved
+
+
 def test_the_cli_over_tcp_creates_where_the_host_says(
     remote: tuple[RawClient, Path], store: Path
 ) -> None:
