@@ -149,6 +149,9 @@ def test_a_failed_listing_says_why_and_the_model_can_be_typed(aloop: Any, tmp_pa
             assert claude.model.isEditable()
             if SHOTS:
                 dialog.grab().save(str(Path(SHOTS) / "preferences-listing-failed.png"))
+                dialog.tabs.setCurrentWidget(dialog.forms["compatible"])
+                dialog.grab().save(str(Path(SHOTS) / "preferences-compatible.png"))
+                dialog.tabs.setCurrentWidget(claude)
 
             gemini = dialog.forms["gemini"]
             gemini.base_url.setText(url)

@@ -75,7 +75,7 @@ class OpenAICompatibleProvider(SdkProvider):
         self.max_retries = max_retries
         self.vendor = vendor
         self._key_env = key_env
-        self.default_base_url = base
+        self.default_base_url = base  # always given here: `_where()` is this endpoint
 
     @property
     def url(self) -> str:

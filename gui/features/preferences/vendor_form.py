@@ -32,15 +32,17 @@ DEFAULT_URLS = {
 KEY_ORIGINS = {"env": "key set in the environment", "keyring": "key in the system keyring"}
 
 
-def vendor_line(state: dict[str, Any]) -> str:
-    """One vendor's state in words: its key's origin (never the key), base URL, model."""
+def vendor_line(state: dict[str, Any], compatible: bool = False) -> str:
+    """One vendor's state in words: its key's origin (never the key), base URL, model (a
+    vendor's default is the forked session's own; the compatible endpoint has none)."""
     key = KEY_ORIGINS.get(str(state.get("key")), "no key")
     note = str(state.get("keyNote") or "")
     if state.get("key") == "env" and note:
         key = f"key set in the environment ({note})"
-    model = state.get("model") or "its session's model"
+    model = state.get("model") or ("none set" if compatible else "its session's model")
     ready = "configured" if state.get("configured") else "not configured"
-    return f"{ready} · {key} · {state.get('baseUrl') or ''} · default model: {model}"
+    words = [ready, key, str(state.get("baseUrl") or ""), f"default model: {model}"]
+    return " · ".join(w for w in words if w)
 
 
 class VendorForm(QWidget):
@@ -110,7 +112,7 @@ class VendorForm(QWidget):
 
     def fill(self, state: dict[str, Any], base_url: str, model: str) -> None:
         """Show the host's state of this vendor; `base_url`/`model` are what was saved."""
-        self.state.setText(vendor_line(state))
+        self.state.setText(vendor_line(state, self.name == "compatible"))
         self.base_url.setText(base_url)
         self.model.setEditText(model)
         self.key.clear()
