@@ -124,6 +124,39 @@ async def test_reasoning_without_a_summary_goes_back_too(server: Server, tmp_pat
     assert after(items, at)["content"] == [{"type": "output_text", "text": "Hi."}]
 
 
+@pytest.mark.asyncio
+@pytest.mark.usefixtures("openai_env")
+async def test_reasoning_openai_cannot_verify_is_left_out_once_and_the_turn_answers(
+    server: Server, tmp_path: Path
+) -> None:
+    """Encrypted reasoning is bound to the organisation it was made for: a Codex session
+    signed in with ChatGPT, continued with an API key, gets it refused."""
+    store = tmp_path / "store"
+    path = codex_fixtures.basic().write(tmp_path / "codex")
+    child = await forked(path, f"codex-{codex_fixtures.thread_id(1)}", store)
+    refused = orjson.dumps({"error": {
+        "message": "The encrypted content for item rs_1 could not be verified.",
+        "type": "invalid_request_error", "param": None, "code": "invalid_encrypted_content"}})
+    server.sequence(server.respond(400, refused),
+                    server.stream(responses_stream(text="Run the tests."), done=False))
+    assert await prompt(store, child, "what now?") == "Run the tests."
+    first, second = (r.json()["input"] for r in server.requests)
+    assert [i["encrypted_content"] for i in first if i.get("type") == "reasoning"] == [
+        "gAAAA0001", "gAAAA0002"]
+    assert [i for i in second if i.get("type") == "reasoning"] == []
+    assert second == [i for i in first if i.get("type") != "reasoning"]
+
+    # any other refusal is the turn's failure, said in plain words, and not tried again
+    server.sequence(server.respond(400, orjson.dumps({"error": {
+        "message": "Unsupported parameter: 'temperature'.", "type": "invalid_request_error",
+        "param": "temperature", "code": "unsupported_parameter"}})))
+    code, _, err = await asyncio.to_thread(
+        run, "sessions", "prompt", child, "and then?", "--store", str(store))
+    assert code != 0
+    assert "Unsupported parameter" in err, err
+    assert len(server.requests) == 3
+
+
 def test_chat_completions_and_claude_never_get_openais_reasoning() -> None:
     events = [
         Event(1, "turn/start", "2025-09-01T10:00:00Z", {"turn": "t1"}),

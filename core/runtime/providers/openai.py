@@ -157,7 +157,7 @@ class OpenAICompatibleProvider(SdkProvider):
         body = {**self.request_body(transcript, choice, tools), **self._no_key_headers()}
         step = _StepBuilder(str(body["model"]))
         if self.api == "responses":
-            stream = await client.responses.create(**body)
+            stream = await self._respond(client, body)
             async with stream:
                 async for event in stream:
                     delta = step.add_response_event(event)
@@ -173,6 +173,22 @@ class OpenAICompatibleProvider(SdkProvider):
         if not step.finished:
             raise sdk_errors.incomplete(self.vendor, self._where())
         yield step.result()
+
+    async def _respond(self, client: Any, body: dict[str, Any]) -> Any:
+        """`responses.create`; when OpenAI cannot verify the encrypted reasoning sent back
+        (made for another organisation: a Codex session signed in with ChatGPT, continued
+        with an API key), once more without it — the conversation goes on without the
+        earlier reasoning rather than not at all."""
+        import openai
+
+        try:
+            return await client.responses.create(**body)
+        except openai.BadRequestError as exc:
+            kept = [i for i in body["input"] if i.get("type") != "reasoning"]
+            said = f"{getattr(exc, 'code', '')} {exc.message}".lower()
+            if len(kept) == len(body["input"]) or "encrypted" not in said:
+                raise
+        return await client.responses.create(**{**body, "input": kept})
 
     def _plain(self, exc: BaseException) -> BaseException:
         """The SDK's exception as a ProviderError in plain words (others pass as they are)."""
