@@ -21,6 +21,7 @@ from forkwise.gui.domain.siblings import position, step
 from forkwise.gui.models.session_costs import shared_text
 from forkwise.gui.models.session_rows import ID_ROLE
 from forkwise.gui.shell.bench import ActionSpec, Bench, MenuId, Place
+from forkwise.gui.transcript.row_links import RowLinks
 
 # The dialogs' and selection's classes are imported where used: importing a PySide class
 # creates it and its enums (QMessageBox, QInputDialog: ~1.5 ms before the first frame).
@@ -98,7 +99,6 @@ class BranchActions(QObject):
         t.retryRequested.connect(c.retry)
         t.siblingStep.connect(self.step_sibling)
         t.compareRequested.connect(self.compare_with_source)
-        t.anchor_text = self.anchor_text
         c.transcript.rowsInserted.connect(self._rows_arrived)
         self.update()
 
@@ -352,6 +352,7 @@ def install(bench: Bench) -> BranchActions:
     branches = BranchActions(bench)
     branches.wire()
     bench.on_transcript(branches.wire_transcript)
+    bench.link_rows(RowLinks(anchor_text=branches.anchor_text))
     bench.add_title_note(branches.title_note)
     from forkwise.gui.features.branches.answering_model import install_answer_line
 
