@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from forkwise.core.reading.entry_fields import EntryFields
+
 Json = dict[str, Any]
 
 USER, ASSISTANT, REASONING, TOOL, APPROVAL = "user", "assistant", "reasoning", "tool", "approval"
@@ -29,7 +31,7 @@ def result_failed(result: Mapping[str, Any]) -> bool:
 
 
 @dataclass
-class Entry:
+class Entry(EntryFields):
     kind: str
     seq: int  # the event that created this entry (-1 for the streaming row)
     turn: str | None = None

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QListView, QWidget
 
-from forkwise.core.reading.entries import APPROVAL, ASSISTANT, FORK, TOOL, USER, Entry
+from forkwise.core.reading.entries import ASSISTANT, FORK, TOOL, USER, Entry
 from forkwise.gui.models.transcript_model import ENTRY_ROLE, TranscriptModel
 from forkwise.gui.transcript.approval_box import ApprovalBox
 from forkwise.gui.transcript.fork_header import ForkHeader, fork_point
@@ -57,7 +57,7 @@ class RowWidgetsMixin(_Base):
             return
         current = self.indexWidget(index)
         forks: list[str] = []
-        if entry.kind == APPROVAL and entry.data.get("decision") is None:
+        if entry.waiting:
             if current is None:
                 self._set_widget(index, self._approval_widget(entry))
         elif entry.kind == FORK:
@@ -108,30 +108,31 @@ class RowWidgetsMixin(_Base):
             self._sync_widget(row)
 
     def _approval_widget(self, entry: Entry) -> QWidget:
-        box = ApprovalBox(str(entry.data.get("tool")), json_text(entry.data.get("args") or {}),
-                          str(entry.data.get("approval")), (MARGIN_X + PAD, PAD - 2),
+        box = ApprovalBox(entry.approval_tool, json_text(entry.args or {}),
+                          entry.approval_id, (MARGIN_X + PAD, PAD - 2),
                           self.viewport())
         box.decided.connect(self.approvalDecided)
         return box
 
     def _fork_widget(self, entry: Entry, row: int) -> QWidget:
-        source = str(entry.data.get("source"))
+        fork = entry.fork
+        source = fork.source
         point = fork_point(entry, self._message_text, self._message_above(row))
         header = ForkHeader(source, self.title_of(source), point,
                             self.viewport(), margins=(MARGIN_X + PAD, PAD - 2),
-                            subagent=entry.data.get("relation") == "subagent",
-                            continued=entry.data.get("relation") == "continued")
-        anchor, boundary = entry.data.get("anchorMessage"), entry.data.get("boundary")
-        if (entry.data.get("includeMessage") is False and anchor and not header.gone
-                and isinstance(boundary, int) and self.row_links.anchor_text is not None
-                and not self._message_text(str(anchor))):
+                            subagent=fork.relation == "subagent",
+                            continued=fork.relation == "continued")
+        anchor, boundary = fork.anchor_message, fork.boundary
+        if (fork.before and anchor and not header.gone
+                and boundary is not None and self.row_links.anchor_text is not None
+                and not self._message_text(anchor)):
             def landed(text: str) -> None:
                 if text and self.fork_header() is header:  # still the one shown
                     header.set_point(fork_point(entry, lambda _m: text))
                     index = self.indexAt(header.geometry().center())
                     if index.isValid():
                         self.delegate.sizeHintChanged.emit(index)
-            self.row_links.anchor_text(source, boundary, str(anchor), landed)
+            self.row_links.anchor_text(source, boundary, anchor, landed)
         header.sourceRequested.connect(self.sourceRequested)
         header.stepRequested.connect(self.siblingStep)
         header.compareRequested.connect(self.compareRequested)

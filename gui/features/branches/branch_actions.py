@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QAction
 
+from forkwise.core.client.reports import usage_report
 from forkwise.core.reading.entries import FORK
 from forkwise.gui.domain.siblings import position, step
 from forkwise.gui.models.session_costs import shared_text
@@ -184,7 +185,7 @@ class BranchActions(QObject):
         c = self.window.controller
 
         def landed(report: Json) -> None:
-            self._shared[sid] = shared_text(report.get("shared"))
+            self._shared[sid] = shared_text(usage_report(report)["shared"])
             if c.current == sid:
                 self.update()
 
