@@ -1,9 +1,13 @@
-"""A session's usage as the client hands it out (`usage`, and `usage.own` of the rows that
-`list_sessions(usage=True)` lists): one typed definition for every front end.
+"""Reports as the client hands them out, one typed definition for every front end: a
+session's usage (`usage`, and `usage.own` of the rows `list_sessions(usage=True)` lists)
+and what an import did (`import_files`, and the files and lines the first look of
+`watch_sources` could not read).
 
-The host builds each part with `core.log.costs.part`; `usage_part` and `usage_report` make
-complete typed values from what arrived (a key missing takes its default: 0 tokens, no
-cost), so a front end reads fields, never `.get("…")` with a fallback of its own.
+The host builds a usage part with `core.log.costs.part` and an import report with
+`core.host.importing.ImportReport`; `usage_part`, `usage_report`, `import_report` and
+`import_problems` make complete typed values of what arrived (a key missing takes its
+default: 0 tokens, no cost, nothing imported), so a front end reads fields, never
+`.get("…")` with a fallback of its own.
 """
 
 from __future__ import annotations
@@ -71,4 +75,85 @@ def usage_report(data: Mapping[str, Any]) -> UsageReport:
         total=usage_part(data.get("total")),
         byModel={str(m): usage_part(p) for m, p in models.items()}
         if isinstance(models, Mapping) else {},
+    )  # fmt: skip
+
+
+class ErrorInfo(TypedDict):
+    """A `ForkwiseError` as it crossed: its stable code and its words."""
+
+    code: str
+    message: str
+
+
+class FailedFile(TypedDict):
+    """A file that could not be imported (its sessions are not in the store)."""
+
+    path: str
+    #: the line that stopped it, if one did
+    line: int | None
+    error: ErrorInfo
+
+
+class KeptLine(TypedDict):
+    """A line of a file read that was kept unread (the session is imported without it)."""
+
+    path: str
+    line: int
+    code: str
+    message: str
+
+
+class ImportProblems(TypedDict):
+    failed: list[FailedFile]
+    warnings: list[KeptLine]
+
+
+class ImportReport(ImportProblems):
+    """`import_files`: the sessions imported, brought up to date or already the same,
+    and the events made for what has no Forkwise equivalent, by kind."""
+
+    imported: list[str]
+    updated: list[str]
+    unchanged: list[str]
+    unmapped: dict[str, int]
+
+
+def _failed_file(data: Mapping[str, Any]) -> FailedFile:
+    error = data.get("error")
+    said: Mapping[str, Any] = error if isinstance(error, Mapping) else {}
+    line = data.get("line")
+    return FailedFile(path=str(data.get("path", "")), line=line if isinstance(line, int) else None,
+                      error=ErrorInfo(code=str(said.get("code", "")),
+                                      message=str(said.get("message", ""))))
+
+
+def _kept_line(data: Mapping[str, Any]) -> KeptLine:
+    return KeptLine(path=str(data.get("path", "")), line=_count(data.get("line")),
+                    code=str(data.get("code", "")), message=str(data.get("message", "")))
+
+
+def _maps(value: object) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def import_problems(data: Mapping[str, Any]) -> ImportProblems:
+    """The `failed` and `warnings` of an import or of a watch's first look."""
+    return ImportProblems(failed=[_failed_file(f) for f in _maps(data.get("failed"))],
+                          warnings=[_kept_line(w) for w in _maps(data.get("warnings"))])
+
+
+def import_report(data: Mapping[str, Any]) -> ImportReport:
+    """`import_files`' answer as sent, complete."""
+    problems = import_problems(data)
+    unmapped = data.get("unmapped")
+
+    def ids(key: str) -> list[str]:
+        value = data.get(key)
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    return ImportReport(
+        imported=ids("imported"), updated=ids("updated"), unchanged=ids("unchanged"),
+        failed=problems["failed"], warnings=problems["warnings"],
+        unmapped={str(k): _count(n) for k, n in unmapped.items()}
+        if isinstance(unmapped, Mapping) else {},
     )  # fmt: skip

@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QAction
 
 from forkwise.core.client.reports import usage_report
+from forkwise.core.client.session_info import source_state
 from forkwise.core.reading.entries import FORK
 from forkwise.gui.domain.siblings import position, step
 from forkwise.gui.models.session_costs import shared_text
@@ -196,8 +197,8 @@ class BranchActions(QObject):
         c = self.window.controller
 
         def landed(info: Json) -> None:
-            source = info.get("source") or {}
-            self._source_changed[sid] = source.get("changed") is True
+            source = source_state(info)
+            self._source_changed[sid] = source is not None and source["changed"] is True
             if c.current == sid:
                 self.update()
                 self.window.refresh_title()  # the session header says it too
