@@ -18,16 +18,22 @@ TIMEOUT = 15.0
 STEP = 0.01
 
 
+def _asked(predicate: Callable[[], T], deadline: float, timeout: float, what: str) -> T | None:
+    """`predicate()` if true; None to ask again; fails once `deadline` has passed."""
+    value = predicate()
+    if value:
+        return value
+    if time.monotonic() > deadline:
+        raise AssertionError(f"timed out after {timeout} s waiting for {what or predicate}")
+    return None
+
+
 async def until(predicate: Callable[[], T], timeout: float = TIMEOUT, what: str = "") -> T:
     """The first true value of `predicate()`, asked again every `STEP` seconds."""
     deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what or predicate}")
+    while (value := _asked(predicate, deadline, timeout, what)) is None:
         await asyncio.sleep(STEP)
+    return value
 
 
 def first(items: Iterable[T], test: Callable[[T], Any]) -> T | None:
@@ -44,10 +50,6 @@ async def note_until(notes: list[dict[str, Any]], test: Callable[[dict[str, Any]
 def wait_until(predicate: Callable[[], T], timeout: float = TIMEOUT, what: str = "") -> T:
     """`until` for a test with no loop running (what it waits for runs on threads)."""
     deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what or predicate}")
+    while (value := _asked(predicate, deadline, timeout, what)) is None:
         time.sleep(STEP)
+    return value
