@@ -134,10 +134,24 @@ class StoreWorkers:
         self._deadline: asyncio.TimerHandle | None = None
         #: the thread the loop runs on
         self._loop_thread: int | None = None
+        #: times a worker thread woke the loop to deliver results (under the mail lock)
+        self._wakeups = 0
 
     @property
     def failures(self) -> int:
         return self._failures
+
+    @property
+    def wakeups(self) -> int:
+        """How often a worker thread woke the loop to deliver what it posted: once for a
+        batch of work that was in flight together."""
+        return self._wakeups
+
+    @property
+    def held(self) -> int:
+        """Results and notifications posted and not delivered yet."""
+        with self._mail_lock:
+            return len(self._mail)
 
     @property
     def sessions_in_flight(self) -> int:
@@ -187,6 +201,7 @@ class StoreWorkers:
             if self._waking is loop or self._in_flight:
                 return  # a delivery is scheduled, or comes with the last work in flight
             self._waking = loop
+            self._wakeups += 1
         loop.call_soon_threadsafe(self._deliver_mail)
 
     def _deliver_mail(self) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from forkwise.core.log import costs
 from forkwise.core.log.usage import GEMINI_CLI, LEGACY_CLAUDE, OPENCODE, USAGE, Buckets, add_record
+from forkwise.core.reading.entry_fields import EntryFields
 
 Json = dict[str, Any]
 #: the events that count a turn's tokens (and messages with pi's usage on them)
@@ -34,7 +35,7 @@ def result_failed(result: Mapping[str, Any]) -> bool:
 
 
 @dataclass
-class Entry:
+class Entry(EntryFields):
     kind: str
     seq: int  # the event that created this entry (-1 for the streaming row)
     turn: str | None = None

@@ -159,7 +159,7 @@ def entry_html(entry: Entry, card: Card | None = None, folds: bool = True) -> st
     if kind == TOOL and card is not None:
         return card_html(card, folds)
     if kind == TURN_END:
-        spent = entry.data.get("usage")
+        spent = entry.turn_usage
         cost = part_line(spent) if spent else ""
         if entry.text == "completed":
             return _note(cost, "turn-cost") if cost else ""

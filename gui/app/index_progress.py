@@ -15,7 +15,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QProgressDialog
 
-from forkwise.core.client.api import STORE_INDEXING
+from forkwise.core.client.api import STORE_INDEXING, Notification
 
 SHOW_AFTER_MS = 400
 
@@ -32,10 +32,10 @@ async def build_index(client: Any, seen: Callable[[int, int], None] | None = Non
     dialog.setMinimumDuration(SHOW_AFTER_MS)
     dialog.setWindowModality(Qt.WindowModality.NonModal)
 
-    def update(note: dict[str, Any]) -> None:
-        if note.get("kind") != STORE_INDEXING:
+    def update(note: Notification) -> None:
+        if note["kind"] != STORE_INDEXING:
             return
-        done, total = int(note["done"]), int(note["total"])
+        done, total = note["done"], note["total"]
         dialog.setMaximum(total)
         dialog.setValue(done)
         dialog.setLabelText(f"Indexing the sessions in this store… {done:,} of {total:,}")

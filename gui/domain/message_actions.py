@@ -130,10 +130,11 @@ def message_actions(
 
 def copy_text(entry: Entry) -> str:
     if entry.kind == TOOL:
-        result = entry.data.get("result")
-        return f"{entry.data.get('name')}({entry.data.get('args')})" + (
+        result = entry.result
+        return f"{entry.tool_name}({entry.args})" + (
             f"\n{result}" if result is not None else ""
         )
     if entry.kind == FORK:
-        return f"Forked from {entry.data.get('source')} at event {entry.data.get('boundary')}"
+        fork = entry.fork
+        return f"Forked from {fork.source} at event {fork.boundary}"
     return entry.text

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
+from forkwise.core.client.rows import session_row
 from forkwise.core.errors import HostUnavailable, WorkspaceAttachFailed
 from forkwise.core.reading.entries import TURN_END
 from forkwise.gui.kernel.notify import Notifier
@@ -169,16 +170,17 @@ class Controller(QObject):
                 self.transcript.end_stream(str(note["sessionId"]))
             self.runningChanged.emit(running or self.transcript.running)
 
-    def apply_row(self, row: Json) -> None:
+    def apply_row(self, data: Json) -> None:
         """The one way a session's row reaches the tree: a catalogue notification and an
         op's result (a rename, a restore, a new fork) both come here; the host's
         notification of the same row does nothing more (`upsert` of an unchanged row)."""
-        before = self.tree.summary(str(row["id"]))
+        row = session_row(data)
+        before = self.tree.summary(row["id"])
         self.tree.upsert(row)
         self.usage.changed(before, row)
         if row["id"] == self.current:
-            self.transcript.summary = dict(row)
-        self.sessionChanged.emit(str(row["id"]))
+            self.transcript.summary = session_row(dict(row))
+        self.sessionChanged.emit(row["id"])
 
     def apply_removed(self, session_id: str) -> None:
         """The one way a session leaves the tree (deleted here, or the host said so)."""

@@ -8,8 +8,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from forkwise.core.client.reports import RowUsage, usage_report
+
 if TYPE_CHECKING:
     from forkwise.core.client.api import ClientAPI
+    from forkwise.core.client.rows import SessionRow
     from forkwise.gui.kernel.ops import OpRunner
     from forkwise.gui.models.session_model import SessionTreeModel
 
@@ -35,28 +38,28 @@ class UsageRefresh:
     def _listed(self, rows: list[Json]) -> None:
         self.tree.set_usage({row["id"]: row["usage"] for row in rows if "usage" in row})
 
-    def changed(self, before: Any, row: Json) -> None:
+    def changed(self, before: SessionRow | None, row: SessionRow) -> None:
         """`row` replaced `before` (None: a new row): its usage is asked again once it
         rests with other events than before."""
-        if self.client is None or row.get("running") or "usage" in row:
+        if self.client is None or row["running"] or "usage" in row:
             return
         if before is not None and before["events"] == row["events"]:
             return
-        sid = str(row["id"])
+        sid = row["id"]
         if sid in self._asking:
             return
         self._asking.add(sid)
         self.ops.run(self._own(sid), self._got, self._failed)
 
-    async def _own(self, sid: str) -> tuple[str, Json]:
+    async def _own(self, sid: str) -> tuple[str, RowUsage]:
         assert self.client is not None
         try:
-            report = await self.client.usage(sid)
+            report = usage_report(await self.client.usage(sid))
         finally:
             self._asking.discard(sid)
-        return sid, {"own": report["own"]}
+        return sid, RowUsage(own=report["own"])
 
-    def _got(self, found: tuple[str, Json]) -> None:
+    def _got(self, found: tuple[str, RowUsage]) -> None:
         sid, usage = found
         self.tree.set_usage({sid: usage})
 

@@ -17,6 +17,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
+from forkwise.core.client.rows import SessionRow
 from forkwise.gui.models.session_rows import ID_ROLE, SUMMARY_ROLE, TITLE, home_short
 
 Index = QModelIndex | QPersistentModelIndex
@@ -34,10 +35,10 @@ def split_folder(text: str) -> tuple[str | None, str]:
     return folder.strip().casefold(), " ".join(rest.split()).casefold()
 
 
-def folder_matches(summary: object, folder: str) -> bool:
+def folder_matches(summary: SessionRow | None, folder: str) -> bool:
     """Whether a row's working folder, as the Folder column writes it (home as ~) or in
     full, holds `folder`."""
-    cwd = str(summary.get("cwd") or "") if isinstance(summary, dict) else ""
+    cwd = (summary["cwd"] or "") if summary is not None else ""
     return folder in home_short(cwd).casefold() or folder in cwd.casefold()
 
 

@@ -136,14 +136,16 @@ class SessionTreeModel(SessionLineage):
     def set_usage(self, parts: Mapping[str, Mapping[str, Any]]) -> None:
         """Each session's `usage` ({"own": …}, as the host lists it) into its row: the Cost
         column and the tooltips (a lineage's total is its root's) show it."""
+        from forkwise.core.client.reports import row_usage
         from forkwise.core.client.rows import session_row
 
         changed: list[Node] = []
         for sid, usage in parts.items():
             summary = self._summaries.get(sid)
-            if summary is None or summary.get("usage") == usage:
+            if summary is None or ("usage" in summary and summary["usage"] == usage):
                 continue
-            shown = token_count(own_part(summary)) or token_count(own_part(usage))
+            given = row_usage(usage)
+            shown = token_count(own_part(summary)) or token_count(given and given["own"])
             self._summaries[sid] = session_row({**summary, "usage": dict(usage)})
             if shown:  # (no tokens before or now: the row shows the same, nothing to paint)
                 changed.append(self._nodes[sid])

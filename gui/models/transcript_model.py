@@ -31,6 +31,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
+from forkwise.core.client.rows import SessionRow, session_row
 from forkwise.core.reading.entries import (
     APPROVAL,
     ASSISTANT,
@@ -89,7 +90,8 @@ class TranscriptModel(QAbstractListModel):
         self.first_page = min(first_page, page_size)
         self._asked = 0  # events the page in flight was asked for
         self.session_id: str | None = None
-        self.summary: Json = {}
+        #: the opened session's row (None: no session is open)
+        self.summary: SessionRow | None = None
         self.builder = TranscriptBuilder()
         self.events: list[Json] = []
         self.at_end = True
@@ -115,7 +117,8 @@ class TranscriptModel(QAbstractListModel):
         had_earlier = self.base > 0
         self.beginResetModel()
         self.session_id = session_id
-        self.summary = dict(summary or {})
+        self.summary = (session_row({**(summary or {}), "id": session_id})
+                        if session_id is not None else None)
         self.builder = self._new_builder(0)
         self.events = []
         self._shown = 0
@@ -133,8 +136,9 @@ class TranscriptModel(QAbstractListModel):
             self.earlierChanged.emit(False)
 
     def _new_builder(self, base: int) -> TranscriptBuilder:
+        row = self.summary
         builder = TranscriptBuilder(
-            self.summary.get("parentSession"), int(self.summary.get("seedLength") or 0)
+            row["parentSession"] if row else None, (row["seedLength"] or 0) if row else 0
         )
         builder.last_seq = base  # events up to base are not folded in
         return builder
@@ -156,14 +160,13 @@ class TranscriptModel(QAbstractListModel):
         if not self.canFetchMore(parent) or self.session_id is None:
             return
         self.fetching = True
-        total = self.summary.get("events")
+        total = self.summary["events"] if self.summary else 0
         if self._target is not None and not self.events and not self.loaded_seq:
             # the page around the target: half a page of what leads to it (its turn's
             # start, unless that turn is longer than half a page)
             self.builder.last_seq = max(0, self._target - self.page_size // 2)
             self._asked = self.page_size
-        elif self._from_end and not self.loaded_seq and isinstance(total, int) \
-                and total > self.page_size:
+        elif self._from_end and not self.loaded_seq and total > self.page_size:
             self.builder.last_seq = total - self.page_size  # the last page first
             self._asked = self.page_size + 1  # one more: fewer back says it is the end
         else:
@@ -427,14 +430,13 @@ def plain_text(entry: Entry) -> str:
     """The entry as one line of plain text (display role, copying, accessibility)."""
     kind = entry.kind
     if kind == TURN_END:
-        error = entry.data.get("error")
+        error = entry.turn_error
         return f"Turn {entry.text}: {error}" if error else f"Turn {entry.text}"
     if kind == APPROVAL:
-        decision = entry.data.get("decision")
-        tool = entry.data.get("tool")
-        return f"Approval for {tool}: {decision or 'waiting for you'}"
+        return f"Approval for {entry.approval_tool}: {entry.decision or 'waiting for you'}"
     if kind == FORK:
-        return f"Forked from {entry.data.get('source')} at event {entry.data.get('boundary')}"
+        fork = entry.fork
+        return f"Forked from {fork.source} at event {fork.boundary}"
     if kind == MODEL:
         return f"Model: {entry.text}"
     return copy_text(entry)

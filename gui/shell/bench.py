@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from forkwise.gui.kernel.controller import Controller
     from forkwise.gui.sessions.session_tree import SessionTree
     from forkwise.gui.transcript.composer import Composer
+    from forkwise.gui.transcript.row_links import RowLinks
     from forkwise.gui.transcript.transcript_view import TranscriptView
 
 
@@ -89,6 +90,12 @@ class Bench(Protocol):
 
     def on_transcript(self, call: Callable[[TranscriptView], None]) -> None:
         """`call(view)` once the transcript view is built (at once if it is)."""
+        ...
+
+    def link_rows(self, links: RowLinks) -> None:
+        """Provide what transcript rows link to (a Task call's subagent, the forks cut
+        after a message, a fork's anchor text), once the transcript is built; each hook
+        takes one provider."""
         ...
 
     def widget(self) -> QMainWindow:

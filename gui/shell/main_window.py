@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from forkwise.gui.shell.bench import Feature, TitleNote
     from forkwise.gui.shell.filter_page import FilterPage
     from forkwise.gui.shell.tree_keeping import TreeKeeping
+    from forkwise.gui.transcript.row_links import RowLinks
     from forkwise.gui.transcript.transcript_view import TranscriptView
 
 log = logging.getLogger(__name__)
@@ -192,6 +193,9 @@ class MainWindow(ActionsWindow):
         self.transcript_calls.append(call)
         if self._transcript is not None:
             call(self._transcript)
+
+    def link_rows(self, links: RowLinks) -> None:
+        self.on_transcript(lambda view: view.link_rows(links))
 
     def widget(self) -> QMainWindow:
         return self

@@ -179,14 +179,16 @@ def install_late(w: Window) -> None:
     from forkwise.gui.sessions import empty_list
     from forkwise.gui.shell.pane_balance import PaneBalance
     from forkwise.gui.transcript.fork_marks import forks_at
+    from forkwise.gui.transcript.row_links import RowLinks
     from forkwise.gui.transcript.subagent_link import add_open_subagent, subagent_of
 
     c, view, tree = w.controller, w.transcript, w.controller.tree
-    view.forks_at = lambda row: forks_at(c, row)  # where forks continue from
+    # where forks continue from; the subagent a Task call started
+    w.link_rows(RowLinks(subagent_of=lambda row: subagent_of(c, row),
+                         forks_at=lambda row: forks_at(c, row)))
     # a Task call's menu opens the subagent it started
     view.add_menu_contributor(
         lambda menu, row, _enabled: add_open_subagent(c, w.select_session, menu, row))
-    view.subagent_of = lambda row: subagent_of(c, row)
 
     def rows_changed(parent: QModelIndex, *_rows: Any) -> None:
         """A subagent (or a fork) of the opened session came or went after its row was

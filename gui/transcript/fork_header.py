@@ -152,16 +152,15 @@ def fork_point(entry: Entry, text_of: Callable[[str], str | None] = lambda _m: N
     message is not in the child; its words come from the source, `anchor_text`). A fork
     with no anchor (an imported Claude Code rewind, Codex fork, pi branch) is named by the
     last message copied above it, `above`: "event 7" told a person nothing."""
-    anchor = entry.data.get("anchorMessage")
-    boundary = entry.data.get("boundary")
-    before = entry.data.get("includeMessage") is False
+    fork = entry.fork
+    anchor, boundary, before = fork.anchor_message, fork.boundary, fork.before
 
     def words(text: str) -> str:
         text = text.strip().replace("\n", " ")
         return text if len(text) <= 60 else text[:57].rstrip() + "…"
 
     if anchor:
-        text = (text_of(str(anchor)) or "").strip()
+        text = (text_of(anchor) or "").strip()
         if text:
             return f"{'before ' if before else ''}“{words(text)}” (event {boundary})"
         # not the message's id: no one reads "user:we-want-to:546d"

@@ -37,9 +37,8 @@ def subagent_of(c: Controller, row: int) -> str | None:
     entry = c.transcript.entry(row)
     if entry is None or entry.kind != TOOL or c.current is None:
         return None
-    args = entry.data.get("args")
-    prompt = args.get("prompt") if isinstance(args, dict) else None
-    if not isinstance(prompt, str) or not prompt.strip():
+    prompt = entry.task_prompt
+    if prompt is None or not prompt.strip():
         return None
     for child in c.tree.children_of(c.current):
         summary = c.tree.summary(child)

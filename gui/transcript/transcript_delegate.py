@@ -101,8 +101,7 @@ class TranscriptDelegate(QStyledItemDelegate):
 
     def _key(self, entry: Entry, width: int) -> tuple[Any, ...]:
         return (width, entry.kind, len(entry.text), entry.expanded,
-                entry.data.get("result") is not None, entry.data.get("decision"),
-                entry.data.get("usage"))
+                entry.has_result, entry.decision, entry.turn_usage)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         entry = index.data(ENTRY_ROLE)
@@ -249,7 +248,7 @@ def _fill(pal: QPalette, entry: Entry) -> QColor:
         tint = QColor(pal.color(QPalette.ColorRole.Highlight))
         tint.setAlpha(40 if not _is_dark(pal) else 70)
         return _blend(base, tint)
-    if entry.kind == APPROVAL and entry.data.get("decision") is None:
+    if entry.waiting:
         return _blend(base, QColor(230, 160, 40, 50))
     if entry.kind in (TOOL, FORK, SUMMARY):
         return pal.color(QPalette.ColorRole.AlternateBase)
@@ -259,7 +258,7 @@ def _fill(pal: QPalette, entry: Entry) -> QColor:
 def _border(pal: QPalette, entry: Entry) -> QColor:
     if entry.kind == FORK:
         return QColor("#2f7fd1")
-    if entry.kind == APPROVAL and entry.data.get("decision") is None:
+    if entry.waiting:
         return QColor("#d08a1e")
     return QColor(pal.color(QPalette.ColorRole.Mid))
 

@@ -103,7 +103,7 @@ def tool_html(entry: Entry) -> str:
     card = card_of(entry)
     hidden = hidden_lines(card)
     out = [card_html(card if entry.expanded or not hidden else _folded(card), folds=False)]
-    if entry.data.get("result") is None and card.pending:
+    if not entry.has_result and card.pending:
         out.append('<p class="dim"><i>no result yet</i></p>')
     if hidden:
         more = "click to fold" if entry.expanded else f"… {hidden} more lines — click to show"
@@ -131,24 +131,24 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
     if kind == TOOL:
         return (f'<p class="dim"><small>tool call · {when}</small></p>{tool_html(entry)}')
     if kind == APPROVAL:
-        decision = entry.data.get("decision")
-        tool = html.escape(str(entry.data.get("tool")))
+        decision = entry.decision
+        tool = html.escape(entry.approval_tool)
         word = {"approved": "✓ Approved", "denied": "✕ Denied", "expired": "Not answered"}.get(
             str(decision), str(decision))
         return f'<p>{word}: <b>{tool}</b> <span class="dim">{when}</span></p>'
     if kind == TURN_END:
         colour = {"completed": dim_colour(pal), "cancelled": "#b36b00", "failed": "#c0392b",
                   "interrupted": "#b36b00"}.get(entry.text, dim_colour(pal))
-        spent = entry.data.get("usage")  # the turn's tokens and cost, when recorded
+        spent = entry.turn_usage  # the turn's tokens and cost, when recorded
         cost = f" · {html.escape(part_line(spent))}" if spent else ""
         line = (f'<p align="center" style="color: {colour}"><small>— turn '
                 f'{html.escape(entry.text)} · {when}{cost} —</small></p>')
-        error = entry.data.get("error")
+        error = entry.turn_error
         if not error:
             return line
-        hint = (f"<br>{html.escape(NO_PROVIDER_HINT)}" if "provider" in str(error) else "")
+        hint = (f"<br>{html.escape(NO_PROVIDER_HINT)}" if "provider" in error else "")
         return (line + f'<p align="center" style="color: {colour}"><small>'
-                f"{html.escape(str(error))}{hint}</small></p>")
+                f"{html.escape(error)}{hint}</small></p>")
     if kind == FORK:
         return f"<p>{html.escape(plain_text(entry))}</p>"
     if kind == MODEL:

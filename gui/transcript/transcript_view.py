@@ -42,6 +42,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QPushButton, 
 
 from forkwise.gui.models.transcript_model import TranscriptModel
 from forkwise.gui.transcript.message_menu import MessageMenuMixin
+from forkwise.gui.transcript.row_links import RowLinkHooks, RowLinks
 from forkwise.gui.transcript.transcript_delegate import (
     MARGIN_X,
     MARGIN_Y,
@@ -74,6 +75,12 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         "Fork from here" (Continue in ▸, Open subagent), in the order added."""
         self.menu_extensions.append(contributor)
 
+    def link_rows(self, links: RowLinks) -> None:
+        """Take the providers of what rows link to (each hook has one provider) and lay
+        the links out again."""
+        self.row_links.take(links)
+        self.sync_links()
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         #: called as (menu, row, fork_enabled) right after "Fork from here" is added
@@ -91,14 +98,9 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         self.delegate = TranscriptDelegate(self)
         self.setItemDelegate(self.delegate)
         self.title_of: Callable[[str], str] = lambda sid: sid
-        #: asks for the text of message `anchor` of session `source` just after event
-        #: `boundary` and hands it to the callback (a fork cut before it:
-        #: gui/features/branches/branch_actions)
-        self.anchor_text: Callable[[str, int, str, Callable[[str], None]], None] | None = None
-        #: the subagent session the tool call at a row started, if any (subagent_link)
-        self.subagent_of: Callable[[int], str | None] = lambda _row: None
-        #: the forks cut right after a row, oldest first (gui/transcript/fork_marks)
-        self.forks_at: Callable[[int], list[str]] = lambda _row: []
+        #: what rows link to (a subagent, the forks cut there, a fork's anchor text),
+        #: provided through `link_rows`
+        self.row_links = RowLinkHooks()
         #: the opened child's place among its siblings, and whether its source changed
         self.fork_position: tuple[int, int] | None = None
         self.source_changed = False

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QListView, QWidget
 
-from forkwise.core.reading.entries import APPROVAL, ASSISTANT, FORK, TOOL, USER, Entry
+from forkwise.core.reading.entries import ASSISTANT, FORK, TOOL, USER, Entry
 from forkwise.gui.models.transcript_model import ENTRY_ROLE, TranscriptModel
 from forkwise.gui.transcript.approval_box import ApprovalBox
 from forkwise.gui.transcript.fork_header import ForkHeader, fork_point
 from forkwise.gui.transcript.fork_marks import ForkMark
+from forkwise.gui.transcript.row_links import RowLinkHooks
 from forkwise.gui.transcript.subagent_link import SubagentLink
 from forkwise.gui.transcript.transcript_delegate import MARGIN_X, PAD, TranscriptDelegate
 from forkwise.gui.transcript.transcript_html import json_text
@@ -37,9 +38,7 @@ class RowWidgetsMixin(_Base):
     if TYPE_CHECKING:  # what the view has
         delegate: TranscriptDelegate
         title_of: Callable[[str], str]
-        anchor_text: Callable[[str, int, str, Callable[[str], None]], None] | None
-        subagent_of: Callable[[int], str | None]
-        forks_at: Callable[[int], list[str]]
+        row_links: RowLinkHooks
         fork_position: tuple[int, int] | None
         source_changed: bool
         shared_prefix: str | None
@@ -58,22 +57,30 @@ class RowWidgetsMixin(_Base):
             return
         current = self.indexWidget(index)
         forks: list[str] = []
-        if entry.kind == APPROVAL and entry.data.get("decision") is None:
+        if entry.waiting:
             if current is None:
                 self._set_widget(index, self._approval_widget(entry))
         elif entry.kind == FORK:
             if current is None:
                 self._set_widget(index, self._fork_widget(entry, row))
-        elif entry.kind == TOOL and (child := self.subagent_of(row)) is not None:
+        elif entry.kind == TOOL and (child := self._subagent_at(row)) is not None:
             if not isinstance(current, SubagentLink) or current.session_id != child:
                 self._set_link(index, SubagentLink(child, self.title_of(child), self.viewport()))
-        elif forks := self.forks_at(row):
+        elif forks := self._forks_at(row):
             if not isinstance(current, ForkMark) or current.forks != forks:
                 titles = {sid: self.title_of(sid) for sid in forks}
                 self._set_link(index, ForkMark(forks, titles, self.viewport()))
         elif current is not None:
             self.setIndexWidget(index, None)  # type: ignore[arg-type]
             self.delegate.sizeHintChanged.emit(index)
+
+    def _subagent_at(self, row: int) -> str | None:
+        provider = self.row_links.subagent_of
+        return provider(row) if provider is not None else None
+
+    def _forks_at(self, row: int) -> list[str]:
+        provider = self.row_links.forks_at
+        return provider(row) if provider is not None else []
 
     def _set_link(self, index: QModelIndex, link: FootLink) -> None:
         link.opened.connect(self.sessionRequested)
@@ -101,30 +108,31 @@ class RowWidgetsMixin(_Base):
             self._sync_widget(row)
 
     def _approval_widget(self, entry: Entry) -> QWidget:
-        box = ApprovalBox(str(entry.data.get("tool")), json_text(entry.data.get("args") or {}),
-                          str(entry.data.get("approval")), (MARGIN_X + PAD, PAD - 2),
+        box = ApprovalBox(entry.approval_tool, json_text(entry.args or {}),
+                          entry.approval_id, (MARGIN_X + PAD, PAD - 2),
                           self.viewport())
         box.decided.connect(self.approvalDecided)
         return box
 
     def _fork_widget(self, entry: Entry, row: int) -> QWidget:
-        source = str(entry.data.get("source"))
+        fork = entry.fork
+        source = fork.source
         point = fork_point(entry, self._message_text, self._message_above(row))
         header = ForkHeader(source, self.title_of(source), point,
                             self.viewport(), margins=(MARGIN_X + PAD, PAD - 2),
-                            subagent=entry.data.get("relation") == "subagent",
-                            continued=entry.data.get("relation") == "continued")
-        anchor, boundary = entry.data.get("anchorMessage"), entry.data.get("boundary")
-        if (entry.data.get("includeMessage") is False and anchor and not header.gone
-                and isinstance(boundary, int) and self.anchor_text is not None
-                and not self._message_text(str(anchor))):
+                            subagent=fork.relation == "subagent",
+                            continued=fork.relation == "continued")
+        anchor, boundary = fork.anchor_message, fork.boundary
+        if (fork.before and anchor and not header.gone
+                and boundary is not None and self.row_links.anchor_text is not None
+                and not self._message_text(anchor)):
             def landed(text: str) -> None:
                 if text and self.fork_header() is header:  # still the one shown
                     header.set_point(fork_point(entry, lambda _m: text))
                     index = self.indexAt(header.geometry().center())
                     if index.isValid():
                         self.delegate.sizeHintChanged.emit(index)
-            self.anchor_text(source, boundary, str(anchor), landed)
+            self.row_links.anchor_text(source, boundary, anchor, landed)
         header.sourceRequested.connect(self.sourceRequested)
         header.stepRequested.connect(self.siblingStep)
         header.compareRequested.connect(self.compareRequested)

@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from forkwise.core.bench.__main__ import FIGURE_GROUPS
 from forkwise.core.bench.synth import write_store
 from forkwise.core.log.turns import last_completed_turn
 from forkwise.core.store.backends.jsonl import JsonlBackend
@@ -42,8 +43,8 @@ CORE_FIGURES = {"list", "list-cli", "list-rebuild", "fork", "fork-no-index", "fo
                 "reimport-gemini", "reimport-opencode", "reimport", "reimport-cli", "export-html",
                 "list-unindexed-1st", "list-unindexed-2nd", "context-unindexed-2nd",
                 "export-html-cpu"}
-GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "cold-ready", "tree",
-               "tree-rest", "tree-scroll", "tree-scroll-cpu"}
+#: every group but the GUI's, whose one run is tests/gui/test_perf_smoke.py (where Qt is)
+NOT_GUI = [group for group in FIGURE_GROUPS if group != "gui"]
 
 
 def quick_run(*only: str) -> tuple[dict[str, dict[str, object]], str]:
@@ -65,16 +66,12 @@ def quick_run(*only: str) -> tuple[dict[str, dict[str, object]], str]:
 
 
 def test_quick_run_reports_every_figure_with_a_baseline() -> None:
-    figures, stderr = quick_run()
-    if HAVE_QT:
-        assert set(figures) == CORE_FIGURES | GUI_FIGURES
-    else:  # the Qt-free environment: the GUI figures are skipped, and it says so
-        assert "GUI figures skipped" in stderr
-        assert set(figures) == CORE_FIGURES
+    figures, _ = quick_run(*NOT_GUI)
+    assert set(figures) == CORE_FIGURES
 
 
-@pytest.mark.gui  # run by the test command where Qt is installed
-@pytest.mark.skipif(not HAVE_QT, reason="the GUI figures need PySide6 and qasync")
-def test_quick_run_reports_the_gui_figures_where_qt_is() -> None:
-    figures, _ = quick_run("gui")
-    assert set(figures) == GUI_FIGURES
+@pytest.mark.skipif(HAVE_QT, reason="the GUI figures are measured in tests/gui/test_perf_smoke.py")
+def test_without_qt_the_gui_figures_are_skipped_and_said_so() -> None:
+    figures, stderr = quick_run("gui")
+    assert "GUI figures skipped" in stderr
+    assert figures == {}

@@ -9,6 +9,7 @@ import threading
 import time
 
 import pytest
+from polling import until
 
 from forkwise.core.host import store_workers
 from forkwise.core.host.store_workers import StoreWorkers
@@ -215,13 +216,19 @@ async def test_a_result_waits_for_the_work_in_flight_with_it(
         slow = asyncio.ensure_future(workers.session_io("slow", release.wait, TIMEOUT))
         quick = asyncio.ensure_future(workers.session_io("quick", fast))
         assert await asyncio.to_thread(fast_done.wait, TIMEOUT)
-        await asyncio.sleep(0.05)  # time enough for its result to arrive on its own
+        # its result is posted: held, or (were it sent on its own) with a wake-up counted
+        # in the same step, under the same lock
+        await until(lambda: workers.held or workers.wakeups or quick.done(), TIMEOUT,
+                    "quick's result posted")
+        assert workers.wakeups == 0  # the loop was not woken for it
+        assert workers.held == 1
         assert not quick.done()
         assert not slow.done()
         release.set()
         await asyncio.wait_for(asyncio.wait([slow], return_when=asyncio.FIRST_COMPLETED), TIMEOUT)
         assert quick.done()
         assert quick.result() == "fast"
+        assert workers.wakeups == 1  # one wake-up delivered both
     finally:
         release.set()
         workers.shutdown()

@@ -4,7 +4,6 @@ OpenCode database followed through its WAL)."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import orjson
 import pytest
 from gemini_fixtures import SID, GeminiSession, coding_session, settled
 from opencode_fixtures import OpenCodeDb
+from polling import until
 from test_opencode_writer import opencode_import
 
 from forkwise.core.cli import main as cli
@@ -115,13 +115,6 @@ async def test_watched_gemini_and_opencode_folders_bring_sessions_in_live(
     host = Host.open(tmp_path / "store", default_cwd=str(tmp_path))
     host.sources.interval = 0.05
     client = await Client.in_process(host)
-
-    async def until(check: Any) -> None:
-        for _ in range(200):  # bounded: 10 s at most
-            if check():
-                return
-            await asyncio.sleep(0.05)
-        raise AssertionError("not seen within 10 s")
 
     try:
         listed = await client.watch_sources(["gemini", "opencode"])

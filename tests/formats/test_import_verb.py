@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 import pytest
 from codex_fixtures import basic, home_with_fork, thread_id
+from polling import until
 
 from forkwise.core.cli import main as cli
 
@@ -143,7 +144,6 @@ def test_a_fork_continued_here_exports_back_to_codex(
 async def test_a_watched_codex_folder_brings_new_and_grown_sessions_in(tmp_path: Path) -> None:
     """Keeping up with an agent: the host watches its folder; a session it writes appears,
     a session that grows grows — through the one import verb."""
-    import asyncio
 
     from forkwise.core.client.client import Client
     from forkwise.core.host.host import Host
@@ -165,29 +165,18 @@ async def test_a_watched_codex_folder_brings_new_and_grown_sessions_in(tmp_path:
         assert listed["failed"] == []  # its first look found nothing it could not read
         # what it read only in part: imported, the line named
         assert [(w["path"], w["line"]) for w in listed["warnings"]] == [(str(torn_path), 4)]
-        for _ in range(200):  # its row comes as a notification: bounded, 10 s at most
-            if f"codex-{thread_id(6)}" in client.catalogue:
-                break
-            await asyncio.sleep(0.05)
-        assert f"codex-{thread_id(6)}" in client.catalogue
+        # its row comes as a notification
+        await until(lambda: f"codex-{thread_id(6)}" in client.catalogue, 10.0, "its row")
         rollout = basic(7)
         rollout.write(home)
         sid = f"codex-{thread_id(7)}"
-        for _ in range(200):  # bounded: 10 s at most
-            if sid in client.catalogue:
-                break
-            await asyncio.sleep(0.05)
-        assert sid in client.catalogue
+        await until(lambda: sid in client.catalogue, 10.0, "its row")
         before = client.catalogue[sid]["events"]
         rollout.prompt("one more")
         rollout.answer("More.", item_id="msg_more2")
         path = rollout.write(home)
         os.utime(path, None)
-        for _ in range(200):
-            if client.catalogue[sid]["events"] > before:
-                break
-            await asyncio.sleep(0.05)
-        assert client.catalogue[sid]["events"] > before
+        await until(lambda: client.catalogue[sid]["events"] > before, 10.0, "the new events")
         grown = [n for n in seen if n["kind"] == "session/events" and n["sessionId"] == sid]
         assert grown  # the open transcript gets the new events as they are appended
         await client.watch_sources([])

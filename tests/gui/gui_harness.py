@@ -11,14 +11,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import PySide6.QtWidgets  # noqa: F401  (before qasync: it picks the first binding it finds)
+from polling import until  # the GUI tests wait with it (tests/polling.py)
 from PySide6.QtCore import QModelIndex, QSettings
 from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication, QMenu
@@ -37,18 +37,6 @@ from forkwise.gui.shell.main_window import MainWindow
 
 T = TypeVar("T")
 TIMEOUT = 15.0
-
-
-async def until(predicate: Callable[[], Any], timeout: float = TIMEOUT, what: str = "") -> Any:
-    """Poll `predicate` on the running loop (never a blocking Qt wait)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await asyncio.sleep(0.01)
 
 
 def qt_events() -> None:

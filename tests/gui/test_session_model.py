@@ -494,3 +494,18 @@ def test_a_complete_row_is_kept_as_it_is_and_a_partial_one_completed() -> None:
         "A", None, 0, True)
     assert session_row(row) is row
     assert session_row(partial) is not row
+
+
+def test_the_first_usage_of_a_row_repaints_it(tree: SessionTreeModel) -> None:
+    """A row listed without usage gets its first cost: its cells change (the usage as
+    listed is {"own": part}; it was read as if it were a row, and found no tokens)."""
+    from forkwise.gui.models.session_rows import COST
+
+    changed: list[str] = []
+    tree.dataChanged.connect(lambda first, _last, _roles=(): changed.append(first.data(ID_ROLE)))
+    assert tree.data(tree.index_for("c").siblingAtColumn(COST)) == "—"
+    own = {"input": 1200, "output": 480, "cacheRead": 0, "cacheWrite": 0, "reasoning": 0,
+           "cost": 0.0123}
+    tree.set_usage({"c": {"own": own}})
+    assert "c" in changed
+    assert tree.data(tree.index_for("c").siblingAtColumn(COST)) == "$0.01"

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
+from polling import until
 
 from forkwise.core.client.client import Client
 from forkwise.core.host.host import Host
@@ -75,10 +76,9 @@ async def test_clients_own_the_notes_of_an_append(tmp_path: Path) -> None:
 
         outcome = await asyncio.wait_for(first.prompt_and_wait(sid, "what is in there"), TIMEOUT)
         assert outcome["status"] == "completed"
-        for _ in range(100):  # the notes of the last append come on a later loop turn
-            if all(any(n["kind"] == "session/events" for n in s) for s in seen):
-                break
-            await asyncio.sleep(0.01)
+        # the notes of the last append come on a later loop turn
+        await until(lambda: all(any(n["kind"] == "session/events" for n in s) for s in seen),
+                    what="every client's events")
 
         on_disk = [
             orjson.loads(line)

@@ -49,7 +49,11 @@ async def test_an_at_once_turn_is_one_write_told_only_after_its_flush(tmp_path: 
         waiting = asyncio.ensure_future(client.prompt_and_wait(sid, "hello"))
         flushing = asyncio.get_running_loop().run_in_executor(None, backend.flushing.wait)
         assert await asyncio.wait_for(flushing, TIMEOUT)
-        await asyncio.sleep(0.05)  # time for anything that would go out early
+        # a later write's note marks the point: whatever the held turn would have sent
+        # early was sent before it (notes go out in order)
+        marker = (await client.create_session("marker"))["id"]
+        await seen.wait_for(lambda n: n["kind"] == "catalogue/upsert"
+                            and n["summary"]["id"] == marker)
         # the whole turn is written, not yet flushed: no client has heard of any of it
         lines = (tmp_path / "store" / "sessions" / f"{sid}.jsonl").read_bytes().splitlines()
         assert len(lines) == 1 + 2 + len(TURN)  # header, model and title, the turn

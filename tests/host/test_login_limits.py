@@ -77,10 +77,16 @@ async def test_a_connection_that_does_not_log_in_is_closed(tmp_path: Path) -> No
         assert b"no host.hello within" in said
         assert await asyncio.wait_for(reader.read(), TIMEOUT) == b""  # closed by the host
         writer.close()
-        # a client that logs in stays, past the deadline
+        # a client that logs in stays, past the deadline: a connection opened after it
+        # that does not log in is closed at its own (later) deadline, and the client
+        # still answers
         client = await Client.connect(f"tcp:127.0.0.1:{server.address.port}", TOKEN)
         try:
-            await asyncio.sleep(1.0)
+            later, later_writer = await asyncio.open_connection(
+                server.address.host, server.address.port)
+            assert b"no host.hello within" in await asyncio.wait_for(later.readline(), TIMEOUT)
+            assert await asyncio.wait_for(later.read(), TIMEOUT) == b""
+            later_writer.close()
             assert await client.list_sessions() == []
         finally:
             await client.close()

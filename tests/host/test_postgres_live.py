@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import note_until
 
 from forkwise.core.host.host import Host
 
@@ -44,18 +45,6 @@ def other_host(url: str, step: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
-async def until(notes: list[dict[str, Any]], test: Any, timeout: float = 20.0) -> dict[str, Any]:
-    """The first note that passes `test`, waiting for it (at most `timeout` seconds)."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while loop.time() < end:
-        for note in notes:
-            if test(note):
-                return note
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no such note among {notes}")
-
-
 def upsert_of(sid: str, events: int) -> Any:
     def test(note: dict[str, Any]) -> bool:
         row = note.get("summary") or {}
@@ -77,17 +66,17 @@ async def test_a_host_sees_sessions_others_create_fork_grow_and_delete(
     try:
         assert await host.io(host.store.ids) == []  # the host's loop is known from here on
         await asyncio.to_thread(other_host, pg_url, "create")
-        created = await until(notes, upsert_of("theirs", 1))
+        created = await note_until(notes, upsert_of("theirs", 1))
         assert created["summary"]["title"] == "made elsewhere"
         assert (await host.io(host.store.get, "theirs")).last_seq == 1  # read now: loaded
         await asyncio.to_thread(other_host, pg_url, "grow")
-        await until(notes, upsert_of("theirs", 3))
-        fork = await until(notes, upsert_of("their-fork", 3))
+        await note_until(notes, upsert_of("theirs", 3))
+        fork = await note_until(notes, upsert_of("their-fork", 3))
         assert fork["summary"]["parentSession"] == "theirs"
         # the loaded copy was dropped: reading it again gives the grown log
         assert (await host.io(host.store.get, "theirs")).last_seq == 3
         await asyncio.to_thread(other_host, pg_url, "delete")
-        await until(notes, lambda n: n == {"kind": "catalogue/remove", "sessionId": "their-fork"})
+        await note_until(notes, lambda n: n == {"kind": "catalogue/remove", "sessionId": "their-fork"})
         assert await host.io(host.store.ids) == ["theirs"]
         # the host's own writes are announced once, by its own store, not again by the server
         before = len(notes)

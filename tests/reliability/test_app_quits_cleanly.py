@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from polling import until
 
 from forkwise.core.client.client import Client
 from forkwise.core.host.host import Host
@@ -35,11 +35,10 @@ async def test_signal_closes_the_app_and_interrupts_its_turn(
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         sock = store / "host.sock"
-        give_up = time.monotonic() + DEADLINE
-        while not sock.exists():  # another process: nothing to await but the file
-            assert app.poll() is None, app.communicate()[1]
-            assert time.monotonic() < give_up, "the app never served its store"
-            await asyncio.sleep(0.05)
+        # another process: nothing to await but the file
+        await until(lambda: sock.exists() or app.poll() is not None, DEADLINE,
+                    "the app to serve its store")
+        assert app.poll() is None, app.communicate()[1]
         client = await Client.connect(f"unix:{sock}")
         started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 

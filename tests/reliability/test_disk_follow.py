@@ -5,18 +5,18 @@ files changed by this test process, a real unix socket."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import select
 import signal
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from polling import note_until, wait_until
 
 from forkwise.core.client.client import Client
 from forkwise.core.store.watcher import StoreWatcher, diff, scan
@@ -49,15 +49,6 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[bytes]]
         sock_dir.rmdir()
 
 
-async def until(notes: list[dict[str, Any]], found: Callable[[dict[str, Any]], bool]) -> Any:
-    for _ in range(int(WAIT / 0.05)):
-        for note in notes:
-            if found(note):
-                return note
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no such notification; got {notes[-3:]}")
-
-
 def header(sid: str) -> bytes:
     return orjson.dumps({"type": "session", "version": 1, "id": sid, "created":
                          "2026-01-01T00:00:00Z", "cwd": "/tmp", "parentSession": None,
@@ -82,25 +73,30 @@ async def test_the_host_follows_files_changed_by_other_programs(
         sid = (await client.create_session("mine", cwd="/tmp"))["id"]
         assert (await client.prompt_and_wait(sid, "a turn"))["status"] == "completed"
         last = len(await client.events(sid))
-        await asyncio.sleep(1.5)  # the watcher has seen the host's own writes by now
+        # another program's file, written after the host's own writes: once the host
+        # announces it, the watcher has reported those writes too (in time order; the
+        # marker's id sorts after the session's within one report)
+        (sessions / "zzzz-marker.jsonl").write_bytes(header("zzzz-marker") + title_line(1, "m"))
+        await note_until(notes, lambda n: n.get("kind") == "catalogue/upsert"
+                         and n["summary"]["id"] == "zzzz-marker")  # fmt: skip
         own = [n for n in notes if n.get("kind") == "session/events"]
         # another program appends to a session the host holds in memory
         with open(sessions / f"{sid}.jsonl", "ab") as fh:
             fh.write(title_line(last + 1, "renamed elsewhere"))
-        note = await until(notes, lambda n: n.get("kind") == "session/events"
+        note = await note_until(notes, lambda n: n.get("kind") == "session/events"
                            and n["events"][0]["seq"] == last + 1)  # fmt: skip
         assert [e["title"] for e in note["events"]] == ["renamed elsewhere"]
-        await until(notes, lambda n: n.get("kind") == "catalogue/upsert"
+        await note_until(notes, lambda n: n.get("kind") == "catalogue/upsert"
                     and n["summary"]["title"] == "renamed elsewhere")  # fmt: skip
         assert len(await client.events(sid)) == last + 1  # the transcript follows
         # ... adds a session
         (sessions / "outside.jsonl").write_bytes(header("outside") + title_line(1, "new"))
-        await until(notes, lambda n: n.get("kind") == "catalogue/upsert"
+        await note_until(notes, lambda n: n.get("kind") == "catalogue/upsert"
                     and n["summary"]["id"] == "outside")  # fmt: skip
         assert "outside" in [r["id"] for r in await client.list_sessions()]
         # ... and deletes one
         (sessions / "outside.jsonl").unlink()
-        await until(notes, lambda n: n == {"kind": "catalogue/remove", "sessionId": "outside"})
+        await note_until(notes, lambda n: n == {"kind": "catalogue/remove", "sessionId": "outside"})
         assert "outside" not in [r["id"] for r in await client.list_sessions()]
         # the host's own writes were not announced twice
         events_notes = [n for n in notes if n.get("kind") == "session/events"]
@@ -133,11 +129,8 @@ def test_the_watcher_reports_the_same_changes_with_and_without_inotify(tmp_path:
                 fh.write(b"more\n")
             (folder / "b.jsonl").unlink()
             os.mkfifo(folder / "ignored.txt")
-            for _ in range(int(WAIT / 0.05)):
-                got = {k for c in seen for k in c.added | c.changed | c.removed}
-                if got >= {"a", "b", "c"}:
-                    break
-                asyncio.run(asyncio.sleep(0.05))
+            wait_until(lambda seen=seen: {k for c in seen for k in c.added | c.changed | c.removed}
+                       >= {"a", "b", "c"}, WAIT, "a, b and c reported")
         finally:
             watcher.stop()
         added = set().union(*(c.added for c in seen))
@@ -149,10 +142,8 @@ def test_the_watcher_reports_the_same_changes_with_and_without_inotify(tmp_path:
 
 def reports_until(seen: list[Any], wanted: set[str]) -> tuple[set[str], set[str], set[str]]:
     """The ids reported added, changed and removed once `wanted` were all reported."""
-    for _ in range(int(WAIT / 0.05)):
-        if {k for c in seen for k in c.added | c.changed | c.removed} >= wanted:
-            break
-        asyncio.run(asyncio.sleep(0.05))
+    wait_until(lambda: {k for c in seen for k in c.added | c.changed | c.removed} >= wanted,
+               WAIT, f"{len(wanted)} sessions reported")
     return (set().union(*(c.added for c in seen)), set().union(*(c.changed for c in seen)),
             set().union(*(c.removed for c in seen)))  # fmt: skip
 
@@ -184,10 +175,8 @@ def test_after_settling_the_kernel_reports_only_the_files_it_names(
     try:
         if watcher.kind != "inotify":
             pytest.skip("no kernel notifications here")
-        for _ in range(int(WAIT / 0.05)):
-            if len(scans) >= 2:  # the first, and the one when settled
-                break
-            asyncio.run(asyncio.sleep(0.05))
+        # the first, and the one when settled
+        wait_until(lambda: len(scans) >= 2, WAIT, "the settled scan")
         assert len(scans) == 2
         with open(tmp_path / "s3.jsonl", "ab") as fh:
             fh.write(b"more\n")

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from host_process import tcp_host
+from polling import wait_until
 
 from tests.reliability.conftest import child_env
 
@@ -103,14 +104,12 @@ def remote(store: Path) -> Iterator[tuple[RawClient, Path]]:
 
 def approval_of(client: RawClient, sid: str) -> str:
     """The id of the approval the session's running turn waits for."""
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
+
+    def asked() -> list[str]:
         events = client.ok("session.events", sessionId=sid)["events"]
-        asked = [e["approval"] for e in events if e["type"] == "approval/request"]
-        if asked:
-            return str(asked[-1])
-        time.sleep(0.05)
-    raise AssertionError(f"session {sid} never asked for an approval")
+        return [str(e["approval"]) for e in events if e["type"] == "approval/request"]
+
+    return wait_until(asked, TIMEOUT, f"session {sid} to ask for an approval")[-1]
 
 
 def test_a_remote_client_names_no_working_folder(remote: tuple[RawClient, Path]) -> None:

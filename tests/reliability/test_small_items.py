@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from polling import until
 
 from forkwise.core.client.client import Client
 from forkwise.core.host.host import Host
@@ -67,7 +68,6 @@ def test_an_imported_header_is_kept_byte_for_byte(tmp_path: Path) -> None:
 
 @pytest.mark.asyncio
 async def test_a_turn_left_by_a_killed_host_does_not_list_as_running(tmp_path: Path) -> None:
-    import asyncio
     import select
     import subprocess
     import tempfile
@@ -90,10 +90,7 @@ async def test_a_turn_left_by_a_killed_host_does_not_list_as_running(tmp_path: P
             sid = (await client.create_session("crashed", cwd="/tmp"))["id"]
             await client.prompt(sid, "/slow " + "word " * 400)
             log = store / "sessions" / f"{sid}.jsonl"
-            for _ in range(400):
-                if b'"turn/start"' in log.read_bytes():
-                    break
-                await asyncio.sleep(0.05)
+            await until(lambda: b'"turn/start"' in log.read_bytes(), 20.0, "the turn's start")
         finally:
             await client.close()
         proc.kill()  # SIGKILL mid-turn: the turn stays open in the log

@@ -18,6 +18,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
 from forkwise.core.client.rows import session_row
+from forkwise.core.client.session_info import ImportedFrom, imported_from
 from forkwise.gui.features.agents.continue_in import (
     continue_in,
     enable_continue,
@@ -98,14 +99,13 @@ def _show_origin(window: Bench, label: ElidedLabel, session_id: str) -> None:
     def shown(info: Json) -> None:
         if c.current != session_id:
             return  # another session was opened meanwhile
-        source = (info.get("header", {}).get("meta") or {}).get("source") or {}
+        source = imported_from(info) or ImportedFrom(path="", id="")
         continued = row["relation"] == "continued"  # a Continue in read back
         lead = continued_text(tool) if continued else f"Imported from {tool_name(tool)}"
         label.lead = f"{lead}: "
-        label.setText(f"{label.lead}{source.get('path', '')}")
+        label.setText(f"{label.lead}{source['path']}")
         # the path's middle may be elided at the pane's width: all of it a hover away
-        label.setToolTip(f"{source.get('path', '')}\n{tool_name(tool)} session "
-                         f"{source.get('id', '')}")
+        label.setToolTip(f"{source['path']}\n{tool_name(tool)} session {source['id']}")
         label.setVisible(True)
 
     c.ops.run(c.client.get_session(session_id), shown, what="Reading the session's source")

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from forkwise.core.client.api import IMPORT_PROGRESS, Notification
+from forkwise.core.client.reports import ImportReport, import_report
 from forkwise.gui.features.agents.source_watch import WATCH_KEY, failure_lines
 from forkwise.gui.widgets.source_badges import FOREIGN, TOOL_NAMES, source_icon, tool_name
 
@@ -142,13 +143,14 @@ class ImportDialog(QDialog):
     def done_(self, report: Json) -> None:
         self.go.setEnabled(True)
         self.progress.setVisible(False)
-        self.summary.setText(describe_import(report))
-        first = (report["imported"] or report["updated"] or [None])[0]
+        done = import_report(report)
+        self.summary.setText(describe_import(done))
+        first = next(iter(done["imported"] or done["updated"]), None)
         if first is not None:
             self.window_.select_session(first)
 
 
-def describe_import(report: Json) -> str:
+def describe_import(report: ImportReport) -> str:
     """One paragraph a person reads after an import."""
     parts = [f"{len(report['imported'])} sessions imported"]
     if report["updated"]:
@@ -156,7 +158,7 @@ def describe_import(report: Json) -> str:
     if report["unchanged"]:
         parts.append(f"{len(report['unchanged'])} already here and unchanged")
     text = ", ".join(parts) + "."
-    if report.get("unmapped"):
+    if report["unmapped"]:
         kinds = ", ".join(f"{k} ({n})" for k, n in sorted(report["unmapped"].items()))
         text += f" Kept as-is, with no Forkwise equivalent: {kinds}."
     failed = report["failed"]

@@ -11,6 +11,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QDialog
 
 from forkwise.core.client.api import IMPORT_PROGRESS, Notification
+from forkwise.core.client.reports import FailedFile, KeptLine, import_problems
 
 if TYPE_CHECKING:
     from forkwise.gui.shell.bench import Bench
@@ -93,12 +94,13 @@ def _start_watching(bench: Bench) -> None:
         person hears which, and why (the import's own words)."""
         from forkwise.gui.kernel.levels import WARNING
 
-        failed = listed.get("failed") or []
+        problems = import_problems(listed)
+        failed = problems["failed"]
         if failed:
             text = (f"{len(failed)} of the agents' session files could not be read; their "
                     "sessions are not in the list:" + failure_lines(failed, 3))
             c.notifier.post(WARNING, text, "agent-files-unreadable")
-        warned = listed.get("warnings") or []
+        warned = problems["warnings"]
         if warned:
             # a torn line loses nothing else: the session is in the list without it
             text = (f"{len(warned)} line(s) of the agents' session files could not be read; "
@@ -112,7 +114,7 @@ def _start_watching(bench: Bench) -> None:
     c.ops.run(start(), looked, what="Watching the agents' session folders")
 
 
-def failure_lines(failed: list[Json], most: int = 8) -> str:
+def failure_lines(failed: list[FailedFile], most: int = 8) -> str:
     """The files an import could not read, a line each (`most` of them, then a count)."""
     text = "".join(f"\n• {_failure(f)}" for f in failed[:most])
     if len(failed) > most:
@@ -120,7 +122,7 @@ def failure_lines(failed: list[Json], most: int = 8) -> str:
     return text
 
 
-def warning_lines(warned: list[Json], most: int = 8) -> str:
+def warning_lines(warned: list[KeptLine], most: int = 8) -> str:
     """The lines an import kept aside, a line each as `path: line N …` (`most` of them,
     then a count); the import's message names the line."""
     text = "".join(f"\n• {w['path']}: {w['message']}" for w in warned[:most])
@@ -129,10 +131,10 @@ def warning_lines(warned: list[Json], most: int = 8) -> str:
     return text
 
 
-def _failure(f: Json) -> str:
+def _failure(f: FailedFile) -> str:
     """One failed file: its path once (the host's message usually names it already)."""
-    message, path = str(f["error"]["message"]), str(f["path"])
-    said = not f.get("line") or f"line {f['line']}" in message  # and its line once
+    message, path, line = f["error"]["message"], f["path"], f["line"]
+    said = not line or f"line {line}" in message  # and its line once
     if path in message:
-        return message if said else f"{message} (line {f['line']})"
-    return f"{path}: {message}" if said else f"{path}, line {f['line']}: {message}"
+        return message if said else f"{message} (line {line})"
+    return f"{path}: {message}" if said else f"{path}, line {line}: {message}"

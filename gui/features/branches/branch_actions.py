@@ -16,11 +16,14 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QAction
 
+from forkwise.core.client.reports import usage_report
+from forkwise.core.client.session_info import source_state
 from forkwise.core.reading.entries import FORK
 from forkwise.gui.domain.siblings import position, step
 from forkwise.gui.models.session_costs import shared_text
 from forkwise.gui.models.session_rows import ID_ROLE
 from forkwise.gui.shell.bench import ActionSpec, Bench, MenuId, Place
+from forkwise.gui.transcript.row_links import RowLinks
 
 # The dialogs' and selection's classes are imported where used: importing a PySide class
 # creates it and its enums (QMessageBox, QInputDialog: ~1.5 ms before the first frame).
@@ -98,7 +101,6 @@ class BranchActions(QObject):
         t.retryRequested.connect(c.retry)
         t.siblingStep.connect(self.step_sibling)
         t.compareRequested.connect(self.compare_with_source)
-        t.anchor_text = self.anchor_text
         c.transcript.rowsInserted.connect(self._rows_arrived)
         self.update()
 
@@ -184,7 +186,7 @@ class BranchActions(QObject):
         c = self.window.controller
 
         def landed(report: Json) -> None:
-            self._shared[sid] = shared_text(report.get("shared"))
+            self._shared[sid] = shared_text(usage_report(report)["shared"])
             if c.current == sid:
                 self.update()
 
@@ -195,8 +197,8 @@ class BranchActions(QObject):
         c = self.window.controller
 
         def landed(info: Json) -> None:
-            source = info.get("source") or {}
-            self._source_changed[sid] = source.get("changed") is True
+            source = source_state(info)
+            self._source_changed[sid] = source is not None and source["changed"] is True
             if c.current == sid:
                 self.update()
                 self.window.refresh_title()  # the session header says it too
@@ -352,6 +354,7 @@ def install(bench: Bench) -> BranchActions:
     branches = BranchActions(bench)
     branches.wire()
     bench.on_transcript(branches.wire_transcript)
+    bench.link_rows(RowLinks(anchor_text=branches.anchor_text))
     bench.add_title_note(branches.title_note)
     from forkwise.gui.features.branches.answering_model import install_answer_line
 

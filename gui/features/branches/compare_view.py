@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from forkwise.core.client.reports import usage_part
 from forkwise.core.reading.compare import Block, Comparison
 from forkwise.gui.models.session_costs import part_line, token_count
 
@@ -114,9 +115,10 @@ class CompareView(QWidget):
         self.left_title.setToolTip(f"id: {left[0]}")
         self.right_title.setToolTip(f"id: {right[0]}")
         self.shared.setText(comparison.shared_line())
-        usage = comparison.usage
-        for label, part in ((self.left_usage, usage and usage[1]),
-                            (self.right_usage, usage and usage[2])):
+        usage = ([usage_part(p) for p in comparison.usage]
+                 if comparison.usage is not None else None)
+        for label, part in ((self.left_usage, usage[1] if usage else None),
+                            (self.right_usage, usage[2] if usage else None)):
             label.setText(f"Own: {part_line(part)}" if usage else "")
             label.setVisible(usage is not None)
         if usage is not None and token_count(usage[0]):

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
-from forkwise.core.reading.entries import APPROVAL
 from forkwise.gui.kernel.controller import Controller
 
 if TYPE_CHECKING:  # the client's module comes with the client, after the first frame
@@ -66,8 +65,8 @@ class Housekeeping(QObject):
         if model is None:  # not built yet: no session was opened
             return None
         for entry in reversed(model.builder.entries):
-            if entry.kind == APPROVAL and entry.data.get("decision") is None:
-                return str(entry.data.get("approval"))
+            if entry.waiting:
+                return entry.approval_id
         return None
 
     def answer(self, approved: bool) -> None:

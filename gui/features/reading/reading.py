@@ -77,7 +77,7 @@ class Reading:
         dialog.selectNameFilter(FILTERS["html"])
         dialog.setDefaultSuffix("html")
         row = self.bench.controller.tree.summary(sid)
-        title = str(row.get("title") or sid) if row is not None else sid
+        title = (row["title"] or sid) if row is not None else sid
         dialog.selectFile(f"{safe_name(title)}.html")
         dialog.filterSelected.connect(lambda chosen: dialog.setDefaultSuffix(
             "md" if chosen == FILTERS["markdown"] else "html"))
