@@ -47,6 +47,7 @@ class SettingsVerbs:
         if settings.kind == "openai":
             found = await asyncio.to_thread(find_api_key, settings.base_url)
             values["key"] = found.note  # where the key comes from, never the key
+            values["keySource"] = found.source  # "env", "keyring" or None
         values["vendors"] = await asyncio.to_thread(self._vendor_states)
         return values
 

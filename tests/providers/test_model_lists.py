@@ -13,6 +13,7 @@ from memory_keyring import MemoryKeyring, install
 from vendor_streams import claude_error, claude_models, gemini_models, openai_models
 
 from forkwise.core.client.client import Client
+from forkwise.core.client.settings_values import host_settings
 from forkwise.core.errors import ProviderError
 from forkwise.core.host.host import Host
 from forkwise.core.runtime import vendor_edit
@@ -152,8 +153,17 @@ async def test_the_host_saves_a_vendor_and_lists_its_models_over_rpc(
         assert await client.list_vendor_models("anthropic") == ["claude-sonnet-4-5"]
         assert sent_key(server.requests[0]) == KEY
         assert await client.clear_vendor_key("anthropic") is True
-        vendors = (await client.settings())["vendors"]
-        assert vendors["anthropic"]["key"] is None
+        seen = host_settings(await client.settings())
+        assert seen["vendors"]["anthropic"]["key"] is None
+        assert seen["vendors"]["anthropic"]["savedBaseUrl"] == root(server)
+        assert seen["vendors"]["anthropic"]["model"] == "claude-sonnet-4-5"
+        # the compatible endpoint: its key's origin comes as a field, not only in words
+        await client.save_settings(
+            {"kind": "openai", "base_url": server.base_url, "model": "llama3.1"}, KEY)
+        compatible = host_settings(await client.settings())["compatible"]
+        assert (compatible["key"], compatible["keyNote"]) == ("keyring", "from the system keyring")
+        assert (compatible["baseUrl"], compatible["model"]) == (server.base_url, "llama3.1")
+        assert compatible["configured"] is True
     finally:
         await client.close()
         await host.close()

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from forkwise.core.client.settings_values import host_settings
 from forkwise.gui.features.preferences.vendor_form import VendorForm
 from forkwise.gui.kernel.controller import Controller
 
@@ -112,24 +113,17 @@ class SettingsDialog(QDialog):
             self.controller.client.settings(), self._fill, what="Reading preferences"
         )
 
-    def _fill(self, settings: dict[str, Any]) -> None:
-        index = self.kind.findData(settings.get("kind"))
+    def _fill(self, answer: dict[str, Any]) -> None:
+        settings = host_settings(answer)
+        index = self.kind.findData(settings["kind"])
         self.kind.setCurrentIndex(max(index, 0))
-        effort = settings.get("reasoning_effort") or ""
-        self.effort.setCurrentIndex(max(self.effort.findData(effort), 0))
-        for name, state in (settings.get("vendors") or {}).items():
+        effort = self.effort.findData(settings["reasoning_effort"] or "")
+        self.effort.setCurrentIndex(max(effort, 0))
+        for name, state in settings["vendors"].items():
             form = self.forms.get(name)
             if form is not None:
-                saved = str(state.get("savedBaseUrl") or "")
-                form.fill(state, saved, str(state.get("model") or ""))
-        source = "keyring" if settings.get("key") == "from the system keyring" else (
-            "env" if str(settings.get("key") or "").startswith("from $") else None)
-        self.forms["compatible"].fill(
-            {"key": source, "keyNote": settings.get("key") or "",
-             "baseUrl": settings.get("base_url") or "", "model": settings.get("model") or "",
-             "configured": settings.get("kind") == "openai"},
-            settings.get("base_url") or "", settings.get("model") or "",
-        )
+                form.fill(state)
+        self.forms["compatible"].fill(settings["compatible"])
         self._kind_changed()
 
     def values(self) -> dict[str, Any]:

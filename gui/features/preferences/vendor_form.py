@@ -5,8 +5,6 @@ or typed when it gives none."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
@@ -18,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from forkwise.core.client.settings_values import VendorState
 from forkwise.core.errors import ForkwiseError
 from forkwise.gui.kernel.controller import Controller
 from forkwise.gui.kernel.error_text import describe
@@ -32,16 +31,15 @@ DEFAULT_URLS = {
 KEY_ORIGINS = {"env": "key set in the environment", "keyring": "key in the system keyring"}
 
 
-def vendor_line(state: dict[str, Any], compatible: bool = False) -> str:
+def vendor_line(state: VendorState, compatible: bool = False) -> str:
     """One vendor's state in words: its key's origin (never the key), base URL, model (a
     vendor's default is the forked session's own; the compatible endpoint has none)."""
-    key = KEY_ORIGINS.get(str(state.get("key")), "no key")
-    note = str(state.get("keyNote") or "")
-    if state.get("key") == "env" and note:
-        key = f"key set in the environment ({note})"
-    model = state.get("model") or ("none set" if compatible else "its session's model")
-    ready = "configured" if state.get("configured") else "not configured"
-    words = [ready, key, str(state.get("baseUrl") or ""), f"default model: {model}"]
+    key = KEY_ORIGINS.get(state["key"] or "", "no key")
+    if state["key"] == "env" and state["keyNote"]:
+        key = f"key set in the environment ({state['keyNote']})"
+    model = state["model"] or ("none set" if compatible else "its session's model")
+    ready = "configured" if state["configured"] else "not configured"
+    words = [ready, key, state["baseUrl"], f"default model: {model}"]
     return " · ".join(w for w in words if w)
 
 
@@ -110,14 +108,14 @@ class VendorForm(QWidget):
 
     # --- filling and reading ----------------------------------------------------------
 
-    def fill(self, state: dict[str, Any], base_url: str, model: str) -> None:
-        """Show the host's state of this vendor; `base_url`/`model` are what was saved."""
+    def fill(self, state: VendorState) -> None:
+        """Show the host's state of this vendor, and what was saved in the fields."""
         self.state.setText(vendor_line(state, self.name == "compatible"))
-        self.base_url.setText(base_url)
-        self.model.setEditText(model)
+        self.base_url.setText(state["savedBaseUrl"])
+        self.model.setEditText(state["model"])
         self.key.clear()
-        self.loaded = (base_url, model)
-        self.clear_key.setEnabled(state.get("key") == "keyring")
+        self.loaded = (state["savedBaseUrl"], state["model"])
+        self.clear_key.setEnabled(state["key"] == "keyring")
 
     def values(self) -> dict[str, str]:
         return {"base_url": self.base_url.text().strip(), "model": self.model.currentText().strip()}
