@@ -104,7 +104,8 @@ class ClientAPI(Protocol):
     # {"own", "shared", "total", "byModel"}: tokens and cost (USD or None) of a session
     async def usage(self, session_id: str) -> Json: ...
     # {"header", "summary", "state", "pendingApprovals", "model", "source"}; "source" for a
-    # fork's child: {"sourceId", "changed": bool | None, "missing": bool}, else None
+    # fork's child: {"sourceId", "changed": bool | None, "missing": bool}, else None;
+    # "sourceFile" for an imported session: {"path", "present": bool}, else None
     async def get_session(self, session_id: str) -> Json: ...
     async def events(
         self, session_id: str, after: int = 0, limit: int | None = None

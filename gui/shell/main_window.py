@@ -53,6 +53,15 @@ FORK_SHORTCUT = "Ctrl+Shift+K"
 FORK_TIP = "Fork the selected session at its last completed turn"
 
 
+def agent_writing_text(tool: str | None) -> str:
+    """Stop's tooltip on a turn an agent writes into its own file."""
+    from forkwise.gui.widgets.source_badges import tool_name
+
+    who = tool_name(tool) if tool else "its agent"
+    return (f"{who} is writing this turn in its own file: it is stopped there, "
+            "not here")
+
+
 #: the composer's text on a session whose log cannot be read
 UNREADABLE_TEXT = "This session's file cannot be read: nothing can be written to it"
 
@@ -469,8 +478,18 @@ class MainWindow(ActionsWindow):
         self._write_in = sid
 
     def running(self, running: bool) -> None:
-        self.composer.set_running(running)
-        self.action_stop.setEnabled(running)
+        """Stop while a turn runs, unless the turn is the agent's an imported session came
+        from (`agents_turn`): then Stop is off and its tooltip says who writes it."""
+        c = self.controller
+        elsewhere = None
+        if running and c.transcript.agents_turn:
+            summary = c.tree.summary(c.current or "")
+            elsewhere = agent_writing_text(summary["source"] if summary else None)
+        self.composer.set_running(running, elsewhere)
+        self.action_stop.setEnabled(running and elsewhere is None)
+        tip = elsewhere or "Cancel the running turn"
+        self.action_stop.setStatusTip(tip)
+        self.action_stop.setToolTip(tip)
 
     def begin_edit(self, row: int) -> None:
         """Edit and resend: the edit goes out in a new branch (see BranchActions for the

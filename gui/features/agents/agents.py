@@ -37,6 +37,8 @@ from forkwise.gui.widgets.source_badges import (
 )
 
 Json = dict[str, Any]
+#: the origin line of an imported session whose agent deleted its file
+GONE_TEXT = "the source file is gone; this copy is kept"
 
 
 def install(window: Bench) -> None:
@@ -101,11 +103,15 @@ def _show_origin(window: Bench, label: ElidedLabel, session_id: str) -> None:
         source = (info.get("header", {}).get("meta") or {}).get("source") or {}
         continued = row["relation"] == "continued"  # a Continue in read back
         lead = continued_text(tool) if continued else f"Imported from {tool_name(tool)}"
+        present = (info.get("sourceFile") or {}).get("present", True)
+        if not present:  # the agent deleted its file (Claude Code does after 30 days)
+            lead += f" — {GONE_TEXT}"
         label.lead = f"{lead}: "
         label.setText(f"{label.lead}{source.get('path', '')}")
         # the path's middle may be elided at the pane's width: all of it a hover away
         label.setToolTip(f"{source.get('path', '')}\n{tool_name(tool)} session "
-                         f"{source.get('id', '')}")
+                         f"{source.get('id', '')}"
+                         + ("" if present else f"\n{GONE_TEXT.capitalize()}"))
         label.setVisible(True)
 
     c.ops.run(c.client.get_session(session_id), shown, what="Reading the session's source")
