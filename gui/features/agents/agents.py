@@ -30,6 +30,7 @@ from forkwise.gui.shell.bench import ActionSpec, Bench, MenuId, Place
 from forkwise.gui.widgets.elided_label import ElidedLabel
 from forkwise.gui.widgets.source_badges import (
     FOREIGN,
+    TOOL_KEYS,
     TOOL_NAMES,
     continued_text,
     source_icon,
@@ -58,7 +59,7 @@ def install(window: Bench) -> None:
     continue_menu = QMenu("Continue &in", window.widget())
     continue_menu.setObjectName("menuContinueIn")
     for tool in FOREIGN:
-        act = QAction(source_icon(tool), TOOL_NAMES[tool], continue_menu)
+        act = QAction(source_icon(tool), TOOL_KEYS[tool], continue_menu)
         act.setObjectName(f"actionContinue{tool.capitalize()}")
         act.setStatusTip(f"Write this session as a {TOOL_NAMES[tool]} session and resume it there")
         act.triggered.connect(lambda _=False, t=tool: continue_in(window, t))
