@@ -26,6 +26,9 @@ each notification it receives against them and drops one that is none of them):
 * `{"kind": "store/indexing", "done": N, "total": M}` — a listing that reads logs (no
   index yet) got this far;
 * `{"kind": "import/progress", "done": N, "total": M, "path": P}` — an import read file N;
+* `{"kind": "sources/warnings", "warnings": [{path, line, code, message}, …]}` — a later
+  pass over the watched agents' folders kept lines of changed files unread (once per
+  change of a file: a file is read again only when it changed);
 * `{"kind": "session/turn", "sessionId": ID, "running": bool, "queued": int,
   "waiting": bool}` — `running`: a turn is open (also while it waits for an approval) or
   about to start; `waiting`: the open turn waits for an approval (see `approval/request`
@@ -55,6 +58,7 @@ from forkwise.core.notifications import (
     SESSION_EVENTS,
     SESSION_TRUNCATE,
     SESSION_TURN,
+    SOURCES_WARNINGS,
     STORE_INDEXING,
     CatalogueRemove,
     CatalogueUpsert,
@@ -64,6 +68,7 @@ from forkwise.core.notifications import (
     SessionEvents,
     SessionTruncate,
     SessionTurn,
+    SourcesWarnings,
     StoreIndexing,
 )
 
@@ -76,6 +81,7 @@ __all__ = [
     "SESSION_EVENTS",
     "SESSION_TRUNCATE",
     "SESSION_TURN",
+    "SOURCES_WARNINGS",
     "STORE_INDEXING",
     "CatalogueRemove",
     "CatalogueUpsert",
@@ -87,6 +93,7 @@ __all__ = [
     "SessionEvents",
     "SessionTruncate",
     "SessionTurn",
+    "SourcesWarnings",
     "StoreIndexing",
     "Unsubscribe",
 ]
@@ -104,7 +111,8 @@ class ClientAPI(Protocol):
     # {"own", "shared", "total", "byModel"}: tokens and cost (USD or None) of a session
     async def usage(self, session_id: str) -> Json: ...
     # {"header", "summary", "state", "pendingApprovals", "model", "source"}; "source" for a
-    # fork's child: {"sourceId", "changed": bool | None, "missing": bool}, else None
+    # fork's child: {"sourceId", "changed": bool | None, "missing": bool}, else None;
+    # "sourceFile" for an imported session: {"path", "present": bool}, else None
     async def get_session(self, session_id: str) -> Json: ...
     async def events(
         self, session_id: str, after: int = 0, limit: int | None = None

@@ -364,7 +364,8 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
         from forkwise.core.runtime.turn_state import OpenTurn
 
         turn = OpenTurn.of(snap)
-        if turn is not None and not turn.pending and not self.read_only:
+        # an imported session's open turn is its agent's, still writing it: not a crash
+        if turn is not None and not turn.pending and not turn.agent and not self.read_only:
             log.info("session %s: closing turn %s left open by a crash", session_id, turn.id)
             reason = "the host stopped while this turn was running"
             self.store.append(session_id, turn.end("interrupted", reason))

@@ -52,7 +52,8 @@ class SourceWatcher:
 
     `run_import(files)` is the host's import verb on a list of (path, tool) pairs; it is
     only called with files whose stat changed (or that are new). `progress(done, total,
-    path)` hears after each batch of a pass."""
+    path)` hears after each batch of a pass; `warned(warnings)` after a later pass (not
+    the first, whose report `sources.watch` answers with) that kept lines unread."""
 
     def __init__(
         self,
@@ -60,6 +61,7 @@ class SourceWatcher:
         changed: Callable[[Path], bool],
         *,
         progress: Callable[[int, int, str], None] | None = None,
+        warned: Callable[[list[Json]], None] | None = None,
         interval: float = INTERVAL,
         env: Mapping[str, str] | None = None,
         home: Path | None = None,
@@ -67,6 +69,7 @@ class SourceWatcher:
         self._run_import = run_import
         self._changed = changed
         self._progress = progress
+        self._warned = warned
         self.interval = interval
         self.env = dict(os.environ if env is None else env)
         self.home = home or Path(os.path.expanduser("~"))
@@ -113,7 +116,9 @@ class SourceWatcher:
         while True:
             await asyncio.sleep(self.interval)
             try:
-                await self.scan()
+                report = await self.scan()
+                if report is not None and report["warnings"] and self._warned is not None:
+                    self._warned(report["warnings"])  # a changed file's unread lines
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -51,6 +51,9 @@ class TurnInfo:
     status: str = "running"  # or the turn/end status
     first_message: str | None = None
     pending_approvals: int = 0
+    #: its events came from an agent's own file (they carry `src`): the agent writes the
+    #: turn, not Forkwise
+    agent: bool = False
 
 
 class TranscriptBuilder:
@@ -100,6 +103,8 @@ class TranscriptBuilder:
     def _one(self, ev: Json, changed: set[int]) -> None:
         etype, seq, ts = ev.get("type"), ev["seq"], str(ev.get("ts", ""))
         turn = ev.get("turn")
+        if "src" in ev and turn is not None and str(turn) in self.turns:
+            self.turns[str(turn)].agent = True
         if etype == "turn/start":
             self.turns[str(turn)] = TurnInfo(seq)
             self.open_turn = str(turn)

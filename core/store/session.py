@@ -124,6 +124,7 @@ class SessionSummary:
     events: int = 0
     turns: int = 0
     messages: int = 0
+    #: the time of the last event that is not a rename (a rename is not activity)
     updated: str = ""
     running: bool = False
     model: str | None = None
@@ -384,7 +385,8 @@ class SummaryFold:
 
     def add(self, etype: str, ts: str, fields: Mapping[str, Any]) -> None:
         self.events += 1
-        self.updated = ts
+        if etype != SESSION_TITLE:  # a rename is not activity: the list keeps its order
+            self.updated = ts
         if etype == MESSAGE:
             self.messages += 1
             if self.first_user is None and fields.get("role") == "user":

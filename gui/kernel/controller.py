@@ -216,6 +216,9 @@ class Controller(QObject):
         def landed(events: list[Json]) -> None:
             self.transcript.add_page(session_id, after, events)
             self._maybe_fork_shown(session_id)
+            if session_id == self.current and self.transcript.at_end:
+                # whose the open turn is (the agent's, in an imported session) is known now
+                self.runningChanged.emit(self.transcript.running)
 
         def failed(exc: BaseException) -> None:
             self.transcript.page_failed(session_id)
@@ -310,7 +313,9 @@ class Controller(QObject):
         return await self.client.prompt(sid, text)
 
     def cancel(self) -> None:
-        if self.current is not None:
+        """Stop the opened session's turn; never an imported session's turn its agent is
+        writing (a cancel written into this copy would be lost when the agent appends)."""
+        if self.current is not None and not self.transcript.agents_turn:
             self.ops.run(self.client.cancel(self.current), what="Stopping the turn")
 
     def approve(self, approval_id: str, approved: bool) -> None:

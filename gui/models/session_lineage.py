@@ -187,6 +187,10 @@ class SessionLineage(QAbstractItemModel):
     def session_ids(self) -> list[str]:
         return list(self._summaries)
 
+    def activity_times(self) -> list[str]:
+        """The sessions' last activity (`updated`), as the host wrote it."""
+        return [str(s["updated"] or "") for s in self._summaries.values()]
+
     def index_for(self, sid: str, column: int = 0) -> QModelIndex:
         """The index of `sid`; invalid while its top-level row is not fetched (`reveal`)."""
         node = self._nodes.get(sid)

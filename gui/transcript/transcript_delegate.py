@@ -48,6 +48,10 @@ Index = QModelIndex | QPersistentModelIndex
 MARGIN_X, MARGIN_Y, PAD = 14, 5, 10
 #: a card is never narrower than this; the view asks for room for one (minimumSizeHint)
 MIN_CARD = 200
+#: a card's text is at most this many of the font's average characters wide: lines of a
+#: 1920 px window ran ~190 characters; in a wider view the cards keep a column in its
+#: middle, as a chat app's
+READING_CHARS = 110
 #: space between a card's text and the subagent link at its foot
 LINK_GAP = 4
 #: laid-out cards kept for painting (rendering Markdown and code again on every paint
@@ -71,7 +75,24 @@ class TranscriptDelegate(QStyledItemDelegate):
     # --- layout -------------------------------------------------------------------
 
     def _width(self) -> int:
-        return max(MIN_CARD, self.view.viewport().width() - 2 * MARGIN_X)
+        return max(MIN_CARD, min(self.view.viewport().width() - 2 * MARGIN_X,
+                                 self.reading_width()))
+
+    def reading_width(self) -> int:
+        """The widest a card is: READING_CHARS of the view's font, and its padding."""
+        return self.view.fontMetrics().averageCharWidth() * READING_CHARS + 2 * PAD
+
+    def lane(self, row: QRect) -> QRect:
+        """The part of a row an entry is drawn in: the row, or a column of the reading
+        width in its middle when the view is wider (cards and index widgets alike)."""
+        spare = row.width() - 2 * MARGIN_X - self.reading_width()
+        if spare <= 0:
+            return QRect(row)
+        return row.adjusted(spare // 2, 0, -(spare - spare // 2), 0)
+
+    def card_rect(self, row: QRect) -> QRect:
+        """A card's rectangle in its row."""
+        return self.lane(row).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
 
     def _doc(self, entry: Entry, width: int, palette: QPalette) -> QTextDocument:
         """The card's laid-out text, kept while the entry, width and palette are."""
@@ -137,9 +158,9 @@ class TranscriptDelegate(QStyledItemDelegate):
         """A subagent link sits at the foot of its card, inside it; other index widgets
         take the whole row."""
         if not isinstance(editor, FootLink):
-            super().updateEditorGeometry(editor, option, index)
+            editor.setGeometry(self.lane(option.rect))
             return
-        card: QRect = option.rect.adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        card = self.card_rect(option.rect)
         hint = editor.sizeHint()
         width = min(hint.width(), card.width() - 2 * PAD + 8)
         editor.setGeometry(card.left() + PAD - 4, card.bottom() - PAD - hint.height() + 4,
@@ -163,7 +184,7 @@ class TranscriptDelegate(QStyledItemDelegate):
         line = block.layout().lineForTextPosition(position - block.position())
         y = doc.documentLayout().blockBoundingRect(block).top()
         y += line.y() if line.isValid() else 0
-        rect = self.view.visualRect(index).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        rect = self.card_rect(self.view.visualRect(index))
         return _text_origin(entry, rect).y() + int(y)
 
     def anchor_at(self, index: Index, point: QPoint) -> str:
@@ -171,7 +192,7 @@ class TranscriptDelegate(QStyledItemDelegate):
         entry = index.data(ENTRY_ROLE)
         if not isinstance(entry, Entry):
             return ""
-        rect = self.view.visualRect(index).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        rect = self.card_rect(self.view.visualRect(index))
         doc = self._doc(entry, rect.width(), self.view.palette())
         return doc.documentLayout().anchorAt(QPointF(point - _text_origin(entry, rect)))
 
@@ -184,17 +205,23 @@ class TranscriptDelegate(QStyledItemDelegate):
             return
         painter.save()
         pal = option.palette
-        rect: QRect = option.rect.adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        rect = self.card_rect(option.rect)
         card = entry.kind in (USER, ASSISTANT, TOOL, STREAM, APPROVAL, FORK, SUMMARY)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         if card:
             painter.setPen(_border(pal, entry))
             painter.setBrush(_fill(pal, entry))
             painter.drawRoundedRect(rect, 6, 6)
-        if option.state & QStyle.StateFlag.State_Selected:
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        # the keyboard's place: the current message of a focused transcript shows, also
+        # where it is not selected (Tab into the transcript stopped on nothing visible)
+        focused = bool(option.state & QStyle.StateFlag.State_HasFocus) and self.view.hasFocus()
+        if selected or focused:
             pen = painter.pen()
             pen.setColor(pal.color(QPalette.ColorRole.Highlight))
             pen.setWidth(2)
+            if not selected:
+                pen.setStyle(Qt.PenStyle.DashLine)
             painter.setPen(pen)
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(rect, 6, 6)

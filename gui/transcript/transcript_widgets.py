@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtWidgets import QListView, QWidget
+from PySide6.QtWidgets import QLabel, QListView, QWidget
 
 from forkwise.core.reading.entries import ASSISTANT, FORK, TOOL, USER, Entry
 from forkwise.gui.models.transcript_model import ENTRY_ROLE, TranscriptModel
@@ -88,10 +88,22 @@ class RowWidgetsMixin(_Base):
         self.delegate.sizeHintChanged.emit(index)
 
     def _set_widget(self, index: QModelIndex, widget: QWidget) -> None:
-        """`widget` on the row at `index`, its buttons and links in the Tab order after
-        the messages and the rows above's (made after the window's other widgets, they
-        came after the composer's Send and Stop), so Tab goes down the transcript."""
+        """`widget` on the row at `index`. Its links (a fork record's, a foot link) are
+        not Tab stops: Tab goes from the messages to the composer in one step (it went
+        through two links that showed no focus), and Enter on the row opens its link
+        (`keyPressEvent`); the fork record's arrows are Alt+Left and Alt+Right. An
+        approval's buttons are: in the Tab order after the messages and the rows above's
+        (made after the window's other widgets, they came after the composer's Send and
+        Stop), so Tab reaches them before the composer."""
         self.setIndexWidget(index, widget)
+        if not isinstance(widget, ApprovalBox):
+            for part in _tab_parts(widget):
+                if isinstance(part, QLabel):  # links: by mouse (and Enter on the row)
+                    part.setTextInteractionFlags(
+                        part.textInteractionFlags()
+                        & ~Qt.TextInteractionFlag.LinksAccessibleByKeyboard)
+                part.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+            return
         previous: QWidget = self
         for row in range(index.row() - 1, -1, -1):
             above = self.indexWidget(self.model().index(row, 0))
