@@ -308,7 +308,7 @@ def card_of(entry: Entry, subagents: Mapping[str, str] | None = None) -> Card:
     card = classify(tool, args if args is not None else {}, out, detail)
     card.failed = bool(data.get("is_error"))
     card.pending = "result" in data and result is None and "detail" not in data
-    card.images = in_output(result, str(data.get("call") or ""))
+    card.images = [*in_output(result, str(data.get("call") or "")), *entry.images]
     if card.failed and card.kind == READ:
         # what a failed read says is its error, not the file's lines
         card.title = _path(args) if isinstance(args, Mapping) else card.title
