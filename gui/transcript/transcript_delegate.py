@@ -40,6 +40,7 @@ from forkwise.core.reading.entries import (
     Entry,
 )
 from forkwise.gui.models.transcript_model import ENTRY_ROLE
+from forkwise.gui.transcript.thumbnails import ThumbDoc, Thumbnails
 from forkwise.gui.transcript.transcript_html import dim_colour, entry_html
 from forkwise.gui.widgets.foot_link import FootLink
 
@@ -67,6 +68,10 @@ class TranscriptDelegate(QStyledItemDelegate):
         self.find_marks: dict[int, list[tuple[int, int, bool]]] = {}
         self._sizes: dict[int, tuple[tuple[Any, ...], QSize]] = {}
         self._docs: OrderedDict[int, tuple[tuple[Any, ...], QTextDocument]] = OrderedDict()
+        #: the images' thumbnails, made off the GUI thread; a card shows a placeholder
+        #: of the same size until its thumbnail arrives
+        self.thumbnails = Thumbnails(self)
+        self.thumbnails.ready.connect(self._thumbnail_ready)
 
     # --- layout -------------------------------------------------------------------
 
@@ -86,8 +91,18 @@ class TranscriptDelegate(QStyledItemDelegate):
             self._docs.popitem(last=False)
         return doc
 
+    def _thumbnail_ready(self, key: str) -> None:
+        """Cards that showed this image's placeholder are laid out anew (the same size:
+        only their paint changes)."""
+        stale = [i for i, (_k, doc) in self._docs.items()
+                 if isinstance(doc, ThumbDoc) and key in doc.waiting]
+        for i in stale:
+            del self._docs[i]
+        if stale:
+            self.view.viewport().update()
+
     def _new_doc(self, entry: Entry, width: int, palette: QPalette) -> QTextDocument:
-        doc = QTextDocument()
+        doc = ThumbDoc(self.thumbnails)
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self.view.font())
         doc.setDefaultStyleSheet(
@@ -95,13 +110,14 @@ class TranscriptDelegate(QStyledItemDelegate):
             f"p {{ margin: 0; }} pre {{ margin: 0; white-space: pre-wrap; }}"
             f" .dim {{ color: {dim_colour(palette)}; }}"
         )
-        doc.setHtml(entry_html(entry, palette))
+        doc.setHtml(entry_html(entry, palette, self.thumbnails.url))
         doc.setTextWidth(width - 2 * PAD)
         return doc
 
     def _key(self, entry: Entry, width: int) -> tuple[Any, ...]:
         return (width, entry.kind, len(entry.text), entry.expanded,
-                entry.data.get("result") is not None, entry.data.get("decision"))
+                entry.data.get("result") is not None, entry.data.get("decision"),
+                len(entry.images))
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         entry = index.data(ENTRY_ROLE)

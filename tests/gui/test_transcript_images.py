@@ -1,0 +1,139 @@
+"""Images in the transcript: a prompt's pasted image shows in its card (a real-format
+Claude Code file), as a thumbnail decoded and scaled on a worker thread; until it is made
+the card paints a placeholder of the same size, and the GUI thread never decodes it."""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gui_harness import App, open_app, until
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+from PySide6.QtGui import QColor, QImage
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
+import claude_fixtures as cf
+from test_transcript_reading import SHOTS, card_doc, opened, write_session
+
+from forkwise.gui.transcript.thumbnails import BOX
+
+pytestmark = pytest.mark.gui
+SID = "5d1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5f"
+
+
+def red_png(width: int, height: int) -> str:
+    """A red picture with a blue band, as base64 PNG."""
+    image = QImage(width, height, QImage.Format.Format_RGB32)
+    image.fill(QColor("#e01010"))
+    for y in range(height // 3, height // 3 + max(1, height // 10)):
+        for x in range(0, width, 7):
+            image.setPixelColor(x, y, QColor("#1010e0"))
+    array = QByteArray()
+    buffer = QBuffer(array)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, "PNG")
+    buffer.close()
+    return base64.b64encode(bytes(array.data())).decode()
+
+
+def screenshot_session(root: Path, png: str) -> Path:
+    t = cf.Transcript(SID)
+    t.user("Set up the project")
+    t.assistant([{"type": "text", "text": "Done."}])
+    t.user([{"type": "text", "text": "Why does the page look like this?"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": png}}])
+    t.assistant([{"type": "text", "text": "The header is **red**."}])
+    path = t.write(cf.project_file(root, t))
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    return root
+
+
+def reds_in_card(app: App, row: int) -> int:
+    view = app.window.transcript
+    rect = view.visualRect(app.controller.transcript.index(row))
+    shot = view.viewport().grab().toImage()
+    return sum(1 for y in range(max(0, rect.top()), min(rect.bottom(), shot.height()), 3)
+               for x in range(max(0, rect.left()), min(rect.right(), shot.width()), 3)
+               if _red(shot.pixelColor(x, y)))
+
+
+def _red(colour: QColor) -> bool:
+    return colour.red() > 180 and colour.green() < 80 and colour.blue() < 80
+
+
+def test_a_pasted_image_shows_in_its_prompt(aloop: Any, tmp_path: Path) -> None:
+    root = write_session(tmp_path / "claude")
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await opened(app, root)
+            (row,) = app.rows("user", "What is in this screenshot?")
+            doc = card_doc(app, row)
+            html = doc.toHtml()
+            assert "forkwise-image:" in html
+            assert "data:image" not in html  # Qt is never handed the image to decode
+            (key,) = [k for k in html.split('"') if k.startswith("forkwise-image:")]
+            thumbnails = app.window.transcript.delegate.thumbnails
+            await until(lambda: thumbnails.get(key.partition(":")[2]) is not None,
+                        what="thumbnail made")
+            # the pixel itself, scaled into no more than the box
+            made = thumbnails.get(key.partition(":")[2])
+            assert made is not None
+            assert made.size() == BOX
+
+    aloop(scenario())
+
+
+def test_a_large_image_is_decoded_off_the_gui_thread_behind_a_placeholder(
+    aloop: Any, tmp_path: Path
+) -> None:
+    root = screenshot_session(tmp_path / "claude", red_png(3000, 2000))
+    gate = threading.Event()
+    pool = ThreadPoolExecutor(1, thread_name_prefix="test-thumbnails")
+    pool.submit(gate.wait, 30)  # the worker is busy until the test lets it go
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            view = app.window.transcript
+            thumbnails = view.delegate.thumbnails
+            thumbnails.pool = pool
+            report = await app.client.import_files([str(root)])
+            assert not report["failed"], report
+            sid = f"claude-{SID}"
+            await until(lambda: sid in app.controller.tree.session_ids(), what="imported")
+            await app.idle()
+            await app.open(sid)
+            (row,) = app.rows("user", "Why does the page look like this?")
+            index = app.controller.transcript.index(row)
+            view.scrollTo(index)
+            await until(lambda: view.visualRect(index).isValid(), what="prompt shown")
+            # the card is painted now, its image a placeholder: nothing red in it
+            assert reds_in_card(app, row) == 0
+            placeholder = QColor("#eaeef2")
+            shot = view.viewport().grab().toImage()
+            rect = view.visualRect(index)
+            assert any(shot.pixelColor(x, y) == placeholder
+                       for y in range(rect.top(), rect.bottom(), 4)
+                       for x in range(rect.left(), rect.right(), 4)), "no placeholder"
+            assert not thumbnails.decoded_on
+            height = rect.height()
+            gate.set()
+            await until(lambda: reds_in_card(app, row) > 100, what="thumbnail painted")
+            assert thumbnails.decoded_on
+            assert threading.main_thread().ident not in thumbnails.decoded_on
+            assert view.visualRect(index).height() == height  # the card kept its size
+            if SHOTS:
+                app.window.grab().save(str(Path(SHOTS) / "transcript-image.png"))
+
+    try:
+        aloop(scenario())
+    finally:
+        gate.set()
+        pool.shutdown(wait=True)
