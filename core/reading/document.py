@@ -18,6 +18,7 @@ from forkwise.core.log.prompts import title_text
 
 from .cards import Card, card_of, plugin_card
 from .entries import TOOL, Entry, build
+from .markup import CODE_CSS
 from .render import card_html, entry_html, esc
 
 Json = dict[str, Any]
@@ -105,7 +106,7 @@ def to_html(doc: Document) -> str:
         meta.append(f"a fork of {doc.parent_session} (after event {doc.seed_length})")
     parts = [
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n",
-        f"<title>{esc(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        f"<title>{esc(title)}</title>\n<style>{STYLE}{CODE_CSS}\n</style>\n</head>\n<body>\n",
         f'<header id="session-{esc(doc.session_id)}"><h1>{esc(title)}</h1>\n',
         f'<p class="meta">{" · ".join(esc(m) for m in meta)}</p></header>\n<main>\n',
     ]

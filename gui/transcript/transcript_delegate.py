@@ -39,6 +39,7 @@ from forkwise.core.reading.entries import (
     USER,
     Entry,
 )
+from forkwise.core.reading.markup import CODE_CSS
 from forkwise.gui.models.transcript_model import ENTRY_ROLE
 from forkwise.gui.transcript.thumbnails import ThumbDoc, Thumbnails
 from forkwise.gui.transcript.transcript_html import dim_colour, entry_html
@@ -108,7 +109,7 @@ class TranscriptDelegate(QStyledItemDelegate):
         doc.setDefaultStyleSheet(
             # long output lines wrap inside the card (they ran off its right edge)
             f"p {{ margin: 0; }} pre {{ margin: 0; white-space: pre-wrap; }}"
-            f" .dim {{ color: {dim_colour(palette)}; }}"
+            f" .dim {{ color: {dim_colour(palette)}; }}\n{CODE_CSS}"
         )
         doc.setHtml(entry_html(entry, palette, self.thumbnails.url))
         doc.setTextWidth(width - 2 * PAD)
