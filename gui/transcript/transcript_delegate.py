@@ -67,6 +67,9 @@ class TranscriptDelegate(QStyledItemDelegate):
         #: the words found in the session (gui/transcript/find_bar): per row, (position in
         #: the card's text, length, whether it is the current match)
         self.find_marks: dict[int, list[tuple[int, int, bool]]] = {}
+        #: the search hit opened (session, the event's seq, the words it found): the words
+        #: are marked in that message's cards while its session is shown
+        self.hit: tuple[str, int, list[str]] | None = None
         self._sizes: dict[int, tuple[tuple[Any, ...], QSize]] = {}
         self._docs: OrderedDict[int, tuple[tuple[Any, ...], QTextDocument]] = OrderedDict()
         #: the images' thumbnails, made off the GUI thread; a card shows a placeholder
@@ -192,6 +195,25 @@ class TranscriptDelegate(QStyledItemDelegate):
         doc = self._doc(entry, rect.width(), self.view.palette())
         return doc.documentLayout().anchorAt(QPointF(point - _text_origin(entry, rect)))
 
+    def mark_hit(self, session_id: str, seq: int, words: list[str]) -> None:
+        self.hit = (session_id, seq, [w for w in words if w])
+        self.view.viewport().update()
+
+    def _hit_marks(self, entry: Entry, doc: QTextDocument) -> list[tuple[int, int, bool]]:
+        """Where the opened hit's words are in its message's card."""
+        hit = self.hit
+        model = self.view.model()
+        if hit is None or entry.seq != hit[1] or getattr(model, "session_id", None) != hit[0]:
+            return []
+        marks = []
+        for word in hit[2]:
+            cursor = doc.find(word)
+            while not cursor.isNull():
+                start = cursor.selectionStart()
+                marks.append((start, cursor.selectionEnd() - start, True))
+                cursor = doc.find(word, cursor)
+        return marks
+
     # --- painting -----------------------------------------------------------------
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
@@ -222,7 +244,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.translate(_text_origin(entry, rect))
             ctx = QAbstractTextDocumentLayout.PaintContext()
             ctx.palette.setColor(QPalette.ColorRole.Text, pal.color(QPalette.ColorRole.Text))
-            marks = self.find_marks.get(index.row())
+            marks = [*self.find_marks.get(index.row(), ()), *self._hit_marks(entry, doc)]
             if marks:
                 ctx.selections = _find_selections(doc, marks)
             doc.documentLayout().draw(painter, ctx)
