@@ -71,7 +71,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         #: are marked in that message's cards while its session is shown
         self.hit: tuple[str, int, list[str]] | None = None
         self._sizes: dict[int, tuple[tuple[Any, ...], QSize]] = {}
-        self._docs: OrderedDict[int, tuple[tuple[Any, ...], QTextDocument]] = OrderedDict()
+        self._docs: OrderedDict[int, tuple[tuple[Any, ...], QTextDocument, Entry]] = (
+            OrderedDict())
         #: the images' thumbnails, made off the GUI thread; a card shows a placeholder
         #: of the same size until its thumbnail arrives
         self.thumbnails = Thumbnails(self)
@@ -83,39 +84,47 @@ class TranscriptDelegate(QStyledItemDelegate):
         return max(MIN_CARD, self.view.viewport().width() - 2 * MARGIN_X)
 
     def _doc(self, entry: Entry, width: int, palette: QPalette) -> QTextDocument:
-        """The card's laid-out text, kept while the entry, width and palette are."""
-        key = (*self._key(entry, width), dim_colour(palette))
+        """The card's laid-out text, kept while the entry and palette are; another width
+        lays the same document out again (the view's width changes as its scroll bar
+        comes and goes: every card was made anew, Markdown and highlighting included)."""
+        key = (*self._key(entry, width)[1:], dim_colour(palette))
         kept = self._docs.get(id(entry))
-        if kept is not None and kept[0] == key:
+        if kept is not None and kept[0] == key and kept[2] is entry:
             self._docs.move_to_end(id(entry))
-            return kept[1]
-        doc = self._new_doc(entry, width, palette)
-        self._docs[id(entry)] = (key, doc)
-        if len(self._docs) > DOCS_KEPT:
-            self._docs.popitem(last=False)
+            doc = kept[1]
+        else:
+            doc = self._new_doc(entry, palette)
+            # the entry is held with its card: its id is not reused while the card is kept
+            self._docs[id(entry)] = (key, doc, entry)
+            if len(self._docs) > DOCS_KEPT:
+                self._docs.popitem(last=False)
+        if doc.textWidth() != width - 2 * PAD:
+            doc.setTextWidth(width - 2 * PAD)
         return doc
 
     def _thumbnail_ready(self, key: str) -> None:
         """Cards that showed this image's placeholder are laid out anew (the same size:
         only their paint changes)."""
-        stale = [i for i, (_k, doc) in self._docs.items()
+        stale = [i for i, (_k, doc, _e) in self._docs.items()
                  if isinstance(doc, ThumbDoc) and key in doc.waiting]
         for i in stale:
             del self._docs[i]
         if stale:
             self.view.viewport().update()
 
-    def _new_doc(self, entry: Entry, width: int, palette: QPalette) -> QTextDocument:
+    def _new_doc(self, entry: Entry, palette: QPalette) -> QTextDocument:
         doc = ThumbDoc(self.thumbnails)
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self.view.font())
+        shown = entry_html(entry, palette, self.thumbnails.url)
+        # long output lines wrap inside the card (they ran off its right edge); the code
+        # colours only where there is code (a style sheet is parsed for each card)
+        code = f"\n{CODE_CSS}" if 'class="h' in shown else ""
         doc.setDefaultStyleSheet(
-            # long output lines wrap inside the card (they ran off its right edge)
             f"p {{ margin: 0; }} pre {{ margin: 0; white-space: pre-wrap; }}"
-            f" .dim {{ color: {dim_colour(palette)}; }}\n{CODE_CSS}"
+            f" .dim {{ color: {dim_colour(palette)}; }}{code}"
         )
-        doc.setHtml(entry_html(entry, palette, self.thumbnails.url))
-        doc.setTextWidth(width - 2 * PAD)
+        doc.setHtml(shown)
         return doc
 
     def _key(self, entry: Entry, width: int) -> tuple[Any, ...]:

@@ -47,3 +47,18 @@ def test_file_names_are_not_links_and_addresses_are() -> None:
     assert '<a href="http://www.example.com">' in markdown("see www.example.com")
     assert '<a href="https://example.org/x">' in markdown("see https://example.org/x")
     assert '<a href="http://example.com">' in markdown("see example.com")
+
+
+def test_a_file_suffix_finds_the_lexer_pygments_would() -> None:
+    """The suffix map (one lexer claims it) gives the lexer Pygments' own look-up by file
+    name gives, for every suffix in it."""
+    from pygments.lexers import get_lexer_for_filename
+
+    from forkwise.core.reading.markup import _by_suffix, _lexer_named
+
+    found = _by_suffix()
+    assert {".py", ".ts", ".rs", ".go", ".json", ".toml"} <= set(found)
+    assert ".h" not in found  # several lexers claim it: Pygments ranks them
+    for suffix, alias in found.items():
+        ours = _lexer_named(alias)
+        assert type(ours) is type(get_lexer_for_filename(f"x{suffix}")), suffix
