@@ -5,13 +5,18 @@ it at full size on the GUI thread while laying the card out). A card's document 
 the image while it is laid out (`ThumbDoc.loadResource`): a thumbnail made before is
 given at once; otherwise a placeholder of the same size, and the image is decoded and
 scaled on a worker thread. `ready(key)` says a thumbnail arrived: the delegate lays out
-anew the cards that showed its placeholder. Every thumbnail fills one box (`BOX`, the
-image scaled into it), so a card keeps its height when its image arrives.
+anew the cards that showed its placeholder. A thumbnail's size is known before it is
+decoded (`header_size`: the image's own size, from the first bytes of a PNG, GIF or
+JPEG, scaled into `BOX`; BOX itself when unknown) and the placeholder has that size, so
+a card keeps its height when its image arrives.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
+import struct
 import threading
 from collections import OrderedDict
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -47,7 +52,8 @@ class Thumbnails(QObject):
         self._known: OrderedDict[str, Image] = OrderedDict()
         self._keys: OrderedDict[int, tuple[Image, str]] = OrderedDict()  # id → (image, key)
         self._pending: set[str] = set()
-        self.placeholder = _placeholder()
+        self._sizes: OrderedDict[str, QSize] = OrderedDict()  # key → the thumbnail's size
+        self._placeholders: dict[tuple[int, int, str], QImage] = {}
         self._decoded.connect(self._arrived)
 
     def url(self, image: Image) -> str:
@@ -63,7 +69,20 @@ class Thumbnails(QObject):
         _bound(self._keys, KNOWN)
         self._known[key] = image
         _bound(self._known, KNOWN)
+        self._sizes[key] = fitted(header_size(image.b64), BOX)
+        _bound(self._sizes, KNOWN)
         return key
+
+    def size_of(self, key: str) -> QSize:
+        return self._sizes.get(key, BOX)
+
+    def placeholder(self, key: str, words: str = "image…") -> QImage:
+        size = self.size_of(key)
+        made = self._placeholders.get((size.width(), size.height(), words))
+        if made is None:
+            made = _placeholder(size, words)
+            self._placeholders[(size.width(), size.height(), words)] = made
+        return made
 
     def get(self, key: str) -> QImage | None:
         """The thumbnail of `key` if it is made; else None, and it is asked for."""
@@ -74,20 +93,20 @@ class Thumbnails(QObject):
         image = self._known.get(key)
         if image is not None and key not in self._pending:
             self._pending.add(key)
-            self.pool.submit(self._decode, key, image)
+            self.pool.submit(self._decode, key, image, self.size_of(key))
         return None
 
-    def _decode(self, key: str, image: Image) -> None:
+    def _decode(self, key: str, image: Image, box: QSize) -> None:
         self.decoded_on.add(threading.get_ident())
         try:
-            made = thumbnail(image.data(), BOX)
+            made = thumbnail(image.data(), box)
         except Exception:
             made = QImage()
         self._decoded.emit(key, made)  # a null image: it could not be decoded
 
     def _arrived(self, key: str, made: QImage) -> None:
         self._pending.discard(key)
-        self._kept[key] = made if not made.isNull() else _placeholder("broken image")
+        self._kept[key] = made if not made.isNull() else self.placeholder(key, "broken image")
         _bound(self._kept, KEPT)
         self.ready.emit(key)
 
@@ -117,15 +136,54 @@ def thumbnail(data: bytes, box: QSize) -> QImage:
     return out
 
 
-def _placeholder(words: str = "image…") -> QImage:
-    out = QImage(BOX, QImage.Format.Format_ARGB32_Premultiplied)
+def _placeholder(size: QSize, words: str) -> QImage:
+    out = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
     out.fill(QColor("#eaeef2"))
     painter = QPainter(out)
     painter.setPen(QColor("#8c959f"))
-    painter.drawRect(0, 0, BOX.width() - 1, BOX.height() - 1)
-    painter.drawText(out.rect(), Qt.AlignmentFlag.AlignCenter, words)
+    painter.drawRect(0, 0, size.width() - 1, size.height() - 1)
+    if size.width() >= 60 and size.height() >= 20:
+        painter.drawText(out.rect(), Qt.AlignmentFlag.AlignCenter, words)
     painter.end()
     return out
+
+
+def fitted(size: tuple[int, int] | None, box: QSize) -> QSize:
+    """A thumbnail's size: `size` scaled into `box` (never up), `box` when unknown."""
+    if size is None:
+        return QSize(box)
+    natural = QSize(max(1, size[0]), max(1, size[1]))
+    if natural.width() <= box.width() and natural.height() <= box.height():
+        return natural
+    return natural.scaled(box, Qt.AspectRatioMode.KeepAspectRatio).expandedTo(QSize(1, 1))
+
+
+def header_size(b64: str) -> tuple[int, int] | None:
+    """An image's width and height from its first bytes (PNG, GIF; JPEG from its frame
+    header within the first 64 KB), without decoding it; None when not found."""
+    try:
+        head = base64.b64decode(b64[:87_384], validate=False)  # 64 KB
+    except (binascii.Error, ValueError):
+        return None
+    if head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) >= 24:
+        width, height = struct.unpack(">II", head[16:24])
+        return int(width), int(height)
+    if head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
+        width, height = struct.unpack("<HH", head[6:10])
+        return int(width), int(height)
+    if head[:2] == b"\xff\xd8":
+        at = 2
+        while at + 9 < len(head):
+            if head[at] != 0xFF:
+                return None
+            marker = head[at + 1]
+            length = int.from_bytes(head[at + 2:at + 4], "big")
+            if marker in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD,
+                          0xCE, 0xCF):
+                height, width = struct.unpack(">HH", head[at + 5:at + 9])
+                return int(width), int(height)
+            at += 2 + length
+    return None
 
 
 def _bound(kept: OrderedDict[Any, Any], most: int) -> None:
@@ -150,5 +208,5 @@ class ThumbDoc(QTextDocument):
         made = self.thumbnails.get(key)
         if made is None:
             self.waiting.add(key)
-            return self.thumbnails.placeholder
+            return self.thumbnails.placeholder(key)
         return made

@@ -14,30 +14,34 @@ from typing import Any
 
 import pytest
 from gui_harness import App, open_app, until
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize
+from PySide6.QtGui import QColor, QImage, QPainter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 import claude_fixtures as cf
 from test_transcript_reading import SHOTS, card_doc, opened, write_session
 
-from forkwise.gui.transcript.thumbnails import BOX
+from forkwise.gui.transcript.thumbnails import BOX, fitted, header_size
 
 pytestmark = pytest.mark.gui
 SID = "5d1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5f"
 
 
-def red_png(width: int, height: int) -> str:
-    """A red picture with a blue band, as base64 PNG."""
+def red_png(width: int, height: int, fmt: str = "PNG") -> str:
+    """A web page's screenshot with a red header, as base64 PNG (or `fmt`)."""
     image = QImage(width, height, QImage.Format.Format_RGB32)
-    image.fill(QColor("#e01010"))
-    for y in range(height // 3, height // 3 + max(1, height // 10)):
-        for x in range(0, width, 7):
-            image.setPixelColor(x, y, QColor("#1010e0"))
+    image.fill(QColor("#ffffff"))
+    painter = QPainter(image)
+    painter.fillRect(0, 0, width, height * 3 // 10, QColor("#e01010"))
+    for n in range(6):  # lines of text
+        top = height * 4 // 10 + n * height // 10
+        painter.fillRect(width // 12, top, width * (10 - n % 3) // 14, max(1, height // 30),
+                         QColor("#8c959f"))
+    painter.end()
     array = QByteArray()
     buffer = QBuffer(array)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, "PNG")
+    image.save(buffer, fmt)
     buffer.close()
     return base64.b64encode(bytes(array.data())).decode()
 
@@ -83,10 +87,10 @@ def test_a_pasted_image_shows_in_its_prompt(aloop: Any, tmp_path: Path) -> None:
             thumbnails = app.window.transcript.delegate.thumbnails
             await until(lambda: thumbnails.get(key.partition(":")[2]) is not None,
                         what="thumbnail made")
-            # the pixel itself, scaled into no more than the box
+            # the pixel at its own size (a small image is not blown up to the box)
             made = thumbnails.get(key.partition(":")[2])
             assert made is not None
-            assert made.size() == BOX
+            assert made.size() == QSize(1, 1)
 
     aloop(scenario())
 
@@ -137,3 +141,15 @@ def test_a_large_image_is_decoded_off_the_gui_thread_behind_a_placeholder(
     finally:
         gate.set()
         pool.shutdown(wait=True)
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG"])
+def test_a_thumbnails_size_is_known_before_it_is_decoded(qapp: Any, fmt: str) -> None:
+    for width, height in ((3000, 2000), (200, 1000), (90, 40)):
+        data = red_png(width, height, fmt)
+        assert header_size(data) == (width, height)
+    assert fitted((3000, 2000), BOX) == BOX  # 3:2, as the box
+    assert fitted((200, 1000), BOX) == QSize(32, 160)
+    assert fitted((90, 40), BOX) == QSize(90, 40)  # never blown up
+    assert fitted(None, BOX) == BOX
+    assert header_size("bm90IGFuIGltYWdl") is None
