@@ -40,6 +40,8 @@ class Thumbnails(QObject):
     """The thumbnails made so far (bounded) and the decoding in flight."""
 
     ready = Signal(str)
+    #: an image decoded at full size (`full`): a null image when it could not be
+    fullReady = Signal(str, QImage)
     _decoded = Signal(str, QImage)  # from a worker thread, queued to this object's thread
 
     def __init__(self, parent: QObject | None = None, pool: Executor | None = None) -> None:
@@ -95,6 +97,23 @@ class Thumbnails(QObject):
             self._pending.add(key)
             self.pool.submit(self._decode, key, image, self.size_of(key))
         return None
+
+    def full(self, key: str) -> bool:
+        """Decode the image of `key` at full size on the worker (`fullReady`); False when
+        the image is not known."""
+        image = self._known.get(key)
+        if image is None:
+            return False
+        self.pool.submit(self._decode_full, key, image)
+        return True
+
+    def _decode_full(self, key: str, image: Image) -> None:
+        self.decoded_on.add(threading.get_ident())
+        try:
+            made = QImage.fromData(image.data())
+        except Exception:
+            made = QImage()
+        self.fullReady.emit(key, made)
 
     def _decode(self, key: str, image: Image, box: QSize) -> None:
         self.decoded_on.add(threading.get_ident())

@@ -41,7 +41,7 @@ from forkwise.core.reading.entries import (
 )
 from forkwise.core.reading.markup import CODE_CSS
 from forkwise.gui.models.transcript_model import ENTRY_ROLE
-from forkwise.gui.transcript.thumbnails import ThumbDoc, Thumbnails
+from forkwise.gui.transcript.thumbnails import SCHEME, ThumbDoc, Thumbnails
 from forkwise.gui.transcript.transcript_html import dim_colour, entry_html
 from forkwise.gui.widgets.foot_link import FootLink
 
@@ -203,6 +203,29 @@ class TranscriptDelegate(QStyledItemDelegate):
         rect = self.view.visualRect(index).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
         doc = self._doc(entry, rect.width(), self.view.palette())
         return doc.documentLayout().anchorAt(QPointF(point - _text_origin(entry, rect)))
+
+    def image_at(self, index: Index, point: QPoint) -> str:
+        """The key of the thumbnail under `point` (viewport coordinates) on the card at
+        `index`, if any."""
+        entry = index.data(ENTRY_ROLE)
+        if not isinstance(entry, Entry) or (not entry.images and entry.kind != TOOL):
+            return ""
+        rect = self.view.visualRect(index).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        doc = self._doc(entry, rect.width(), self.view.palette())
+        at = doc.documentLayout().hitTest(QPointF(point - _text_origin(entry, rect)),
+                                          Qt.HitTestAccuracy.ExactHit)
+        if at < 0:
+            return ""
+        for position in (at, at + 1):  # the hit may fall before or after the image
+            cursor = QTextCursor(doc)
+            cursor.setPosition(min(position, doc.characterCount() - 1))
+            fmt = cursor.charFormat()
+            if fmt.isImageFormat():
+                name = fmt.toImageFormat().name()
+                scheme, _, key = name.partition(":")
+                if scheme == SCHEME and key:
+                    return key
+        return ""
 
     def mark_hit(self, session_id: str, seq: int, words: list[str]) -> None:
         self.hit = (session_id, seq, [w for w in words if w])

@@ -153,3 +153,50 @@ def test_a_thumbnails_size_is_known_before_it_is_decoded(qapp: Any, fmt: str) ->
     assert fitted((90, 40), BOX) == QSize(90, 40)  # never blown up
     assert fitted(None, BOX) == BOX
     assert header_size("bm90IGFuIGltYWdl") is None
+
+
+def test_a_click_on_a_thumbnail_opens_the_image_at_full_size(
+        aloop: Any, tmp_path: Path) -> None:
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    root = screenshot_session(tmp_path / "claude", red_png(1200, 800))
+
+    def viewers() -> list[Any]:
+        return [w for w in QApplication.topLevelWidgets()
+                if w.objectName() == "imageViewer" and w.isVisible()]
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            view = app.window.transcript
+            report = await app.client.import_files([str(root)])
+            assert not report["failed"], report
+            sid = f"claude-{SID}"
+            await until(lambda: sid in app.controller.tree.session_ids(), what="imported")
+            await app.idle()
+            await app.open(sid)
+            (row,) = app.rows("user", "Why does the page look like this?")
+            index = app.controller.transcript.index(row)
+            view.scrollTo(index)
+            await until(lambda: reds_in_card(app, row) > 100, what="thumbnail painted")
+            rect = view.visualRect(index)
+            shot = view.viewport().grab().toImage()
+            (red,) = [QPoint(x, y) for y in range(rect.top() + 20, rect.bottom(), 5)
+                      for x in range(rect.left(), rect.right(), 5)
+                      if _red(shot.pixelColor(x, y))][:1]
+            # the words beside it open nothing
+            QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton,
+                             Qt.KeyboardModifier.NoModifier, rect.topLeft() + QPoint(40, 30))
+            await app.idle()
+            assert not viewers()
+            QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton,
+                             Qt.KeyboardModifier.NoModifier, red)
+            await until(viewers, what="the viewer")
+            (viewer,) = viewers()
+            await until(lambda: not viewer.label.pixmap().isNull(), what="the full image")
+            assert viewer.label.pixmap().size() == QSize(1200, 800)
+            assert viewer.windowTitle() == "Image — 1200 x 800"
+            viewer.close()
+
+    aloop(scenario())
