@@ -59,6 +59,20 @@ def screenshot_session(root: Path, png: str) -> Path:
     return root
 
 
+async def open_prompt(app: App, root: Path) -> int:
+    """Import the screenshot session, open it and scroll to its prompt with the image:
+    that prompt's row."""
+    report = await app.client.import_files([str(root)])
+    assert not report["failed"], report
+    sid = f"claude-{SID}"
+    await until(lambda: sid in app.controller.tree.session_ids(), what="imported")
+    await app.idle()
+    await app.open(sid)
+    (row,) = app.rows("user", "Why does the page look like this?")
+    app.window.transcript.scrollTo(app.controller.transcript.index(row))
+    return row
+
+
 def reds_in_card(app: App, row: int) -> int:
     view = app.window.transcript
     rect = view.visualRect(app.controller.transcript.index(row))
@@ -108,15 +122,8 @@ def test_a_large_image_is_decoded_off_the_gui_thread_behind_a_placeholder(
             view = app.window.transcript
             thumbnails = view.delegate.thumbnails
             thumbnails.pool = pool
-            report = await app.client.import_files([str(root)])
-            assert not report["failed"], report
-            sid = f"claude-{SID}"
-            await until(lambda: sid in app.controller.tree.session_ids(), what="imported")
-            await app.idle()
-            await app.open(sid)
-            (row,) = app.rows("user", "Why does the page look like this?")
+            row = await open_prompt(app, root)
             index = app.controller.transcript.index(row)
-            view.scrollTo(index)
             await until(lambda: view.visualRect(index).isValid(), what="prompt shown")
             # the card is painted now, its image a placeholder: nothing red in it
             assert reds_in_card(app, row) == 0
@@ -170,15 +177,8 @@ def test_a_click_on_a_thumbnail_opens_the_image_at_full_size(
     async def scenario() -> None:
         async with open_app(tmp_path, demo=False) as app:
             view = app.window.transcript
-            report = await app.client.import_files([str(root)])
-            assert not report["failed"], report
-            sid = f"claude-{SID}"
-            await until(lambda: sid in app.controller.tree.session_ids(), what="imported")
-            await app.idle()
-            await app.open(sid)
-            (row,) = app.rows("user", "Why does the page look like this?")
+            row = await open_prompt(app, root)
             index = app.controller.transcript.index(row)
-            view.scrollTo(index)
             await until(lambda: reds_in_card(app, row) > 100, what="thumbnail painted")
             rect = view.visualRect(index)
             shot = view.viewport().grab().toImage()
