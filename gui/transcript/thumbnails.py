@@ -32,8 +32,11 @@ SCHEME = "forkwise-image"
 BOX = QSize(240, 160)
 #: thumbnails kept (each at most BOX: 150 KB)
 KEPT = 200
-#: images known by their digest, so a card laid out again can ask for one
+#: images known by their digest, so a card laid out again can ask for one: at most this
+#: many, holding at most KNOWN_BYTES of base64 (the images of sessions shown before stay
+#: alive while they are known)
 KNOWN = 2000
+KNOWN_BYTES = 64 * 1024 * 1024
 
 
 class Thumbnails(QObject):
@@ -52,6 +55,7 @@ class Thumbnails(QObject):
         self.decoded_on: set[int] = set()
         self._kept: OrderedDict[str, QImage] = OrderedDict()
         self._known: OrderedDict[str, Image] = OrderedDict()
+        self._known_bytes = 0
         self._keys: OrderedDict[int, tuple[Image, str]] = OrderedDict()  # id → (image, key)
         self._pending: set[str] = set()
         self._sizes: OrderedDict[str, QSize] = OrderedDict()  # key → the thumbnail's size
@@ -68,9 +72,14 @@ class Thumbnails(QObject):
             return kept[1]
         key = hashlib.blake2b(image.b64.encode("ascii", "replace"), digest_size=16).hexdigest()
         self._keys[id(image)] = (image, key)  # the image is held: its id is not reused
-        _bound(self._keys, KNOWN)
+        before = self._known.pop(key, None)
+        self._known_bytes += len(image.b64) - (len(before.b64) if before is not None else 0)
         self._known[key] = image
-        _bound(self._known, KNOWN)
+        while len(self._known) > 1 and (len(self._known) > KNOWN
+                                        or self._known_bytes > KNOWN_BYTES):
+            _key, gone = self._known.popitem(last=False)
+            self._known_bytes -= len(gone.b64)
+        _bound(self._keys, len(self._known))
         self._sizes[key] = fitted(header_size(image.b64), BOX)
         _bound(self._sizes, KNOWN)
         return key

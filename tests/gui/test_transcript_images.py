@@ -200,3 +200,20 @@ def test_a_click_on_a_thumbnail_opens_the_image_at_full_size(
             viewer.close()
 
     aloop(scenario())
+
+
+def test_the_images_known_are_bounded_in_bytes(qapp: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Images of sessions shown before stay alive while known: at most KNOWN_BYTES."""
+    from forkwise.core.reading.images import Image
+    from forkwise.gui.transcript import thumbnails as t
+
+    monkeypatch.setattr(t, "KNOWN_BYTES", 10_000)
+    made = t.Thumbnails()
+    images = [Image("image/png", red_png(40 + n, 30)) for n in range(40)]
+    keys = [made.key(image) for image in images]
+    again = Image("image/png", images[-1].b64)  # the same picture, another event's
+    assert made.key(again) == keys[-1]  # known again: counted once
+    assert sum(len(i.b64) for i in made._known.values()) == made._known_bytes <= 10_000
+    assert keys[-1] in made._known
+    assert keys[0] not in made._known  # the oldest went first
+    made.deleteLater()
