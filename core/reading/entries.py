@@ -14,6 +14,8 @@ from typing import Any
 
 from forkwise.core.reading.entry_fields import EntryFields
 
+from .images import IMAGE_EVENTS, Image, image_of
+
 Json = dict[str, Any]
 
 USER, ASSISTANT, REASONING, TOOL, APPROVAL = "user", "assistant", "reasoning", "tool", "approval"
@@ -43,6 +45,8 @@ class Entry(EntryFields):
     origin: Mapping[str, Any] | None = None
     data: Json = field(default_factory=dict)  # kind-specific: tool call, approval, fork …
     expanded: bool = False
+    #: what the log keeps beside it: a prompt's pasted images, a tool result's images
+    images: list[Image] = field(default_factory=list)
 
 
 @dataclass
@@ -67,6 +71,8 @@ class TranscriptBuilder:
         self.open_turn: str | None = None
         self.last_seq = 0
         self._calls: dict[str, int] = {}  # tool call id → entry index
+        self._said: dict[str, int] = {}  # message id → its user or assistant entry index
+        self._last_said: int | None = None  # the last user or assistant entry
         self._approvals: dict[str, int] = {}  # approval id → entry index
         self._model: str | None = None  # the model last shown (only changes are shown)
         self._first_question: str | None = None  # the first user message's text
@@ -169,10 +175,27 @@ class TranscriptBuilder:
             if text != self._model:  # a child repeats its source's model after the fork
                 self._add(Entry(MODEL, seq, None, text, ts, data=data))
             self._model = text
+        elif etype in IMAGE_EVENTS:
+            self._image(ev, changed)
         elif etype == "session/title":
             self._add(Entry(TITLE, seq, None, str(ev.get("title", "")), ts))
         elif etype == "context/summary":
             self._add(Entry(SUMMARY, seq, None, str(ev.get("text", "")), ts))
+
+    def _image(self, ev: Json, changed: set[int]) -> None:
+        """An image event follows what it belongs to: a tool result's (it names the call),
+        else the message it names (pi), else the last message (a prompt's pasted image)."""
+        found = image_of(ev)
+        if found is None:
+            return
+        message = ev.get("message")
+        index = (self._calls.get(found.call) if found.call else
+                 self._said.get(str(message)) if message is not None else None)
+        if index is None:
+            index = self._last_said
+        if index is not None:
+            self.entries[index].images.append(found)
+            changed.add(index)
 
     def _message(self, ev: Json, seq: int, ts: str, turn: str | None) -> None:
         mid, role = str(ev.get("id")), str(ev.get("role"))
@@ -198,7 +221,7 @@ class TranscriptBuilder:
         calls = any(p.get("type") == "tool_call" for p in parts)
         # an answer that only reasoned or only called tools shows those, not an empty bubble
         if text or role == USER or not (calls or reasoning):
-            make(USER if role == USER else ASSISTANT, text)
+            self._said[mid] = self._last_said = make(USER if role == USER else ASSISTANT, text)
         for part in parts:
             if part.get("type") == "tool_call":
                 data = {"call": part.get("id"), "name": part.get("name"),

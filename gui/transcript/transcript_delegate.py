@@ -39,7 +39,9 @@ from forkwise.core.reading.entries import (
     USER,
     Entry,
 )
+from forkwise.core.reading.markup import CODE_CSS
 from forkwise.gui.models.transcript_model import ENTRY_ROLE
+from forkwise.gui.transcript.thumbnails import SCHEME, ThumbDoc, Thumbnails
 from forkwise.gui.transcript.transcript_html import dim_colour, entry_html
 from forkwise.gui.widgets.foot_link import FootLink
 
@@ -69,8 +71,16 @@ class TranscriptDelegate(QStyledItemDelegate):
         #: the words found in the session (gui/transcript/find_bar): per row, (position in
         #: the card's text, length, whether it is the current match)
         self.find_marks: dict[int, list[tuple[int, int, bool]]] = {}
+        #: the search hit opened (session, the event's seq, the words it found): the words
+        #: are marked in that message's cards while its session is shown
+        self.hit: tuple[str, int, list[str]] | None = None
         self._sizes: dict[int, tuple[tuple[Any, ...], QSize]] = {}
-        self._docs: OrderedDict[int, tuple[tuple[Any, ...], QTextDocument]] = OrderedDict()
+        self._docs: OrderedDict[int, tuple[tuple[Any, ...], QTextDocument, Entry]] = (
+            OrderedDict())
+        #: the images' thumbnails, made off the GUI thread; a card shows a placeholder
+        #: of the same size until its thumbnail arrives
+        self.thumbnails = Thumbnails(self)
+        self.thumbnails.ready.connect(self._thumbnail_ready)
 
     # --- layout -------------------------------------------------------------------
 
@@ -95,34 +105,52 @@ class TranscriptDelegate(QStyledItemDelegate):
         return self.lane(row).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
 
     def _doc(self, entry: Entry, width: int, palette: QPalette) -> QTextDocument:
-        """The card's laid-out text, kept while the entry, width and palette are."""
-        key = (*self._key(entry, width), dim_colour(palette))
+        """The card's laid-out text, kept while the entry and palette are; another width
+        lays the same document out again (the view's width changes as its scroll bar
+        comes and goes: every card was made anew, Markdown and highlighting included)."""
+        key = (*self._key(entry, width)[1:], dim_colour(palette))
         kept = self._docs.get(id(entry))
-        if kept is not None and kept[0] == key:
+        if kept is not None and kept[0] == key and kept[2] is entry:
             self._docs.move_to_end(id(entry))
-            return kept[1]
-        doc = self._new_doc(entry, width, palette)
-        self._docs[id(entry)] = (key, doc)
-        if len(self._docs) > DOCS_KEPT:
-            self._docs.popitem(last=False)
+            doc = kept[1]
+        else:
+            doc = self._new_doc(entry, palette)
+            # the entry is held with its card: its id is not reused while the card is kept
+            self._docs[id(entry)] = (key, doc, entry)
+            if len(self._docs) > DOCS_KEPT:
+                self._docs.popitem(last=False)
+        if doc.textWidth() != width - 2 * PAD:
+            doc.setTextWidth(width - 2 * PAD)
         return doc
 
-    def _new_doc(self, entry: Entry, width: int, palette: QPalette) -> QTextDocument:
-        doc = QTextDocument()
+    def _thumbnail_ready(self, key: str) -> None:
+        """Cards that showed this image's placeholder are laid out anew (the same size:
+        only their paint changes)."""
+        stale = [i for i, (_k, doc, _e) in self._docs.items()
+                 if isinstance(doc, ThumbDoc) and key in doc.waiting]
+        for i in stale:
+            del self._docs[i]
+        if stale:
+            self.view.viewport().update()
+
+    def _new_doc(self, entry: Entry, palette: QPalette) -> QTextDocument:
+        doc = ThumbDoc(self.thumbnails)
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self.view.font())
+        shown = entry_html(entry, palette, self.thumbnails.url)
+        # long output lines wrap inside the card (they ran off its right edge); the code
+        # colours only where there is code (a style sheet is parsed for each card)
+        code = f"\n{CODE_CSS}" if 'class="h' in shown else ""
         doc.setDefaultStyleSheet(
-            # long output lines wrap inside the card (they ran off its right edge)
             f"p {{ margin: 0; }} pre {{ margin: 0; white-space: pre-wrap; }}"
-            f" .dim {{ color: {dim_colour(palette)}; }}"
+            f" .dim {{ color: {dim_colour(palette)}; }}{code}"
         )
-        doc.setHtml(entry_html(entry, palette))
-        doc.setTextWidth(width - 2 * PAD)
+        doc.setHtml(shown)
         return doc
 
     def _key(self, entry: Entry, width: int) -> tuple[Any, ...]:
         return (width, entry.kind, len(entry.text), entry.expanded,
-                entry.has_result, entry.decision)
+                entry.has_result, entry.decision, len(entry.images))
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         entry = index.data(ENTRY_ROLE)
@@ -196,6 +224,48 @@ class TranscriptDelegate(QStyledItemDelegate):
         doc = self._doc(entry, rect.width(), self.view.palette())
         return doc.documentLayout().anchorAt(QPointF(point - _text_origin(entry, rect)))
 
+    def image_at(self, index: Index, point: QPoint) -> str:
+        """The key of the thumbnail under `point` (viewport coordinates) on the card at
+        `index`, if any."""
+        entry = index.data(ENTRY_ROLE)
+        if not isinstance(entry, Entry) or (not entry.images and entry.kind != TOOL):
+            return ""
+        rect = self.view.visualRect(index).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        doc = self._doc(entry, rect.width(), self.view.palette())
+        at = doc.documentLayout().hitTest(QPointF(point - _text_origin(entry, rect)),
+                                          Qt.HitTestAccuracy.ExactHit)
+        if at < 0:
+            return ""
+        for position in (at, at + 1):  # the hit may fall before or after the image
+            cursor = QTextCursor(doc)
+            cursor.setPosition(min(position, doc.characterCount() - 1))
+            fmt = cursor.charFormat()
+            if fmt.isImageFormat():
+                name = fmt.toImageFormat().name()
+                scheme, _, key = name.partition(":")
+                if scheme == SCHEME and key:
+                    return key
+        return ""
+
+    def mark_hit(self, session_id: str, seq: int, words: list[str]) -> None:
+        self.hit = (session_id, seq, [w for w in words if w])
+        self.view.viewport().update()
+
+    def _hit_marks(self, entry: Entry, doc: QTextDocument) -> list[tuple[int, int, bool]]:
+        """Where the opened hit's words are in its message's card."""
+        hit = self.hit
+        model = self.view.model()
+        if hit is None or entry.seq != hit[1] or getattr(model, "session_id", None) != hit[0]:
+            return []
+        marks = []
+        for word in hit[2]:
+            cursor = doc.find(word)
+            while not cursor.isNull():
+                start = cursor.selectionStart()
+                marks.append((start, cursor.selectionEnd() - start, True))
+                cursor = doc.find(word, cursor)
+        return marks
+
     # --- painting -----------------------------------------------------------------
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
@@ -232,7 +302,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.translate(_text_origin(entry, rect))
             ctx = QAbstractTextDocumentLayout.PaintContext()
             ctx.palette.setColor(QPalette.ColorRole.Text, pal.color(QPalette.ColorRole.Text))
-            marks = self.find_marks.get(index.row())
+            marks = [*self.find_marks.get(index.row(), ()), *self._hit_marks(entry, doc)]
             if marks:
                 ctx.selections = _find_selections(doc, marks)
             doc.documentLayout().draw(painter, ctx)

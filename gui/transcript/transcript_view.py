@@ -282,10 +282,18 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         super().mouseReleaseEvent(event)
 
     def _clicked(self, index: QModelIndex) -> None:
-        """A link opens in the browser; elsewhere a click shows or hides a fold."""
+        """A link opens in the browser, a thumbnail its image at full size; elsewhere a
+        click shows or hides a fold."""
         href = self.delegate.anchor_at(index, self._click_at) if self._click_at else ""
         if href:
             QDesktopServices.openUrl(QUrl(href))
+            return
+        image = self.delegate.image_at(index, self._click_at) if self._click_at else ""
+        if image:
+            from forkwise.gui.transcript.image_viewer import ImageViewer
+
+            viewer = ImageViewer(self.delegate.thumbnails, image, self)
+            viewer.show()
             return
         self.toggle_fold(index.row())
 
