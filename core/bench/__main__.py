@@ -32,7 +32,8 @@ from forkwise.core.bench.synth import (
 )
 
 FIGURE_GROUPS = [
-    "list", "fork", "context", "append", "host", "import", "search", "export", "gui", "postgres"
+    "list", "fork", "context", "append", "host", "import", "search", "export", "gui", "postgres",
+    "idle",
 ]
 
 
@@ -298,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
             "import-opencode_mb": 2,
             "reimport_files": 50,
             "export_mb": 1,
+            "idle_mb": 1,
+            "idle_claude": 50,
         }
         if args.quick
         else {
@@ -314,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
             "import-opencode_mb": 200,
             "reimport_files": 2_000,
             "export_mb": 9,
+            "idle_mb": 5,
+            "idle_claude": 640,
         }
     )
     sizes.update((k, v) for k, v in (("sessions", args.sessions), ("per", args.per)) if v)
@@ -340,6 +345,10 @@ def main(argv: list[str] | None = None) -> int:
             figures += bench_export(tmp, sizes["export_mb"], repeat)
         if "gui" in only:
             figures += bench_gui(tmp, sizes, repeat)
+        if "idle" in only:
+            from forkwise.core.bench.idle_figures import bench_idle
+
+            figures += bench_idle(tmp, sizes["idle_mb"], sizes["idle_claude"], args.quick)
         if "postgres" in only and args.postgres:
             from forkwise.core.bench.pg_figures import bench_postgres
 
