@@ -6,8 +6,9 @@ the catalogue's own notification."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -116,46 +117,72 @@ def _grown(t: Transcript, step: Callable[[], Any]) -> bytes:
     return t.encode()[len(before) :]
 
 
-@pytest.mark.asyncio
-@pytest.mark.parametrize("tool", ["claude", "codex", "pi", "gemini", "opencode"])
-async def test_a_line_the_tool_appends_is_heard_without_polling(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str
-) -> None:
+class Watch:
+    """A host watching the agents' folders, its client, and a wait on the catalogue."""
+
+    def __init__(self, host: Any, client: Any, tools: list[str]) -> None:
+        self.host, self.client, self.tools = host, client, tools
+        self.changed = asyncio.Event()
+
+    async def until(self, check: Callable[[], bool]) -> None:
+        """Until `check()` holds, woken by each notification (bounded: `WITHIN` s)."""
+        async with asyncio.timeout(WITHIN):
+            while not check():
+                self.changed.clear()
+                await self.changed.wait()
+
+    def events(self, sid: str) -> int:
+        return int(self.client.catalogue[sid]["events"])
+
+
+@contextlib.asynccontextmanager
+async def watching(
+    tmp_path: Path, tools: list[str], *, interval: float = HOUR, inotify: bool = True
+) -> AsyncIterator[Watch]:
     from forkwise.core.client.client import Client
     from forkwise.core.host.host import Host
 
-    agent = Agent(tool, tmp_path / "home")
-    sid = agent.start()
-    for var, value in agent.env.items():
-        monkeypatch.setenv(var, value)
     host = Host.open(tmp_path / "store", default_cwd=str(tmp_path))
-    host.sources.interval = HOUR  # a poll would come after the test's end
+    host.sources.interval = interval  # an hour: a poll would come after the test's end
+    host.sources.use_inotify = inotify
     client = await Client.in_process(host)
     try:
-        changed = asyncio.Event()
-        await client.subscribe(lambda note: changed.set())
-
-        async def until(check: Callable[[], bool]) -> None:
-            async with asyncio.timeout(WITHIN):
-                while not check():
-                    changed.clear()
-                    await changed.wait()
-
-        listed = await client.watch_sources([tool])
-        assert listed["watching"] == [tool]
-        assert host.sources.kind == "inotify"
-        await until(lambda: sid in client.catalogue)
-        before = client.catalogue[sid]["events"]
-        passes = host.sources.passes
-        agent.grow()
-        await until(lambda: client.catalogue[sid]["events"] > before)
-        # heard, not polled: the passes since are the ones the kernel's reports woke
-        assert host.sources.passes > passes
+        watch = Watch(host, client, tools)
+        await client.subscribe(lambda note: watch.changed.set())
+        listed = await client.watch_sources(tools)
+        assert listed["watching"] == tools
+        assert host.sources.kind == ("inotify" if inotify else "poll")
+        yield watch
         await client.watch_sources([])
         assert host.sources.kind == "poll"
     finally:
         await client.close()
         await host.close()
+
+
+def started(tool: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Agent, str]:
+    agent = Agent(tool, tmp_path / "home")
+    sid = agent.start()
+    for var, value in agent.env.items():
+        monkeypatch.setenv(var, value)
+    return agent, sid
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("tool", ["claude", "codex", "pi", "gemini", "opencode"])
+async def test_a_line_the_tool_appends_is_heard_without_polling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str
+) -> None:
+    agent, sid = started(tool, tmp_path, monkeypatch)
+    try:
+        async with watching(tmp_path, [tool]) as w:
+            await w.until(lambda: sid in w.client.catalogue)
+            before, passes = w.events(sid), w.host.sources.passes
+            agent.grow()
+            await w.until(lambda: w.events(sid) > before)
+            # heard, not polled: the passes since are the ones the kernel's reports woke
+            assert w.host.sources.passes > passes
+    finally:
         agent.close()
 
 
@@ -165,33 +192,15 @@ async def test_a_folder_made_after_the_watch_began_is_followed(
 ) -> None:
     """Claude Code's projects folder does not exist yet when the watch begins (a first
     run of the tool): the session it then writes, in folders made on the way, is heard."""
-    from forkwise.core.client.client import Client
-    from forkwise.core.host.host import Host
-
     config = tmp_path / "home" / ".claude"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
-    host = Host.open(tmp_path / "store", default_cwd=str(tmp_path))
-    host.sources.interval = HOUR
-    client = await Client.in_process(host)
-    try:
-        changed = asyncio.Event()
-        await client.subscribe(lambda note: changed.set())
-        await client.watch_sources(["claude"])
-        assert host.sources.kind == "inotify"
+    async with watching(tmp_path, ["claude"]) as w:
         t = Transcript(CLAUDE_SID)
         t.exchange("first question", "first answer")
         path = project_file(config, t)
         path.parent.mkdir(parents=True)  # .claude, projects and the project at once
         t.write(path)
-        sid = f"claude-{CLAUDE_SID}"
-        async with asyncio.timeout(WITHIN):
-            while sid not in client.catalogue:
-                changed.clear()
-                await changed.wait()
-        assert os.path.exists(path)
-    finally:
-        await client.close()
-        await host.close()
+        await w.until(lambda: f"claude-{CLAUDE_SID}" in w.client.catalogue)
 
 
 @pytest.mark.asyncio
@@ -199,30 +208,10 @@ async def test_without_the_kernels_notifications_the_folders_are_polled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where inotify cannot be had, a pass every `interval` seconds still finds the line."""
-    from forkwise.core.client.client import Client
-    from forkwise.core.host.host import Host
-
-    agent = Agent("codex", tmp_path / "home")
-    sid = agent.start()
-    for var, value in agent.env.items():
-        monkeypatch.setenv(var, value)
-    host = Host.open(tmp_path / "store", default_cwd=str(tmp_path))
-    host.sources.use_inotify = False
-    host.sources.interval = 0.05
-    client = await Client.in_process(host)
-    try:
-        changed = asyncio.Event()
-        await client.subscribe(lambda note: changed.set())
-        await client.watch_sources(["codex"])
-        assert host.sources.kind == "poll"
-        assert sid in client.catalogue  # the first pass ran before watch_sources returned
-        before = client.catalogue[sid]["events"]
+    agent, sid = started("codex", tmp_path, monkeypatch)
+    async with watching(tmp_path, ["codex"], interval=0.05, inotify=False) as w:
+        assert sid in w.client.catalogue  # the first pass ran before watch_sources returned
+        before = w.events(sid)
         agent.grow()
         os.utime(agent.path, None)
-        async with asyncio.timeout(WITHIN):
-            while client.catalogue[sid]["events"] <= before:
-                changed.clear()
-                await changed.wait()
-    finally:
-        await client.close()
-        await host.close()
+        await w.until(lambda: w.events(sid) > before)
