@@ -137,7 +137,12 @@ class Watch:
 
 @contextlib.asynccontextmanager
 async def watching(
-    tmp_path: Path, tools: list[str], *, interval: float = HOUR, inotify: bool = True
+    tmp_path: Path,
+    tools: list[str],
+    *,
+    interval: float = HOUR,
+    inotify: bool = True,
+    kind: str | None = None,
 ) -> AsyncIterator[Watch]:
     from forkwise.core.client.client import Client
     from forkwise.core.host.host import Host
@@ -151,7 +156,7 @@ async def watching(
         await client.subscribe(lambda note: watch.changed.set())
         listed = await client.watch_sources(tools)
         assert listed["watching"] == tools
-        assert host.sources.kind == ("inotify" if inotify else "poll")
+        assert host.sources.kind == (kind or ("inotify" if inotify else "poll"))
         yield watch
         await client.watch_sources([])
         assert host.sources.kind == "poll"
@@ -211,6 +216,23 @@ async def test_without_the_kernels_notifications_the_folders_are_polled(
     agent, sid = started("codex", tmp_path, monkeypatch)
     async with watching(tmp_path, ["codex"], interval=0.05, inotify=False) as w:
         assert sid in w.client.catalogue  # the first pass ran before watch_sources returned
+        before = w.events(sid)
+        agent.grow()
+        os.utime(agent.path, None)
+        await w.until(lambda: w.events(sid) > before)
+
+
+@pytest.mark.asyncio
+async def test_a_tree_past_the_watch_limit_is_polled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More folders than may be watched (the system's limit, here one folder): the
+    watcher says so by polling, and still finds the line."""
+    from forkwise.core.host import inotify
+
+    monkeypatch.setattr(inotify, "MOST_FOLDERS", 1)
+    agent, sid = started("codex", tmp_path, monkeypatch)  # sessions/2025/09/01: 4 folders
+    async with watching(tmp_path, ["codex"], interval=0.05, kind="poll") as w:
         before = w.events(sid)
         agent.grow()
         os.utime(agent.path, None)
