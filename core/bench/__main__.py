@@ -33,7 +33,7 @@ from forkwise.core.bench.synth import (
 
 FIGURE_GROUPS = [
     "list", "fork", "context", "append", "host", "import", "search", "export", "gui",
-    "transcript", "postgres"
+    "transcript", "postgres", "idle",
 ]
 
 
@@ -355,6 +355,8 @@ def main(argv: list[str] | None = None) -> int:
             "import-opencode_mb": 2,
             "reimport_files": 50,
             "export_mb": 1,
+            "idle_mb": 1,
+            "idle_claude": 50,
         }
         if args.quick
         else {
@@ -371,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
             "import-opencode_mb": 200,
             "reimport_files": 2_000,
             "export_mb": 9,
+            "idle_mb": 5,
+            "idle_claude": 640,
         }
     )
     sizes.update((k, v) for k, v in (("sessions", args.sessions), ("per", args.per)) if v)
@@ -399,6 +403,10 @@ def main(argv: list[str] | None = None) -> int:
             figures += bench_gui(tmp, sizes, repeat)
         if "transcript" in only:
             figures += bench_transcript(tmp, sizes["export_mb"], repeat)
+        if "idle" in only:
+            from forkwise.core.bench.idle_figures import bench_idle
+
+            figures += bench_idle(tmp, sizes["idle_mb"], sizes["idle_claude"], args.quick)
         if "postgres" in only and args.postgres:
             from forkwise.core.bench.pg_figures import bench_postgres
 
