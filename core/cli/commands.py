@@ -16,6 +16,8 @@ import orjson
 
 from forkwise.core.client.api import IMPORT_PROGRESS, STORE_INDEXING, Notification
 from forkwise.core.client.client import Client
+from forkwise.core.client.rows import session_row
+from forkwise.core.client.titles import titles
 from forkwise.core.errors import ForkwiseError, InvalidBoundary
 from forkwise.core.log.event_log import gc_paused
 from forkwise.core.reading import DOCUMENTS
@@ -41,6 +43,10 @@ async def list_sessions(client: Client, args: argparse.Namespace) -> Outcome:
         await unsubscribe()
     # newest first by the one order of rows by activity, ties too: the app's tree order
     newest_first(rows)
+    # each titled as the app's list titles it (a fork not renamed: "<source> — fork N")
+    named = titles(session_row(r) for r in rows)
+    for r in rows:
+        r["title"] = named[r["id"]]
     return rows, lambda: table(rows)
 
 

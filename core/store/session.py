@@ -426,7 +426,9 @@ class SummaryFold:
             events=self.events,
             turns=self.turns,
             messages=self.messages,
-            updated=self.updated,
+            # its last activity is not before it was made: a session whose lines are all
+            # copied (a Continue in read back) is dated when it was made, not in 2025
+            updated=max(self.updated, start.created),
             running=self.running,
             model=self.model,
             provider=self.provider,
