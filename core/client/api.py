@@ -139,6 +139,8 @@ class ClientAPI(Protocol):
     ) -> Json: ...  # the session's summary
     async def delete_session(self, session_id: str) -> Json: ...
     async def restore_session(self, session_id: str) -> Json: ...  # Undo a delete: its row
+    async def list_trash(self) -> list[Json]: ...  # deleted rows with deletedAt, latest first
+    async def empty_trash(self, session_id: str | None = None) -> Json: ...  # {"removed": [...]}
     async def search(self, query: str, limit: int = 50) -> list[Json]: ...  # hits, latest first
     async def sources(self) -> Json: ...  # {"sources": [...], "watching": [...]}
     async def watch_sources(self, tools: list[str]) -> Json: ...  # sources() + failed, warnings

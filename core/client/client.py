@@ -253,6 +253,17 @@ class Client:
         self.catalogue[row["id"]] = row
         return row
 
+    async def list_trash(self) -> list[Json]:
+        """The deleted sessions the store keeps (its rows, each with `deletedAt`), the
+        latest deleted first."""
+        rows: list[Json] = await self.call("trash.list")
+        return rows
+
+    async def empty_trash(self, session_id: str | None = None) -> Json:
+        """Delete one kept session (every one when None) for good: `{"removed": [ids]}`."""
+        result: Json = await self.call("trash.empty", {"sessionId": session_id})
+        return result
+
     async def search(self, query: str, limit: int = 50) -> list[Json]:
         """Full-text search over every session (`Host.search`): `[{sessionId, title, seq,
         messageId, ts, kind, snippet}]`, the latest first; matched words in « »."""

@@ -559,6 +559,28 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
 
         return await self.io(restore)
 
+    async def list_trash(self) -> list[Json]:
+        """The deleted sessions the store keeps, the latest deleted first: each a row (as
+        it was when deleted) with `deletedAt`; a copy that cannot be read has its id only."""
+
+        def listed() -> list[Json]:
+            rows: list[Json] = []
+            for kept in self.store.trashed():
+                row = self.row(kept.summary) if kept.summary is not None else {
+                    "id": kept.session_id, "title": kept.session_id,
+                    "error": {"code": "unreadable", "message": "cannot be read"}}
+                row["deletedAt"] = kept.deleted
+                rows.append(row)
+            return rows
+
+        return await self.io(listed)
+
+    async def empty_trash(self, session_id: str | None = None) -> Json:
+        """Let one deleted session (every one when None) go for good: no Undo after it."""
+        self._check_writable()
+        removed = await self.io(self.store.empty_trash, session_id)
+        return {"removed": removed}
+
     async def list_workspaces(self) -> list[Json]:
         return await self.io(self.workspaces.groups)
 

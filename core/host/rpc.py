@@ -374,6 +374,8 @@ METHODS: dict[str, Handler] = {
     ),
     "session.delete": lambda c, p: c.host.delete_session(p.req("sessionId")),
     "session.restore": lambda c, p: c.host.restore_session(p.req("sessionId")),
+    "trash.list": lambda c, p: c.host.list_trash(),
+    "trash.empty": lambda c, p: c.host.empty_trash(p.opt("sessionId")),
     "session.search": lambda c, p: c.host.search(p.req("query"), p.opt_int("limit", 50) or 50),
     "session.import": _import,
     "sources.list": lambda c, p: c.host.list_sources(),

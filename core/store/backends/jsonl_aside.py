@@ -92,6 +92,48 @@ def untrash(root: Path, sessions_dir: Path, session_id: str, path: Path) -> bool
     return True
 
 
+#: a trashed copy's file name: the session's id, then when it was deleted (`_stamp`)
+_TRASHED = re.compile(r"(.+)\.(\d{4}-\d{2}-\d{2})T(\d\d)(\d\d)(\d\d)(\d{3})Z\.jsonl")
+
+
+def trashed_files(root: Path) -> list[tuple[str, str, Path]]:
+    """Each deleted session's latest copy in `<store>/trash/`: (id, when it was deleted,
+    path), the latest deleted first."""
+    latest: dict[str, tuple[str, Path]] = {}
+    try:
+        entries = list(os.scandir(root / "trash"))
+    except FileNotFoundError:
+        return []
+    for entry in entries:
+        found = _TRASHED.fullmatch(entry.name)
+        if found is None:
+            continue
+        sid, day, hh, mm, ss, ms = found.groups()
+        when = f"{day}T{hh}:{mm}:{ss}.{ms}Z"
+        if sid not in latest or latest[sid][0] < when:
+            latest[sid] = (when, Path(entry.path))
+    rows = [(sid, when, path) for sid, (when, path) in latest.items()]
+    return sorted(rows, key=lambda row: row[1], reverse=True)
+
+
+def remove_trashed(root: Path, session_id: str | None) -> list[str]:
+    """Delete for good every trashed copy of `session_id` (of all when None); the ids."""
+    removed: set[str] = set()
+    try:
+        entries = list(os.scandir(root / "trash"))
+    except FileNotFoundError:
+        return []
+    for entry in entries:
+        found = _TRASHED.fullmatch(entry.name)
+        if found is None or session_id not in (None, found.group(1)):
+            continue
+        os.unlink(entry.path)
+        removed.add(found.group(1))
+    if removed:
+        fsync_dir(root / "trash")
+    return sorted(removed)
+
+
 def _stamp() -> str:
     """The time, for a file name."""
     return now_ts().replace(":", "").replace(".", "")
