@@ -253,12 +253,27 @@ class BranchActions(QObject):
         dialog.open()
 
     def rename_to(self, sid: str, title: str) -> None:
+        """Give `sid` a title; Edit → Undo gives it back the one it had (none: an empty
+        title, under which it is named as before it was renamed)."""
         c = self.window.controller
         if not title.strip():
             return
+        row = c.tree.summary(sid)
+        before = (row["title"] if row["titleSet"] else "") if row is not None else ""
+        shown = c.tree.title_of(sid)
 
-        c.ops.run(c.client.rename_session(sid, title.strip()), c.apply_row,
+        def renamed(result: Json) -> None:
+            c.apply_row(result)
+            c.undo.push(f"Undo rename of “{shown}”", lambda: self._retitle(sid, before),
+                        sid, "rename")
+
+        c.ops.run(c.client.rename_session(sid, title.strip()), renamed,
                   what="Renaming the session")
+
+    def _retitle(self, sid: str, title: str) -> None:
+        c = self.window.controller
+        c.ops.run(c.client.rename_session(sid, title), c.apply_row,
+                  what="Undoing the rename")
 
     def confirm_replace(self, row: int) -> None:
         """Edit and replace deletes history: say what goes, then edit in place."""
