@@ -27,6 +27,10 @@ CONTINUED = "continued"
 _CONTINUED_IN = " — continued in "
 Summary = Callable[[str], "SessionRow | None"]
 Children = Callable[[str | None], list[str]]
+#: a fork's first question of its own (after its seed), when known
+Asked = Callable[[str], "str | None"]
+#: how much of that question a title keeps (the row's tooltip has the title whole)
+QUESTION_CHARS = 100
 
 
 def is_fork(summary: SessionRow) -> bool:
@@ -42,9 +46,12 @@ def forks_of(source: str, summary: Summary, children_of: Children) -> list[str]:
     return [sid for _created, sid in sorted(forks)]
 
 
-def display_title(sid: str, summary: Summary, children_of: Children, depth: int = 0) -> str:
+def display_title(sid: str, summary: Summary, children_of: Children, depth: int = 0,
+                  asked: Asked | None = None) -> str:
     """The title a row shows: a fork that still carries its source's title is named
-    after the source and its number among the source's forks."""
+    after the source and its number among the source's forks — or, when `asked` knows
+    the first question it asked of its own (an edit and resend, a rewound branch), after
+    that question: "<question> — fork N", so that branches of one point read apart."""
     own = summary(sid)
     if own is None:
         return sid
@@ -56,7 +63,7 @@ def display_title(sid: str, summary: Summary, children_of: Children, depth: int 
     if not isinstance(parent, str) or depth > 20:
         return title
     if own["relation"] == CONTINUED:
-        return _continued(title, parent, summary, children_of, depth)
+        return _continued(title, parent, summary, children_of, depth, asked=asked)
     if not is_fork(own):
         return title
     source = summary(parent)
@@ -64,11 +71,16 @@ def display_title(sid: str, summary: Summary, children_of: Children, depth: int 
         return title  # renamed, or it asked something else first: its own title says it
     forks = forks_of(parent, summary, children_of)
     number = forks.index(sid) + 1 if sid in forks else len(forks) + 1
-    return f"{display_title(parent, summary, children_of, depth + 1)} — fork {number}"
+    question = " ".join((asked(sid) or "").split()) if asked is not None else ""
+    if question:
+        return f"{question[:QUESTION_CHARS]} — fork {number}"
+    named = display_title(parent, summary, children_of, depth + 1, asked)
+    return f"{named} — fork {number}"
 
 
 def _continued(
-    title: str, parent: str, summary: Summary, children_of: Children, depth: int
+    title: str, parent: str, summary: Summary, children_of: Children, depth: int, *,
+    asked: Asked | None,
 ) -> str:
     """A session a Continue in wrote, read back, is named after the session it goes on
     from ("<title> — continued in Codex"): it follows what that session is called now
@@ -77,7 +89,7 @@ def _continued(
     stored = source["title"] if source is not None else ""
     if not stored or not title.startswith(f"{stored}{_CONTINUED_IN}"):
         return title
-    return display_title(parent, summary, children_of, depth + 1) + title[len(stored):]
+    return display_title(parent, summary, children_of, depth + 1, asked) + title[len(stored):]
 
 
 def inherited(own: SessionRow, source: SessionRow) -> bool:

@@ -33,6 +33,8 @@ async def imported(app: App, tmp_path: Path) -> list[str]:
     await app.idle()
     forks = forks_of(MAIN, tree.summary, tree.children_of)
     assert len(forks) == 2
+    # each named by the question it asked of its own, once that is read
+    await until(lambda: all(s in tree.questions for s in forks), what="their questions")
     return forks
 
 
@@ -43,7 +45,7 @@ def test_delete_names_the_fork_and_edit_undo_takes_it_back(
             w, c = app.window, app.controller
             first, _second = await imported(app, tmp_path)
             own = c.tree.title_of(first)
-            assert own == "Release build on macOS — fork 1"
+            assert own == "check the signing step — fork 1"
             undo = w.action("actionUndo")
             assert not undo.isEnabled()  # nothing done yet
             await app.open(first)

@@ -97,7 +97,7 @@ class TrashDialog(QDialog):
             kept = [k for k, row in mine.items() if row["parentSession"] == s]
             return [*tree.children_of(s), *kept]
 
-        return display_title(sid, summary, children_of)
+        return display_title(sid, summary, children_of, asked=tree.questions.get)
 
     def _fill(self, rows: list[Json]) -> None:
         self.rows = [session_row(r) for r in rows]
