@@ -155,6 +155,6 @@ class ClientAPI(Protocol):
     async def set_model(
         self, session_id: str, provider: str, model: str, reasoning: str | None = None
     ) -> Json: ...  # the session's summary
-    async def rename_session(self, session_id: str, title: str) -> Json: ...  # its summary
+    async def rename_session(self, session_id: str, title: str | None) -> Json: ...  # its summary
     async def models(self) -> list[Json]: ...  # [{provider, model, label?, offline?}]
     async def close(self) -> None: ...

@@ -408,11 +408,13 @@ class Client:
         )
         return summary
 
-    async def rename_session(self, session_id: str, title: str) -> Json:
-        """Give a session a title (a `session/title` event); its summary."""
-        summary: Json = await self.call(
-            "session.rename", {"sessionId": session_id, "title": title}
-        )
+    async def rename_session(self, session_id: str, title: str | None) -> Json:
+        """Give a session a title (a `session/title` event); None: take the title it was
+        given away (it is named as before it had one). Its summary."""
+        params: Json = {"sessionId": session_id, "title": title}
+        if title is None:
+            params = {"sessionId": session_id, "clear": True}
+        summary: Json = await self.call("session.rename", params)
         self.catalogue[summary["id"]] = summary
         return summary
 

@@ -520,16 +520,23 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
 
         return await self.io(select)
 
-    async def rename_session(self, session_id: str, title: str) -> Json:
+    async def rename_session(
+        self, session_id: str, title: str | None, *, clear: bool = False
+    ) -> Json:
         """`session.rename`: the session's title becomes `title` (a `session/title` event,
-        so it survives restarts and is history like any other); the session's summary."""
-        if not isinstance(title, str) or not title.strip():
-            raise InvalidBoundary("a title needs some text", field="title")
-        if len(title) > MAX_TITLE:
-            raise InvalidBoundary(f"a title has at most {MAX_TITLE} characters", field="title")
+        so it survives restarts and is history like any other); the session's summary.
+        `clear`: it has no title of its own again (an empty title is logged; the Undo of
+        a first rename), and is named as before it was given one."""
+        if not clear:
+            if not isinstance(title, str) or not title.strip():
+                raise InvalidBoundary("a title needs some text", field="title")
+            if len(title) > MAX_TITLE:
+                raise InvalidBoundary(f"a title has at most {MAX_TITLE} characters",
+                                      field="title")
         self._check_writable()
         await self._serve(session_id)
-        draft = {"type": "session/title", "title": " ".join(title.split())}
+        text = "" if clear or title is None else " ".join(title.split())
+        draft = {"type": "session/title", "title": text}
 
         def rename() -> Json:
             self.store.append(session_id, [draft])

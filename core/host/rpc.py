@@ -384,7 +384,9 @@ METHODS: dict[str, Handler] = {
     "session.setModel": lambda c, p: c.host.set_model(
         p.req("sessionId"), p.req("provider"), p.req("model"), p.opt("reasoning")
     ),
-    "session.rename": lambda c, p: c.host.rename_session(p.req("sessionId"), p.req("title")),
+    "session.rename": lambda c, p: c.host.rename_session(
+        p.req("sessionId"), p.opt("title"), clear=p.flag("clear", False)
+    ),
     "session.subscribe": _subscribe,
     "session.unsubscribe": _unsubscribe,
     "model.list": lambda c, p: _done(c.host.models()),

@@ -163,7 +163,8 @@ class TranscriptBuilder:
                 self._add(Entry(MODEL, seq, None, text, ts, data=data))
             self._model = text
         elif etype == "session/title":
-            self._add(Entry(TITLE, seq, None, str(ev.get("title", "")), ts))
+            if ev.get("title"):  # an empty one took a title away: nothing to read
+                self._add(Entry(TITLE, seq, None, str(ev["title"]), ts))
         elif etype == "context/summary":
             self._add(Entry(SUMMARY, seq, None, str(ev.get("text", "")), ts))
 

@@ -57,6 +57,15 @@ def test_edited_questions_name_their_branches(aloop: Any, tmp_path: Path) -> Non
             # the list shows them so
             index = tree.index_for(one)
             assert index.data(Qt.ItemDataRole.DisplayRole) == tree.title_of(one)
+            # renamed, then the rename undone: it had no title of its own, and is named
+            # as before (an empty title is logged)
+            assert tree.summary(one)["titleSet"] is False
+            w.features["branches"].rename_to(one, "Since 2.4")
+            await until(lambda: tree.title_of(one) == "Since 2.4", what="renamed")
+            await app.idle()
+            w.action("actionUndo").trigger()
+            await until(lambda: tree.title_of(one) == "What changed since 2.4 only? — fork 2",
+                        what="the rename undone")
             # the original goes on past the point: it is version 1 of 3
             await app.open(two)
             await until(lambda: w.transcript.fork_header() is not None, what="fork record")

@@ -263,13 +263,14 @@ class BranchActions(QObject):
         dialog.open()
 
     def rename_to(self, sid: str, title: str) -> None:
-        """Give `sid` a title; Edit → Undo gives it back the one it had (none: an empty
-        title, under which it is named as before it was renamed)."""
+        """Give `sid` a title; Edit → Undo gives it back the one it had (or takes the
+        given one away: it is named as before it was renamed)."""
         c = self.window.controller
         if not title.strip():
             return
         row = c.tree.summary(sid)
-        before = (row["title"] if row["titleSet"] else "") if row is not None else ""
+        # None: it had no title of its own (the Undo takes the given one away)
+        before = row["title"] if row is not None and row["titleSet"] else None
         shown = c.tree.title_of(sid)
 
         def renamed(result: Json) -> None:
@@ -280,7 +281,7 @@ class BranchActions(QObject):
         c.ops.run(c.client.rename_session(sid, title.strip()), renamed,
                   what="Renaming the session")
 
-    def _retitle(self, sid: str, title: str) -> None:
+    def _retitle(self, sid: str, title: str | None) -> None:
         c = self.window.controller
         c.ops.run(c.client.rename_session(sid, title), c.apply_row,
                   what="Undoing the rename")
