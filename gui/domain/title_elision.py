@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from forkwise.core.reading.compare import common_prefix
+
 #: characters of the shared start kept before where titles part (a word or two of context)
 CONTEXT = 12
 #: a shared start shorter than this is left alone (the usual cut keeps it in view)
@@ -24,7 +26,7 @@ _BREAKS = frozenset(" /\\-_.:,(")
 def differing_start(text: str, others: Iterable[str]) -> int:
     """Where the shown part of `text` starts: a little before the end of the longest
     start it shares with one of `others` (at a word), or 0 when it shares little."""
-    shared = max((_shared(text, other) for other in others if other != text), default=0)
+    shared = max((common_prefix(text, other) for other in others if other != text), default=0)
     if shared < SHORT:
         return 0
     start = shared - CONTEXT
@@ -33,12 +35,3 @@ def differing_start(text: str, others: Iterable[str]) -> int:
             return back  # from a word's (or a path part's) start
     return start
 
-
-def _shared(a: str, b: str) -> int:
-    """How many characters `a` and `b` share at their start."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n

@@ -100,18 +100,11 @@ def trashed_files(root: Path) -> list[tuple[str, str, Path]]:
     """Each deleted session's latest copy in `<store>/trash/`: (id, when it was deleted,
     path), the latest deleted first."""
     latest: dict[str, tuple[str, Path]] = {}
-    try:
-        entries = list(os.scandir(root / "trash"))
-    except FileNotFoundError:
-        return []
-    for entry in entries:
-        found = _TRASHED.fullmatch(entry.name)
-        if found is None:
-            continue
+    for found, path in _trashed(root):
         sid, day, hh, mm, ss, ms = found.groups()
         when = f"{day}T{hh}:{mm}:{ss}.{ms}Z"
         if sid not in latest or latest[sid][0] < when:
-            latest[sid] = (when, Path(entry.path))
+            latest[sid] = (when, path)
     rows = [(sid, when, path) for sid, (when, path) in latest.items()]
     return sorted(rows, key=lambda row: row[1], reverse=True)
 
@@ -119,19 +112,23 @@ def trashed_files(root: Path) -> list[tuple[str, str, Path]]:
 def remove_trashed(root: Path, session_id: str | None) -> list[str]:
     """Delete for good every trashed copy of `session_id` (of all when None); the ids."""
     removed: set[str] = set()
-    try:
-        entries = list(os.scandir(root / "trash"))
-    except FileNotFoundError:
-        return []
-    for entry in entries:
-        found = _TRASHED.fullmatch(entry.name)
-        if found is None or session_id not in (None, found.group(1)):
-            continue
-        os.unlink(entry.path)
-        removed.add(found.group(1))
+    for found, path in _trashed(root):
+        if session_id in (None, found.group(1)):
+            os.unlink(path)
+            removed.add(found.group(1))
     if removed:
         fsync_dir(root / "trash")
     return sorted(removed)
+
+
+def _trashed(root: Path) -> list[tuple[re.Match[str], Path]]:
+    """The trashed copies in `<store>/trash/`, each with its name's parts."""
+    try:
+        names = os.listdir(root / "trash")
+    except FileNotFoundError:
+        return []
+    return [(found, root / "trash" / name) for name in names
+            if (found := _TRASHED.fullmatch(name)) is not None]
 
 
 def _stamp() -> str:
