@@ -60,6 +60,15 @@ def test_delete_names_the_fork_and_edit_undo_takes_it_back(
             w.banner.hide()  # the banner's Undo is gone: Edit → Undo is not
             w.activateWindow()
             await until(lambda: QApplication.activeWindow() is w, what="window active")
+            # in the message box, Ctrl+Z is the text's own undo
+            await app.open(MAIN)
+            w.composer.edit.setFocus()
+            QTest.keyClicks(w.composer.edit, "typo")
+            QTest.keyClick(w.composer.edit, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+            await app.idle()
+            assert w.composer.text() != "typo"
+            assert first not in c.tree.session_ids()
+            assert undo.isEnabled()
             QTest.keyClick(w.tree, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
             await until(lambda: first in c.tree.session_ids(), what="back")
             await app.idle()
