@@ -147,6 +147,8 @@ class ClientAPI(Protocol):
     ) -> Json: ...  # the session's summary
     async def delete_session(self, session_id: str) -> Json: ...
     async def restore_session(self, session_id: str) -> Json: ...  # Undo a delete: its row
+    async def list_trash(self) -> list[Json]: ...  # deleted rows with deletedAt, latest first
+    async def empty_trash(self, session_id: str | None = None) -> Json: ...  # {"removed": [...]}
     async def search(self, query: str, limit: int = 50) -> list[Json]: ...  # hits, latest first
     async def sources(self) -> Json: ...  # {"sources": [...], "watching": [...]}
     async def watch_sources(self, tools: list[str]) -> Json: ...  # sources() + failed, warnings
@@ -161,6 +163,6 @@ class ClientAPI(Protocol):
     async def set_model(
         self, session_id: str, provider: str, model: str, reasoning: str | None = None
     ) -> Json: ...  # the session's summary
-    async def rename_session(self, session_id: str, title: str) -> Json: ...  # its summary
+    async def rename_session(self, session_id: str, title: str | None) -> Json: ...  # its summary
     async def models(self) -> list[Json]: ...  # [{provider, model, label?, offline?}]
     async def close(self) -> None: ...

@@ -178,7 +178,8 @@ class TranscriptBuilder:
         elif etype in IMAGE_EVENTS:
             self._image(ev, changed)
         elif etype == "session/title":
-            self._add(Entry(TITLE, seq, None, str(ev.get("title", "")), ts))
+            if ev.get("title"):  # an empty one took a title away: nothing to read
+                self._add(Entry(TITLE, seq, None, str(ev["title"]), ts))
         elif etype == "context/summary":
             self._add(Entry(SUMMARY, seq, None, str(ev.get("text", "")), ts))
 

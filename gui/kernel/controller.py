@@ -28,6 +28,7 @@ from forkwise.core.errors import HostUnavailable, WorkspaceAttachFailed
 from forkwise.core.reading.entries import TURN_END
 from forkwise.gui.kernel.notify import Notifier
 from forkwise.gui.kernel.ops import OpRunner
+from forkwise.gui.kernel.undo import UndoHistory
 from forkwise.gui.models.session_filter import SessionFilterProxy, split_folder
 from forkwise.gui.models.session_model import SessionTreeModel
 
@@ -58,6 +59,8 @@ class Controller(QObject):
         self._client = client
         self.notifier = notifier
         self.ops = OpRunner(notifier, self)
+        #: what Edit → Undo takes back (deletes, renames), newest first
+        self.undo = UndoHistory(self)
         self.tree = SessionTreeModel(self)
         self.proxy = SessionFilterProxy(self)
         self.proxy.setSourceModel(self.tree)

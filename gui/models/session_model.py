@@ -378,6 +378,16 @@ class SessionTreeModel(SessionLineage):
         parent.children.insert(slot, node)
         self.endMoveRows()
 
+    def set_question(self, sid: str, question: str) -> None:
+        """The first question fork `sid` asked of its own (read from its log by the
+        branches feature): its row is named after it."""
+        if self.questions.get(sid) == question:
+            return
+        self.questions[sid] = question
+        node = self._nodes.get(sid)
+        if node is not None:
+            self._changed(node)
+
     def _changed(self, node: Node) -> None:
         if not self._has_row(node):
             return

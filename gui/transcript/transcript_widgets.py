@@ -129,7 +129,8 @@ class RowWidgetsMixin(_Base):
     def _fork_widget(self, entry: Entry, row: int) -> QWidget:
         fork = entry.fork
         source = fork.source
-        point = fork_point(entry, self._message_text, self._message_above(row))
+        point = fork_point(entry, self._message_text, self._message_above(row),
+                           self._message_kind)
         header = ForkHeader(source, self.title_of(source), point,
                             self.viewport(), margins=(MARGIN_X + PAD, PAD - 2),
                             subagent=fork.relation == "subagent",
@@ -195,14 +196,20 @@ class RowWidgetsMixin(_Base):
             if index.isValid():
                 self.delegate.sizeHintChanged.emit(index)
 
-    def _message_above(self, row: int) -> str | None:
-        """The words of the last message above `row` (loaded), if any."""
+    def _message_above(self, row: int) -> tuple[str, str] | None:
+        """The kind and words of the last message above `row` (loaded), if any."""
         model = self.transcript()
         for above in range(row - 1, -1, -1):
             entry = model.entry(above)
             if entry is not None and entry.kind in (USER, ASSISTANT) and entry.text.strip():
-                return entry.text
+                return entry.kind, entry.text
         return None
+
+    def _message_kind(self, message_id: str) -> str | None:
+        model = self.transcript()
+        row = model.row_of_message(message_id)
+        entry = model.entry(row) if row >= 0 else None
+        return entry.kind if entry is not None else None
 
     def _message_text(self, message_id: str) -> str | None:
         model = self.transcript()

@@ -38,8 +38,10 @@ def test_the_menus_are_filled_from_their_entries_in_group_and_order(
             assert entries(w.menus[MenuId.SESSION]) == [
                 "&Fork", "&Rename…", "—", "&Previous fork", "Next f&ork", "&Compare…", "—",
                 "&Stop", "Use the &model from Preferences", "—", "&Approve tool call",
-                "D&eny tool call", "—", "D&uplicate session", "&Delete session", "—",
-                "Continue &in"]
+                "D&eny tool call", "—", "D&uplicate session", "&Delete session", "&Trash…",
+                "—", "Continue &in"]
+            assert entries(w.menus[MenuId.EDIT])[:3] == [
+                "&Undo", "—", "Find in &session…"]
             # a feature's entry goes where its place says, between the window's own
             bench: Bench = w
             fired: list[str] = []
