@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from codex_fixtures import basic, name_thread, thread_id
 
 from forkwise.core.client.rows import session_row
 from forkwise.core.client.titles import titles
-from forkwise.gui.models.session_rows import ACTIVITY, TITLE
+from forkwise.gui.models.session_rows import ACTIVITY, TITLE, format_when
 
 pytestmark = pytest.mark.gui
 
@@ -60,7 +61,9 @@ def test_forks_of_a_named_thread_and_its_continuation_read_as_such(
             assert shown == tree.title_of(back)
             # dated when it was written: today's time, not the copied lines' 2025 date
             when = index.siblingAtColumn(ACTIVITY).data()
-            assert re.fullmatch(r"\d\d:\d\d", when), when  # today's: a time, no date
+            # made today, not at its copied 2025 lines: today's date and time, no year
+            assert when[:6] == format_when(datetime.now(UTC).isoformat())[:6], when
+            assert re.fullmatch(r"\d\d [A-Z][a-z]{2} \d\d:\d\d", when), when
             # the CLI's listing names them by the same rule
             named = titles(session_row(r) for r in c.client.catalogue.values())
             assert named[back] == tree.title_of(back)
