@@ -25,6 +25,7 @@ SESSION_TRUNCATE: Final = "session/truncate"
 SESSION_TURN: Final = "session/turn"
 STORE_INDEXING: Final = "store/indexing"
 IMPORT_PROGRESS: Final = "import/progress"
+SOURCES_WARNINGS: Final = "sources/warnings"
 
 
 class CatalogueUpsert(TypedDict):
@@ -95,6 +96,15 @@ class ImportProgress(TypedDict):
     path: str
 
 
+class SourcesWarnings(TypedDict):
+    """A later pass over the watched agents' folders read changed files and kept some of
+    their lines unread (`warnings`, as an import reports them: path, line, code, message);
+    the first pass's are in `sources.watch`'s answer."""
+
+    kind: Literal["sources/warnings"]
+    warnings: list[Json]
+
+
 Notification = (
     CatalogueUpsert
     | CatalogueRemove
@@ -104,6 +114,7 @@ Notification = (
     | SessionTurn
     | StoreIndexing
     | ImportProgress
+    | SourcesWarnings
 )
 
 _SHAPES: dict[str, type[Any]] = {
@@ -115,6 +126,7 @@ _SHAPES: dict[str, type[Any]] = {
     SESSION_TURN: SessionTurn,
     STORE_INDEXING: StoreIndexing,
     IMPORT_PROGRESS: ImportProgress,
+    SOURCES_WARNINGS: SourcesWarnings,
 }
 #: every kind, for a front end that tells them apart
 KINDS: Final = frozenset(_SHAPES)

@@ -32,7 +32,8 @@ from forkwise.core.bench.synth import (
 )
 
 FIGURE_GROUPS = [
-    "list", "fork", "context", "append", "host", "import", "search", "export", "gui", "postgres"
+    "list", "fork", "context", "append", "host", "import", "search", "export", "gui",
+    "transcript", "postgres", "idle",
 ]
 
 
@@ -158,6 +159,62 @@ def bench_export(tmp: Path, megabytes: float, repeat: int) -> list[Figure]:
         ),
         Figure("export-html-cpu", "the same, CPU seconds of the process", ours[1], base[1],
                parse + ", CPU s", "<= 3x"),
+    ]
+
+
+def bench_transcript(tmp: Path, megabytes: float, repeat: int) -> list[Figure]:
+    from forkwise.core.bench import gui_figures as g
+
+    missing = g.gui_missing()
+    if missing:
+        print(f"bench: GUI figures skipped: {missing} (install the gui extra)", file=sys.stderr)
+        return []
+    runs = g.run_transcript(tmp, megabytes, repeat)
+    mb = runs[0]["file_bytes"] / 1e6
+    frames = int(min(r["scroll_frames"] for r in runs))
+    return [
+        Figure(
+            "transcript-open",
+            f"window asked to open an imported {megabytes:.0f} MB Claude Code session "
+            f"(its log {mb:.0f} MB) until its first transcript screen is painted",
+            g.median(runs, "seconds"),
+            0.15,
+            "the 150 ms target",
+            "<= 150 ms",
+        ),
+        Figure(
+            "transcript-open-cpu",
+            "the same: the GUI thread's CPU time (the host reads on its own threads)",
+            g.median(runs, "gui_cpu_seconds"),
+            0.15,
+            "the 150 ms target",
+            "<= 150 ms",
+        ),
+        Figure(
+            "transcript-scroll",
+            f"slowest of {frames} page-up scrolls of it from its end, each painted (cards "
+            "laid out on their first showing)",
+            g.median(runs, "scroll_frame_max"),
+            1 / 60,
+            "one 60 Hz frame",
+            "<= 1 frame",
+        ),
+        Figure(
+            "transcript-scroll-median",
+            "the same scrolls: the median frame",
+            g.median(runs, "scroll_frame_median"),
+            1 / 60,
+            "one 60 Hz frame",
+            "<= 1 frame",
+        ),
+        Figure(
+            "transcript-scroll-cpu",
+            "the same scrolls: the slowest one's CPU time on the GUI thread",
+            g.median(runs, "scroll_frame_cpu_max"),
+            1 / 60,
+            "one 60 Hz frame",
+            "<= 1 frame",
+        ),
     ]
 
 
@@ -298,6 +355,8 @@ def main(argv: list[str] | None = None) -> int:
             "import-opencode_mb": 2,
             "reimport_files": 50,
             "export_mb": 1,
+            "idle_mb": 1,
+            "idle_claude": 50,
         }
         if args.quick
         else {
@@ -314,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
             "import-opencode_mb": 200,
             "reimport_files": 2_000,
             "export_mb": 9,
+            "idle_mb": 5,
+            "idle_claude": 640,
         }
     )
     sizes.update((k, v) for k, v in (("sessions", args.sessions), ("per", args.per)) if v)
@@ -340,6 +401,12 @@ def main(argv: list[str] | None = None) -> int:
             figures += bench_export(tmp, sizes["export_mb"], repeat)
         if "gui" in only:
             figures += bench_gui(tmp, sizes, repeat)
+        if "transcript" in only:
+            figures += bench_transcript(tmp, sizes["export_mb"], repeat)
+        if "idle" in only:
+            from forkwise.core.bench.idle_figures import bench_idle
+
+            figures += bench_idle(tmp, sizes["idle_mb"], sizes["idle_claude"], args.quick)
         if "postgres" in only and args.postgres:
             from forkwise.core.bench.pg_figures import bench_postgres
 

@@ -92,6 +92,31 @@ def run_open(tmp: Path, events: int, repeat: int) -> list[dict[str, Any]]:
     ]
 
 
+def run_transcript(tmp: Path, megabytes: float, repeat: int) -> list[dict[str, Any]]:
+    """A large Claude Code session (the export figure's) imported into a store beside a
+    small newer session: opened from the small one until its first screen is painted,
+    then scrolled page by page from its end."""
+    import io
+
+    from forkwise.core.bench.export_figures import large_claude_session
+    from forkwise.core.cli import main as cli
+
+    source = large_claude_session(tmp / "transcript-source" / "projects" / "-home-dev-p1",
+                                  megabytes)
+    root = tmp / "transcript-store"
+    out, err = io.StringIO(), io.StringIO()
+    if cli.main(["sessions", "import", "--from", "claude", str(source), "--store", str(root),
+                 "--json"], out=out, err=err) != 0:
+        raise RuntimeError(f"the import failed: {out.getvalue()}{err.getvalue()}")
+    (big,) = orjson.loads(out.getvalue())["imported"]
+    write_open_store(tmp / "transcript-small", 0)  # only its small session is wanted
+    small = tmp / "transcript-small" / "sessions" / f"{SMALL}.jsonl"
+    (root / "sessions" / small.name).write_bytes(small.read_bytes())
+    warm_index(root)
+    return [perf("transcript", "--store", str(root), "--session", big, "--other", SMALL)
+            for _ in range(repeat)]
+
+
 def run_cold_and_tree(
     tmp: Path, sessions: int, per: int, repeat: int
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:

@@ -16,6 +16,8 @@ import orjson
 
 from forkwise.core.client.api import IMPORT_PROGRESS, STORE_INDEXING, Notification
 from forkwise.core.client.client import Client
+from forkwise.core.client.rows import session_row
+from forkwise.core.client.titles import titles
 from forkwise.core.errors import ForkwiseError, InvalidBoundary
 from forkwise.core.log.event_log import gc_paused
 from forkwise.core.reading import DOCUMENTS
@@ -41,6 +43,10 @@ async def list_sessions(client: Client, args: argparse.Namespace) -> Outcome:
         await unsubscribe()
     # newest first by the one order of rows by activity, ties too: the app's tree order
     newest_first(rows)
+    # each titled as the app's list titles it (a fork not renamed: "<source> — fork N")
+    named = titles(session_row(r) for r in rows)
+    for r in rows:
+        r["title"] = named[r["id"]]
     return rows, lambda: table(rows)
 
 
@@ -224,6 +230,26 @@ async def delete(client: Client, args: argparse.Namespace) -> Outcome:
     return {"deleted": args.id}, f"{args.id} moved to the store's trash"
 
 
+async def restore(client: Client, args: argparse.Namespace) -> Outcome:
+    row = await client.restore_session(args.id)
+    return row, f"{args.id} restored from the store's trash"
+
+
+async def trash(client: Client, args: argparse.Namespace) -> Outcome:
+    """The kept deleted sessions; with --empty, they (or the one named) go for good."""
+    if args.empty is not None:
+        result = await client.empty_trash(args.empty or None)
+        gone = len(result["removed"])
+        return result, f"{gone} deleted session{'s' if gone != 1 else ''} removed for good"
+    rows = await client.list_trash()
+    if not rows:
+        return rows, "the trash is empty"
+    iw = max(26, *(len(r["id"]) for r in rows))
+    lines = [f"{'ID':<{iw}} {'DELETED':<24} TITLE"]
+    lines += [f"{r['id']:<{iw}} {r['deletedAt']:<24} {r['title']}" for r in rows]
+    return rows, "\n".join(lines)
+
+
 async def import_files(client: Client, args: argparse.Namespace) -> Outcome:
     """Exit status 1 when a file failed (see `status`); the others are imported. Progress
     goes to stderr: a bar on a terminal, else a line every 100 files."""
@@ -326,6 +352,8 @@ COMMANDS: dict[str, Command] = {
     "fork": fork,
     "truncate": truncate,
     "delete": delete,
+    "restore": restore,
+    "trash": trash,
     "import": import_files,
     "export": export,
     "prompt": prompt,

@@ -34,7 +34,7 @@ _VALUE_OPTIONS = ("--store", "--connect", "--token-file")
 _NO_CYCLE_COLLECTION = READERS | {"fork"}
 #: commands that run no model step: no TLS connection in their process (see
 #: `_asyncio_without_tls`)
-_NO_TLS = READERS | {"fork", "truncate", "delete"}
+_NO_TLS = READERS | {"fork", "truncate", "delete", "restore", "trash"}
 
 
 def is_cli_invocation(args: Sequence[str]) -> bool:

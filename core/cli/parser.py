@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     top.add(
         "sessions",
         _sessions_arguments,
-        help="list, show, create, fork, truncate, delete and import sessions",
+        help="list, show, create, fork, truncate, delete, restore and import sessions",
     )
     return parser
 
@@ -214,6 +214,12 @@ def _sessions_arguments(sessions: argparse.ArgumentParser) -> None:
         "or as a Markdown or HTML document",
     )
     sub.add("delete", _with_id, help="move a session to the store's trash")
+    sub.add("restore", _with_id, help="bring a deleted session back from the store's trash")
+    sub.add(
+        "trash",
+        _trash_arguments,
+        help="list the deleted sessions the store keeps; --empty deletes them for good",
+    )
     sub.add(
         "usage",
         _with_id,
@@ -229,6 +235,18 @@ def _sessions_arguments(sessions: argparse.ArgumentParser) -> None:
         "approve",
         _approve_arguments,
         help="answer a pending approval and continue the turn",
+    )
+
+
+def _trash_arguments(trash: argparse.ArgumentParser) -> None:
+    _common(trash)
+    trash.add_argument(
+        "--empty",
+        nargs="?",
+        const="",
+        metavar="ID",
+        default=None,
+        help="delete the kept sessions for good (only ID's when given); no undo",
     )
 
 

@@ -26,6 +26,9 @@ each notification it receives against them and drops one that is none of them):
 * `{"kind": "store/indexing", "done": N, "total": M}` — a listing that reads logs (no
   index yet) got this far;
 * `{"kind": "import/progress", "done": N, "total": M, "path": P}` — an import read file N;
+* `{"kind": "sources/warnings", "warnings": [{path, line, code, message}, …]}` — a later
+  pass over the watched agents' folders kept lines of changed files unread (once per
+  change of a file: a file is read again only when it changed);
 * `{"kind": "session/turn", "sessionId": ID, "running": bool, "queued": int,
   "waiting": bool}` — `running`: a turn is open (also while it waits for an approval) or
   about to start; `waiting`: the open turn waits for an approval (see `approval/request`
@@ -55,6 +58,7 @@ from forkwise.core.notifications import (
     SESSION_EVENTS,
     SESSION_TRUNCATE,
     SESSION_TURN,
+    SOURCES_WARNINGS,
     STORE_INDEXING,
     CatalogueRemove,
     CatalogueUpsert,
@@ -64,6 +68,7 @@ from forkwise.core.notifications import (
     SessionEvents,
     SessionTruncate,
     SessionTurn,
+    SourcesWarnings,
     StoreIndexing,
 )
 
@@ -76,6 +81,7 @@ __all__ = [
     "SESSION_EVENTS",
     "SESSION_TRUNCATE",
     "SESSION_TURN",
+    "SOURCES_WARNINGS",
     "STORE_INDEXING",
     "CatalogueRemove",
     "CatalogueUpsert",
@@ -87,6 +93,7 @@ __all__ = [
     "SessionEvents",
     "SessionTruncate",
     "SessionTurn",
+    "SourcesWarnings",
     "StoreIndexing",
     "Unsubscribe",
 ]
@@ -104,7 +111,8 @@ class ClientAPI(Protocol):
     # {"own", "shared", "total", "byModel"}: tokens and cost (USD or None) of a session
     async def usage(self, session_id: str) -> Json: ...
     # {"header", "summary", "state", "pendingApprovals", "model", "source"}; "source" for a
-    # fork's child: {"sourceId", "changed": bool | None, "missing": bool}, else None
+    # fork's child: {"sourceId", "changed": bool | None, "missing": bool}, else None;
+    # "sourceFile" for an imported session: {"path", "present": bool}, else None
     async def get_session(self, session_id: str) -> Json: ...
     async def events(
         self, session_id: str, after: int = 0, limit: int | None = None
@@ -144,6 +152,8 @@ class ClientAPI(Protocol):
     ) -> Json: ...  # the session's summary
     async def delete_session(self, session_id: str) -> Json: ...
     async def restore_session(self, session_id: str) -> Json: ...  # Undo a delete: its row
+    async def list_trash(self) -> list[Json]: ...  # deleted rows with deletedAt, latest first
+    async def empty_trash(self, session_id: str | None = None) -> Json: ...  # {"removed": [...]}
     async def search(self, query: str, limit: int = 50) -> list[Json]: ...  # hits, latest first
     async def sources(self) -> Json: ...  # {"sources": [...], "watching": [...]}
     async def watch_sources(self, tools: list[str]) -> Json: ...  # sources() + failed, warnings
@@ -158,6 +168,6 @@ class ClientAPI(Protocol):
     async def set_model(
         self, session_id: str, provider: str, model: str, reasoning: str | None = None
     ) -> Json: ...  # the session's summary
-    async def rename_session(self, session_id: str, title: str) -> Json: ...  # its summary
+    async def rename_session(self, session_id: str, title: str | None) -> Json: ...  # its summary
     async def models(self) -> list[Json]: ...  # [{provider, model, label?, offline?}]
     async def close(self) -> None: ...

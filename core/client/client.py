@@ -274,6 +274,17 @@ class Client:
         self.catalogue[row["id"]] = row
         return row
 
+    async def list_trash(self) -> list[Json]:
+        """The deleted sessions the store keeps (its rows, each with `deletedAt`), the
+        latest deleted first."""
+        rows: list[Json] = await self.call("trash.list")
+        return rows
+
+    async def empty_trash(self, session_id: str | None = None) -> Json:
+        """Delete one kept session (every one when None) for good: `{"removed": [ids]}`."""
+        result: Json = await self.call("trash.empty", {"sessionId": session_id})
+        return result
+
     async def search(self, query: str, limit: int = 50) -> list[Json]:
         """Full-text search over every session (`Host.search`): `[{sessionId, title, seq,
         messageId, ts, kind, snippet}]`, the latest first; matched words in « »."""
@@ -418,11 +429,13 @@ class Client:
         )
         return summary
 
-    async def rename_session(self, session_id: str, title: str) -> Json:
-        """Give a session a title (a `session/title` event); its summary."""
-        summary: Json = await self.call(
-            "session.rename", {"sessionId": session_id, "title": title}
-        )
+    async def rename_session(self, session_id: str, title: str | None) -> Json:
+        """Give a session a title (a `session/title` event); None: take the title it was
+        given away (it is named as before it had one). Its summary."""
+        params: Json = {"sessionId": session_id, "title": title}
+        if title is None:
+            params = {"sessionId": session_id, "clear": True}
+        summary: Json = await self.call("session.rename", params)
         self.catalogue[summary["id"]] = summary
         return summary
 

@@ -364,7 +364,8 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
         from forkwise.core.runtime.turn_state import OpenTurn
 
         turn = OpenTurn.of(snap)
-        if turn is not None and not turn.pending and not self.read_only:
+        # an imported session's open turn is its agent's, still writing it: not a crash
+        if turn is not None and not turn.pending and not turn.agent and not self.read_only:
             log.info("session %s: closing turn %s left open by a crash", session_id, turn.id)
             reason = "the host stopped while this turn was running"
             self.store.append(session_id, turn.end("interrupted", reason))
@@ -520,16 +521,23 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
 
         return await self.io(select)
 
-    async def rename_session(self, session_id: str, title: str) -> Json:
+    async def rename_session(
+        self, session_id: str, title: str | None, *, clear: bool = False
+    ) -> Json:
         """`session.rename`: the session's title becomes `title` (a `session/title` event,
-        so it survives restarts and is history like any other); the session's summary."""
-        if not isinstance(title, str) or not title.strip():
-            raise InvalidBoundary("a title needs some text", field="title")
-        if len(title) > MAX_TITLE:
-            raise InvalidBoundary(f"a title has at most {MAX_TITLE} characters", field="title")
+        so it survives restarts and is history like any other); the session's summary.
+        `clear`: it has no title of its own again (an empty title is logged; the Undo of
+        a first rename), and is named as before it was given one."""
+        if not clear:
+            if not isinstance(title, str) or not title.strip():
+                raise InvalidBoundary("a title needs some text", field="title")
+            if len(title) > MAX_TITLE:
+                raise InvalidBoundary(f"a title has at most {MAX_TITLE} characters",
+                                      field="title")
         self._check_writable()
         await self._serve(session_id)
-        draft = {"type": "session/title", "title": " ".join(title.split())}
+        text = "" if clear or title is None else " ".join(title.split())
+        draft = {"type": "session/title", "title": text}
 
         def rename() -> Json:
             self.store.append(session_id, [draft])
@@ -558,6 +566,28 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
             return self.row(self.store.summary(session_id))
 
         return await self.io(restore)
+
+    async def list_trash(self) -> list[Json]:
+        """The deleted sessions the store keeps, the latest deleted first: each a row (as
+        it was when deleted) with `deletedAt`; a copy that cannot be read has its id only."""
+
+        def listed() -> list[Json]:
+            rows: list[Json] = []
+            for kept in self.store.trashed():
+                row = self.row(kept.summary) if kept.summary is not None else {
+                    "id": kept.session_id, "title": kept.session_id,
+                    "error": {"code": "unreadable", "message": "cannot be read"}}
+                row["deletedAt"] = kept.deleted
+                rows.append(row)
+            return rows
+
+        return await self.io(listed)
+
+    async def empty_trash(self, session_id: str | None = None) -> Json:
+        """Let one deleted session (every one when None) go for good: no Undo after it."""
+        self._check_writable()
+        removed = await self.io(self.store.empty_trash, session_id)
+        return {"removed": removed}
 
     async def list_workspaces(self) -> list[Json]:
         return await self.io(self.workspaces.groups)

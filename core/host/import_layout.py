@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -90,6 +90,64 @@ def shared_turns(mine: Sequence[Record], theirs: Sequence[Record]) -> int:
     return k
 
 
+#: a reply's tokens as the readers give them, and as they gave a Claude Code reply's before
+#: (`{"message", "usage"}`); before, a Codex token count gave no `usage` event at all
+USAGE = "usage"
+LEGACY_USAGE = "plugin/claude/usage"
+_USAGE_LIKE = frozenset({USAGE, LEGACY_USAGE})
+
+
+def _same_usage(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether one is a `usage` event and the other the earlier form of the same one."""
+    if a.get("type") == LEGACY_USAGE:
+        a, b = b, a
+    return (
+        a.get("type") == USAGE
+        and b.get("type") == LEGACY_USAGE
+        and a.get("message") == b.get("message")
+        and a.get("raw") == b.get("usage")
+    )
+
+
+class Aligned(NamedTuple):
+    """Where two conversations part (`aligned_turns`)."""
+
+    mine: int  # events of each in step
+    theirs: int
+    cut: tuple[int, int]  # the same, through the last `turn/end` among them
+    exact: bool  # the events in step are equal but for `seq` (or an earlier form of usage)
+
+
+def aligned_turns(mine: Sequence[Record], theirs: Sequence[Record]) -> Aligned:
+    """The leading events two conversations share when one of them may have been read by
+    an earlier reader (stored before the readers made `usage` events): such an event is
+    the same as its earlier form, and one that only one side has is passed over; other
+    events compare as in `shared_turns`, whose count `cut` is when there are none."""
+    i = j = 0
+    cut = (0, 0)
+    exact = True
+    while i < len(mine) and j < len(theirs):
+        a, b = mine[i], theirs[j]
+        if a == b or _same(a, b) or _same_usage(a, b):
+            if exact and a != b and a.get("type") == b.get("type"):
+                exact = _but_seq(a) == _but_seq(b)
+            i += 1
+            j += 1
+            if a.get("type") == TURN_END:
+                cut = (i, j)
+        elif a.get("type") == USAGE and b.get("type") not in _USAGE_LIKE:
+            i += 1
+        elif b.get("type") == USAGE and a.get("type") not in _USAGE_LIKE:
+            j += 1
+        else:
+            break
+    return Aligned(i, j, cut, exact)
+
+
+def _but_seq(record: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != "seq"}
+
+
 def _content(record: Record) -> tuple[Any, ...] | None:
     """What a record says, without the ids a copy may give anew (message, turn and tool
     item ids); None for what a copy may leave out (plugin events, titles, fork marks)."""
@@ -160,7 +218,7 @@ def layout(
     if s.parent is None or parent_full is None:
         header = SessionHeader(s.id, s.created, s.cwd, None, 0, MappingProxyType(meta))
         return header, _numbered(s.events, in_place=s.seq_first)
-    shared = theirs = shared_turns(s.events, parent_full)
+    shared, theirs = aligned_turns(s.events, parent_full).cut
     if shared == 0 and s.relation in ("fork", "subagent"):
         shared, theirs = shared_by_content(s.events, parent_full)
     parent = store.get(s.parent) if store.exists(s.parent) else None

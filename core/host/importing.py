@@ -37,11 +37,11 @@ from forkwise.core.formats.base import (
     collector_paused,
 )
 from forkwise.core.host.import_layout import (
+    aligned_turns,
     full_of_stored,
     layout,
     parents_first,
     records_of,
-    shared_turns,
 )
 from forkwise.core.host.import_ledger import ImportLedger, Stamp, source_stamp
 from forkwise.core.safe_read import read_head, read_regular
@@ -474,16 +474,23 @@ def _write(
     old = records_of(have.events)
     if old == records:
         return "unchanged"
-    keep = len(old)
+    keep = new = len(old)
     if records[:keep] != old:
-        keep = shared_turns(old, records)
-        if keep < have.header.seed_length:
+        # stored by an earlier reader (its usage in another form), or rewritten since
+        step = aligned_turns(old, records)
+        keep, new = step.cut
+        if step.mine == len(old) and step.exact:  # all of it there: only what follows is new
+            keep, new = step.mine, step.theirs
+            if new == len(records):
+                return "unchanged"
+        elif keep < have.header.seed_length:
             raise InvalidBoundary(
                 f"session {header.id!r}: its source changed inside the history it shares "
                 "with its parent; import it again after deleting it",
                 session_id=header.id,
             )
-        have = store.truncate(have, keep)
-    drafts = [{k: v for k, v in r.items() if k != "seq"} for r in records[keep:]]
+        else:
+            have = store.truncate(have, keep)
+    drafts = [{k: v for k, v in r.items() if k != "seq"} for r in records[new:]]
     store.append(header.id, drafts)
     return "updated"

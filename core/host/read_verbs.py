@@ -37,6 +37,19 @@ MAX_PAGE = 1000
 MAX_CONTEXT_PAGE = 4 * 1024 * 1024
 
 
+def source_file(meta: object) -> Json | None:
+    """{"path", "present"} of the file an imported session came from (an agent may have
+    deleted it since: the copy in the store stays), else None."""
+    import os
+
+    from forkwise.core.formats.base import SourceRef
+
+    ref = SourceRef.from_meta(meta)
+    if ref is None:
+        return None
+    return {"path": ref.path, "present": os.path.lexists(ref.path)}
+
+
 class ReadVerbs:
     """Reads of sessions and of the store, for every client alike."""
 
@@ -144,6 +157,7 @@ class ReadVerbs:
             state = {**state, "running": False, "interrupted": True}  # no writer: a crash's
         choice = latest_choice(snap) or self._default_model
         source = await self.io(source_state, self.store, snap)
+        origin = await self.io(source_file, snap.header.meta.get("source"))
         return {
             "header": snap.header.to_record(),
             "summary": self.row(summary),
@@ -152,6 +166,8 @@ class ReadVerbs:
             "model": {k: v for k, v in model_select_draft(choice).items() if k != "type"},
             # a fork's child: whether its source still starts with what it copied
             "source": source,
+            # an imported session's file: whether it is still on this machine
+            "sourceFile": origin,
         }
 
     async def messages(self, session_id: str) -> list[Json]:

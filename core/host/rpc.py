@@ -383,6 +383,8 @@ METHODS: dict[str, Handler] = {
     ),
     "session.delete": lambda c, p: c.host.delete_session(p.req("sessionId")),
     "session.restore": lambda c, p: c.host.restore_session(p.req("sessionId")),
+    "trash.list": lambda c, p: c.host.list_trash(),
+    "trash.empty": lambda c, p: c.host.empty_trash(p.opt("sessionId")),
     "session.search": lambda c, p: c.host.search(p.req("query"), p.opt_int("limit", 50) or 50),
     "session.import": _import,
     "sources.list": lambda c, p: c.host.list_sources(),
@@ -391,7 +393,9 @@ METHODS: dict[str, Handler] = {
     "session.setModel": lambda c, p: c.host.set_model(
         p.req("sessionId"), p.req("provider"), p.req("model"), p.opt("reasoning")
     ),
-    "session.rename": lambda c, p: c.host.rename_session(p.req("sessionId"), p.req("title")),
+    "session.rename": lambda c, p: c.host.rename_session(
+        p.req("sessionId"), p.opt("title"), clear=p.flag("clear", False)
+    ),
     "session.subscribe": _subscribe,
     "session.unsubscribe": _unsubscribe,
     "model.list": lambda c, p: _done(c.host.models()),

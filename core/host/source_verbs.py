@@ -11,7 +11,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from forkwise.core.notifications import IMPORT_PROGRESS, ImportProgress
+from forkwise.core.notifications import (
+    IMPORT_PROGRESS,
+    SOURCES_WARNINGS,
+    ImportProgress,
+    SourcesWarnings,
+)
 
 if TYPE_CHECKING:  # the verbs import their modules when first used (see source_watch)
     import threading
@@ -35,7 +40,7 @@ class SourceVerbs:
         _sources: SourceWatcher | None
 
         def _check_writable(self) -> None: ...
-        def notify(self, note: ImportProgress) -> None: ...
+        def notify(self, note: ImportProgress | SourcesWarnings) -> None: ...
         async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
         async def _serve(self, session_id: str) -> Session: ...
 
@@ -60,7 +65,8 @@ class SourceVerbs:
             from forkwise.core.host.source_watch import SourceWatcher
 
             self._sources = SourceWatcher(
-                self._import_changed, self._source_changed, progress=self._watch_progress
+                self._import_changed, self._source_changed, progress=self._watch_progress,
+                warned=self._watch_warned,
             )
         return self._sources
 
@@ -102,6 +108,9 @@ class SourceVerbs:
 
     def _watch_progress(self, done: int, total: int, path: str) -> None:
         self.notify({"kind": IMPORT_PROGRESS, "done": done, "total": total, "path": path})
+
+    def _watch_warned(self, warnings: list[Json]) -> None:
+        self.notify({"kind": SOURCES_WARNINGS, "warnings": warnings})
 
     def _source_changed(self, path: Path) -> bool:
         from forkwise.core.host.import_ledger import source_stamp

@@ -143,10 +143,11 @@ def _read(tool: str, args: Json, out: str, detail: Any) -> Card:
     offset = args.get("offset")
     start = offset if isinstance(offset, int) and offset > 0 else 1
     end = start + content.count("\n") - (1 if content.endswith("\n") else 0)
-    numbers = [int(m.group(1)) for m in _NUMBERED.finditer(content)]
-    if numbers and len(numbers) == sum(1 for line in content.split("\n") if line):
+    numbers = _NUMBERED.findall(content)
+    lines = content.split("\n")
+    if numbers and len(numbers) == len(lines) - lines.count(""):
         # Claude Code numbers what it read (`cat -n`): the numbers say which lines
-        start, end = numbers[0], numbers[-1]
+        start, end = int(numbers[0]), int(numbers[-1])
         content = _NUMBERED.sub("", content)
     where = f"{path}:{start}-{end}" if content else path
     card = Card(READ, tool, where)
@@ -308,7 +309,7 @@ def card_of(entry: Entry, subagents: Mapping[str, str] | None = None) -> Card:
     card = classify(tool, args if args is not None else {}, out, detail)
     card.failed = bool(data.get("is_error"))
     card.pending = "result" in data and result is None and "detail" not in data
-    card.images = in_output(result, str(data.get("call") or ""))
+    card.images = [*in_output(result, str(data.get("call") or "")), *entry.images]
     if card.failed and card.kind == READ:
         # what a failed read says is its error, not the file's lines
         card.title = _path(args) if isinstance(args, Mapping) else card.title

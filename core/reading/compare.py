@@ -56,8 +56,9 @@ class Comparison:
         return f"⋯ {turns} in common (events 1 to {self.shared}){last}"
 
 
-def common_prefix(a: Sequence[Json], b: Sequence[Json]) -> int:
-    """How many leading events the two logs share, event for event."""
+def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading events the two logs share, event for event (or characters two
+    texts share)."""
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:

@@ -18,8 +18,8 @@ from forkwise.core.log.prompts import title_text
 
 from .cards import Card, card_of, plugin_card
 from .entries import TOOL, Entry, build
-from .images import IMAGE_EVENTS, Image, image_of
-from .render import card_html, entry_html, esc, image_html
+from .markup import CODE_CSS
+from .render import card_html, entry_html, esc
 
 Json = dict[str, Any]
 
@@ -60,41 +60,29 @@ class Document:
 
 @dataclass
 class Item:
-    """One thing the document shows, in order: an entry (a tool entry with its card), an
-    image, or the card of a tool the agent ran itself (no entry)."""
+    """One thing the document shows, in order: an entry (a tool entry with its card), or
+    the card of a tool the agent ran itself (no entry). Images are their entry's (the
+    fold puts a pasted image with its prompt, a tool result's with its call)."""
 
     entry: Entry | None = None
     card: Card | None = None
-    image: Image | None = None
 
 
 def items(doc: Document) -> Iterator[Item]:
-    """The entries of the transcript fold in log order, with the images that the log
-    holds outside them placed by their position (a tool result's images join its card)."""
+    """The entries of the transcript fold in log order, with the cards of the tools the
+    agent ran itself placed by their position."""
     builder = build(doc.events, doc.parent_session, doc.seed_length)
     loose: list[tuple[int, Item]] = []
-    by_call: dict[str, list[Image]] = {}
     for event in doc.events:
         ran = plugin_card(event)
         if ran is not None:
             loose.append((int(event.get("seq", 0)), Item(card=ran)))
-        elif event.get("type") in IMAGE_EVENTS:
-            found = image_of(event)
-            if found is None:
-                continue
-            if found.call:
-                by_call.setdefault(found.call, []).append(found)
-            else:
-                loose.append((int(event.get("seq", 0)), Item(image=found)))
     at = 0
     for entry in builder.entries:
         while at < len(loose) and loose[at][0] < entry.seq:
             yield loose[at][1]
             at += 1
-        card = None
-        if entry.kind == TOOL:
-            card = card_of(entry, doc.subagents)
-            card.images.extend(by_call.get(str(entry.data.get("call")), ()))
+        card = card_of(entry, doc.subagents) if entry.kind == TOOL else None
         yield Item(entry, card)
     for _seq, item in loose[at:]:
         yield item
@@ -118,14 +106,12 @@ def to_html(doc: Document) -> str:
         meta.append(f"a fork of {doc.parent_session} (after event {doc.seed_length})")
     parts = [
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n",
-        f"<title>{esc(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        f"<title>{esc(title)}</title>\n<style>{STYLE}{CODE_CSS}\n</style>\n</head>\n<body>\n",
         f'<header id="session-{esc(doc.session_id)}"><h1>{esc(title)}</h1>\n',
         f'<p class="meta">{" · ".join(esc(m) for m in meta)}</p></header>\n<main>\n',
     ]
     for item in items(doc):
-        if item.image is not None:
-            parts.append(image_html(item.image, "pasted image"))
-        elif item.entry is not None:
+        if item.entry is not None:
             parts.append(entry_html(item.entry, item.card, folds=True))
         elif item.card is not None:
             parts.append(card_html(item.card, folds=True))

@@ -16,6 +16,8 @@ from forkwise.core.log import costs
 from forkwise.core.log.usage import GEMINI_CLI, LEGACY_CLAUDE, OPENCODE, USAGE, Buckets, add_record
 from forkwise.core.reading.entry_fields import EntryFields
 
+from .images import IMAGE_EVENTS, Image, image_of
+
 Json = dict[str, Any]
 #: the events that count a turn's tokens (and messages with pi's usage on them)
 USAGE_RECORDS = frozenset({USAGE, LEGACY_CLAUDE, GEMINI_CLI, OPENCODE})
@@ -47,6 +49,8 @@ class Entry(EntryFields):
     origin: Mapping[str, Any] | None = None
     data: Json = field(default_factory=dict)  # kind-specific: tool call, approval, fork …
     expanded: bool = False
+    #: what the log keeps beside it: a prompt's pasted images, a tool result's images
+    images: list[Image] = field(default_factory=list)
 
 
 @dataclass
@@ -55,6 +59,9 @@ class TurnInfo:
     status: str = "running"  # or the turn/end status
     first_message: str | None = None
     pending_approvals: int = 0
+    #: its events came from an agent's own file (they carry `src`): the agent writes the
+    #: turn, not Forkwise
+    agent: bool = False
 
 
 class TranscriptBuilder:
@@ -68,6 +75,8 @@ class TranscriptBuilder:
         self.open_turn: str | None = None
         self.last_seq = 0
         self._calls: dict[str, int] = {}  # tool call id → entry index
+        self._said: dict[str, int] = {}  # message id → its user or assistant entry index
+        self._last_said: int | None = None  # the last user or assistant entry
         self._approvals: dict[str, int] = {}  # approval id → entry index
         self._model: str | None = None  # the model last shown (only changes are shown)
         self._first_question: str | None = None  # the first user message's text
@@ -107,6 +116,8 @@ class TranscriptBuilder:
     def _one(self, ev: Json, changed: set[int]) -> None:
         etype, seq, ts = ev.get("type"), ev["seq"], str(ev.get("ts", ""))
         turn = ev.get("turn")
+        if "src" in ev and turn is not None and str(turn) in self.turns:
+            self.turns[str(turn)].agent = True
         if etype == "turn/start":
             self.turns[str(turn)] = TurnInfo(seq)
             self.open_turn = str(turn)
@@ -176,8 +187,11 @@ class TranscriptBuilder:
             if text != self._model:  # a child repeats its source's model after the fork
                 self._add(Entry(MODEL, seq, None, text, ts, data=data))
             self._model = text
+        elif etype in IMAGE_EVENTS:
+            self._image(ev, changed)
         elif etype == "session/title":
-            self._add(Entry(TITLE, seq, None, str(ev.get("title", "")), ts))
+            if ev.get("title"):  # an empty one took a title away: nothing to read
+                self._add(Entry(TITLE, seq, None, str(ev["title"]), ts))
         elif etype == "context/summary":
             self._add(Entry(SUMMARY, seq, None, str(ev.get("text", "")), ts))
 
@@ -200,6 +214,21 @@ class TranscriptBuilder:
         spent, end = self._spent.get(turn), self._ends.get(turn)
         if spent and end is not None:
             self.entries[end].data["usage"] = costs.part(spent)
+
+    def _image(self, ev: Json, changed: set[int]) -> None:
+        """An image event follows what it belongs to: a tool result's (it names the call),
+        else the message it names (pi), else the last message (a prompt's pasted image)."""
+        found = image_of(ev)
+        if found is None:
+            return
+        message = ev.get("message")
+        index = (self._calls.get(found.call) if found.call else
+                 self._said.get(str(message)) if message is not None else None)
+        if index is None:
+            index = self._last_said
+        if index is not None:
+            self.entries[index].images.append(found)
+            changed.add(index)
 
     def _message(self, ev: Json, seq: int, ts: str, turn: str | None) -> None:
         if ev.get("role") == ASSISTANT and isinstance(ev.get("usage"), Mapping):
@@ -227,7 +256,7 @@ class TranscriptBuilder:
         calls = any(p.get("type") == "tool_call" for p in parts)
         # an answer that only reasoned or only called tools shows those, not an empty bubble
         if text or role == USER or not (calls or reasoning):
-            make(USER if role == USER else ASSISTANT, text)
+            self._said[mid] = self._last_said = make(USER if role == USER else ASSISTANT, text)
         for part in parts:
             if part.get("type") == "tool_call":
                 data = {"call": part.get("id"), "name": part.get("name"),

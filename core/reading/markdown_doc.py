@@ -14,6 +14,7 @@ from .document import Document, items, shown_title
 from .entries import ASSISTANT, FORK, MODEL, REASONING, SUMMARY, TOOL, TURN_END, USER, Entry
 from .images import Image
 from .markup import language_of
+from .render import PASTED
 
 _TICKS = re.compile(r"`{3,}")
 _EXT = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
@@ -59,6 +60,9 @@ class _Writer:
         self.assets.append((name, image.data()))
         return f"![{alt}]({name})\n"
 
+    def pasted(self, entry: Entry) -> str:
+        return "".join("\n" + self.image(i, PASTED) for i in entry.images)
+
     def section(self, section: Section) -> str:
         if section.kind == "diff" and section.diff is not None:
             body = fence(section.diff.unified(), "diff")
@@ -92,9 +96,9 @@ class _Writer:
         if kind == USER:
             prompt = read_prompt(entry.text)
             folded = "".join(details(label, fence(text)) for label, text in prompt.folded)
-            return f"### You\n\n{prompt.text}\n\n{folded}"
+            return f"### You\n\n{prompt.text}\n\n{folded}{self.pasted(entry)}"
         if kind == ASSISTANT:
-            return f"### Assistant\n\n{entry.text}\n"
+            return f"### Assistant\n\n{entry.text}\n{self.pasted(entry)}"
         if kind == REASONING:
             return details("Reasoning", entry.text)
         if card is not None:
@@ -126,9 +130,7 @@ def to_markdown(doc: Document, assets_dir: str | None = None) -> MarkdownOut:
              + (f" · `{doc.cwd}`" if doc.cwd else "")
              + (f" · a fork of `{doc.parent_session}`" if doc.parent_session else "") + "*\n"]
     for item in items(doc):
-        if item.image is not None:
-            parts.append(writer.image(item.image, "pasted image"))
-        elif item.entry is not None:
+        if item.entry is not None:
             text = writer.entry(item.entry, item.card)
             if text:
                 parts.append(text)

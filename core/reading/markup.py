@@ -16,10 +16,11 @@ from pathlib import PurePosixPath
 from markdown_it import MarkdownIt
 from mdit_py_plugins.tasklists import tasklists_plugin
 from pygments import highlight as pygments_highlight
-from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
+from pygments.lexers import get_all_lexers, get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
+
+from .code_looks import CODE_CSS, SpanFormatter
 
 #: the look of a block of code. Qt makes each line of a `<pre>` a block of its own and
 #: would repeat a margin or padding on every line: those are left to the export's sheet
@@ -32,7 +33,8 @@ CODE_STYLE = "font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace; backgroun
 #: code longer than this is shown plain: highlighting it costs more than it helps
 HIGHLIGHT_LIMIT = 200_000
 
-_FORMATTER = HtmlFormatter(noclasses=True, nowrap=True, style="default")
+_FORMATTER = SpanFormatter()
+__all__ = ["CODE_CSS", "code_block", "highlight", "language_of", "markdown"]
 _TASK = re.compile(r'<input class="task-list-item-checkbox"( checked="checked")?[^>]*>')
 
 
@@ -59,11 +61,30 @@ def _lexer_for(language: str, file_key: str) -> Lexer | None:
         if found is not None:
             return found
     if file_key:
+        alias = _by_suffix().get(file_key[1:]) if file_key.startswith("x.") else None
+        if alias is not None:
+            return _lexer_named(alias)
         try:
             return get_lexer_for_filename(file_key, stripnl=False, ensurenl=False)
         except ClassNotFound:
             return None
     return None
+
+
+@lru_cache(maxsize=1)
+def _by_suffix() -> dict[str, str]:
+    """The lexer of each file suffix (`.py`) that one lexer alone claims (`*.py`), by
+    its first alias. Pygments' look-up by file name matches every lexer's patterns with
+    fnmatch (~900 of them, each a regular expression compiled on first use): 0.7 s on
+    the first card of code a session shows. A suffix several lexers claim (`.h`) is
+    left to it: it ranks them."""
+    claims: dict[str, list[str]] = {}
+    for _name, aliases, patterns, _mimes in get_all_lexers(plugins=False):
+        for pattern in patterns:
+            suffix = pattern[1:]
+            if pattern.startswith("*.") and suffix[1:].replace("-", "").replace("+", "").isalnum():
+                claims.setdefault(suffix, []).append(aliases[0] if aliases else "")
+    return {suffix: found[0] for suffix, found in claims.items() if len(found) == 1 and found[0]}
 
 
 def _lexer(language: str, filename: str) -> Lexer | None:
@@ -77,8 +98,8 @@ def language_of(filename: str) -> str:
 
 
 def highlight(code: str, language: str = "", filename: str = "") -> str:
-    """`code` as HTML spans with inline colours (no wrapper): the language named, else the
-    file's extension, else plain (escaped) text. Every space is kept."""
+    """`code` as HTML spans of the classes CODE_CSS colours (no wrapper): the language
+    named, else the file's extension, else plain (escaped) text. Every space is kept."""
     lexer = _lexer(language, filename) if len(code) <= HIGHLIGHT_LIMIT else None
     if lexer is None:
         return html.escape(code, quote=False)
@@ -91,7 +112,12 @@ def _highlight(code: str, lexer: Lexer) -> str:
     # lexers read lines: the last one needs its newline, taken off again after
     ended = code.endswith("\n")
     out: str = pygments_highlight(code if ended else code + "\n", lexer, _FORMATTER)
-    return out if ended or not out.endswith("\n") else out[:-1]
+    if not ended:  # the newline may end the last span (blanks join their span)
+        if out.endswith("\n"):
+            return out[:-1]
+        if out.endswith("\n</span>"):
+            return out[:-8] + "</span>"
+    return out
 
 
 #: a session shows the same code again and again (a file read after each edit, the same
@@ -116,14 +142,61 @@ def _fence(code: str, language: str, _attrs: str) -> str:
     return code_block(code, language.split(maxsplit=1)[0] if language else "")
 
 
-def _parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "linkify": True, "highlight": _fence})
-    md.enable(["table", "strikethrough", "linkify"])
+#: the domains a bare name links to (`example.com`, `www.x.org`). linkify-it's default also
+#: takes every two-letter country domain, which made `app.py`, `README.md` and `main.rs`
+#: links to http://app.py and the like
+TLDS = ("com", "org", "net", "io", "dev", "edu", "gov", "info", "app", "ai")
+#: what a text holds when linkify can find a link in it (a scheme's `//` or `mailto:`, an
+#: address's `@`, a bare name under TLDS): a text without any is parsed without linkify,
+#: whose search over every text was a third of the time Markdown took
+_TLD_OR_MAILTO = re.compile(r"mailto:|\.(?:" + "|".join(TLDS) + r")\b", re.IGNORECASE)
+#: what makes a text more than paragraphs of plain words: Markdown's punctuation, a blank
+#: other than a space or a newline (a tab, a form feed, Unicode's spaces), a line that
+#: starts a list, heading underline, rule or indented code; and a hard break (two spaces
+#: at a line's end). One character class, then line starts only: the one expression with
+#: all of them tried every alternative at every character (5x slower)
+_MARKUP_CHARS = re.compile(
+    "[*_`#>\\[\\]|~<&\\\\+{}\t\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028"
+    "\u2029\u202f\u205f\u3000]")
+_LINE_START = re.compile(r"^ {0,3}(?:[-=]|\d{1,9}[.)])|^ {4}", re.MULTILINE)
+
+
+def _linkish(text: str) -> bool:
+    return "//" in text or "@" in text or _TLD_OR_MAILTO.search(text) is not None
+
+
+def _marked_up(text: str) -> bool:
+    return (_MARKUP_CHARS.search(text) is not None or _LINE_START.search(text) is not None
+            or "  \n" in text or text.endswith("  "))
+
+
+def _parser(linkify: bool) -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": linkify, "highlight": _fence})
+    md.enable(["table", "strikethrough", *(["linkify"] if linkify else [])])
     md.use(tasklists_plugin)
+    if linkify and md.linkify is not None:
+        md.linkify.tlds(list(TLDS), False)
     return md
 
 
-_MD = _parser()
+_MD = _parser(linkify=True)
+_MD_NO_LINKS = _parser(linkify=False)
+
+
+def plain_paragraphs(text: str) -> str | None:
+    """The HTML markdown-it makes of `text` when it is only paragraphs of plain words (no
+    Markdown, nothing to link), made without parsing it; None for any other text."""
+    if _marked_up(text) or _linkish(text):
+        return None
+    out, para = [], []
+    for raw in [*text.split("\n"), ""]:
+        line = raw.strip(" ")
+        if line:
+            para.append(line)
+        elif para:
+            out.append("<p>" + "\n".join(para).replace('"', "&quot;") + "</p>\n")
+            para = []
+    return "".join(out)
 
 
 def markdown(text: str) -> str:
@@ -132,7 +205,10 @@ def markdown(text: str) -> str:
     is monospace by its own style."""
     if not text:
         return ""
-    out: str = _MD.render(text)
+    plain = plain_paragraphs(text)
+    if plain is not None:
+        return plain
+    out: str = (_MD if _linkish(text) else _MD_NO_LINKS).render(text)
     if "task-list-item-checkbox" in out:
         out = _TASK.sub(lambda m: "☑" if m.group(1) else "☐", out)
     if "<code>" in out:

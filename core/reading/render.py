@@ -9,7 +9,7 @@ transcript folds its own way and asks for the content open.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from forkwise.core.log.prompts import read_prompt
 
@@ -100,12 +100,17 @@ def section_html(section: Section, folds: bool) -> str:
     return body
 
 
-def image_html(image: Image, alt: str = "image") -> str:
-    return (f'<p class="image"><img src="{image.data_uri()}" alt="{esc(alt)}"'
+#: how an image is referred to: its data URI in a document; the app names a thumbnail
+ImageSource = Callable[[Image], str]
+PASTED = "pasted image"
+
+
+def image_html(image: Image, alt: str = "image", src: ImageSource = Image.data_uri) -> str:
+    return (f'<p class="image"><img src="{src(image)}" alt="{esc(alt)}"'
             ' style="max-width:100%;" /></p>\n')
 
 
-def card_html(card: Card, folds: bool = True) -> str:
+def card_html(card: Card, folds: bool = True, src: ImageSource = Image.data_uri) -> str:
     """A tool card: its title line (monospace), its sections, its images."""
     state = ' <span class="failed" style="color:#cf222e;"><b>failed</b></span>' if (
         card.failed) else ""
@@ -124,7 +129,7 @@ def card_html(card: Card, folds: bool = True) -> str:
     if card.note:
         head += f'<div class="note" style="color:#57606a;">{esc(card.note)}</div>\n'
     body = "".join(section_html(s, folds) for s in card.sections)
-    body += "".join(image_html(i, f"{card.tool} result image") for i in card.images)
+    body += "".join(image_html(i, f"{card.tool} result image", src) for i in card.images)
     colour = "#cf222e" if card.failed else "#d0d7de"
     return (f'<div class="tool {card.kind}{" failed" if card.failed else ""}" style="border-left:'
             f' 3px solid {colour}; padding-left:8px; margin:6px 0;">\n{head}{body}</div>\n')
@@ -152,7 +157,7 @@ def entry_html(entry: Entry, card: Card | None = None, folds: bool = True) -> st
         colour = "#0969da" if kind == USER else "#8250df"
         return (f'<div class="msg {kind}" id="m-{entry.seq}"><div class="who" style="color:'
                 f'{colour}; font-weight:bold;">{_WHO[kind]}</div>\n{text_html(entry, folds)}'
-                "</div>\n")
+                f'{"".join(image_html(i, PASTED) for i in entry.images)}</div>\n')
     if kind == REASONING:
         return fold("Reasoning", f'<div class="reasoning" style="color:#57606a;">'
                     f"{markdown(entry.text)}</div>\n", folds)

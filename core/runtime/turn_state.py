@@ -66,6 +66,9 @@ class OpenTurn:
     open_step: str | None = None
     calls: list[PendingCall] = field(default_factory=list)
     pending: dict[str, ApprovalRequest] = field(default_factory=dict)
+    #: its events came from an agent's own file (they carry `src`): an imported session
+    #: the agent is still writing; the turn is the agent's to end, not this host's
+    agent: bool = False
 
     @classmethod
     def of(cls, snap: Session) -> OpenTurn | None:
@@ -80,6 +83,8 @@ class OpenTurn:
         results: set[str] = set()
         for event in events[start:]:
             etype = event.type
+            if event.get("src") is not None:
+                turn.agent = True
             if etype == STEP_START:
                 turn.steps += 1
                 turn.open_step = str(event.get("step"))

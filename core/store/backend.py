@@ -67,13 +67,34 @@ class IndexedFork:
     digest: str | None = None
 
 
+@dataclass(frozen=True)
+class TrashedSession:
+    """A deleted session the backend keeps (its latest copy, when it was deleted twice)."""
+
+    session_id: str
+    #: when it was deleted, in the log's time format
+    deleted: str
+    #: what its log says; None when the kept copy cannot be read
+    summary: SessionSummary | None
+
+
 @runtime_checkable
 class Restorable(Protocol):
-    """A backend that keeps what is deleted and can bring it back (Undo of a delete)."""
+    """A backend that keeps what is deleted and can bring it back (Undo of a delete),
+    list it (the Trash) and let it go for good (Empty)."""
 
     def restore(self, session_id: str) -> bool:
         """Put the latest deleted copy of a session back; False when there is none.
         Raises DuplicateSessionId when a session of that id exists."""
+        ...
+
+    def trashed(self) -> list[TrashedSession]:
+        """The deleted sessions kept, the latest deleted first."""
+        ...
+
+    def empty_trash(self, session_id: str | None = None) -> list[str]:
+        """Remove every kept copy of `session_id` (of every deleted session when None)
+        for good; the ids removed."""
         ...
 
 

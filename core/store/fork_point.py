@@ -69,7 +69,7 @@ class ForkPoint:
             model=self.model,
             provider=self.provider,
             reasoning=self.reasoning,
-            updated=self.updated,
+            updated=max(self.updated, start.created),  # as SummaryFold.result dates it
             first_user_text=self.first_user_text,
         )
 

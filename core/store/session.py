@@ -124,6 +124,7 @@ class SessionSummary:
     events: int = 0
     turns: int = 0
     messages: int = 0
+    #: the time of the last event that is not a rename (a rename is not activity)
     updated: str = ""
     running: bool = False
     model: str | None = None
@@ -353,7 +354,8 @@ def _logged_title(
         return covered.title
     types = event_types(events)
     found = next((i for i in range(covered.events - 1, -1, -1) if types[i] == SESSION_TITLE), None)
-    return events[found].get("title") if found is not None else own
+    # an empty title took the title away
+    return (events[found].get("title") or None) if found is not None else own
 
 
 class SummaryFold:
@@ -384,7 +386,8 @@ class SummaryFold:
 
     def add(self, etype: str, ts: str, fields: Mapping[str, Any]) -> None:
         self.events += 1
-        self.updated = ts
+        if etype != SESSION_TITLE:  # a rename is not activity: the list keeps its order
+            self.updated = ts
         if etype == MESSAGE:
             self.messages += 1
             if self.first_user is None and fields.get("role") == "user":
@@ -401,7 +404,7 @@ class SummaryFold:
             reasoning = fields.get("reasoning")
             self.reasoning = reasoning if type(reasoning) is str else None
         elif etype == SESSION_TITLE:
-            self.title = fields.get("title")
+            self.title = fields.get("title") or None  # an empty one takes a title away
         elif etype == APPROVAL_REQUEST:
             # OpenTurn.pending's rule: keyed by approval id (asked again: the later tool,
             # in the first place), gone when answered; a turn's end or start clears them
@@ -426,7 +429,9 @@ class SummaryFold:
             events=self.events,
             turns=self.turns,
             messages=self.messages,
-            updated=self.updated,
+            # its last activity is not before it was made: a session whose lines are all
+            # copied (a Continue in read back) is dated when it was made, not in 2025
+            updated=max(self.updated, start.created),
             running=self.running,
             model=self.model,
             provider=self.provider,

@@ -10,6 +10,7 @@ forks are `forking.py`'s (mixed in: `ForkVerbs`).
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import dataclasses
 import logging
@@ -22,6 +23,7 @@ from typing import Any, TypeVar
 from forkwise.core.errors import (
     DuplicateSessionId,
     ForkwiseError,
+    ReadOnlyStore,
     SourceNotFound,
     StaleSession,
     StorageError,
@@ -38,6 +40,7 @@ from forkwise.core.store.backend import (
     Progress,
     Remembered,
     Restorable,
+    TrashedSession,
     WritesAtOnce,
 )
 from forkwise.core.store.fork_point import ForkPoint, fork_point_of
@@ -479,6 +482,23 @@ class SessionStore(AppendPhases, ForkVerbs):
             self._announce(SessionCreated(rec.header, rec.events.view(seed),
                                           tuple(rec.events[seed:])))
         return snapshot
+
+    def trashed(self) -> builtins.list[TrashedSession]:
+        """The deleted sessions the backend keeps (the Trash), the latest deleted first;
+        none for a backend that keeps nothing deleted."""
+        with self._lock:
+            return self.backend.trashed() if isinstance(self.backend, Restorable) else []
+
+    def empty_trash(self, session_id: str | None = None) -> builtins.list[str]:
+        """Let a deleted session (every one when None) go for good; the ids removed."""
+        if session_id is not None:
+            session_id = validate_session_id(session_id)
+        with self._lock:
+            if not isinstance(self.backend, Restorable):
+                return []
+            if not self.backend.writable:
+                raise ReadOnlyStore("this store is open read-only: its trash is kept as it is")
+            return self.backend.empty_trash(session_id)
 
     def close(self) -> None:
         """Flush, remember what is known of loaded sessions, release the backend."""

@@ -4,6 +4,7 @@
     python -m forkwise.gui.bench.perf cold --store DIR [--t0 MONOTONIC]
     python -m forkwise.gui.bench.perf cold-baseline [--t0 MONOTONIC]
     python -m forkwise.gui.bench.perf tree --store DIR
+    python -m forkwise.gui.bench.perf transcript --store DIR --session BIG --other SMALL
 
 `core/bench` launches these (core never imports Qt) and reads the one JSON line each prints
 on stdout: seconds and bytes, never a verdict. Everything runs offscreen with the real
@@ -36,7 +37,7 @@ from typing import Any
 
 import orjson
 
-FIGURES = ("open", "cold", "cold-baseline", "tree")
+FIGURES = ("open", "cold", "cold-baseline", "tree", "transcript")
 
 
 def rss_bytes(field: str = "VmRSS") -> int:
@@ -217,9 +218,11 @@ class _Harness:
         await self.opened.close()
 
 
-async def open_transcript(store: Path, session: str, other: str, settings: Path) -> dict[str, Any]:
+async def open_transcript(store: Path, session: str, other: str, settings: Path,
+                          frames: int = 0) -> dict[str, Any]:
     """Ask the window to open `session` (while `other` is open) until the first screen of
-    its transcript is painted; RSS growth meanwhile, at the end and at its peak."""
+    its transcript is painted; RSS growth meanwhile, at the end and at its peak. Then
+    (`frames`) that many page-up scrolls from its end, each painted (`scroll_*`)."""
     from PySide6.QtCore import QTimer
 
     async with _Harness(store, settings) as h:
@@ -228,12 +231,13 @@ async def open_transcript(store: Path, session: str, other: str, settings: Path)
         await h.controller.ops.wait_idle(120)
         await asyncio.sleep(0.05)
         model, view = h.controller.transcript, h.window.transcript
-        shown: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        shown: asyncio.Future[tuple[float, float]] = asyncio.get_running_loop().create_future()
 
         def painted(_widget: Any) -> bool:
             if h.controller.current != session or model.rowCount() == 0:
                 return False
-            QTimer.singleShot(0, lambda: _settle(shown, time.perf_counter()))
+            QTimer.singleShot(0, lambda: _settle(shown, (time.perf_counter(),
+                                                          time.thread_time())))
             return True
 
         watch = _paint_watch(painted)
@@ -241,15 +245,18 @@ async def open_transcript(store: Path, session: str, other: str, settings: Path)
         gc.collect()
         rss0 = rss_bytes()
         peak_known = reset_peak_rss()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         h.window.select_session(session)
-        end = await asyncio.wait_for(shown, 120)
+        end, end_cpu = await asyncio.wait_for(shown, 120)
         rss1 = rss_bytes()
         peak = rss_bytes("VmHWM") if peak_known else rss1
         first_rows = model.rowCount()
         size = (store / "sessions" / f"{session}.jsonl").stat().st_size
-        return {
+        scrolled = await _scroll_up(view, frames, h) if frames else {}
+        return scrolled | {
             "seconds": end - start,
+            # the GUI thread's CPU meanwhile (the wall time includes waiting for a core)
+            "gui_cpu_seconds": end_cpu - start_cpu,
             "rss_before": rss0,
             "rss_growth": rss1 - rss0,
             "rss_peak_growth": max(peak, rss1) - rss0,
@@ -257,6 +264,31 @@ async def open_transcript(store: Path, session: str, other: str, settings: Path)
             "rows": first_rows,
             "events_loaded": model.loaded_seq,
         }
+
+
+async def _scroll_up(view: Any, frames: int, h: _Harness) -> dict[str, Any]:
+    """`frames` page-up scrolls of the transcript `view`, each painted at once: wall and
+    GUI-thread CPU seconds per frame (cards laid out on their first showing included)."""
+    await h.controller.ops.wait_idle(120)
+    await asyncio.sleep(0.05)
+    bar = view.verticalScrollBar()
+    times: list[float] = []
+    cpu: list[float] = []
+    for _ in range(frames):
+        if bar.value() <= bar.minimum():
+            break
+        t, c = time.perf_counter(), time.thread_time()
+        bar.setValue(bar.value() - bar.pageStep())
+        view.viewport().repaint()
+        times.append(time.perf_counter() - t)
+        cpu.append(time.thread_time() - c)
+    return {
+        "scroll_frames": len(times),
+        "scroll_frame_median": statistics.median(times) if times else 0.0,
+        "scroll_frame_max": max(times) if times else 0.0,
+        "scroll_frame_cpu_median": statistics.median(cpu) if cpu else 0.0,
+        "scroll_frame_cpu_max": max(cpu) if cpu else 0.0,
+    }
 
 
 async def tree(store: Path, settings: Path, frames: int = 30) -> dict[str, Any]:
@@ -329,8 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = args.t0 if args.t0 is not None else time.monotonic()
     if args.figure != "cold-baseline" and args.store is None:
         parser.error(f"{args.figure} needs --store")
-    if args.figure == "open" and not (args.session and args.other):
-        parser.error("open needs --session and --other")
+    if args.figure in ("open", "transcript") and not (args.session and args.other):
+        parser.error(f"{args.figure} needs --session and --other")
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("QT_API", "pyside6")
     os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
@@ -342,9 +374,10 @@ def main(argv: list[str] | None = None) -> int:
             out = cold(args.store, t0)
         elif args.figure == "cold-baseline":
             out = cold(None, t0)
-        elif args.figure == "open":
+        elif args.figure in ("open", "transcript"):
+            frames = 60 if args.figure == "transcript" else 0
             out = _run_async(lambda: open_transcript(args.store, args.session, args.other,
-                                                     config))
+                                                     config, frames))
         else:
             out = _run_async(lambda: tree(args.store, config))
     finally:

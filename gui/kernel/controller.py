@@ -28,6 +28,7 @@ from forkwise.core.errors import HostUnavailable, WorkspaceAttachFailed
 from forkwise.core.reading.entries import TURN_END
 from forkwise.gui.kernel.notify import Notifier
 from forkwise.gui.kernel.ops import OpRunner
+from forkwise.gui.kernel.undo import UndoHistory
 from forkwise.gui.models.session_filter import SessionFilterProxy, split_folder
 from forkwise.gui.models.session_model import SessionTreeModel
 
@@ -58,6 +59,8 @@ class Controller(QObject):
         self._client = client
         self.notifier = notifier
         self.ops = OpRunner(notifier, self)
+        #: what Edit → Undo takes back (deletes, renames), newest first
+        self.undo = UndoHistory(self)
         self.tree = SessionTreeModel(self)
         self.proxy = SessionFilterProxy(self)
         self.proxy.setSourceModel(self.tree)
@@ -216,6 +219,9 @@ class Controller(QObject):
         def landed(events: list[Json]) -> None:
             self.transcript.add_page(session_id, after, events)
             self._maybe_fork_shown(session_id)
+            if session_id == self.current and self.transcript.at_end:
+                # whose the open turn is (the agent's, in an imported session) is known now
+                self.runningChanged.emit(self.transcript.running)
 
         def failed(exc: BaseException) -> None:
             self.transcript.page_failed(session_id)
@@ -310,7 +316,9 @@ class Controller(QObject):
         return await self.client.prompt(sid, text)
 
     def cancel(self) -> None:
-        if self.current is not None:
+        """Stop the opened session's turn; never an imported session's turn its agent is
+        writing (a cancel written into this copy would be lost when the agent appends)."""
+        if self.current is not None and not self.transcript.agents_turn:
             self.ops.run(self.client.cancel(self.current), what="Stopping the turn")
 
     def approve(self, approval_id: str, approved: bool) -> None:

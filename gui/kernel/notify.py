@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QWidget
 
 from forkwise.gui.kernel.error_text import describe, error_code
@@ -104,10 +104,42 @@ class Banner(QFrame):
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.hide)
         self.current: Notice | None = None
+        #: the widget the banner floats over, at its top (`float_over`)
+        self.over: QWidget | None = None
         self.hide()
         notifier.posted.connect(self.show_notice)
         for notice in notifier.attach():
             self.show_notice(notice)
+
+    def float_over(self, widget: QWidget) -> None:
+        """Float over the top of `widget` (a sibling: the transcript) instead of taking a
+        place in the layout: shown or hidden, the banner moved the transcript down and
+        up by its height (~35 px) each time."""
+        if self.over is not None:
+            self.over.removeEventFilter(self)
+        self.over = widget
+        widget.installEventFilter(self)
+        self.place()
+
+    def place(self) -> None:
+        """Across the top of the widget it floats over, its height for that width."""
+        over = self.over
+        if over is None:
+            return
+        box = over.geometry()
+        width = max(box.width() - 2 * self.INSET, 100)
+        height = self.heightForWidth(width) if self.hasHeightForWidth() else -1
+        height = max(height, self.sizeHint().height(), self.minimumSizeHint().height())
+        self.setGeometry(box.left() + self.INSET, box.top() + self.INSET, width, height)
+        self.raise_()
+
+    #: the banner's distance from the edges of the widget it floats over
+    INSET = 6
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.over and event.type() in (QEvent.Type.Move, QEvent.Type.Resize):
+            self.place()
+        return False
 
     def show_notice(self, notice: Notice) -> None:
         self.current = notice
@@ -120,6 +152,7 @@ class Banner(QFrame):
             self.action_button.setText(notice.action_label or "Undo")
             self.action_button.setAccessibleName(f"{notice.action_label or 'Undo'}: {notice.text}")
         self.show()
+        self.place()  # its height for this text
         if notice.level == INFO:
             self._timer.start(self.INFO_MS)
         else:

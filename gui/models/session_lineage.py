@@ -69,6 +69,8 @@ class SessionLineage(QAbstractItemModel):
         self._shown = 0  # root.children[:_shown] have rows; the rest wait for fetchMore
         self._root = Node(ROOT_KEY, None, None)
         self._nodes: dict[str, Node] = {}
+        #: a fork's first question of its own, when read (`set_question`): its name
+        self.questions: dict[str, str] = {}
         self._by_key: dict[int, Node] = {ROOT_KEY: self._root}
         self._summaries: dict[str, SessionRow] = {}
         #: keys of the rows whose session cannot be read (`flags`: not enabled)
@@ -187,6 +189,10 @@ class SessionLineage(QAbstractItemModel):
     def session_ids(self) -> list[str]:
         return list(self._summaries)
 
+    def activity_times(self) -> list[str]:
+        """The sessions' last activity (`updated`), as the host wrote it."""
+        return [str(s["updated"] or "") for s in self._summaries.values()]
+
     def index_for(self, sid: str, column: int = 0) -> QModelIndex:
         """The index of `sid`; invalid while its top-level row is not fetched (`reveal`)."""
         node = self._nodes.get(sid)
@@ -217,11 +223,12 @@ class SessionLineage(QAbstractItemModel):
         return [c.sid for c in node.children if c.sid] if node is not None else []
 
     def _title_of(self, sid: str) -> str:
-        return display_title(sid, self.summary, self.children_of)
+        return display_title(sid, self.summary, self.children_of, asked=self.questions.get)
 
     def title_of(self, sid: str) -> str:
-        """What the session is called on screen (a fork not renamed yet: after its source)."""
-        return display_title(sid, self.summary, self.children_of)
+        """What the session is called on screen (a fork not renamed yet: after its source,
+        or after the question it asked of its own once that is known, `set_question`)."""
+        return display_title(sid, self.summary, self.children_of, asked=self.questions.get)
 
     def _index_of(self, node: Node) -> QModelIndex:
         if node is self._root:

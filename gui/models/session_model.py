@@ -378,6 +378,16 @@ class SessionTreeModel(SessionLineage):
         parent.children.insert(slot, node)
         self.endMoveRows()
 
+    def set_question(self, sid: str, question: str) -> None:
+        """The first question fork `sid` asked of its own (read from its log by the
+        branches feature): its row is named after it."""
+        if self.questions.get(sid) == question:
+            return
+        self.questions[sid] = question
+        node = self._nodes.get(sid)
+        if node is not None:
+            self._changed(node)
+
     def _changed(self, node: Node) -> None:
         if not self._has_row(node):
             return
@@ -448,19 +458,26 @@ class SessionTreeModel(SessionLineage):
             node = self._by_key.get(index.internalId())
             if node is None or node.sid is None:
                 return _UNPAINTED
-            return painted(node.sid, self._summaries[node.sid], index.column(), self._title_of,
-                           self._today)
+            summary = self._summaries[node.sid]
+            return painted(node.sid, summary, index.column(), self._title_of, self._today,
+                           parent_here=self._parent_here(summary))
         except Exception:  # as `_data` answers: a placeholder title, logged
             return tuple(self._data(index, role) if role in ANSWERED_ROLES else None
                          for role in PAINT_ROLES)
+
+    def _parent_here(self, summary: Mapping[str, Any]) -> bool:
+        """Whether the session's parent (if it has one) is in the list."""
+        parent = summary["parentSession"]
+        return parent is None or parent in self._summaries
 
     def _data(self, index: Index, role: int) -> Any:
         try:
             node = self._by_key.get(index.internalId())
             if node is None or node.sid is None:
                 return None
-            value = row_data(node.sid, self._summaries[node.sid], index.column(), role,
-                             self._title_of, today=self._today)
+            summary = self._summaries[node.sid]
+            value = row_data(node.sid, summary, index.column(), role, self._title_of,
+                             today=self._today, parent_here=self._parent_here(summary))
             if role == Qt.ItemDataRole.ToolTipRole and node.children:
                 line = self.lineage_line(node.sid)
                 return value if line is None else f"{value}\n{line}"

@@ -62,14 +62,15 @@ _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
 def painted(
-    sid: str, s: SessionRow, column: int, title_of: Callable[[str], str], today: date | None = None
+    sid: str, s: SessionRow, column: int, title_of: Callable[[str], str], today: date | None = None,
+    *, parent_here: bool = True,
 ) -> tuple[Any, ...]:
     """What a session row's cell in `column` answers for each of `PAINT_ROLES`, in that
     order, at once (as `row_data` would, role by role); `today`: the local date (asked if
-    not given)."""
+    not given); `parent_here`: see `decoration`."""
     text = display_text(sid, s, column, title_of, today)
     if column == TITLE:
-        return (None, None, None, None, decoration(s), text, None)
+        return (None, None, None, None, decoration(s, parent_here), text, None)
     if column in (MESSAGES, COST):
         return (None, _RIGHT, None, None, None, text, None)
     return (None, None, None, None, None, text, None)
@@ -98,10 +99,13 @@ def display_text(
     return None
 
 
-def decoration(s: SessionRow) -> Any:
+def decoration(s: SessionRow, parent_here: bool = True) -> Any:
     """The icon beside a session's title: its relation's badge, or an agent's own session's
-    tool."""
-    if s["source"] and relation_of(s) in (None, "continued"):
+    tool — also an imported branch whose parent is not in the store (`parent_here` False,
+    or none named: a pi session whose parent file is gone): it stands alone at the top of
+    the list, and a fork icon there pointed at nothing."""
+    if s["source"] and (relation_of(s) in (None, "continued") or not parent_here
+                        or not s["parentSession"]):
         from forkwise.gui.widgets.source_badges import (
             source_icon,  # (its rows come after the first frame)
         )
@@ -113,7 +117,7 @@ def decoration(s: SessionRow) -> Any:
 
 def row_data(
     sid: str, s: SessionRow, column: int, role: int, title_of: Callable[[str], str], *,
-    today: date | None = None,
+    today: date | None = None, parent_here: bool = True,
 ) -> Any:
     """What a session row shows in `column` for `role`; `title_of` names a session (a fork
     not renamed yet after its source: see siblings.display_title); `today`: the local date
@@ -121,7 +125,7 @@ def row_data(
     if role == Qt.ItemDataRole.DisplayRole:
         return display_text(sid, s, column, title_of, today)
     if role == Qt.ItemDataRole.DecorationRole and column == TITLE:
-        return decoration(s)
+        return decoration(s, parent_here)
     if role == Qt.ItemDataRole.ToolTipRole:
         return _tooltip(sid, s, title_of)
     if role == Qt.ItemDataRole.AccessibleTextRole and column == TITLE:
@@ -230,10 +234,18 @@ def relation_of(summary: SessionRow) -> str | None:
     return rel if isinstance(rel, str) else None
 
 
+#: the one way the app writes a time (list, search results, transcript): day, month, the
+#: year when it is not this one, then the time
+WHEN_FORMAT = "%d %b %H:%M"
+WHEN_FORMAT_YEAR = "%d %b %Y %H:%M"
+
+
 def format_when(ts: object, now: datetime | None = None, *, today: date | None = None) -> str:
-    """A short local time: today's time, or the date for older activity. `today`: the
-    local date, if the caller knows it (the tree asks once for all its rows), else that
-    of `now` (default: now).
+    """A local date and time, one format everywhere: "05 Dec 14:05", with the year when it
+    is not this one ("28 Feb 2025 09:30": a date without its time said nothing of when in
+    the day, and today's time alone read as another format). `today`: the local date, if
+    the caller knows it (the tree asks once for all its rows), else that of `now`
+    (default: now).
 
     Written by `time.strftime`, which `datetime.strftime` calls for these formats: called
     through `datetime`, it imports `time` each time, and PySide's import hook is Python
@@ -249,8 +261,5 @@ def format_when(ts: object, now: datetime | None = None, *, today: date | None =
     local = when.astimezone()
     if today is None:
         today = (now or datetime.now(UTC)).astimezone().date()
-    if local.date() == today:
-        return time.strftime("%H:%M", local.timetuple())
-    if local.year == today.year:
-        return time.strftime("%d %b %H:%M", local.timetuple())
-    return time.strftime("%Y-%m-%d", local.timetuple())
+    shape = WHEN_FORMAT if local.year == today.year else WHEN_FORMAT_YEAR
+    return time.strftime(shape, local.timetuple())

@@ -387,6 +387,18 @@ class TranscriptModel(QAbstractListModel):
     def running(self) -> bool:
         return self.builder.open_turn is not None
 
+    @property
+    def agents_turn(self) -> bool:
+        """The open turn is the agent's an imported session came from: its events come
+        from the agent's file (Claude Code still writing it), so Forkwise neither stops
+        it nor writes into it. Before any page is in, an imported session's open turn is
+        taken as its agent's (until its events say otherwise)."""
+        turn = self.builder.open_turn
+        if turn is not None:
+            info = self.builder.turns.get(turn)
+            return info is not None and info.agent
+        return not self.events and self.summary is not None and bool(self.summary["source"])
+
     # --- QAbstractItemModel -------------------------------------------------------
 
     def rowCount(self, parent: Index = NO_PARENT) -> int:

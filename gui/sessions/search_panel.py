@@ -8,35 +8,27 @@ open (as a sidebar's Search view does in an editor), so that neither is squeezed
 the other in a small window; closing it (its ✕, or Escape in an empty box or in the
 results) brings the list back.
 
-Signals (SearchPanel): `resultActivated(session_id, seq)`, `closeRequested()`.
+Hits are grouped by session (gui/sessions/search_results) and narrowed by the agent the
+session came from, how recent, and who wrote the words (gui/domain/search_hits).
+
+Signals (SearchPanel): `resultActivated(session_id, seq)`, `hitOpened(session_id, seq,
+words)` (the words the hit found, to mark in the transcript), `closeRequested()`.
 """
 
 from __future__ import annotations
 
-import html
-from typing import Any
+from collections.abc import Sequence
+from datetime import UTC, datetime
 
-from PySide6.QtCore import (
-    QAbstractListModel,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    QRect,
-    QSize,
-    Qt,
-    QTimer,
-    Signal,
-)
-from PySide6.QtGui import QAbstractTextDocumentLayout, QKeyEvent, QPainter, QPalette, QTextDocument
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListView,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -44,104 +36,24 @@ from PySide6.QtWidgets import (
 
 from forkwise.core.client.api import Json
 from forkwise.core.client.rows import SearchHit, search_hit
+from forkwise.gui.domain.search_hits import DATES, ROLES, Filters, marked_words
 from forkwise.gui.kernel.controller import Controller
-from forkwise.gui.models.session_rows import format_when
+from forkwise.gui.sessions.search_results import (
+    HIT_ROLE,
+    HitDelegate,
+    SearchResultsModel,
+    ShownHit,
+)
 from forkwise.gui.widgets.field_keys import FieldKeys
+from forkwise.gui.widgets.source_badges import FOREIGN, tool_name
 
-Index = QModelIndex | QPersistentModelIndex
-NO_PARENT = QModelIndex()
-HIT_ROLE = Qt.ItemDataRole.UserRole + 1
-class ShownHit(SearchHit):
-    """A hit as the list shows it: its session named as the tree names it, and `where` a
-    Continue in wrote it ("" for none)."""
-
-    where: str
-
-
+__all__ = ["HIT_ROLE", "SearchPanel"]
 #: how many hits a search asks for
 LIMIT = 100
+#: asked for when a filter narrows them (the host's most)
+FILTERED_LIMIT = 500
 #: typing pauses this long (ms) before the host is asked
 DEBOUNCE_MS = 150
-OPEN, CLOSE = "«", "»"  # how the host marks the matched words
-
-
-class SearchResultsModel(QAbstractListModel):
-    """The hits of the latest search, one row each (a reset per answer)."""
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.hits: list[ShownHit] = []
-
-    def set_hits(self, hits: list[ShownHit]) -> None:
-        self.beginResetModel()
-        self.hits = list(hits)
-        self.endResetModel()
-
-    def rowCount(self, parent: Index = NO_PARENT) -> int:
-        return 0 if parent.isValid() else len(self.hits)
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.hits):
-            return None
-        hit = self.hits[index.row()]
-        if role == HIT_ROLE:
-            return hit
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
-            snippet = hit["snippet"].replace(OPEN, "").replace(CLOSE, "")
-            where = f" · {hit['where']}" if hit["where"] else ""
-            return f"{hit['title']} · {format_when(hit['ts'])}{where}: {snippet}"
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return f"Open {hit['title']} at this message"
-        return None
-
-
-def hit_html(hit: ShownHit, palette: QPalette) -> str:
-    """A hit as rich text: the session's title and time, then the snippet with the
-    matched words in bold (session text is escaped, never interpreted)."""
-    dim = palette.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text).name()
-    who = {"user": "You", "assistant": "Assistant", "title": "Title"}.get(
-        hit["kind"], hit["kind"])
-    snippet = html.escape(hit["snippet"])
-    snippet = snippet.replace(OPEN, "<b>").replace(CLOSE, "</b>")
-    where = f" · {html.escape(hit['where'])}" if hit["where"] else ""
-    return (f"<p><b>{html.escape(hit['title'])}</b> "
-            f'<span style="color: {dim}">{format_when(hit["ts"])} · {who}{where}</span></p>'
-            f'<p style="margin-top: 2px">{snippet}</p>')
-
-
-class HitDelegate(QStyledItemDelegate):
-    """Paints a hit as two short paragraphs (title and time, snippet)."""
-
-    PAD = 6
-
-    def _doc(self, index: Index, width: int, palette: QPalette) -> QTextDocument:
-        doc = QTextDocument()
-        doc.setDocumentMargin(0)
-        doc.setDefaultStyleSheet("p { margin: 0; }")
-        hit: ShownHit | None = index.data(HIT_ROLE)
-        doc.setHtml(hit_html(hit, palette) if hit is not None else "")
-        doc.setTextWidth(max(80, width - 2 * self.PAD))
-        return doc
-
-    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
-        width = option.rect.width() or 300
-        doc = self._doc(index, width, option.palette)
-        return QSize(width, int(doc.size().height()) + 2 * self.PAD)
-
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
-        painter.save()
-        rect: QRect = option.rect
-        palette: QPalette = option.palette
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        if selected:
-            painter.fillRect(rect, palette.color(QPalette.ColorRole.Highlight))
-        doc = self._doc(index, rect.width(), palette)
-        painter.translate(rect.left() + self.PAD, rect.top() + self.PAD)
-        ctx = QAbstractTextDocumentLayout.PaintContext()
-        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
-        ctx.palette.setColor(QPalette.ColorRole.Text, palette.color(role))
-        doc.documentLayout().draw(painter, ctx)
-        painter.restore()
 
 
 class ResultsView(QListView):
@@ -164,6 +76,7 @@ class ResultsView(QListView):
 
 class SearchPanel(QWidget):
     resultActivated = Signal(str, int)
+    hitOpened = Signal(str, int, list)
     closeRequested = Signal()
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
@@ -189,6 +102,16 @@ class SearchPanel(QWidget):
         self.box.setAccessibleName("Search words")
         self.box.setPlaceholderText("Search all sessions: words in messages, tool calls, titles")
         self.box.setClearButtonEnabled(True)
+        self.agent = _combo(self, "searchAgent", "Only sessions of this agent", [
+            ("All agents", None), ("Forkwise", "forkwise"),
+            *((tool_name(tool), tool) for tool in FOREIGN)])
+        self.date = _combo(self, "searchDate", "Only words written since", DATES)
+        self.role = _combo(self, "searchRole", "Only words written by", ROLES)
+        filters = QHBoxLayout()
+        filters.setContentsMargins(0, 0, 0, 0)
+        for combo in (self.agent, self.date, self.role):
+            filters.addWidget(combo, 1)
+            combo.currentIndexChanged.connect(self._refilter)
         self.status = QLabel("", self)
         self.status.setObjectName("searchStatus")
         self.status.setAccessibleName("Search status")
@@ -207,9 +130,12 @@ class SearchPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(head)
         layout.addWidget(self.box)
+        layout.addLayout(filters)
         layout.addWidget(self.status)
         layout.addWidget(self.results, 1)
         self._asked = ""  # the query whose answer is wanted (older answers are dropped)
+        self._found: list[ShownHit] = []  # the latest answer, before the filters
+        self._limit = LIMIT  # what the latest answer was asked for
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
@@ -235,8 +161,9 @@ class SearchPanel(QWidget):
             self.status.setText("")
             return
         self.status.setText("Searching…")
+        limit = self._limit = FILTERED_LIMIT if self.filters().active else LIMIT
         self.controller.ops.run(
-            self.controller.client.search(query, LIMIT),
+            self.controller.client.search(query, limit),
             lambda hits: self._answered(query, hits),
             lambda exc: self._failed(query, exc),
             what="Searching",
@@ -245,12 +172,46 @@ class SearchPanel(QWidget):
     def _answered(self, query: str, hits: list[Json]) -> None:
         if query != self._asked:
             return  # overtaken by what was typed since
-        self.model.set_hits([self._named(search_hit(hit)) for hit in hits])
-        if not hits:
+        self._found = [self._named(search_hit(hit)) for hit in hits]
+        self._show(query)
+
+    def filters(self) -> Filters:
+        return Filters(self.agent.currentData(), self.date.currentData(),
+                       self.role.currentData())
+
+    def _refilter(self) -> None:
+        """A filter changed: the hits kept are narrowed anew; asked again when the
+        answer was cut at the unfiltered count (the filter may keep hits beyond it)."""
+        query = self.box.text().strip()
+        if query and query == self._asked and (
+                self._limit < FILTERED_LIMIT and len(self._found) >= self._limit
+                and self.filters().active):
+            self.run()
+        elif query == self._asked:
+            self._show(query)
+
+    def _show(self, query: str) -> None:
+        if not query:
+            return
+        tree = self.controller.tree
+
+        def agent_of(sid: str) -> str:
+            summary = tree.summary(sid)
+            return str(summary["source"] or "forkwise") if summary is not None else ""
+
+        now = datetime.now(UTC)
+        kept = [h for h in self._found if self.filters().keeps(h, agent_of, now)]
+        self.model.set_hits(kept)
+        more = "+" if len(self._found) >= self._limit else ""
+        if not self._found:
             self.status.setText(f"Nothing found for “{query}”")
+        elif not kept:
+            self.status.setText(f"{len(self._found)}{more} found, none with these filters")
         else:
-            more = "+" if len(hits) >= LIMIT else ""
-            self.status.setText(f"{len(hits)}{more} found, whole words first, latest first")
+            sessions = len(self.model.groups)
+            self.status.setText(
+                f"{len(kept)}{more if len(kept) == len(self._found) else ''} found in "
+                f"{sessions} session{'s' if sessions != 1 else ''}, latest first")
 
     def _named(self, hit: SearchHit) -> ShownHit:
         """The hit with its session named as the list names it: a fork not renamed yet
@@ -290,7 +251,7 @@ class SearchPanel(QWidget):
         if self.model.rowCount():
             self.results.setFocus(Qt.FocusReason.OtherFocusReason)
             if not self.results.currentIndex().isValid():
-                self.results.setCurrentIndex(self.model.index(0))
+                self.results.setCurrentIndex(self.model.index(self.model.hit_row(0)))
 
     def _leave(self) -> None:
         """Escape in an empty box or in the results, or ✕: the panel closes, back to the
@@ -300,5 +261,21 @@ class SearchPanel(QWidget):
     def _activated(self, index: QModelIndex) -> None:
         hit = index.data(HIT_ROLE)
         if isinstance(hit, dict):
-            self.resultActivated.emit(str(hit["sessionId"]), int(hit["seq"]))
+            sid, seq = str(hit["sessionId"]), int(hit["seq"])
+            self.resultActivated.emit(sid, seq)
+            self.hitOpened.emit(sid, seq, marked_words(str(hit["snippet"])))
 
+
+
+def _combo(parent: QWidget, name: str, tip: str,
+           choices: Sequence[tuple[str, str | int | None]]) -> QComboBox:
+    combo = QComboBox(parent)
+    combo.setObjectName(name)
+    combo.setToolTip(tip)
+    combo.setAccessibleName(tip)
+    # three in a row in a narrow pane: they shrink rather than widen it
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(4)
+    for label, value in choices:
+        combo.addItem(label, value)
+    return combo

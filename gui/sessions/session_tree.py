@@ -18,7 +18,8 @@ from PySide6.QtCore import QModelIndex, Qt, QTimer
 from PySide6.QtGui import QKeyEvent, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTreeView, QWidget
 
-from forkwise.gui.models.session_rows import ID_ROLE
+from forkwise.gui.models.session_rows import ID_ROLE, TITLE
+from forkwise.gui.sessions.title_delegate import TitleDelegate
 from forkwise.gui.widgets.context_menu import ContextMenuMixin
 from forkwise.gui.widgets.viewport import adopt_viewport
 
@@ -80,8 +81,11 @@ class SessionTree(ContextMenuMixin, QTreeView):
                                       "beneath the session they came from")
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
-        # forks differ at the end of their titles ("… — fork 2"): keep both ends in view
+        # forks differ at the end of their titles ("… — fork 2"): keep both ends in view;
+        # titles that share a long start are shown from where they part from their
+        # neighbours' (the Title cells' delegate)
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.setItemDelegateForColumn(TITLE, TitleDelegate(self))
         # two rows (Ctrl+click) can be compared; the current row is the one opened
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setSortingEnabled(True)

@@ -19,7 +19,7 @@ choice; a column they turn on themselves stays.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt
@@ -35,6 +35,8 @@ from forkwise.gui.models.session_rows import (
     RUNNING_TEXT,
     TITLE,
     WAITING_TEXT,
+    WHEN_FORMAT,
+    WHEN_FORMAT_YEAR,
     folder_name,
 )
 
@@ -72,12 +74,13 @@ GIVE_WAY = ((MESSAGES, MESSAGES_ROOM), (COST, MESSAGES_ROOM), (FOLDER, TITLE_ROO
 PROVISIONAL_MARGIN = 2
 
 
-def activity_samples() -> list[str]:
+def activity_samples(years: bool = False) -> list[str]:
     """The widest things Last activity shows: a date and time in every month (as
-    `format_when` writes them for this year), an older date, a running session, one that
-    waits for an approval."""
+    `format_when` writes them for this year, and with `years` of an earlier one), a
+    running session, one that waits for an approval."""
     when = [datetime(2000, month, 28, 23, 59) for month in range(1, 13)]
-    return [d.strftime("%d %b %H:%M") for d in when] + ["2000-12-28", RUNNING_TEXT, WAITING_TEXT]
+    shapes = (WHEN_FORMAT, WHEN_FORMAT_YEAR) if years else (WHEN_FORMAT,)
+    return [d.strftime(shape) for d in when for shape in shapes] + [RUNNING_TEXT, WAITING_TEXT]
 
 
 def focus_margin(tree: QTreeView) -> int:
@@ -116,6 +119,8 @@ class TreeColumns(QObject):
         self.kept: set[int] = set()
         #: what Folder shows of the rows' working folders (`name_folders`)
         self.folder_names: set[str] = set()
+        #: a row shows an earlier year's date: Last activity has room for the year
+        self.years = False
         #: the focus margin the widths are fitted with (the style's once `settle` ran)
         self.focus = PROVISIONAL_MARGIN
         #: widths fitted with the provisional margin, until `settle`
@@ -148,6 +153,8 @@ class TreeColumns(QObject):
     def natural(self, column: int) -> int:
         """`column`'s width fitted to what it shows (Folder: the rows' folder names, up to
         `FOLDER_MOST`)."""
+        if column == ACTIVITY and self.years:
+            return fitted_width(self.tree, column, self.focus, activity_samples(years=True))
         if column != FOLDER:
             return fitted_width(self.tree, column, self.focus)
         fitted = fitted_width(self.tree, FOLDER, self.focus, self.folder_names)
@@ -169,6 +176,26 @@ class TreeColumns(QObject):
         finally:
             self._settling = False
         self.fit()
+
+    def fit_years(self, updated: Iterable[str]) -> None:
+        """Once a row's last activity is of an earlier year (`updated`: the rows' times),
+        Last activity widens for the year ("28 Dec 2025 23:59"); until then it keeps the
+        room of this year's dates, which Title needs in a narrow list."""
+        if self.years:
+            return
+        year = str(date.today().year)
+        if not any(when and when[:4] < year for when in updated):
+            return
+        self.years = True
+        header = self.tree.header()
+        need = self.natural(ACTIVITY)
+        if header.sectionSize(ACTIVITY) < need:
+            self._settling = True  # not the person's choice: nothing saved
+            try:
+                header.resizeSection(ACTIVITY, need)
+            finally:
+                self._settling = False
+            self.fit()
 
     def settle(self) -> None:
         """After the first frame: the widths fitted with the style's own focus margin,

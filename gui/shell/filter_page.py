@@ -37,6 +37,7 @@ class FilterPage:
             layout.addWidget(panel, 1)
             panel.resultActivated.connect(
                 lambda sid, seq: w.select_session(sid, at_seq=seq or None))
+            panel.hitOpened.connect(w.transcript.delegate.mark_hit)
             panel.closeRequested.connect(w.hide_search)
         return w.search_panel
 

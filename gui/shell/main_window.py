@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QModelIndex, QSettings, Qt, QTimer
+from PySide6.QtCore import QModelIndex, QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -52,6 +52,15 @@ log = logging.getLogger(__name__)
 
 FORK_SHORTCUT = "Ctrl+Shift+K"
 FORK_TIP = "Fork the selected session at its last completed turn"
+
+
+def agent_writing_text(tool: str | None) -> str:
+    """Stop's tooltip on a turn an agent writes into its own file."""
+    from forkwise.gui.widgets.source_badges import tool_name
+
+    who = tool_name(tool) if tool else "its agent"
+    return (f"{who} is writing this turn in its own file: it is stopped there, "
+            "not here")
 
 
 #: the composer's text on a session whose log cannot be read
@@ -153,17 +162,17 @@ class MainWindow(ActionsWindow):
 
     @property
     def banner(self) -> Banner:
-        """The notifications' strip above the transcript, built when first asked for (at
+        """The notifications' strip over the transcript's top, built when first asked for (at
         the latest after the tree's first rows): hidden until a notice comes, it is not in
         the first frame, and the notifier holds what is posted before it exists."""
         if self._banner is None:
             right = self.header_label.parentWidget()
             assert right is not None  # the detail pane (`_build_panes`)
             self._banner = Banner(self.controller.notifier, right)
-            layout = right.layout()
-            assert isinstance(layout, QVBoxLayout)
-            below = layout.indexOf(self.header_label) + 1 + len(self.detail_lines)
-            layout.insertWidget(below, self._banner)
+            # over the transcript's top, not in the layout: showing it moves nothing
+            over = self._transcript if self._transcript is not None else self.transcript_slot
+            if over is not None:
+                self._banner.float_over(over)
             self.order_focus()
         return self._banner
 
@@ -181,6 +190,8 @@ class MainWindow(ActionsWindow):
 
         view = build_transcript(self)
         self._transcript = view
+        if self._banner is not None:
+            self._banner.float_over(view)
         self.order_focus()
         for call in self.transcript_calls:
             call(view)
@@ -473,8 +484,18 @@ class MainWindow(ActionsWindow):
         self._write_in = sid
 
     def running(self, running: bool) -> None:
-        self.composer.set_running(running)
-        self.action_stop.setEnabled(running)
+        """Stop while a turn runs, unless the turn is the agent's an imported session came
+        from (`agents_turn`): then Stop is off and its tooltip says who writes it."""
+        c = self.controller
+        elsewhere = None
+        if running and c.transcript.agents_turn:
+            summary = c.tree.summary(c.current or "")
+            elsewhere = agent_writing_text(summary["source"] if summary else None)
+        self.composer.set_running(running, elsewhere)
+        self.action_stop.setEnabled(running and elsewhere is None)
+        tip = elsewhere or "Cancel the running turn"
+        self.action_stop.setStatusTip(tip)
+        self.action_stop.setToolTip(tip)
 
     def begin_edit(self, row: int) -> None:
         """Edit and resend: the edit goes out in a new branch (see BranchActions for the
@@ -510,19 +531,42 @@ class MainWindow(ActionsWindow):
     # --- persistence ----------------------------------------------------------------------
 
     def _restore(self) -> None:
+        """The window's saved place and size. Qt refuses a geometry saved on a screen of
+        another width (by more than a quarter: a laptop's, reopened on a larger monitor),
+        and the window then came up at its bare size hint (626x397): its saved size is
+        kept apart and restored then, within the screen."""
         geometry = self.settings.value("window/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
+        if geometry is None:
             self.resize(1280, 800)
+        elif not self.restoreGeometry(geometry):
+            size = self.settings.value("window/size")
+            wanted = size if isinstance(size, QSize) and size.isValid() else QSize(1280, 800)
+            screen = self.screen()
+            if screen is not None:
+                wanted = wanted.boundedTo(screen.availableGeometry().size())
+            self.resize(wanted)
         state = self.settings.value("window/splitter")
-        if state is not None:
+        if state is not None and self.list_chosen():
             self.splitter.restoreState(state)
+        else:  # the list's fair share of this window's width (gui/shell/pane_balance)
+            from forkwise.gui.shell.pane_balance import balanced, fair_share
+
+            share = fair_share(self.width())
+            self.splitter.setSizes(balanced([share, self.width() - share], share))
         self.columns.restore()
+
+    def list_chosen(self) -> bool:
+        """Whether the person set the list's width (dragged the panes' handle)."""
+        return str(self.settings.value("window/listChosen", "false")).lower() == "true"
 
     def save_state(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/size", self.normalGeometry().size()
+                               if self.isMaximized() or self.isFullScreen() else self.size())
         self.settings.setValue("window/splitter", self.splitter.saveState())
+        balance = self.pane_balance
+        chosen = balance.chosen if balance is not None else self.list_chosen()
+        self.settings.setValue("window/listChosen", chosen)
         self.columns.save()
         self.settings.sync()
 

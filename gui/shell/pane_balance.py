@@ -1,8 +1,11 @@
-"""The session list and the transcript share a smaller window: the list gives up width
-down to `LIST_FLOOR` before the transcript goes under `TRANSCRIPT_COMFORT`, and takes it
-back when the window grows again. (The list kept its width and the transcript took every
-pixel of a shrink: at 700 px wide, 440 px of list beside a 240 px transcript.) Only a
-window resize moves the panes; where the person drags the handle is what the list wants.
+"""The session list and the transcript share the window: until the person drags the
+handle between them, the list has its fair share of the window's width (`fair_share`: at
+1920 px it kept 500 px, and the Cost column took the Messages column's room); once
+dragged, where the person put it is what the list wants. In a smaller window the list
+gives up width down to `LIST_FLOOR` before the transcript goes under
+`TRANSCRIPT_COMFORT`, and takes it back when the window grows again. (The list kept its
+width and the transcript took every pixel of a shrink: at 700 px wide, 440 px of list
+beside a 240 px transcript.) Only a window resize moves the panes.
 """
 
 from __future__ import annotations
@@ -15,6 +18,17 @@ TRANSCRIPT_COMFORT = 440
 #: the list's width it does not give below: Title keeps its room (tree_columns) beside Last
 #: activity
 LIST_FLOOR = 300
+#: the list's width in a window of the default size (1280 px) and below
+LIST_WIDTH = 500
+#: the list's share of a wider window, and the most it takes unasked
+LIST_SHARE, LIST_MOST = 0.34, 720
+
+
+def fair_share(window_width: int) -> int:
+    """The list's width in a window `window_width` wide, until the person sets it: 500 px
+    up to the default 1280 px window, a third of a wider one (650 px at 1920), 720 px at
+    most (the transcript's cards are capped in width; the rest is the list's to use)."""
+    return max(LIST_WIDTH, min(LIST_MOST, round(window_width * LIST_SHARE)))
 
 
 def balanced(sizes: list[int], wanted: int) -> list[int]:
@@ -34,9 +48,11 @@ def balanced(sizes: list[int], wanted: int) -> list[int]:
 class PaneBalance(QObject):
     """Watches `splitter` (two panes: the list, then the transcript)."""
 
-    def __init__(self, splitter: QSplitter) -> None:
+    def __init__(self, splitter: QSplitter, chosen: bool = False) -> None:
+        """`chosen`: the person set the list's width (its current one) in an earlier run."""
         super().__init__(splitter)
         self.splitter = splitter
+        self.chosen = chosen
         self.wanted = max(splitter.sizes()[0], LIST_FLOOR)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -47,6 +63,7 @@ class PaneBalance(QObject):
 
     def _moved(self, _pos: int, _index: int) -> None:
         self.wanted = self.splitter.sizes()[0]  # the person's choice
+        self.chosen = True
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.splitter and event.type() == QEvent.Type.Resize:
@@ -56,6 +73,10 @@ class PaneBalance(QObject):
     def balance(self) -> None:
         sizes = self.splitter.sizes()
         if len(sizes) == 2 and min(sizes) > 0:
-            wanted = balanced(sizes, self.wanted)
+            if self.chosen:
+                wanted = balanced(sizes, self.wanted)
+            else:
+                share = fair_share(sum(sizes) + self.splitter.handleWidth())
+                wanted = balanced([share, sum(sizes) - share], share)
             if wanted != sizes:
                 self.splitter.setSizes(wanted)

@@ -131,6 +131,10 @@ def wire(w: Window, page: FilterPage, keeping: TreeKeeping) -> None:
     c.ops.activityChanged.connect(w.activity)  # a method: let go with the window
     c.tree.dataChanged.connect(w.tree_changed)
     c.treeLoaded.connect(keeping.tree_loaded)
+    # Last activity makes room for a year once a row is of an earlier one
+    c.treeLoaded.connect(lambda _n: w.columns.fit_years(c.tree.activity_times()))
+    c.sessionChanged.connect(
+        lambda sid: w.columns.fit_years([row["updated"]] if (row := c.tree.summary(sid)) else []))
     c.tree.foldersDiffer.connect(lambda *_folders: w.columns.offer_folder(True))
     c.tree.foldersDiffer.connect(lambda *folders: w.columns.name_folders(folders, more=True))
     c.treePreviewed.connect(keeping.tree_previewed)
@@ -212,7 +216,10 @@ def install_late(w: Window) -> None:
     view.sync_links()  # the transcript shown before this was installed
     # an empty list says how to start (New session, Import…)
     empty_list.install(w.tree.placeholder, c, w.filter_box.text)
-    w.pane_balance = PaneBalance(w.splitter)  # the list gives way in a small window
+    # the list's fair share of the window, or what the person set; it gives way in a small
+    # window
+    w.pane_balance = PaneBalance(w.splitter, w.list_chosen())
+    w.pane_balance.balance()
 
 
 def about(w: Window) -> None:

@@ -115,8 +115,11 @@ class Composer(QWidget):
             )
         self._leave_edit()
 
-    def set_running(self, running: bool) -> None:
-        self.stop_button.setEnabled(running)
+    def set_running(self, running: bool, elsewhere: str | None = None) -> None:
+        """Stop is enabled while a turn runs here; `elsewhere` says why not (the turn is
+        written by another program) and is Stop's tooltip then."""
+        self.stop_button.setEnabled(running and elsewhere is None)
+        self.stop_button.setToolTip(elsewhere or "Cancel the running turn")
 
     def begin_edit(self, message_id: str, text: str, replace: bool = False) -> None:
         """Edit mode: sending resends `message_id` edited — in a new branch, or with

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
+from forkwise.core.reading.entries import ASSISTANT, USER
+
 if TYPE_CHECKING:
     from forkwise.core.reading.entries import Entry
 
@@ -93,7 +95,7 @@ class ForkHeader(QWidget):
         return self.title == self.source
 
     def set_point(self, point: str) -> None:
-        """Where the fork was cut, in words (`fork_point`): "at …" or
+        """Where the fork was cut, in words (`fork_point`): "at …", "after …" or
         "before …" (a message it was cut before, whose text may arrive later)."""
         # a subagent was started by its session (the tree's tooltip says so too), and one
         # that shares none of its history was not cut anywhere: no "at the beginning"
@@ -101,10 +103,10 @@ class ForkHeader(QWidget):
         verb = "Subagent started by" if self.subagent else "Forked from"
         if self.continued:
             verb = "Continued from"
-        if (self.subagent or self.continued) and point == "the beginning":
+        if (self.subagent or self.continued) and point == "at the beginning":
             where = ""
         else:
-            where = f" {point}" if point.startswith("before ") else f" at {point}"
+            where = f" {point}"
         if self.gone:
             self.link.setText(f"<b>{verb}</b> a session no longer in the store"
                               f"{html.escape(where)}")
@@ -124,7 +126,7 @@ class ForkHeader(QWidget):
         if place is not None:
             k, n = place
             self.where.setText(f"{k}/{n}")
-            self.where.setAccessibleName(f"Fork {k} of {n} at this point")
+            self.where.setAccessibleName(f"Version {k} of {n} at this point")
             self.previous.setEnabled(k > 1)
             self.next.setEnabled(k < n)
 
@@ -146,12 +148,15 @@ class ForkHeader(QWidget):
 
 
 def fork_point(entry: Entry, text_of: Callable[[str], str | None] = lambda _m: None,
-               above: str | None = None) -> str:
-    """Where a fork was cut, in words: the anchor message's first words where known, and
-    "before" them for a fork cut before its message (Fork before, Edit and resend: the
-    message is not in the child; its words come from the source, `anchor_text`). A fork
-    with no anchor (an imported Claude Code rewind, Codex fork, pi branch) is named by the
-    last message copied above it, `above`: "event 7" told a person nothing."""
+               above: tuple[str, str] | None = None,
+               kind_of: Callable[[str], str | None] = lambda _m: None) -> str:
+    """Where a fork was cut, in the words of the conversation: "at your question “…”",
+    "before your question “…”" (Fork before, Edit and resend: the message is not in the
+    child; its words come from the source, `anchor_text`), "after the answer “…”". The
+    anchor message's words where known (`text_of`, its kind `kind_of`); a fork with no
+    anchor (an imported Claude Code rewind, Codex fork, pi branch) by the last message
+    copied above it, `above` (its kind and text). An event number told a person nothing
+    ("(event 38)"): it is said only when no message is known."""
     fork = entry.fork
     anchor, boundary, before = fork.anchor_message, fork.boundary, fork.before
 
@@ -160,11 +165,18 @@ def fork_point(entry: Entry, text_of: Callable[[str], str | None] = lambda _m: N
         return text if len(text) <= 60 else text[:57].rstrip() + "…"
 
     if anchor:
-        text = (text_of(anchor) or "").strip()
-        if text:
-            return f"{'before ' if before else ''}“{words(text)}” (event {boundary})"
-        # not the message's id: no one reads "user:we-want-to:546d"
-        return f"{'before ' if before else ''}a message (event {boundary})"
-    if boundary and above and above.strip():
-        return f"“{words(above)}” (event {boundary})"
-    return f"event {boundary}" if boundary else "the beginning"
+        text = (text_of(str(anchor)) or "").strip()
+        if not text:  # not the message's id: no one reads "user:we-want-to:546d"
+            return f"{'before' if before else 'at'} a message"
+        # a fork cut before a message is cut before a question (it opens the turn)
+        kind = USER if before else kind_of(str(anchor))
+        return f"{'before' if before else 'at'} {_noun(kind)} “{words(text)}”"
+    if boundary and above and above[1].strip():
+        kind, text = above
+        where = "after" if kind == ASSISTANT else "at"
+        return f"{where} {_noun(kind)} “{words(text)}”"
+    return f"at event {boundary}" if boundary else "at the beginning"
+
+
+def _noun(kind: str | None) -> str:
+    return {USER: "your question", ASSISTANT: "the answer"}.get(kind or "", "the message")

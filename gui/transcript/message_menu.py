@@ -82,10 +82,24 @@ class MessageMenuMixin(ContextMenuMixin, _Base):
 
 
 
+#: each action's label with its access key (Alt+letter, or the letter with the menu open);
+#: Continue &in (features/agents) keeps its "i"
+ACCESS_KEYS = {FORK_FROM: "&Fork from here", FORK_BEFORE: "Fork &before this message",
+               EDIT_RESEND: "&Edit and resend…", RETRY: "&Retry",
+               EDIT_REPLACE: "Edit and re&place…", COPY: "&Copy"}
+
+
+def with_access_key(name: str, label: str) -> str:
+    """`label` with its access key, where the action has one and the label is the usual."""
+    keyed = ACCESS_KEYS.get(name)
+    return keyed if keyed is not None and keyed.replace("&", "") == label else label
+
+
 def _action(menu: QMenu, state: ActionState, handler: Callable[[], None]) -> Any:
     from PySide6.QtGui import QAction
 
-    action = QAction(state.label, menu)  # short: the reason is the tooltip and status tip
+    # short: the reason is the tooltip and status tip
+    action = QAction(with_access_key(state.name, state.label), menu)
     action.setObjectName(state.name)
     action.setEnabled(state.enabled)
     action.setToolTip(state.reason or state.label)

@@ -39,7 +39,9 @@ from forkwise.core.reading.entries import (
     USER,
     Entry,
 )
+from forkwise.core.reading.markup import CODE_CSS
 from forkwise.gui.models.transcript_model import ENTRY_ROLE
+from forkwise.gui.transcript.thumbnails import SCHEME, ThumbDoc, Thumbnails
 from forkwise.gui.transcript.transcript_html import dim_colour, entry_html
 from forkwise.gui.widgets.foot_link import FootLink
 
@@ -48,6 +50,10 @@ Index = QModelIndex | QPersistentModelIndex
 MARGIN_X, MARGIN_Y, PAD = 14, 5, 10
 #: a card is never narrower than this; the view asks for room for one (minimumSizeHint)
 MIN_CARD = 200
+#: a card's text is at most this many of the font's average characters wide: lines of a
+#: 1920 px window ran ~190 characters; in a wider view the cards keep a column in its
+#: middle, as a chat app's
+READING_CHARS = 110
 #: space between a card's text and the subagent link at its foot
 LINK_GAP = 4
 #: laid-out cards kept for painting (rendering Markdown and code again on every paint
@@ -65,43 +71,86 @@ class TranscriptDelegate(QStyledItemDelegate):
         #: the words found in the session (gui/transcript/find_bar): per row, (position in
         #: the card's text, length, whether it is the current match)
         self.find_marks: dict[int, list[tuple[int, int, bool]]] = {}
+        #: the search hit opened (session, the event's seq, the words it found): the words
+        #: are marked in that message's cards while its session is shown
+        self.hit: tuple[str, int, list[str]] | None = None
         self._sizes: dict[int, tuple[tuple[Any, ...], QSize]] = {}
-        self._docs: OrderedDict[int, tuple[tuple[Any, ...], QTextDocument]] = OrderedDict()
+        self._docs: OrderedDict[int, tuple[tuple[Any, ...], QTextDocument, Entry]] = (
+            OrderedDict())
+        #: the images' thumbnails, made off the GUI thread; a card shows a placeholder
+        #: of the same size until its thumbnail arrives
+        self.thumbnails = Thumbnails(self)
+        self.thumbnails.ready.connect(self._thumbnail_ready)
 
     # --- layout -------------------------------------------------------------------
 
     def _width(self) -> int:
-        return max(MIN_CARD, self.view.viewport().width() - 2 * MARGIN_X)
+        return max(MIN_CARD, min(self.view.viewport().width() - 2 * MARGIN_X,
+                                 self.reading_width()))
+
+    def reading_width(self) -> int:
+        """The widest a card is: READING_CHARS of the view's font, and its padding."""
+        return self.view.fontMetrics().averageCharWidth() * READING_CHARS + 2 * PAD
+
+    def lane(self, row: QRect) -> QRect:
+        """The part of a row an entry is drawn in: the row, or a column of the reading
+        width in its middle when the view is wider (cards and index widgets alike)."""
+        spare = row.width() - 2 * MARGIN_X - self.reading_width()
+        if spare <= 0:
+            return QRect(row)
+        return row.adjusted(spare // 2, 0, -(spare - spare // 2), 0)
+
+    def card_rect(self, row: QRect) -> QRect:
+        """A card's rectangle in its row."""
+        return self.lane(row).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
 
     def _doc(self, entry: Entry, width: int, palette: QPalette) -> QTextDocument:
-        """The card's laid-out text, kept while the entry, width and palette are."""
-        key = (*self._key(entry, width), dim_colour(palette))
+        """The card's laid-out text, kept while the entry and palette are; another width
+        lays the same document out again (the view's width changes as its scroll bar
+        comes and goes: every card was made anew, Markdown and highlighting included)."""
+        key = (*self._key(entry, width)[1:], dim_colour(palette))
         kept = self._docs.get(id(entry))
-        if kept is not None and kept[0] == key:
+        if kept is not None and kept[0] == key and kept[2] is entry:
             self._docs.move_to_end(id(entry))
-            return kept[1]
-        doc = self._new_doc(entry, width, palette)
-        self._docs[id(entry)] = (key, doc)
-        if len(self._docs) > DOCS_KEPT:
-            self._docs.popitem(last=False)
+            doc = kept[1]
+        else:
+            doc = self._new_doc(entry, palette)
+            # the entry is held with its card: its id is not reused while the card is kept
+            self._docs[id(entry)] = (key, doc, entry)
+            if len(self._docs) > DOCS_KEPT:
+                self._docs.popitem(last=False)
+        if doc.textWidth() != width - 2 * PAD:
+            doc.setTextWidth(width - 2 * PAD)
         return doc
 
-    def _new_doc(self, entry: Entry, width: int, palette: QPalette) -> QTextDocument:
-        doc = QTextDocument()
+    def _thumbnail_ready(self, key: str) -> None:
+        """Cards that showed this image's placeholder are laid out anew (the same size:
+        only their paint changes)."""
+        stale = [i for i, (_k, doc, _e) in self._docs.items()
+                 if isinstance(doc, ThumbDoc) and key in doc.waiting]
+        for i in stale:
+            del self._docs[i]
+        if stale:
+            self.view.viewport().update()
+
+    def _new_doc(self, entry: Entry, palette: QPalette) -> QTextDocument:
+        doc = ThumbDoc(self.thumbnails)
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self.view.font())
+        shown = entry_html(entry, palette, self.thumbnails.url)
+        # long output lines wrap inside the card (they ran off its right edge); the code
+        # colours only where there is code (a style sheet is parsed for each card)
+        code = f"\n{CODE_CSS}" if 'class="h' in shown else ""
         doc.setDefaultStyleSheet(
-            # long output lines wrap inside the card (they ran off its right edge)
             f"p {{ margin: 0; }} pre {{ margin: 0; white-space: pre-wrap; }}"
-            f" .dim {{ color: {dim_colour(palette)}; }}"
+            f" .dim {{ color: {dim_colour(palette)}; }}{code}"
         )
-        doc.setHtml(entry_html(entry, palette))
-        doc.setTextWidth(width - 2 * PAD)
+        doc.setHtml(shown)
         return doc
 
     def _key(self, entry: Entry, width: int) -> tuple[Any, ...]:
         return (width, entry.kind, len(entry.text), entry.expanded,
-                entry.has_result, entry.decision, entry.turn_usage)
+                entry.has_result, entry.decision, len(entry.images), entry.turn_usage)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         entry = index.data(ENTRY_ROLE)
@@ -137,9 +186,9 @@ class TranscriptDelegate(QStyledItemDelegate):
         """A subagent link sits at the foot of its card, inside it; other index widgets
         take the whole row."""
         if not isinstance(editor, FootLink):
-            super().updateEditorGeometry(editor, option, index)
+            editor.setGeometry(self.lane(option.rect))
             return
-        card: QRect = option.rect.adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        card = self.card_rect(option.rect)
         hint = editor.sizeHint()
         width = min(hint.width(), card.width() - 2 * PAD + 8)
         editor.setGeometry(card.left() + PAD - 4, card.bottom() - PAD - hint.height() + 4,
@@ -163,7 +212,7 @@ class TranscriptDelegate(QStyledItemDelegate):
         line = block.layout().lineForTextPosition(position - block.position())
         y = doc.documentLayout().blockBoundingRect(block).top()
         y += line.y() if line.isValid() else 0
-        rect = self.view.visualRect(index).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        rect = self.card_rect(self.view.visualRect(index))
         return _text_origin(entry, rect).y() + int(y)
 
     def anchor_at(self, index: Index, point: QPoint) -> str:
@@ -171,9 +220,51 @@ class TranscriptDelegate(QStyledItemDelegate):
         entry = index.data(ENTRY_ROLE)
         if not isinstance(entry, Entry):
             return ""
-        rect = self.view.visualRect(index).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        rect = self.card_rect(self.view.visualRect(index))
         doc = self._doc(entry, rect.width(), self.view.palette())
         return doc.documentLayout().anchorAt(QPointF(point - _text_origin(entry, rect)))
+
+    def image_at(self, index: Index, point: QPoint) -> str:
+        """The key of the thumbnail under `point` (viewport coordinates) on the card at
+        `index`, if any."""
+        entry = index.data(ENTRY_ROLE)
+        if not isinstance(entry, Entry) or (not entry.images and entry.kind != TOOL):
+            return ""
+        rect = self.view.visualRect(index).adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        doc = self._doc(entry, rect.width(), self.view.palette())
+        at = doc.documentLayout().hitTest(QPointF(point - _text_origin(entry, rect)),
+                                          Qt.HitTestAccuracy.ExactHit)
+        if at < 0:
+            return ""
+        for position in (at, at + 1):  # the hit may fall before or after the image
+            cursor = QTextCursor(doc)
+            cursor.setPosition(min(position, doc.characterCount() - 1))
+            fmt = cursor.charFormat()
+            if fmt.isImageFormat():
+                name = fmt.toImageFormat().name()
+                scheme, _, key = name.partition(":")
+                if scheme == SCHEME and key:
+                    return key
+        return ""
+
+    def mark_hit(self, session_id: str, seq: int, words: list[str]) -> None:
+        self.hit = (session_id, seq, [w for w in words if w])
+        self.view.viewport().update()
+
+    def _hit_marks(self, entry: Entry, doc: QTextDocument) -> list[tuple[int, int, bool]]:
+        """Where the opened hit's words are in its message's card."""
+        hit = self.hit
+        model = self.view.model()
+        if hit is None or entry.seq != hit[1] or getattr(model, "session_id", None) != hit[0]:
+            return []
+        marks = []
+        for word in hit[2]:
+            cursor = doc.find(word)
+            while not cursor.isNull():
+                start = cursor.selectionStart()
+                marks.append((start, cursor.selectionEnd() - start, True))
+                cursor = doc.find(word, cursor)
+        return marks
 
     # --- painting -----------------------------------------------------------------
 
@@ -184,17 +275,23 @@ class TranscriptDelegate(QStyledItemDelegate):
             return
         painter.save()
         pal = option.palette
-        rect: QRect = option.rect.adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        rect = self.card_rect(option.rect)
         card = entry.kind in (USER, ASSISTANT, TOOL, STREAM, APPROVAL, FORK, SUMMARY)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         if card:
             painter.setPen(_border(pal, entry))
             painter.setBrush(_fill(pal, entry))
             painter.drawRoundedRect(rect, 6, 6)
-        if option.state & QStyle.StateFlag.State_Selected:
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        # the keyboard's place: the current message of a focused transcript shows, also
+        # where it is not selected (Tab into the transcript stopped on nothing visible)
+        focused = bool(option.state & QStyle.StateFlag.State_HasFocus) and self.view.hasFocus()
+        if selected or focused:
             pen = painter.pen()
             pen.setColor(pal.color(QPalette.ColorRole.Highlight))
             pen.setWidth(2)
+            if not selected:
+                pen.setStyle(Qt.PenStyle.DashLine)
             painter.setPen(pen)
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(rect, 6, 6)
@@ -205,7 +302,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.translate(_text_origin(entry, rect))
             ctx = QAbstractTextDocumentLayout.PaintContext()
             ctx.palette.setColor(QPalette.ColorRole.Text, pal.color(QPalette.ColorRole.Text))
-            marks = self.find_marks.get(index.row())
+            marks = [*self.find_marks.get(index.row(), ()), *self._hit_marks(entry, doc)]
             if marks:
                 ctx.selections = _find_selections(doc, marks)
             doc.documentLayout().draw(painter, ctx)

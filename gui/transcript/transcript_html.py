@@ -29,8 +29,9 @@ from forkwise.core.reading.entries import (
     USER,
     Entry,
 )
+from forkwise.core.reading.images import Image
 from forkwise.core.reading.markup import markdown
-from forkwise.core.reading.render import card_html, text_html
+from forkwise.core.reading.render import PASTED, ImageSource, card_html, image_html, text_html
 from forkwise.core.reading.usage_words import part_line
 from forkwise.gui.models.session_rows import format_when
 from forkwise.gui.models.transcript_model import plain_text
@@ -99,10 +100,17 @@ def foldable(entry: Entry) -> bool:
     return entry.kind == TOOL and hidden_lines(card_of(entry)) > 0
 
 
-def tool_html(entry: Entry) -> str:
+def no_image(_image: Image) -> str:
+    """An image's name where no thumbnails are made (never its data URI: Qt would decode
+    it on the GUI thread): it shows as a broken image."""
+    return "forkwise-image:"
+
+
+def tool_html(entry: Entry, src: ImageSource = no_image) -> str:
     card = card_of(entry)
     hidden = hidden_lines(card)
-    out = [card_html(card if entry.expanded or not hidden else _folded(card), folds=False)]
+    out = [card_html(card if entry.expanded or not hidden else _folded(card), folds=False,
+                     src=src)]
     if not entry.has_result and card.pending:
         out.append('<p class="dim"><i>no result yet</i></p>')
     if hidden:
@@ -111,8 +119,9 @@ def tool_html(entry: Entry) -> str:
     return "".join(out)
 
 
-def entry_html(entry: Entry, pal: QPalette) -> str:
-    """The rich text of one entry (escaped: session text is never interpreted as HTML)."""
+def entry_html(entry: Entry, pal: QPalette, src: ImageSource = no_image) -> str:
+    """The rich text of one entry (escaped: session text is never interpreted as HTML);
+    `src` names its images (gui/transcript/thumbnails)."""
     kind = entry.kind
     when = format_when(entry.ts)
     origin = ' <span class="dim">· copied from the source</span>' if entry.origin else ""
@@ -120,6 +129,7 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
         speaker = {"user": "You", "assistant": "Assistant", "stream": "Assistant"}[kind]
         status = ' <span class="dim">· writing…</span>' if kind == STREAM else ""
         body = (text_html(entry, folds=False) if kind != STREAM else markdown(entry.text))
+        body += "".join(image_html(i, PASTED, src) for i in entry.images)
         return (f'<p><b>{speaker}</b> <span class="dim">{when}</span>{origin}{status}</p>'
                 f'{body or "<p><i>(no text)</i></p>"}')
     if kind == REASONING:
@@ -129,7 +139,8 @@ def entry_html(entry: Entry, pal: QPalette) -> str:
         return (f'<p class="dim"><i>▾ Reasoning — click to hide</i></p>'
                 f'<div class="dim" style="margin-top: 4px">{markdown(entry.text)}</div>')
     if kind == TOOL:
-        return (f'<p class="dim"><small>tool call · {when}</small></p>{tool_html(entry)}')
+        return (f'<p class="dim"><small>tool call · {when}</small></p>'
+                f"{tool_html(entry, src)}")
     if kind == APPROVAL:
         decision = entry.decision
         tool = html.escape(entry.approval_tool)

@@ -41,6 +41,7 @@ from PySide6.QtGui import QDesktopServices, QFocusEvent, QKeyEvent, QMouseEvent,
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QPushButton, QStyle, QWidget
 
 from forkwise.gui.models.transcript_model import TranscriptModel
+from forkwise.gui.transcript.fork_header import ForkHeader
 from forkwise.gui.transcript.message_menu import MessageMenuMixin
 from forkwise.gui.transcript.row_links import RowLinkHooks, RowLinks
 from forkwise.gui.transcript.transcript_delegate import (
@@ -223,6 +224,11 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
             return
         if event.key() == Qt.Key.Key_End and ctrl:
             self.go_to_end()
+            last = self.model().rowCount() - 1
+            if last >= 0 and self.transcript().at_end:
+                # the current message goes to the end too: Page Up went back from where
+                # it was left, far above
+                self.setCurrentIndex(self.model().index(last, 0))
             event.accept()
             return
         enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
@@ -230,6 +236,10 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
             link = self.indexWidget(self.currentIndex())
             if isinstance(link, FootLink):  # a Task call's subagent, a fork from here
                 link.activate()
+                event.accept()
+                return
+            if isinstance(link, ForkHeader) and not link.gone:  # a fork's record: its source
+                self.sourceRequested.emit(link.source)
                 event.accept()
                 return
         # what a click shows (a reasoning, a long tool output) by keyboard too: Enter and
@@ -240,6 +250,10 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
             event.accept()
             return
         super().keyPressEvent(event)
+
+    def keyboardSearch(self, search: str) -> None:
+        """Typing a letter does not jump to a card starting with it (a list view's way,
+        surprising in a chat)."""
 
     def _expandable(self, row: int) -> bool:
         """A reasoning, or a tool call with more lines than its folded card shows."""
@@ -268,10 +282,18 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         super().mouseReleaseEvent(event)
 
     def _clicked(self, index: QModelIndex) -> None:
-        """A link opens in the browser; elsewhere a click shows or hides a fold."""
+        """A link opens in the browser, a thumbnail its image at full size; elsewhere a
+        click shows or hides a fold."""
         href = self.delegate.anchor_at(index, self._click_at) if self._click_at else ""
         if href:
             QDesktopServices.openUrl(QUrl(href))
+            return
+        image = self.delegate.image_at(index, self._click_at) if self._click_at else ""
+        if image:
+            from forkwise.gui.transcript.image_viewer import ImageViewer
+
+            viewer = ImageViewer(self.delegate.thumbnails, image, self)
+            viewer.show()
             return
         self.toggle_fold(index.row())
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtWidgets import QListView, QWidget
+from PySide6.QtWidgets import QLabel, QListView, QWidget
 
 from forkwise.core.reading.entries import ASSISTANT, FORK, TOOL, USER, Entry
 from forkwise.gui.models.transcript_model import ENTRY_ROLE, TranscriptModel
@@ -88,10 +88,22 @@ class RowWidgetsMixin(_Base):
         self.delegate.sizeHintChanged.emit(index)
 
     def _set_widget(self, index: QModelIndex, widget: QWidget) -> None:
-        """`widget` on the row at `index`, its buttons and links in the Tab order after
-        the messages and the rows above's (made after the window's other widgets, they
-        came after the composer's Send and Stop), so Tab goes down the transcript."""
+        """`widget` on the row at `index`. Its links (a fork record's, a foot link) are
+        not Tab stops: Tab goes from the messages to the composer in one step (it went
+        through two links that showed no focus), and Enter on the row opens its link
+        (`keyPressEvent`); the fork record's arrows are Alt+Left and Alt+Right. An
+        approval's buttons are: in the Tab order after the messages and the rows above's
+        (made after the window's other widgets, they came after the composer's Send and
+        Stop), so Tab reaches them before the composer."""
         self.setIndexWidget(index, widget)
+        if not isinstance(widget, ApprovalBox):
+            for part in _tab_parts(widget):
+                if isinstance(part, QLabel):  # links: by mouse (and Enter on the row)
+                    part.setTextInteractionFlags(
+                        part.textInteractionFlags()
+                        & ~Qt.TextInteractionFlag.LinksAccessibleByKeyboard)
+                part.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+            return
         previous: QWidget = self
         for row in range(index.row() - 1, -1, -1):
             above = self.indexWidget(self.model().index(row, 0))
@@ -117,7 +129,8 @@ class RowWidgetsMixin(_Base):
     def _fork_widget(self, entry: Entry, row: int) -> QWidget:
         fork = entry.fork
         source = fork.source
-        point = fork_point(entry, self._message_text, self._message_above(row))
+        point = fork_point(entry, self._message_text, self._message_above(row),
+                           self._message_kind)
         header = ForkHeader(source, self.title_of(source), point,
                             self.viewport(), margins=(MARGIN_X + PAD, PAD - 2),
                             subagent=fork.relation == "subagent",
@@ -183,14 +196,20 @@ class RowWidgetsMixin(_Base):
             if index.isValid():
                 self.delegate.sizeHintChanged.emit(index)
 
-    def _message_above(self, row: int) -> str | None:
-        """The words of the last message above `row` (loaded), if any."""
+    def _message_above(self, row: int) -> tuple[str, str] | None:
+        """The kind and words of the last message above `row` (loaded), if any."""
         model = self.transcript()
         for above in range(row - 1, -1, -1):
             entry = model.entry(above)
             if entry is not None and entry.kind in (USER, ASSISTANT) and entry.text.strip():
-                return entry.text
+                return entry.kind, entry.text
         return None
+
+    def _message_kind(self, message_id: str) -> str | None:
+        model = self.transcript()
+        row = model.row_of_message(message_id)
+        entry = model.entry(row) if row >= 0 else None
+        return entry.kind if entry is not None else None
 
     def _message_text(self, message_id: str) -> str | None:
         model = self.transcript()

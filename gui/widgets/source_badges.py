@@ -13,6 +13,9 @@ SIZE = 32  # painted at 2x, shown at 16 px
 FOREIGN = ("claude", "codex", "pi", "gemini", "opencode")
 TOOL_NAMES = {"claude": "Claude Code", "codex": "Codex", "pi": "pi", "gemini": "Gemini CLI",
               "opencode": "OpenCode", "forkwise": "Forkwise"}
+#: the tools' names with an access key each, for menus listing them (Continue in ▸)
+TOOL_KEYS = {"claude": "&Claude Code", "codex": "Co&dex", "pi": "&pi", "gemini": "&Gemini CLI",
+             "opencode": "&OpenCode"}
 _TILES = {"claude": ("C", "#c96442"), "codex": ("X", "#3a3f47"), "pi": ("π", "#5b6fd6"),
           "gemini": ("G", "#1a73e8"), "opencode": ("O", "#0f766e")}
 

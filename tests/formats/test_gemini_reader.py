@@ -330,20 +330,41 @@ def test_a_torn_last_line_is_left_for_the_next_read(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("line", "words"),
-    [(b"{not json", "not JSON"), (b"[1, 2]", "not an object")],
+    [(b"{not json", "is not JSON"), (b"[1, 2]", "not a JSON object")],
 )
-def test_a_bad_line_fails_the_file_naming_the_line(tmp_path: Path, line: bytes, words: str) -> None:
-    path = coding_session().write(tmp_path / ".gemini")
+def test_a_bad_line_in_the_middle_is_kept_with_a_warning(
+    tmp_path: Path, line: bytes, words: str
+) -> None:
+    """As in the other tools' files: the line is kept where it stands as
+    plugin/gemini/unreadable and named in the session's warnings; every message after
+    it is still read (before, the whole file failed)."""
+    path = settled(coding_session().write(tmp_path / ".gemini"))
     lines = path.read_bytes().splitlines()
     path.write_bytes(b"\n".join([*lines[:3], line, *lines[3:]]) + b"\n")
-    with pytest.raises(FormatError, match=words) as caught:
+    [session] = read(path)
+    assert [(w.line, w.code) for w in session.warnings] == [(4, "unreadable-line")]
+    assert words in session.warnings[0].message
+    kept = [e for e in session.events if e["type"] == "plugin/gemini/unreadable"]
+    assert [(e["text"], e["src"]["lines"]) for e in kept] == [(line.decode(), [4])]
+    assert session.unmapped["unreadable"] == 1
+    assert messages(session)[-1] == ("assistant", "There is one file: main.py.")
+    # where it stands: after the prompt of line 2, before what followed it in the file
+    order = [e["src"]["lines"][0] for e in session.events if "src" in e]
+    assert order.index(4) == len([n for n in order if n < 4])
+
+
+def test_a_bad_first_line_fails_the_file_naming_it(tmp_path: Path) -> None:
+    """Without its metadata line a file is no Gemini CLI session: it fails, line 1."""
+    path = coding_session().write(tmp_path / ".gemini")
+    lines = path.read_bytes().splitlines()
+    path.write_bytes(b"\n".join([b"{not json", *lines[1:]]) + b"\n")
+    with pytest.raises(FormatError, match="not a JSON object") as caught:
         read(path)
-    assert caught.value.line == 4
+    assert caught.value.line == 1
     store = tmp_path / "store"
     code, report = run_json("sessions", "import", "--from", "gemini", str(path), "--store", str(store))
     assert code == 1
-    assert report["failed"][0]["line"] == 4
-    assert report["failed"][0]["path"] == str(path)
+    assert (report["failed"][0]["line"], report["failed"][0]["path"]) == (1, str(path))
 
 
 def test_a_file_without_a_session_id_fails_on_line_1(tmp_path: Path) -> None:

@@ -15,6 +15,9 @@ import orjson
 import pytest
 from claude_fixtures import SID, Transcript, write_old
 from codex_fixtures import basic, thread_id
+from gemini_fixtures import SID as GEMINI_SID
+from gemini_fixtures import coding_session as gemini_session
+from gemini_fixtures import settled as gemini_settled
 from pi_fixtures import coding_session, settled
 
 from forkwise.core.cli import main as cli
@@ -82,9 +85,19 @@ def pi_file(root: Path) -> tuple[Path, str, int]:
     return path, f"pi-{session.session_id}", at
 
 
+def gemini_file(root: Path) -> tuple[Path, str, int]:
+    path = gemini_session().write(root / ".gemini")
+    lines = path.read_bytes().splitlines()
+    # between the first turn's messages: the turn and the rest of the file still read
+    at = 4
+    path.write_bytes(torn_after(lines, at))
+    gemini_settled(path)
+    return path, f"gemini-{GEMINI_SID}", at
+
+
 @pytest.mark.parametrize(
     ("tool", "make"),
-    [("claude", claude_file), ("codex", codex_file), ("pi", pi_file)],
+    [("claude", claude_file), ("codex", codex_file), ("pi", pi_file), ("gemini", gemini_file)],
 )
 def test_a_line_that_is_not_json_keeps_the_session_with_a_warning(
     tmp_path: Path, tool: str, make: Callable[[Path], tuple[Path, str, int]]
@@ -198,3 +211,46 @@ def test_a_file_whose_only_line_is_not_json_is_reported_failed(
     code, again = run_json("sessions", "import", "--from", tool, str(path),
                            "--store", str(store))  # fmt: skip
     assert (code, [f["path"] for f in again["failed"]]) == (1, [str(path)])
+
+
+def test_an_opencode_row_whose_data_is_not_json_keeps_its_session(tmp_path: Path) -> None:
+    """OpenCode's database: a message row and a part row whose `data` is cut off are
+    kept where they stand as plugin/opencode/unreadable, each named in the report's
+    warnings; the session's other messages import (before, both rows were dropped
+    without a word)."""
+    from opencode_fixtures import OpenCodeDb
+    from opencode_fixtures import settled as opencode_settled
+
+    from forkwise.core.formats.base import source_session_id
+
+    db = OpenCodeDb(tmp_path / "data" / "opencode" / "opencode.db")
+    sid = db.session("Torn rows")
+    db.exchange(sid, "first question", "first answer")
+    asked, answered = db.exchange(sid, "second question", "second answer")
+    db.exchange(sid, "third question", "third answer")
+    torn_message = b'{"role":"assistant","time":{"crea'
+    db.conn.execute("UPDATE message SET data = ? WHERE id = ?", (torn_message.decode(), answered))
+    (part_id,) = db.conn.execute(
+        "SELECT id FROM part WHERE message_id = ? ORDER BY id LIMIT 1", (asked,)
+    ).fetchone()
+    db.conn.execute("UPDATE part SET data = 'garbage' WHERE id = ?", (part_id,))
+    db.close()
+    path = opencode_settled(db.path)
+    store = tmp_path / "store"
+    code, report = run_json("sessions", "import", "--from", "opencode", str(path),
+                            "--store", str(store))  # fmt: skip
+    assert code == 0, report
+    oid = source_session_id("opencode", sid)
+    assert report["imported"] == [oid]
+    assert report["failed"] == []
+    assert sorted((w["path"], w["line"], w["code"]) for w in report["warnings"]) == [
+        (str(path), None, "unreadable-line")
+    ] * 2
+    named = " ".join(w["message"] for w in report["warnings"])
+    assert f"message {answered}" in named
+    assert f"part {part_id}" in named
+    events = shown(store, oid)
+    kept = [e for e in events if e["type"] == "plugin/opencode/unreadable"]
+    assert sorted(k["text"] for k in kept) == sorted([torn_message.decode(), "garbage"])
+    assert {k["src"]["message"] for k in kept} == {asked, answered}
+    assert texts(events) == ["first question", "first answer", "third question", "third answer"]

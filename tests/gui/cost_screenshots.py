@@ -2,7 +2,7 @@
 `python tests/gui/cost_screenshots.py OUT` (offscreen).
 
 A home holding Claude Code (with a rewind), Codex (with a fork), pi (with a branch),
-Gemini CLI and OpenCode (with a fork) sessions; the real app started on it brings them in
+Gemini CLI (with a rewind) and OpenCode (with a fork) sessions; the real app started on it brings them in
 as it does for a person. Saves costs-list.png (the list with its Cost column, an imported
 Claude Code branch open, its fork header's shared prefix) and compare-costs.png (a main
 line and its branch, each one's own cost, the shared prefix once). Not a test.
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 import claude_fixtures as cf
 import PySide6.QtWidgets  # noqa: F401
 import qasync
-from gemini_fixtures import coding_session, settled
+from gemini_fixtures import coding_session, settled, tokens
 from gui_harness import agents_home, until
 from opencode_fixtures import OpenCodeDb
 from PySide6.QtCore import QSettings
@@ -39,7 +39,13 @@ from forkwise.gui.shell.main_window import MainWindow
 
 
 def more_agents(root: Path) -> dict[str, str]:
-    settled(coding_session().write(root / "home" / ".gemini"))
+    chat = coding_session()
+    # /rewind to the second prompt, then asked otherwise: what it dropped becomes a fork
+    second = [mid for mid, m in chat.messages.items() if m["type"] == "user"][1]
+    chat.rewind(second)
+    chat.user("Now count the lines of main.py")
+    chat.gemini("main.py has 42 lines.", usage=tokens(210, 9))
+    settled(chat.write(root / "home" / ".gemini"))
     db = OpenCodeDb(root / "data" / "opencode" / "opencode.db")
     sid = db.session("Fix the parser")
     db.exchange(sid, "Why does the parser fail?", "A missing colon on line 12.")
@@ -68,7 +74,7 @@ async def main(out: Path) -> None:
     tree = controller.tree
     main_line = f"claude-{cf.SID}"
     await until(lambda: main_line in tree.session_ids()
-                and any(s.startswith("gemini-") for s in tree.session_ids())
+                and sum(s.startswith("gemini-") for s in tree.session_ids()) >= 2
                 and sum(s.startswith("opencode-") for s in tree.session_ids()) >= 2)
     await settle(controller, 1.5)
     window.splitter.setSizes([640, 640])

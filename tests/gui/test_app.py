@@ -82,7 +82,7 @@ def test_window_state_persists_and_names_are_stable(aloop: Any, tmp_path: Path) 
                         and widget.metaObject().className() in ("QLineEdit", "QPushButton",
                                                                  "QPlainTextEdit", "QTreeView"):
                     assert widget.accessibleName() or widget.objectName().startswith("qt_"), widget
-            w.splitter.setSizes([300, 980])
+            w.splitter.moveSplitter(300, 1)  # the person drags the handle: kept
             sizes = w.splitter.sizes()
             w.save_state()
         settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)

@@ -111,7 +111,7 @@ def test_retry_asks_the_same_question_in_a_branch(aloop: Any, tmp_path: Path) ->
             menu = app.message_menu(answer)
             retry = action(menu, "actionRetry")
             assert retry.isEnabled()
-            assert retry.text() == "Retry"
+            assert retry.text() == "&Retry"
             assert not action(menu, "actionEditResend").isEnabled()  # not a question
             before = set(c.tree.session_ids())
             retry.trigger()

@@ -45,7 +45,7 @@ def test_the_row_of_a_continued_session_says_where_it_was_continued(qapp: Any) -
 
 
 def test_the_fork_header_of_a_continued_session(qapp: Any) -> None:
-    header = ForkHeader("mine", "My fork", "the beginning", continued=True)
+    header = ForkHeader("mine", "My fork", "at the beginning", continued=True)
     assert header.link.accessibleName() == "Continued from My fork; activate to show the source"
-    plain = ForkHeader("mine", "My fork", "the beginning")
+    plain = ForkHeader("mine", "My fork", "at the beginning")
     assert plain.link.accessibleName().startswith("Forked from My fork at the beginning")

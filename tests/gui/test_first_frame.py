@@ -206,18 +206,18 @@ def test_the_shortcuts_and_menus_are_there_at_the_first_input_after_the_first_fr
         "actionPreviousSibling": "Alt+Left", "actionNextSibling": "Alt+Right",
         "actionCompareSessions": "Ctrl+Shift+D", "actionFindInSession": "Ctrl+F",
         "actionFindNext": "F3", "actionFindPrevious": "Shift+F3",
-        "actionExportSession": "Ctrl+Shift+E",
+        "actionExportSession": "Ctrl+Shift+E", "actionUndo": "Ctrl+Z", "actionShowTrash": "",
     }
     assert seen["input"]["menus"] == {
         "menuFile": ["actionNewSession", "actionExportSession", "-", "actionPreferences", "-",
                      "actionQuit"],
-        "menuEdit": ["actionFindInSession", "actionFindNext", "actionFindPrevious",
-                     "actionFind", "actionSearchAll"],
+        "menuEdit": ["actionUndo", "-", "actionFindInSession", "actionFindNext",
+                     "actionFindPrevious", "actionFind", "actionSearchAll"],
         "menuSession": ["actionForkSession", "actionRenameSession", "-",
                         "actionPreviousSibling", "actionNextSibling",
                         "actionCompareSessions", "-", "actionStop",
                         "actionUseConfiguredModel", "-", "actionApprove", "actionDeny", "-",
-                        "actionDuplicateSession", "actionDeleteSession"],
+                        "actionDuplicateSession", "actionDeleteSession", "actionShowTrash"],
         "menuHelp": ["actionAbout"],
     }
     assert seen["input"]["find"], "Ctrl+F puts the keyboard in the filter"

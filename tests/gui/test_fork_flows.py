@@ -149,7 +149,7 @@ def test_message_fork_on_completed_turn(aloop: Any, tmp_path: Path) -> None:
             assert fork_from.isEnabled()
             assert action(menu, "actionForkBeforeMessage").isEnabled()
             assert action(menu, "actionEditResend").isEnabled()
-            assert action(menu, "actionCopyMessage").text() == "Copy"
+            assert action(menu, "actionCopyMessage").text() == "&Copy"
             before = set(app.controller.tree.session_ids())
             fork_from.trigger()
             menu.close()
@@ -213,7 +213,7 @@ def test_message_fork_on_running_turn_is_disabled_and_the_host_refuses(aloop: An
             assert action(menu, "actionEditResend").isEnabled()
             replace = action(menu, "actionEditReplace")
             assert not replace.isEnabled()
-            assert replace.text() == "Edit and replace…"  # short: the reason is the tip
+            assert replace.text() == "Edit and re&place…"  # short: the reason is the tip
             assert replace.toolTip() == WAITING
             menu.close()
             # the host is the judge: asking anyway shows fork-unavailable, in words

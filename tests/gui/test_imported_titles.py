@@ -58,10 +58,14 @@ def test_sibling_branches_of_imported_sessions_read_as_forks(
             branches = [s for s in tree.session_ids()
                         if (tree.summary(s) or {}).get("parentSession") == main]
             assert len(branches) == 2
+            # the branches were named by the question they share with the main line, then
+            # "Release build on macOS — fork N" (alike but for N): now by the question
+            # each asked of its own, once read
+            await until(lambda: all(s in tree.questions for s in branches),
+                        what="the branches' own questions")
             titles = sorted(tree.title_of(s) for s in branches)
-            # the branches were named by the question they share with the main line
-            assert titles == ["Release build on macOS — fork 1",
-                              "Release build on macOS — fork 2"], titles
+            assert titles == ["check the SDK version — fork 2",
+                              "check the signing step — fork 1"], titles
             assert tree.title_of(main) == "Release build on macOS"
             fork = f"codex-{thread_id(2)}"
             assert tree.title_of(fork) == "Fix the parser bug — fork 1"
@@ -75,8 +79,9 @@ def test_sibling_branches_of_imported_sessions_read_as_forks(
 
 def test_the_rollbacks_of_a_codex_thread_read_as_numbered_forks(
         aloop: Any, tmp_path: Path) -> None:
-    """Two rollbacks of one Codex thread: two rows "<title> — fork N", numbered in the
-    order the thread left them (they both read "<title> (rolled back)")."""
+    """Two rollbacks of one Codex thread: two rows "<question> — fork N", named by what
+    each asked after the rollback and numbered in the order the thread left them (they
+    both read "<title> (rolled back)", then "<title> — fork N")."""
     rollout = rolled_back_twice()
     path = rollout.write(tmp_path / "codex")
     first, dropped, again, _last = ROLLED_BACK
@@ -93,13 +98,17 @@ def test_the_rollbacks_of_a_codex_thread_read_as_numbered_forks(
             branches = {s: tree.summary(s) or {} for s in tree.session_ids() if s != main}
             assert {b.get("parentSession") for b in branches.values()} == {main}
             # which branch holds which tail: by its first question past the shared one
+            await until(lambda: all(s in tree.questions for s in branches),
+                        what="the branches' own questions")
             titled = {}
             for sid in branches:
                 events = await app.client.events(sid)
                 asked = [e["parts"][0]["text"] for e in events
                          if e["type"] == "message" and e["role"] == "user"]
                 titled[asked[1]] = tree.title_of(sid)
-            assert titled == {dropped[0]: f"{first} — fork 1", again[0]: f"{first} — fork 2"}
+            # each named by the question it asked of its own (both read "<title> — fork N")
+            assert titled == {dropped[0]: f"{dropped[0]} — fork 1",
+                              again[0]: f"{again[0]} — fork 2"}
             if SHOTS:
                 app.window.tree.expandAll()
                 await app.idle()

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -20,15 +21,21 @@ GUI_FIGURES = {"open", "open-rss", "cold-start", "cold-frame", "cold-ready", "tr
                "tree-rest", "tree-scroll", "tree-scroll-cpu"}
 
 
-def test_quick_gui_figures_are_reported_with_baselines(tmp_path: Path) -> None:
-    raw = tmp_path / "raw.jsonl"
+def quick_figures(group: str, raw: Path) -> dict[str, dict[str, Any]]:
+    """The figures of one group of the suite at --quick sizes, run once; each measuring
+    process's line goes to `raw`."""
     done = subprocess.run(
         [sys.executable, "-m", "forkwise.core.bench", "--quick", "--json", "--repeat", "1",
-         "--only", "gui"],
+         "--only", group],
         capture_output=True, text=True, check=True, timeout=300,
         env={**os.environ, RAW_ENV: str(raw)},
     )
-    figures = {f["name"]: f for f in orjson.loads(done.stdout)}
+    return {f["name"]: f for f in orjson.loads(done.stdout)}
+
+
+def test_quick_gui_figures_are_reported_with_baselines(tmp_path: Path) -> None:
+    raw = tmp_path / "raw.jsonl"
+    figures = quick_figures("gui", raw)
     assert set(figures) == GUI_FIGURES
     for f in figures.values():
         assert f["ours"] > 0, f
@@ -61,3 +68,21 @@ def test_quick_gui_figures_are_reported_with_baselines(tmp_path: Path) -> None:
         assert 0 < cold["painted"] <= cold["tree_painted"] <= cold["ready"]
         assert 0 < cold["painted_cpu"] <= cold["tree_painted_cpu"] <= cold["ready_cpu"]
     assert all(b["painted"] > 0 for b in by_figure["cold-baseline"])
+
+
+def test_quick_transcript_figures_are_reported(tmp_path: Path) -> None:
+    """The transcript figures: a large Claude Code session (1 MB at --quick) opened until
+    its first screen is painted, then scrolled from its end, each frame painted."""
+    raw = tmp_path / "raw.jsonl"
+    figures = quick_figures("transcript", raw)
+    assert set(figures) == {"transcript-open", "transcript-open-cpu", "transcript-scroll",
+                            "transcript-scroll-median", "transcript-scroll-cpu"}
+    for f in figures.values():
+        assert f["ours"] > 0, f
+        assert f["baseline"] > 0, f
+    (line,) = [orjson.loads(x) for x in raw.read_bytes().splitlines()]
+    assert line["figure"] == "transcript"
+    assert line["rows"] > 0
+    assert line["scroll_frames"] > 0
+    assert line["scroll_frame_median"] <= line["scroll_frame_max"]
+    assert line["gui_cpu_seconds"] > 0

@@ -12,7 +12,7 @@ import pytest
 from gui_harness import App, open_app, until
 from PySide6.QtCore import QRect, Qt
 
-from forkwise.gui.sessions.search_panel import HIT_ROLE, hit_html
+from forkwise.gui.sessions.search_results import HIT_ROLE, group_html
 
 pytestmark = pytest.mark.gui
 SHOTS = os.environ.get("FORKWISE_SHOTS")
@@ -72,22 +72,27 @@ def test_search_finds_a_word_in_an_imported_session_and_opens_it_there(
             assert panel.box.hasFocus()
             qtbot.keyClicks(panel.box, "flamingo")
             model = panel.model
-            await until(lambda: model.rowCount() == 2, what="two hits")
-            hits = [model.index(r).data(HIT_ROLE) for r in range(2)]
+            await until(lambda: len(model.hits) == 2, what="two hits")
+            hits = [model.index(model.hit_row(n)).data(HIT_ROLE) for n in range(2)]
             assert {h["sessionId"] for h in hits} == {sid}
             assert {h["kind"] for h in hits} == {"user", "assistant"}
             assert all("«flamingo»" in h["snippet"] for h in hits)
-            shown = model.index(0).data(Qt.ItemDataRole.DisplayRole)
-            assert "Nightly build notes" in shown
+            # the session's title once, over its two hits
+            assert model.rowCount() == 3
+            assert model.index(0).data(Qt.ItemDataRole.DisplayRole) == (
+                "Nightly build notes: 2 hits")
+            shown = model.index(1).data(Qt.ItemDataRole.DisplayRole)
+            assert "Nightly build notes" not in shown
             assert "flamingo" in shown
-            assert "2 found" in panel.status.text()
+            assert "2 found in 1 session" in panel.status.text()
             await app.idle()
             if SHOTS:
                 w.resize(1280, 800)
                 await app.idle()
                 w.grab().save(str(Path(SHOTS) / "search-panel.png"))
 
-            user_hit = next(r for r in range(2) if model.index(r).data(HIT_ROLE)["kind"] == "user")
+            user_hit = next(r for r in range(1, 3)
+                            if model.index(r).data(HIT_ROLE)["kind"] == "user")
             wanted = model.index(user_hit).data(HIT_ROLE)
             panel.results.setFocus()
             panel.results.setCurrentIndex(model.index(user_hit))
@@ -126,8 +131,7 @@ def test_nothing_found_says_so(aloop: Any, qtbot: Any, tmp_path: Path) -> None:
             panel.box.setText("release")
             panel.run()
             await until(lambda: panel.model.rowCount() > 0, what="demo hits")
-            titles = {panel.model.index(r).data(HIT_ROLE)["title"]
-                      for r in range(panel.model.rowCount())}
+            titles = {h["title"] for h in panel.model.hits}
             assert "Plan the 2.5 release" in titles
 
     aloop(scenario())
@@ -150,7 +154,7 @@ def test_enter_asks_again_when_nothing_was_found(aloop: Any, qtbot: Any, tmp_pat
             report = await app.client.import_files([str(source)], tool="forkwise")
             assert report["failed"] == []
             qtbot.keyClick(panel.box, Qt.Key.Key_Return)
-            await until(lambda: panel.model.rowCount() == 2, what="found now")
+            await until(lambda: len(panel.model.hits) == 2, what="found now")
             assert "2 found" in panel.status.text()
             assert panel.box.hasFocus()  # found: a second Enter goes to the hits
             qtbot.keyClick(panel.box, Qt.Key.Key_Return)
@@ -183,13 +187,15 @@ def test_a_hit_names_its_session_as_the_list_does(
             panel = app.window.search_panel
             panel.box.setText("pelican")
             panel.run()
-            await until(lambda: panel.model.rowCount() >= 4, what="hits")
-            hits = [panel.model.index(r).data(HIT_ROLE) for r in range(panel.model.rowCount())]
+            await until(lambda: len(panel.model.hits) >= 4, what="hits")
+            hits = panel.model.hits
             assert {h["sessionId"] for h in hits} == {fork, back}
             for h in hits:
                 assert h["title"] == c.tree.title_of(h["sessionId"])
-                shown = hit_html(h, panel.palette())
-                assert ("Continued in Codex" in shown) == (h["sessionId"] == back)
+            for group in panel.model.groups:
+                shown = group_html(group, panel.palette())
+                assert ("Continued in Codex" in shown) == (group.session_id == back)
+                assert group.title == c.tree.title_of(group.session_id)
             named = c.tree.title_of(fork)
             assert named.startswith("Plan the 2.5 release — fork ")
             assert {h["title"] for h in hits if h["sessionId"] == fork} == {named}

@@ -147,8 +147,8 @@ def test_markdown_code_diff_and_failures_render(aloop: Any, tmp_path: Path) -> N
                 corner = doc.documentLayout().blockBoundingRect(block).topLeft()
                 where = QPoint(int(corner.x() + line.cursorToX(at)[0]),
                                int(corner.y() + line.y() + line.height() / 2))
-                card = view.visualRect(index)
-                point = card.topLeft() + QPoint(14 + 10, 5 + 10) + where
+                card = view.delegate.card_rect(view.visualRect(index))  # its column
+                point = card.topLeft() + QPoint(10, 10) + where
                 assert view.delegate.anchor_at(index, point) == "https://example.org/docs"
                 QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton,
                                  Qt.KeyboardModifier.NoModifier, point)

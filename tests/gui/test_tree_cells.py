@@ -127,18 +127,20 @@ def test_delegate_paints_the_rows_answers() -> None:
 
 
 def test_times_written_as_datetime_writes_them() -> None:
-    """`format_when` with the tree's `today` writes what `datetime.strftime` writes."""
+    """`format_when` with the tree's `today` writes what `datetime.strftime` writes: one
+    format with the time, today's and an earlier year's included (the year then)."""
     now = datetime.now().astimezone()
     today = now.date()
     for when in (now, now - timedelta(days=40), now - timedelta(days=800), now.replace(hour=0)):
         ts = when.astimezone(UTC).isoformat().replace("+00:00", "Z")
         local = when.astimezone()
-        if local.date() == today:
-            expected = local.strftime("%H:%M")
-        elif local.year == today.year:
+        if local.year == today.year:
             expected = local.strftime("%d %b %H:%M")
         else:
-            expected = local.strftime("%Y-%m-%d")
+            expected = local.strftime("%d %b %Y %H:%M")
         assert format_when(ts, today=today) == expected
         assert format_when(ts) == expected
+    earlier = datetime(2025, 3, 4, 10, 0, tzinfo=UTC)
+    assert format_when(earlier.isoformat(), today=today.replace(year=2026)) \
+        == earlier.astimezone().strftime("%d %b 2025 %H:%M")
     assert format_when("2025-03-04T10:00:00", today=today.replace(year=2025)) != "2025-03-04"

@@ -150,8 +150,9 @@ def test_an_imported_fork_names_the_message_it_continues_after(
             app.window.transcript.scrollToTop()
             header = await until(app.window.transcript.fork_header, what="fork record")
             text = header.link.text()
-            # a rewind has no anchor message: it said "at event 7"
-            assert "at “Let me look at the CI logs.”" in text, text
+            # a rewind has no anchor message: it said "at event 7", then "at “…” (event 7)"
+            assert "after the answer “Let me look at the CI logs.”" in text, text
+            assert "event" not in text
             assert "CI hang hunt" in text  # the source, as a link
             assert "Let me look at the CI logs." in header.link.accessibleName()
             SHOTS and app.window.grab().save(str(Path(SHOTS) / "imported-fork-header.png"))

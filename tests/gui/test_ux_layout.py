@@ -86,7 +86,8 @@ def test_last_activity_shows_whole_dates(aloop: Any, tmp_path: Path) -> None:
             # and any month of the year, not just this store's
             year = datetime.now().year
             months = [datetime(year, m, 28, 23, 59).astimezone() for m in range(1, 13)]
-            for text in [format_when(d.isoformat()) for d in months] + ["2024-12-28"]:
+            # (an earlier year's dates: once a row shows one, test_dates_and_layout)
+            for text in [format_when(d.isoformat()) for d in months]:
                 assert metrics.horizontalAdvance(text) <= room, text
 
     aloop(scenario())

@@ -45,10 +45,10 @@ def test_a_fork_before_a_message_names_that_message_not_its_id(
             link = header[0].link
             await until(lambda: FIRST in link.text(), what="the message's words")
             text = link.text()
-            assert "before “" + FIRST in text, text
+            assert "before your question “" + FIRST in text, text
             assert anchor not in text  # not "message user:we-want-to:…"
             assert PLAN in text  # the source, as a link
-            assert f"before “{FIRST}" in link.accessibleName()
+            assert f"before your question “{FIRST}" in link.accessibleName()
             SHOTS and w.transcript.grab().save(str(Path(SHOTS) / "fork-before-header.png"))
 
     aloop(scenario())
@@ -62,12 +62,21 @@ def test_fork_point_words() -> None:
         return Entry(FORK, 9, None, "", "", data=data)
 
     cut_before = entry(anchorMessage="user:q:1a2b", boundary=4, includeMessage=False)
-    assert fork_point(cut_before) == "before a message (event 4)"
-    assert fork_point(cut_before, lambda _m: "Ship it?") == "before “Ship it?” (event 4)"
+    assert fork_point(cut_before) == "before a message"
+    assert fork_point(cut_before, lambda _m: "Ship it?") == "before your question “Ship it?”"
     through = entry(anchorMessage="user:q:1a2b", boundary=8, includeMessage=True)
-    assert fork_point(through) == "a message (event 8)"
-    assert fork_point(through, lambda _m: "Ship it?") == "“Ship it?” (event 8)"
-    assert fork_point(entry(boundary=0)) == "the beginning"
+    assert fork_point(through) == "at a message"
+    assert fork_point(through, lambda _m: "Ship it?", kind_of=lambda _m: "user") == (
+        "at your question “Ship it?”")
+    assert fork_point(through, lambda _m: "Yes.", kind_of=lambda _m: "assistant") == (
+        "at the answer “Yes.”")
+    # an imported branch has no anchor: the last message it copied names the point
+    rewound = entry(boundary=38)
+    assert fork_point(rewound, above=("assistant", "Let me read the build log.")) == (
+        "after the answer “Let me read the build log.”")
+    assert fork_point(rewound, above=("user", "Why?")) == "at your question “Why?”"
+    assert fork_point(rewound) == "at event 38"
+    assert fork_point(entry(boundary=0)) == "at the beginning"
 
 
 def test_in_a_narrow_list_titles_keep_room_to_be_read(aloop: Any, tmp_path: Path) -> None:
@@ -189,7 +198,7 @@ def test_an_empty_list_says_how_to_start_and_a_filter_that_matches_nothing_says_
     aloop(scenario())
 
 
-def test_tab_from_the_messages_reaches_the_buttons_in_them_before_the_composer(
+def test_tab_from_the_messages_reaches_an_approvals_buttons_before_the_composer(
         aloop: Any, tmp_path: Path) -> None:
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
@@ -212,9 +221,9 @@ def test_tab_from_the_messages_reaches_the_buttons_in_them_before_the_composer(
             order = tabs(3)
             assert order == ["approveButton", "denyButton", "composer"], order
             await app.open(app.sid(SHORTER))  # a fork: its record links to its source
-            order = tabs(5)
-            assert order[0] == "forkLink", order
-            assert order.index("composer") > order.index("forkMark") > order.index("forkLink")
+            # its links are not Tab stops (Enter on their rows opens them): one Tab to the
+            # composer
+            assert tabs(1) == ["composer"]
             # the arrow keys keep the keyboard in the list, over rows with links too
             view = w.transcript
             view.setFocus(Qt.FocusReason.TabFocusReason)
@@ -382,12 +391,8 @@ def test_tab_goes_down_the_links_of_a_transcript(aloop: Any, tmp_path: Path) -> 
                 for r in range(c.transcript.rowCount())
                 if isinstance(view.indexWidget(c.transcript.index(r)), ForkMark)), what="marks")
             assert len(marks) == 2
-            # the Tab order (the focus chain) goes down the transcript, then the composer
-            chain, part = [], view.nextInFocusChain()
-            while part is not view and len(chain) < 100:
-                chain.append(part)
-                part = part.nextInFocusChain()
-            upper, lower = marks[0][1], marks[1][1]
-            assert chain.index(upper) < chain.index(lower) < chain.index(w.composer.edit)
+            # neither is a Tab stop: Enter on its row opens what it links to
+            for _row, mark in marks:
+                assert not mark.focusPolicy() & Qt.FocusPolicy.TabFocus
 
     aloop(scenario())

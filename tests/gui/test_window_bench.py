@@ -38,8 +38,10 @@ def test_the_menus_are_filled_from_their_entries_in_group_and_order(
             assert entries(w.menus[MenuId.SESSION]) == [
                 "&Fork", "&Rename…", "—", "&Previous fork", "Next f&ork", "&Compare…", "—",
                 "&Stop", "Use the &model from Preferences", "—", "&Approve tool call",
-                "D&eny tool call", "—", "D&uplicate session", "&Delete session", "—",
-                "Continue &in"]
+                "D&eny tool call", "—", "D&uplicate session", "&Delete session", "&Trash…",
+                "—", "Continue &in"]
+            assert entries(w.menus[MenuId.EDIT])[:3] == [
+                "&Undo", "—", "Find in &session…"]
             # a feature's entry goes where its place says, between the window's own
             bench: Bench = w
             fired: list[str] = []
@@ -78,7 +80,7 @@ def test_actions_that_need_a_session_follow_the_selection(aloop: Any, tmp_path: 
     aloop(scenario())
 
 
-def test_a_detail_line_goes_under_the_title_and_above_the_banner(
+def test_a_detail_line_goes_under_the_title_and_above_the_transcript(
         aloop: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with open_app(tmp_path) as app:
@@ -94,7 +96,10 @@ def test_a_detail_line_goes_under_the_title_and_above_the_banner(
             # the branches feature's line (which model answers a fork) comes first: it
             # is installed before the agents' feature
             answer = w.findChild(QLabel, "answeringModel")
-            assert order[title + 1:title + 5] == [answer, origin, line, w.banner]
+            assert order[title + 1:title + 5] == [answer, origin, line, w.transcript]
+            # the banner is in no place of the layout: it floats over the transcript's top
+            assert w.banner not in order
+            assert w.banner.over is w.transcript
 
     aloop(scenario())
 

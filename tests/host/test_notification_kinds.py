@@ -71,7 +71,8 @@ async def test_every_notification_a_host_sends_is_its_kind_s_typeddict(
     await seen.wait_for(lambda n: n["kind"] == "catalogue/remove")
 
     kinds = {n["kind"] for n in seen.notes}
-    assert kinds == KINDS - {"store/indexing"}, kinds
+    # (sources/warnings: test_source_warnings_are_told_once_per_change)
+    assert kinds == KINDS - {"store/indexing", "sources/warnings"}, kinds
     for note in seen.notes:
         check(note)
 
@@ -103,3 +104,56 @@ def test_the_client_takes_only_the_kinds_it_knows_with_their_fields() -> None:
     assert received({"kind": "session/unknown", "sessionId": "s"}) is None
     assert received({"sessionId": "s"}) is None
     assert received({"kind": 3}) is None
+
+
+@pytest.mark.asyncio
+async def test_source_warnings_are_told_once_per_change(
+    env: Env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watched Claude Code file with a torn line: the first pass answers `sources.watch`
+    with it; a later pass tells `sources/warnings` only when the file changed."""
+    import asyncio
+    import os
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
+    import claude_fixtures as cf
+
+    claude = tmp_path / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    chat = cf.Transcript(cf.SID)
+    chat.exchange("first question", "first answer")
+    chat.exchange("second question", "second answer")
+    path = cf.write_old(chat, claude)
+    lines = path.read_bytes().splitlines(keepends=True)
+    torn = b'{"parentUuid": "x", "type": "us\n'
+    path.write_bytes(b"".join(lines[:2]) + torn + b"".join(lines[2:]))
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    seen = Recorder()
+    await env.client.subscribe(seen)
+    listed = await env.client.watch_sources(["claude"])
+    assert [w["path"] for w in listed["warnings"]] == [str(path)]
+    env.host.sources.interval = 0.05
+
+    async def passes(count: int) -> None:
+        start = env.host.sources.passes
+        for _ in range(400):
+            if env.host.sources.passes >= start + count:
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("the watch made no passes")
+
+    await passes(3)
+    assert seen.of_kind("sources/warnings") == []  # the first pass's are in the answer
+    before = len(chat.entries)
+    chat.exchange("third question", "third answer")
+    with open(path, "ab") as fh:
+        fh.write(torn + b"".join(cf.orjson.dumps(e) + b"\n" for e in chat.entries[before:]))
+    os.utime(path, (1_700_000_100, 1_700_000_100))
+    await seen.wait_for(lambda n: n["kind"] == "sources/warnings")
+    await passes(3)
+    (note,) = seen.of_kind("sources/warnings")
+    check(note)
+    assert {w["path"] for w in note["warnings"]} == {str(path)}
+    assert len(note["warnings"]) == 2  # both torn lines of the file read again
+    await env.client.watch_sources([])

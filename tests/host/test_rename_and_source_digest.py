@@ -55,6 +55,40 @@ def test_rename_writes_a_title_event_that_survives_a_restart(tmp_path: Path) -> 
     run(scenario())
 
 
+def test_a_title_taken_away_names_the_session_as_before(tmp_path: Path) -> None:
+    """The Undo of a first rename: the session has no title of its own again (titleSet
+    false, named by its first question), after a restart too; the transcript shows no
+    empty title row. A blank title is still refused."""
+
+    async def scenario() -> None:
+        host = Host.open(tmp_path / "store", default_cwd=str(tmp_path))
+        client = await Client.in_process(host)
+        row = await client.create_session()
+        sid = row["id"]
+        await client.prompt_and_wait(sid, "first question")
+        await client.rename_session(sid, "Named")
+        row = await client.rename_session(sid, None)
+        assert (row["title"], row["titleSet"]) == ("first question", False)
+        with pytest.raises(InvalidBoundary):
+            await client.rename_session(sid, "")
+        events = await client.events(sid)
+        assert events[-1]["type"] == "session/title"
+        assert events[-1]["title"] == ""
+        from forkwise.core.reading.entries import TITLE, build
+
+        assert [e.text for e in build(events).entries if e.kind == TITLE] == ["Named"]
+        await client.close()
+        await host.close()
+        host = Host.open(tmp_path / "store", default_cwd=str(tmp_path))
+        client = await Client.in_process(host)
+        again = client.catalogue[sid]
+        assert (again["title"], again["titleSet"]) == ("first question", False)
+        await client.close()
+        await host.close()
+
+    run(scenario())
+
+
 def test_fork_records_the_digest_of_the_copied_bytes(tmp_path: Path) -> None:
     async def scenario() -> None:
         host = Host.open(tmp_path / "store", default_cwd=str(tmp_path))

@@ -20,7 +20,7 @@ from forkwise.core.reading.diffs import (
 )
 from forkwise.core.reading.entries import TOOL, Entry
 from forkwise.core.reading.images import from_data_url, image_of, in_output
-from forkwise.core.reading.markup import code_block, highlight, language_of, markdown
+from forkwise.core.reading.markup import CODE_CSS, code_block, highlight, language_of, markdown
 
 
 @pytest.mark.parametrize(("typed", "shown"), [
@@ -73,7 +73,9 @@ def test_code_keeps_its_spaces_and_is_highlighted_by_language_or_extension() -> 
     indented = markdown("    keep\n      these spaces\n")
     assert "<pre style=" in indented
     assert "keep\n  these spaces" in indented
-    assert 'style="color' in highlight("const x = 1;", filename="src/a.ts")
+    shown = highlight("const x = 1;", filename="src/a.ts")
+    (cls,) = {part.partition('"')[0] for part in shown.split('<span class="')[1:2]}
+    assert f"span.{cls} {{ color:" in CODE_CSS  # a class the style sheet colours
     assert highlight("a < b", filename="notes.unknownext") == "a &lt; b"
     assert language_of("src/app.py") == "python"
     assert "</code></pre>" in code_block("x = 1\n", "python")

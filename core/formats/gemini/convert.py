@@ -17,6 +17,7 @@ carry equal records for the messages they share. What maps where:
   still being written leaves an unfinished last turn open.
 - Pictures (`inlineData`) → plugin/gemini/image; parts this reader does not know →
   plugin/gemini/part.
+- A line that is not JSON → plugin/gemini/unreadable (its text), where it stands.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from typing import Any
 
 import orjson
 
-from ..base import Record, message_id
-from .records import Msg
+from ..base import UNREADABLE, Record, message_id
+from .records import UNREADABLE_LINE, Msg
 
 PROVIDER = "google"
 #: user content Gemini CLI adds itself (the workspace it describes, hook output), not typed
@@ -140,6 +141,8 @@ class Converter:
                 self._user(msg)
             elif kind == "gemini":
                 self._gemini(msg)
+            elif kind == UNREADABLE_LINE:
+                self._plugin(UNREADABLE, msg, text=record["text"])
             else:
                 if self._turn is not None:
                     self._turn_msgs.append(record)

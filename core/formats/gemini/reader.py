@@ -96,6 +96,7 @@ def sessions_of(file: GeminiFile, live: bool) -> list[ImportedSession]:
             parent=parent,
             relation=relation,
             unmapped=main.unmapped,
+            warnings=list(file.warnings),
         )
     ]
     paths: dict[str, list[Msg]] = {main_id: file.messages}

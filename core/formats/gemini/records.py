@@ -7,7 +7,9 @@ where it stands); `{"$set": {…}}` updates the metadata, and with `messages` re
 whole list (a checkpoint); `{"$rewindTo": id}` drops that message and everything after it
 (an id no longer there drops everything). A legacy file is one JSON document with the
 metadata and `messages`. What a rewind drops is kept here as a branch: the messages as
-they stood just before it.
+they stood just before it. A line after the metadata that is not a JSON object (torn,
+garbage) is kept where it stands as an `UNREADABLE_LINE` message, with a warning; a last
+line without its newline is still being written and is left for the next read.
 """
 
 from __future__ import annotations
@@ -18,7 +20,16 @@ from typing import Any
 
 import orjson
 
-from ..base import FormatError, read_source
+from ..base import (
+    FormatError,
+    ReadWarning,
+    read_source,
+    unreadable_text,
+    unreadable_warning,
+)
+
+#: the `type` of a message that stands for a line that is not JSON (its `text` the line)
+UNREADABLE_LINE = "\0unreadable"
 
 
 @dataclass(slots=True)
@@ -47,6 +58,8 @@ class GeminiFile:
     #: the last line was cut off (still being written): left for the next read
     torn_tail: bool = False
     legacy: bool = False
+    #: lines that are not JSON objects, kept where they stand as `UNREADABLE_LINE` messages
+    warnings: list[ReadWarning] = field(default_factory=list)
 
     @property
     def session_id(self) -> str:
@@ -92,19 +105,29 @@ def parse(path: Path, data: bytes) -> GeminiFile:
     meta: dict[str, Any] = {}
     current: dict[str, Msg] = {}
     branches: list[Branch] = []
+    warnings: list[ReadWarning] = []
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
+        why = ""
         try:
             record = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             if torn and number == len(lines):
                 break  # being written: the next read sees it whole
-            raise FormatError(
-                f"line {number} is not JSON: {exc}", path=str(path), line=number
-            ) from exc
+            record, why = None, str(exc)
         if not isinstance(record, dict):
-            raise FormatError(f"line {number} is not an object", path=str(path), line=number)
+            if not meta:  # no identity yet: not a session file Gemini CLI wrote
+                raise FormatError(
+                    f"line {number} is not a JSON object{f': {why}' if why else ''}",
+                    path=str(path),
+                    line=number,
+                )
+            warnings.append(unreadable_warning(path, number, why or "not a JSON object"))
+            kept = f"{UNREADABLE_LINE}:{number}"
+            text = unreadable_text(raw)
+            current[kept] = Msg(kept, {"type": UNREADABLE_LINE, "text": text}, number)
+            continue
         if not meta and not isinstance(record.get("sessionId"), str):
             raise FormatError(
                 "not a Gemini CLI session: the first line has no sessionId",
@@ -137,7 +160,9 @@ def parse(path: Path, data: bytes) -> GeminiFile:
     if not meta:
         raise FormatError("not a Gemini CLI session: empty file", path=str(path), line=1)
     _identity(meta, path, 1)
-    return GeminiFile(path, meta, list(current.values()), branches, torn_tail=torn)
+    return GeminiFile(
+        path, meta, list(current.values()), branches, torn_tail=torn, warnings=warnings
+    )
 
 
 def _rewind(current: dict[str, Msg], branches: list[Branch], target: str) -> None:

@@ -7,6 +7,8 @@
   per finished tool part (`error: true` when its state is `error`); its `cost` and
   `tokens` → plugin/opencode/usage; `step-start`, `step-finish`, `patch`, `snapshot`,
   `compaction`, `retry` … → plugin/opencode/<type>.
+- A message or part whose data is not JSON → plugin/opencode/unreadable (its text, and
+  for a message its readable parts), where it stands.
 - A turn ends before the next user message: completed after a final answer, cancelled
   when the answer was aborted, failed after an error, else interrupted; a session still
   being written leaves an unfinished last turn open.
@@ -21,8 +23,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from ..base import Record, message_id
-from .store import Message
+from ..base import UNREADABLE, Record, message_id
+from .store import UNREADABLE_KEY, UNREADABLE_PART, Message
 
 _TOOL_DONE = frozenset({"completed", "error"})
 _ABORTED = frozenset({"MessageAbortedError"})
@@ -85,7 +87,10 @@ class Converter:
     def feed(self, messages: list[Message], keys: list[str]) -> None:
         for msg, key in zip(messages, keys, strict=True):
             ts = iso_ms(_dict(msg.data.get("time")).get("created")) or iso_ms(msg.created)
-            if msg.role == "user":
+            if UNREADABLE_KEY in msg.data:
+                parts = [_without_ids(p) for p in msg.parts]
+                self._plugin(UNREADABLE, msg, ts, text=msg.data[UNREADABLE_KEY], parts=parts)
+            elif msg.role == "user":
                 self._user(msg, key, ts)
             elif msg.role == "assistant":
                 self._assistant(msg, key, ts)
@@ -111,8 +116,7 @@ class Converter:
             kind = part.get("type")
             if kind == "text" and not part.get("synthetic"):
                 continue
-            name = "synthetic" if kind == "text" else str(kind or "part")
-            self._plugin(name, msg, ts, message=mid, part=_without_ids(part))
+            self._part(msg, ts, mid, part)
 
     def _assistant(self, msg: Message, key: str, ts: str) -> None:
         if self._turn is None:
@@ -153,8 +157,7 @@ class Converter:
         mid = self._mid("assistant", _text(msg.parts), key)
         self._event("message", msg, ts, id=mid, role="assistant", turn=self._turn, parts=parts)
         for part in extras:
-            name = "synthetic" if part.get("type") == "text" else str(part.get("type") or "part")
-            self._plugin(name, msg, ts, message=mid, part=_without_ids(part))
+            self._part(msg, ts, mid, part)
         if "tokens" in data or "cost" in data:
             self._plugin(
                 "usage",
@@ -188,6 +191,15 @@ class Converter:
             self._event("tool/result", msg, iso_ms(timing.get("end")) or ts, **fields)
         if isinstance(data.get("error"), dict):
             self._plugin("error", msg, ts, message=mid, error=data["error"])
+
+    def _part(self, msg: Message, ts: str, mid: str, part: dict[str, Any]) -> None:
+        """A part with no Forkwise equivalent, as plugin/opencode/<its type>."""
+        kind = part.get("type")
+        if kind == UNREADABLE_PART:
+            self._plugin(UNREADABLE, msg, ts, message=mid, text=part.get("text", ""))
+            return
+        name = "synthetic" if kind == "text" else str(kind or "part")
+        self._plugin(name, msg, ts, message=mid, part=_without_ids(part))
 
 
 def _dict(value: object) -> dict[str, Any]:

@@ -194,6 +194,7 @@ def _imported(
             parent=parent,
             relation=relation,
             unmapped=main.unmapped,
+            warnings=list(session.warnings),
         )
     ]
     if cut < len(messages):

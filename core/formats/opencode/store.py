@@ -6,6 +6,10 @@ the message's JSON without its id and session id) and `part` (`data`: the part's
 without its ids). OpenCode writes it in WAL mode: a connection opened read-only
 (`mode=ro`) reads one consistent snapshot inside a single transaction and never blocks
 OpenCode's writer; a busy database is waited for a moment at most.
+
+A row whose `data` is not a JSON object (cut, garbage) does not lose its session: a
+message is kept where it stands as `UNREADABLE_MESSAGE` (its data `{UNREADABLE_KEY: the
+text}`), a part as a part of type `UNREADABLE_PART`, each with a warning on its session.
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ from urllib.parse import quote
 
 import orjson
 
-from ..base import FormatError
+from ..base import UNREADABLE_CODE, FormatError, ReadWarning, unreadable_text
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 DB_NAME = "opencode.db"
 _BUSY_MS = 2000
+#: the key of an unreadable message's data (its text), and the type of an unreadable part
+UNREADABLE_KEY = "\0unreadable"
+UNREADABLE_PART = "\0unreadable"
 
 
 def data_dir(env: Mapping[str, str], home: Path) -> Path:
@@ -50,6 +57,8 @@ class Session:
     id: str
     row: dict[str, Any]
     messages: list[Message] = field(default_factory=list)
+    #: its rows whose data is not a JSON object (kept as unreadable messages and parts)
+    warnings: list[ReadWarning] = field(default_factory=list)
 
     @property
     def parent_id(self) -> str | None:
@@ -62,6 +71,23 @@ class Session:
         return (
             value if isinstance(value, dict) and isinstance(value.get("messageID"), str) else None
         )
+
+
+def unreadable_row(path: Path, table: str, row_id: str, session: str) -> ReadWarning:
+    """The warning for a `message` or `part` row whose data is not a JSON object."""
+    return ReadWarning(
+        str(path),
+        None,
+        UNREADABLE_CODE,
+        f"{table} {row_id} of session {session}: its data is not JSON: kept as it is, "
+        "the rest of the session imported",
+    )
+
+
+def _text(raw: object) -> str:
+    if isinstance(raw, bytes):
+        return unreadable_text(raw)
+    return str(raw)
 
 
 def _json(value: object) -> Any:
@@ -99,22 +125,32 @@ def load(path: Path) -> list[Session]:
         for row in conn.execute("SELECT * FROM session ORDER BY time_created, id"):
             sessions[row["id"]] = Session(row["id"], dict(row))
         messages: dict[str, Message] = {}
+        owners: dict[str, Session] = {}
         query = "SELECT id, session_id, time_created, data FROM message ORDER BY time_created, id"
         for mid, sid, created, data in conn.execute(query):
             session = sessions.get(sid)
-            record = _json(data)
-            if session is None or not isinstance(record, dict):
+            if session is None:
                 continue
+            record = _json(data)
+            if not isinstance(record, dict):
+                session.warnings.append(unreadable_row(path, "message", mid, sid))
+                record = {UNREADABLE_KEY: _text(data)}
             message = Message(mid, int(created or 0), record)
             messages[mid] = message
+            owners[mid] = session
             session.messages.append(message)
         for pid, mid, data in conn.execute(
             "SELECT id, message_id, data FROM part ORDER BY message_id, id"
         ):
-            part = _json(data)
             owner = messages.get(mid)
-            if owner is not None and isinstance(part, dict):
-                owner.parts.append({"id": pid, **part})
+            if owner is None:
+                continue
+            part = _json(data)
+            if not isinstance(part, dict):
+                session = owners[mid]
+                session.warnings.append(unreadable_row(path, "part", pid, session.id))
+                part = {"type": UNREADABLE_PART, "text": _text(data)}
+            owner.parts.append({"id": pid, **part})
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
         raise FormatError(f"{path} is not an OpenCode database: {exc}", path=str(path)) from exc

@@ -24,6 +24,7 @@ import orjson
 
 from forkwise.core.errors import (
     DuplicateSessionId,
+    ForkwiseError,
     ReadOnlyStore,
     StaleSession,
     StorageError,
@@ -34,15 +35,23 @@ from forkwise.core.log.events import Event
 from forkwise.core.log.ids import validate_session_id
 from forkwise.core.safe_read import read_lines, read_regular
 from forkwise.core.store.atomic import fsync_dir, write_file_atomically
-from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
+from forkwise.core.store.backend import (
+    IndexedFork,
+    LoadedLog,
+    Progress,
+    Remembered,
+    TrashedSession,
+)
 from forkwise.core.store.backends.appenders import Appenders, Pending, undo_append
 from forkwise.core.store.backends.catalogue import Catalogue
 from forkwise.core.store.backends.index_head import save_head
 from forkwise.core.store.backends.jsonl_aside import (
     cut_torn_tail,
     keep_torn_tail,
+    remove_trashed,
     sweep_leftovers,
     trash,
+    trashed_files,
     untrash,
 )
 from forkwise.core.store.backends.jsonl_fork import indexed_fork, line_end, write_fork
@@ -394,6 +403,25 @@ class JsonlBackend:
             return untrash(self.root, self.sessions_dir, session_id, path)
         except OSError as exc:
             raise StorageError(f"cannot restore {session_id!r}: {exc}", path=str(path)) from exc
+
+    def trashed(self) -> list[TrashedSession]:
+        """The sessions in `<store>/trash/`, each read from its latest copy."""
+        found: list[TrashedSession] = []
+        for sid, when, path in trashed_files(self.root):
+            summary: SessionSummary | None
+            try:
+                loaded = parse_log(read_regular(path)[0], str(path))[0]
+                summary = loaded.summary or SessionSummary.start(loaded.header).fold(loaded.events)
+            except (OSError, ForkwiseError):
+                summary = None  # listed all the same: it can still be restored or emptied
+            found.append(TrashedSession(sid, when, summary))
+        return found
+
+    def empty_trash(self, session_id: str | None = None) -> list[str]:
+        try:
+            return remove_trashed(self.root, session_id)
+        except OSError as exc:
+            raise StorageError(f"cannot empty the trash: {exc}", path=str(self.root)) from exc
 
     def close(self) -> None:
         with contextlib.suppress(StorageError):

@@ -92,6 +92,45 @@ def untrash(root: Path, sessions_dir: Path, session_id: str, path: Path) -> bool
     return True
 
 
+#: a trashed copy's file name: the session's id, then when it was deleted (`_stamp`)
+_TRASHED = re.compile(r"(.+)\.(\d{4}-\d{2}-\d{2})T(\d\d)(\d\d)(\d\d)(\d{3})Z\.jsonl")
+
+
+def trashed_files(root: Path) -> list[tuple[str, str, Path]]:
+    """Each deleted session's latest copy in `<store>/trash/`: (id, when it was deleted,
+    path), the latest deleted first."""
+    latest: dict[str, tuple[str, Path]] = {}
+    for found, path in _trashed(root):
+        sid, day, hh, mm, ss, ms = found.groups()
+        when = f"{day}T{hh}:{mm}:{ss}.{ms}Z"
+        if sid not in latest or latest[sid][0] < when:
+            latest[sid] = (when, path)
+    rows = [(sid, when, path) for sid, (when, path) in latest.items()]
+    return sorted(rows, key=lambda row: row[1], reverse=True)
+
+
+def remove_trashed(root: Path, session_id: str | None) -> list[str]:
+    """Delete for good every trashed copy of `session_id` (of all when None); the ids."""
+    removed: set[str] = set()
+    for found, path in _trashed(root):
+        if session_id in (None, found.group(1)):
+            os.unlink(path)
+            removed.add(found.group(1))
+    if removed:
+        fsync_dir(root / "trash")
+    return sorted(removed)
+
+
+def _trashed(root: Path) -> list[tuple[re.Match[str], Path]]:
+    """The trashed copies in `<store>/trash/`, each with its name's parts."""
+    try:
+        names = os.listdir(root / "trash")
+    except FileNotFoundError:
+        return []
+    return [(found, root / "trash" / name) for name in names
+            if (found := _TRASHED.fullmatch(name)) is not None]
+
+
 def _stamp() -> str:
     """The time, for a file name."""
     return now_ts().replace(":", "").replace(".", "")

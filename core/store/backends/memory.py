@@ -5,9 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from forkwise.core.errors import DuplicateSessionId, ForkwiseError
-from forkwise.core.log.events import Event
+from forkwise.core.log.events import Event, now_ts
 from forkwise.core.log.turns import BracketState
-from forkwise.core.store.backend import IndexedFork, LoadedLog, Progress, Remembered
+from forkwise.core.store.backend import (
+    IndexedFork,
+    LoadedLog,
+    Progress,
+    Remembered,
+    TrashedSession,
+)
 from forkwise.core.store.session import (
     EventsAppended,
     SessionCreated,
@@ -26,6 +32,8 @@ class MemoryBackend:
     def __init__(self) -> None:
         self._logs: dict[str, tuple[SessionHeader, list[Event]]] = {}
         self._trash: dict[str, tuple[SessionHeader, list[Event]]] = {}
+        #: when each session in `_trash` was deleted
+        self._deleted: dict[str, str] = {}
 
     def persist(self, change: StoreEvent) -> None:
         if isinstance(change, SessionCreated):
@@ -37,6 +45,7 @@ class MemoryBackend:
             self._logs[change.session_id] = (change.header or header, list(change.kept))
         elif isinstance(change, SessionDisposed):
             self._trash[change.session_id] = self._logs.pop(change.session_id)
+            self._deleted[change.session_id] = now_ts()
         elif isinstance(change, SessionFlushed):
             pass
         else:  # pragma: no cover - the union is closed
@@ -47,10 +56,27 @@ class MemoryBackend:
             raise DuplicateSessionId(f"a session {session_id!r} exists already",
                                      session_id=session_id)
         found = self._trash.pop(session_id, None)
+        self._deleted.pop(session_id, None)
         if found is None:
             return False
         self._logs[session_id] = found
         return True
+
+    def trashed(self) -> list[TrashedSession]:
+        found = [
+            TrashedSession(sid, self._deleted.get(sid, ""),
+                           SessionSummary.start(header).fold(events))
+            for sid, (header, events) in self._trash.items()
+        ]
+        return sorted(found, key=lambda t: t.deleted, reverse=True)
+
+    def empty_trash(self, session_id: str | None = None) -> list[str]:
+        gone = sorted(self._trash) if session_id is None else (
+            [session_id] if session_id in self._trash else [])
+        for sid in gone:
+            del self._trash[sid]
+            self._deleted.pop(sid, None)
+        return gone
 
     def exists(self, session_id: str) -> bool:
         return session_id in self._logs

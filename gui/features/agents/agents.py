@@ -31,6 +31,7 @@ from forkwise.gui.shell.bench import ActionSpec, Bench, MenuId, Place
 from forkwise.gui.widgets.elided_label import ElidedLabel
 from forkwise.gui.widgets.source_badges import (
     FOREIGN,
+    TOOL_KEYS,
     TOOL_NAMES,
     continued_text,
     source_icon,
@@ -38,6 +39,8 @@ from forkwise.gui.widgets.source_badges import (
 )
 
 Json = dict[str, Any]
+#: the origin line of an imported session whose agent deleted its file
+GONE_TEXT = "the source file is gone; this copy is kept"
 
 
 def install(window: Bench) -> None:
@@ -57,7 +60,7 @@ def install(window: Bench) -> None:
     continue_menu = QMenu("Continue &in", window.widget())
     continue_menu.setObjectName("menuContinueIn")
     for tool in FOREIGN:
-        act = QAction(source_icon(tool), TOOL_NAMES[tool], continue_menu)
+        act = QAction(source_icon(tool), TOOL_KEYS[tool], continue_menu)
         act.setObjectName(f"actionContinue{tool.capitalize()}")
         act.setStatusTip(f"Write this session as a {TOOL_NAMES[tool]} session and resume it there")
         act.triggered.connect(lambda _=False, t=tool: continue_in(window, t))
@@ -102,10 +105,14 @@ def _show_origin(window: Bench, label: ElidedLabel, session_id: str) -> None:
         source = imported_from(info) or ImportedFrom(path="", id="")
         continued = row["relation"] == "continued"  # a Continue in read back
         lead = continued_text(tool) if continued else f"Imported from {tool_name(tool)}"
+        present = (info.get("sourceFile") or {}).get("present", True)
+        if not present:  # the agent deleted its file (Claude Code does after 30 days)
+            lead += f" — {GONE_TEXT}"
         label.lead = f"{lead}: "
         label.setText(f"{label.lead}{source['path']}")
         # the path's middle may be elided at the pane's width: all of it a hover away
-        label.setToolTip(f"{source['path']}\n{tool_name(tool)} session {source['id']}")
+        label.setToolTip(f"{source['path']}\n{tool_name(tool)} session {source['id']}"
+                         + ("" if present else f"\n{GONE_TEXT.capitalize()}"))
         label.setVisible(True)
 
     c.ops.run(c.client.get_session(session_id), shown, what="Reading the session's source")

@@ -24,7 +24,13 @@ from PySide6.QtWidgets import (
 )
 
 from forkwise.core.client.rows import session_row
-from forkwise.gui.widgets.source_badges import FOREIGN, TOOL_NAMES, source_icon, tool_name
+from forkwise.gui.widgets.source_badges import (
+    FOREIGN,
+    TOOL_KEYS,
+    TOOL_NAMES,
+    source_icon,
+    tool_name,
+)
 
 if TYPE_CHECKING:
     from forkwise.gui.shell.bench import Bench
@@ -42,7 +48,7 @@ def message_continue_menu(window: Bench, menu: QMenu, row: int, enabled: bool) -
     origin = source_of(window, window.controller.current)
     for tool in FOREIGN:
         label = TOOL_NAMES[tool] + ("  (where it came from)" if tool == origin else "")
-        act = sub.addAction(source_icon(tool), label)
+        act = sub.addAction(source_icon(tool), keyed_label(tool, origin))
         act.setObjectName(f"messageContinue{tool.capitalize()}")
         act.setToolTip(f"Fork through this message's turn and resume the fork in {label}")
         act.triggered.connect(lambda _=False, t=tool: continue_from_message(window, row, t))
@@ -94,7 +100,13 @@ def enable_continue(window: Bench, menu: QMenu) -> None:
     for act in menu.actions():
         act.setEnabled(sid is not None)
         tool = act.objectName().removeprefix("actionContinue").lower()
-        act.setText(TOOL_NAMES[tool] + ("  (where it came from)" if tool == origin else ""))
+        act.setText(keyed_label(tool, origin))
+
+
+def keyed_label(tool: str, origin: str | None) -> str:
+    """A Continue in entry: the tool's name with its access key, and whether the session
+    came from it."""
+    return TOOL_KEYS[tool] + ("  (where it came from)" if tool == origin else "")
 
 
 def continue_in(window: Bench, tool: str) -> None:

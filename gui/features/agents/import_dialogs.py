@@ -93,6 +93,18 @@ class ImportDialog(QDialog):
             what="Looking for the agents' folders",
         )
 
+    def fit_text(self) -> None:
+        """The dialog grows to show the whole result: its height was set for the empty
+        form, and a report of several lines was cut to its first."""
+        layout = self.layout()
+        if layout is None:
+            return
+        layout.activate()
+        needed = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() \
+            else layout.totalSizeHint().height()
+        if needed > self.height():
+            self.resize(self.width(), needed)
+
     def _found(self, found: Json) -> None:
         for s in found["sources"]:
             if s["folders"]:
@@ -137,6 +149,7 @@ class ImportDialog(QDialog):
             self.go.setEnabled(True)
             self.progress.setVisible(False)
             self.summary.setText(f"The import did not run: {exc}")
+            self.fit_text()
 
         self.controller.ops.run(run(), self.done_, failed, what="Importing sessions")
 
@@ -145,6 +158,7 @@ class ImportDialog(QDialog):
         self.progress.setVisible(False)
         done = import_report(report)
         self.summary.setText(describe_import(done))
+        self.fit_text()
         first = next(iter(done["imported"] or done["updated"]), None)
         if first is not None:
             self.window_.select_session(first)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QDialog
 
-from forkwise.core.client.api import IMPORT_PROGRESS, Notification
+from forkwise.core.client.api import IMPORT_PROGRESS, SOURCES_WARNINGS, Notification
 from forkwise.core.client.reports import FailedFile, KeptLine, import_problems
 
 if TYPE_CHECKING:
@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 Json = dict[str, Any]
 WATCH_KEY = "sources/watch"
+#: the files whose unread lines the person chose not to hear of again ("Ignore this file")
+IGNORED_KEY = "sources/ignoredWarnings"
 #: the agents' folders are first looked at once the tree has been still this long (ms)
 #: after its rows came in, and at the latest this long (ms) after: that first look
 #: imports the formats (~50 ms of CPU on a worker, holding the GIL in pieces), which
@@ -74,6 +76,9 @@ def _start_watching(bench: Bench) -> None:
     chosen = bench.settings.value(WATCH_KEY)
 
     def progress(note: Notification) -> None:
+        if note["kind"] == SOURCES_WARNINGS:  # a later pass: files changed since
+            warn_lines(bench, import_problems(note)["warnings"])
+            return
         if note["kind"] == IMPORT_PROGRESS and not window.findChild(QDialog, "importDialog"):
             done, total = int(note["done"]), int(note["total"])
             text = f"Bringing in the agents' sessions… {done:,} of {total:,} files"
@@ -100,18 +105,45 @@ def _start_watching(bench: Bench) -> None:
             text = (f"{len(failed)} of the agents' session files could not be read; their "
                     "sessions are not in the list:" + failure_lines(failed, 3))
             c.notifier.post(WARNING, text, "agent-files-unreadable")
-        warned = problems["warnings"]
-        if warned:
-            # a torn line loses nothing else: the session is in the list without it
-            text = (f"{len(warned)} line(s) of the agents' session files could not be read; "
-                    "their sessions are in the list without them:"
-                    + warning_lines(warned, 3))
-            c.notifier.post(WARNING, text, "agent-lines-unreadable")
+        warn_lines(bench, problems["warnings"])
 
     if window.property("watchingStarted"):
         return  # once per window: a reload of the tree does not start it again
     window.setProperty("watchingStarted", True)
     c.ops.run(start(), looked, what="Watching the agents' session folders")
+
+
+def warn_lines(bench: Bench, warned: list[KeptLine]) -> None:
+    """The banner names the lines of the agents' files that could not be read (the host
+    reads a file again only when it changed: once per change of it), with "Ignore this
+    file": the person's choice is remembered, and that file's lines are not told again."""
+    from forkwise.gui.kernel.levels import WARNING
+
+    ignored = ignored_files(bench)
+    warned = [w for w in warned if w["path"] not in ignored]
+    if not warned:
+        return
+    paths = list(dict.fromkeys(w["path"] for w in warned))
+    # a torn line loses nothing else: the session is in the list without it
+    text = (f"{len(warned)} line(s) of the agents' session files could not be read; "
+            "their sessions are in the list without them:" + warning_lines(warned, 3))
+
+    def ignore() -> None:
+        bench.settings.setValue(IGNORED_KEY, sorted(ignored_files(bench) | set(paths)))
+        bench.settings.sync()
+
+    bench.controller.notifier.post(
+        WARNING, text, "agent-lines-unreadable",
+        action_label="Ignore this file" if len(paths) == 1 else "Ignore these files",
+        action=ignore)
+
+
+def ignored_files(bench: Bench) -> set[str]:
+    """The files whose unread lines are not told (`warn_lines`)."""
+    value = bench.settings.value(IGNORED_KEY)
+    if isinstance(value, str):  # an INI file gives a one-item list back as its item
+        return {value} if value else set()
+    return {str(path) for path in value or ()}
 
 
 def failure_lines(failed: list[FailedFile], most: int = 8) -> str:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QInputDialog, QLabel, QMessageBox
 
     from forkwise.gui.features.branches.compare_view import CompareView
+    from forkwise.gui.features.branches.fork_questions import ForkQuestions
     from forkwise.gui.transcript.transcript_view import TranscriptView
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,8 @@ class BranchActions(QObject):
         self._shared: dict[str, str | None] = {}
         #: under the title: which model answers a fork whose source's model is not served
         self.answer_line: QLabel | None = None
+        #: reads the question each look-alike fork asked (`install`)
+        self.questions: ForkQuestions | None = None
 
     def wire(self) -> None:
         """Connect to the window's parts (called once they exist)."""
@@ -143,8 +146,9 @@ class BranchActions(QObject):
             _set(self.next, False, NO_SIBLINGS if current else NO_SESSION, "")
         else:
             k, n = place
-            _set(self.previous, k > 1, FIRST_SIBLING, f"Open fork {k - 1} of {n} at this point")
-            _set(self.next, k < n, LAST_SIBLING, f"Open fork {k + 1} of {n} at this point")
+            _set(self.previous, k > 1, FIRST_SIBLING,
+                 f"Open version {k - 1} of {n} at this point")
+            _set(self.next, k < n, LAST_SIBLING, f"Open version {k + 1} of {n} at this point")
         pair = self.pair()
         _set(self.compare, pair is not None, NOTHING_TO_COMPARE,
              "Two sessions of one lineage side by side, from where they part")
@@ -230,6 +234,12 @@ class BranchActions(QObject):
         target = step(current, delta, c.tree.summary, c.tree.children_of) if current else None
         if target is None:
             return
+        own = c.tree.summary(current) if current else None
+        if own is not None and target == own["parentSession"]:
+            # the original: its source, opened where its forks part from it
+            point = own["seedLength"]
+            self.window.select_session(target, point if isinstance(point, int) else None)
+            return
         self._land_at_fork = target
         self.window.select_session(target)
 
@@ -255,12 +265,28 @@ class BranchActions(QObject):
         dialog.open()
 
     def rename_to(self, sid: str, title: str) -> None:
+        """Give `sid` a title; Edit → Undo gives it back the one it had (or takes the
+        given one away: it is named as before it was renamed)."""
         c = self.window.controller
         if not title.strip():
             return
+        row = c.tree.summary(sid)
+        # None: it had no title of its own (the Undo takes the given one away)
+        before = row["title"] if row is not None and row["titleSet"] else None
+        shown = c.tree.title_of(sid)
 
-        c.ops.run(c.client.rename_session(sid, title.strip()), c.apply_row,
+        def renamed(result: Json) -> None:
+            c.apply_row(result)
+            c.undo.push(f"Undo rename of “{shown}”", lambda: self._retitle(sid, before),
+                        sid, "rename")
+
+        c.ops.run(c.client.rename_session(sid, title.strip()), renamed,
                   what="Renaming the session")
+
+    def _retitle(self, sid: str, title: str | None) -> None:
+        c = self.window.controller
+        c.ops.run(c.client.rename_session(sid, title), c.apply_row,
+                  what="Undoing the rename")
 
     def confirm_replace(self, row: int) -> None:
         """Edit and replace deletes history: say what goes, then edit in place."""
@@ -359,6 +385,12 @@ def install(bench: Bench) -> BranchActions:
     from forkwise.gui.features.branches.answering_model import install_answer_line
 
     branches.answer_line = install_answer_line(bench)
+    from forkwise.gui.features.branches.fork_questions import ForkQuestions
+
+    # branches of one point that look alike are named by what they asked
+    branches.questions = ForkQuestions(bench.controller)
+    if bench.controller.loaded:
+        branches.questions.scan()
     return branches
 
 
