@@ -33,6 +33,7 @@ class SourceVerbs:
         _made: threading.Lock
         _imports: ImportLedger | None
         _sources: SourceWatcher | None
+        _import_stop: threading.Event
 
         def _check_writable(self) -> None: ...
         def notify(self, note: ImportProgress) -> None: ...
@@ -78,7 +79,12 @@ class SourceVerbs:
             discover, tool, [Path(p) for p in paths], dict(os.environ), home
         )
         report = await self.io(
-            import_sources, self.store, files, self.imports, self._import_progress()
+            import_sources,
+            self.store,
+            files,
+            self.imports,
+            self._import_progress(),
+            self._import_stop,
         )
         return report.to_json()
 
@@ -97,7 +103,9 @@ class SourceVerbs:
     async def _import_changed(self, files: list[tuple[Path, str | None]]) -> Json:
         from forkwise.core.host.importing import import_sources
 
-        report = await self.io(import_sources, self.store, files, self.imports)
+        report = await self.io(
+            import_sources, self.store, files, self.imports, None, self._import_stop
+        )
         return report.to_json()
 
     def _watch_progress(self, done: int, total: int, path: str) -> None:
