@@ -25,6 +25,7 @@ SESSION_TRUNCATE: Final = "session/truncate"
 SESSION_TURN: Final = "session/turn"
 STORE_INDEXING: Final = "store/indexing"
 IMPORT_PROGRESS: Final = "import/progress"
+SEARCH_INDEXING: Final = "search/indexing"
 
 
 class CatalogueUpsert(TypedDict):
@@ -95,6 +96,15 @@ class ImportProgress(TypedDict):
     path: str
 
 
+class SearchIndexing(TypedDict):
+    """The search index is being built in the background after an import: `done` of
+    `total` sessions indexed (done == total: it answers every search at once now)."""
+
+    kind: Literal["search/indexing"]
+    done: int
+    total: int
+
+
 Notification = (
     CatalogueUpsert
     | CatalogueRemove
@@ -104,6 +114,7 @@ Notification = (
     | SessionTurn
     | StoreIndexing
     | ImportProgress
+    | SearchIndexing
 )
 
 _SHAPES: dict[str, type[Any]] = {
@@ -115,6 +126,7 @@ _SHAPES: dict[str, type[Any]] = {
     SESSION_TURN: SessionTurn,
     STORE_INDEXING: StoreIndexing,
     IMPORT_PROGRESS: ImportProgress,
+    SEARCH_INDEXING: SearchIndexing,
 }
 #: every kind, for a front end that tells them apart
 KINDS: Final = frozenset(_SHAPES)

@@ -26,6 +26,9 @@ each notification it receives against them and drops one that is none of them):
 * `{"kind": "store/indexing", "done": N, "total": M}` — a listing that reads logs (no
   index yet) got this far;
 * `{"kind": "import/progress", "done": N, "total": M, "path": P}` — an import read file N;
+* `{"kind": "search/indexing", "done": N, "total": M}` — after an import, the search index
+  is being built in the background: N of M sessions indexed (N == M: searches answer at
+  once from now on);
 * `{"kind": "session/turn", "sessionId": ID, "running": bool, "queued": int,
   "waiting": bool}` — `running`: a turn is open (also while it waits for an approval) or
   about to start; `waiting`: the open turn waits for an approval (see `approval/request`

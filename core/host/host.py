@@ -602,4 +602,5 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
                 self._unsubscribe_search()
             if self._search is not None:
                 self._search.close()
+        await self.search_built()  # halted by the close: it ends after its batch
         self.workers.shutdown()
