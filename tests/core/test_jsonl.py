@@ -644,7 +644,7 @@ def test_summaries_kept_as_objects_by_an_older_index_are_still_listed_from_it(
     # such an index kept no usage: the first listing read each log once for it (its
     # summaries still the index's), and the index keeps it from then on
     entries = orjson.loads((jsonl_root / "index.json").read_bytes())["sessions"]
-    assert all(type(entry.get("usage")) is dict for entry in entries.values())
+    assert all("usage" in entry for entry in entries.values())
     checks = unchecked(monkeypatch)
     store = opened(jsonl_root)
     assert summary_rows(store) == want
