@@ -149,6 +149,9 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
         #: changes the store announced per session (see version)
         self._changes: dict[str, int] = {}
         self._closed = False
+        #: set when the host closes: an import running ends before its next file, so
+        #: that closing does not wait for the rest of it (`import_sources`' `stop`)
+        self._import_stop = threading.Event()
         self._follower: DiskFollower | None = None
         #: a read-only host on a store nobody writes to (no writer lock held): a turn
         #: open in it that waits for no approval was left by a crash, and shows as ended
@@ -607,6 +610,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
         if self._closed:
             return
         self._closed = True
+        self._import_stop.set()
         if self._sources is not None:
             await self._sources.close()
         if self._follower is not None:
@@ -628,4 +632,5 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
                 self._unsubscribe_search()
             if self._search is not None:
                 self._search.close()
+        await self.search_built()  # halted by the close: it ends after its batch
         self.workers.shutdown()

@@ -71,7 +71,9 @@ class ReadVerbs:
         @property
         def read_only(self) -> bool: ...
         def row(self, summary: SessionSummary) -> Json: ...
-        async def add_usage(self, rows: list[Json]) -> list[Json]: ...
+        async def add_usage(
+            self, rows: list[Json], summaries: Sequence[SessionSummary]
+        ) -> list[Json]: ...
         def notify(self, note: Notification) -> None: ...
         async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
         async def _serve(self, session_id: str) -> Session: ...
@@ -91,7 +93,7 @@ class ReadVerbs:
 
     async def list_sessions(self, usage: bool = False) -> list[Json]:
         """The catalogue's rows; with `usage`, each row's own tokens and cost as well
-        (`UsageVerbs.add_usage`: it reads the logs that changed since last asked)."""
+        (`UsageVerbs.add_usage`: as the summaries keep them, no log read)."""
         summaries = await self.io(self.store.list, self._indexing_progress())
         # A turn a crash left open is closed (interrupted) when the host first serves its
         # session. Listing serves the sessions whose log ends inside a turn, so that none
@@ -120,7 +122,7 @@ class ReadVerbs:
                     if turn is not None and not turn.pending:
                         row.update(running=False, interrupted=True)
         if usage:
-            rows = await self.add_usage(rows)
+            rows = await self.add_usage(rows, summaries)
         return fresh_rows(rows)  # made for this reply: a client may take them uncopied
 
     def _indexing_progress(self) -> Callable[[int, int], None] | None:

@@ -7,6 +7,7 @@ adding one touches nothing else.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol, runtime_checkable
 
@@ -95,6 +96,16 @@ class Restorable(Protocol):
     def empty_trash(self, session_id: str | None = None) -> list[str]:
         """Remove every kept copy of `session_id` (of every deleted session when None)
         for good; the ids removed."""
+        ...
+
+
+@runtime_checkable
+class HoldsIndex(Protocol):
+    """A backend whose index of summaries may be saved once for many changes (an import
+    of many sessions) instead of at each one."""
+
+    def index_held(self) -> AbstractContextManager[None]:
+        """While entered, what the index learns is kept and saved once, on exit."""
         ...
 
 

@@ -36,7 +36,7 @@ def test_synthetic_store_is_valid_and_forkable(tmp_path: Path) -> None:
 HAVE_QT = all(importlib.util.find_spec(m) for m in ("PySide6", "qasync"))
 CORE_FIGURES = {"list", "list-cli", "list-rebuild", "fork", "fork-no-index", "fork-open", "replay",
                 "context", "first-delta", "first-delta-fold", "context-fold", "context-cold",
-                "append", "append-host", "search", "search-build",
+                "append", "append-host", "search", "search-build", "search-after-import",
                 "import", "import-cpu", "import-durable-cpu", "import-codex", "import-codex-cpu",
                 "import-codex-durable-cpu", "import-gemini", "import-gemini-cpu",
                 "import-gemini-durable-cpu", "import-opencode", "import-opencode-cpu",

@@ -67,6 +67,8 @@ async def test_every_notification_a_host_sends_is_its_kind_s_typeddict(
     home = tmp_path / "claude-home"
     claude_projects(home, sessions=2, turns=1, seed=3)
     await env.client.import_files([str(home)], "claude")
+    # the search index, built in the background after the import
+    await seen.wait_for(lambda n: n["kind"] == "search/indexing" and n["done"] == n["total"])
     await env.client.delete_session(s["id"])
     await seen.wait_for(lambda n: n["kind"] == "catalogue/remove")
 

@@ -119,6 +119,7 @@ class JsonlBackend:
             writable,
             saved=save_head,
             lock=None if writable else self.root / "writer.lock",
+            counted=self._counted,
         )
         if writable:
             sweep_leftovers(self.root, self.sessions_dir)
@@ -176,6 +177,19 @@ class JsonlBackend:
         assert loaded.summary is not None  # the parser computes it
         return loaded.summary, LogFacts.of(loaded.state, loaded.point, tail.point_end)
 
+    def _counted(self, session_id: str) -> frozenset[str]:
+        """The replies session `session_id`'s log counts, read from its file (none when
+        it cannot be read): a fork's usage head is checked against them."""
+        from forkwise.core.log.usage import session_tokens
+
+        try:
+            path = self.path(session_id)
+            lines, size, _ = read_lines(path)
+            loaded = parse_file(session_id, path, lines, size)[0]
+        except (ForkwiseError, OSError):
+            return frozenset()
+        return frozenset(session_tokens(loaded.events, len(loaded.events)).replies)
+
     def save_summaries(self, records: Sequence[Remembered]) -> None:
         """Index what the store knows of sessions whose files are as this backend left
         them; a file changed behind its back loses its entry instead (it is checked line by
@@ -187,6 +201,10 @@ class JsonlBackend:
         ]
         stale = [r.summary.id for r in records if not self.unchanged(r.summary.id)]
         self.catalogue.remember(self.sessions_dir, facts, forget=stale)
+
+    def index_held(self) -> contextlib.AbstractContextManager[None]:
+        """The index saved once when this is left, not at each change meanwhile."""
+        return self.catalogue.held()
 
     def forget(self, session_id: str) -> None:
         self._seen.pop(session_id, None)
