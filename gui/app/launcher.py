@@ -34,7 +34,7 @@ environment: FORKWISE_STORE (the store), FORKWISE_TOKEN (token for --connect),
 FORKWISE_API_KEY (the model provider's key), FORKWISE_LOG (log level).
 See also: man forkwise."""
 #: desktop-app options that take a value (the value is not a FILE)
-_APP_VALUE_OPTIONS = ("--store", "--connect", "--token")
+_APP_VALUE_OPTIONS = ("--store", "--connect", "--token", "--token-file")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
