@@ -41,6 +41,7 @@ from forkwise.core.store.backends.index_head import save_head
 from forkwise.core.store.backends.jsonl_aside import (
     cut_torn_tail,
     keep_torn_tail,
+    stamp,
     sweep_leftovers,
     trash,
     untrash,
@@ -49,6 +50,7 @@ from forkwise.core.store.backends.jsonl_fork import indexed_fork, line_end, writ
 from forkwise.core.store.backends.jsonl_listing import indexed_summaries, scan
 from forkwise.core.store.backends.jsonl_read import Tail, parse_file, parse_log, trusted_log
 from forkwise.core.store.backends.log_facts import LogFacts
+from forkwise.core.store.backends.unfinished import begin, cut_lines, end, recover, unfinished
 from forkwise.core.store.backends.unnamed import UnnamedFiles
 from forkwise.core.store.session import (
     EventsAppended,
@@ -113,6 +115,7 @@ class JsonlBackend:
         )
         if writable:
             sweep_leftovers(self.root, self.sessions_dir)
+            recover(self.root, self.sessions_dir, stamp())
 
     def path(self, session_id: str) -> Path:
         return self.sessions_dir / f"{validate_session_id(session_id)}.jsonl"
@@ -134,7 +137,7 @@ class JsonlBackend:
             self._name_unnamed()
         path = self.path(session_id)
         try:
-            lines, size, st = read_lines(path)  # no link, no FIFO, bounded
+            lines, size, st = self._read_lines(path)  # no link, no FIFO, bounded
             self._seen[session_id] = _identity(st)
         except FileNotFoundError:
             return None
@@ -161,8 +164,17 @@ class JsonlBackend:
         entries = [e for e in scan(self.sessions_dir) if e.name[: -len(".jsonl")] not in skip]
         return self.catalogue.summaries(entries, self._summarize, progress)
 
+    @staticmethod
+    def _read_lines(path: Path) -> tuple[list[bytes], int, os.stat_result]:
+        """The log's lines, without an append a crash cut short (`unfinished`)."""
+        lines, size, st = read_lines(path)
+        keep = unfinished(path, size)
+        if keep is not None:
+            return cut_lines(lines, keep), keep, st
+        return lines, size, st
+
     def _summarize(self, path: Path) -> tuple[SessionSummary, LogFacts | None]:
-        lines, size, _ = read_lines(path)
+        lines, size, _ = self._read_lines(path)
         loaded, _, tail = parse_file(path.name[: -len(".jsonl")], path, lines, size)
         assert loaded.summary is not None  # the parser computes it
         return loaded.summary, LogFacts.of(loaded.state, loaded.point, tail.point_end)
@@ -337,8 +349,17 @@ class JsonlBackend:
             cut_torn_tail(self.root, sid, self.path(sid), tail)
         prefix = b"\n" if tail is not None and tail.needs_newline else b""
         data = prefix + b"\n".join(e.encode() for e in change.events) + b"\n"
-        appender, st = self._appenders.written(sid, lambda: self.path(sid), data)
-        self._pending[sid] = Pending(appender.fd, st.st_size - len(data))
+        note = None
+        if len(change.events) > 1:  # all or nothing: a note while it is not durable
+            before = os.lstat(self.path(sid)).st_size
+            note = begin(self.path(sid), before, before + len(data))
+        try:
+            appender, st = self._appenders.written(sid, lambda: self.path(sid), data)
+        except BaseException:
+            if note is not None:
+                end(note)  # `written` took the bytes back
+            raise
+        self._pending[sid] = Pending(appender.fd, st.st_size - len(data), note)
         self._seen[sid] = _identity(st)
         if tail is not None:
             tail.needs_newline = False
@@ -356,6 +377,9 @@ class JsonlBackend:
             self._appenders.forget(session_id)
             undo_append(pending)
             raise
+        finally:
+            if pending.note is not None:
+                end(pending.note)
         self._appenders.release(session_id)
 
     def _rewrite(

@@ -44,7 +44,7 @@ def keep_torn_tail(root: Path, session_id: str, torn: bytes) -> None:
     """Keep a crash's torn last line in `<store>/recovered/`."""
     recovered = root / "recovered"
     make_private_dir(recovered)
-    keep = recovered / f"{session_id}.{_stamp()}.torn-tail"
+    keep = recovered / f"{session_id}.{stamp()}.torn-tail"
     write_file_atomically(keep, torn, overwrite=False)
 
 
@@ -64,7 +64,7 @@ def trash(root: Path, sessions_dir: Path, session_id: str, path: Path) -> None:
     move cannot be made durable, the file is put back (the store still has it)."""
     folder = root / "trash"
     make_private_dir(folder)
-    trashed = folder / f"{session_id}.{_stamp()}.jsonl"
+    trashed = folder / f"{session_id}.{stamp()}.jsonl"
     os.replace(path, trashed)
     try:
         fsync_dir(sessions_dir)
@@ -92,6 +92,6 @@ def untrash(root: Path, sessions_dir: Path, session_id: str, path: Path) -> bool
     return True
 
 
-def _stamp() -> str:
+def stamp() -> str:
     """The time, for a file name."""
     return now_ts().replace(":", "").replace(".", "")
