@@ -149,3 +149,29 @@ def test_a_kill_inside_a_large_append_leaves_all_or_nothing(tmp_path: Path) -> N
     finally:
         store.close()
     print(f"\nappend kills: {cut_short} of {ROUNDS} landed inside the write")
+
+
+def test_a_finished_append_s_note_never_cuts_a_log_made_shorter(tmp_path: Path) -> None:
+    """The note of a finished append stays until the writer closes; a log truncated into
+    the range it names must not be read as an unfinished append."""
+    root = tmp_path / "store"
+    writer = SessionStore(JsonlBackend(root))
+    try:
+        writer.create(SID, cwd="/tmp")
+        turns = []
+        for t in range(6):
+            turn = f"t{t}"
+            turns += [{"type": "turn/start", "turn": turn},
+                      {"type": "turn/end", "turn": turn, "status": "completed"}]  # fmt: skip
+        writer.append(SID, turns[:2])
+        writer.append(SID, turns[2:])  # its note: from 2 events' size to 12 events'
+        assert list((root / "sessions").glob(".*.appending"))
+        writer.truncate(SID, 6)  # inside that range
+        reader = SessionStore(JsonlBackend(root, writable=False))
+        try:
+            assert len(reader.get(SID).events) == 6
+        finally:
+            reader.close()
+    finally:
+        writer.close()
+    assert not list((root / "sessions").glob(".*.appending"))

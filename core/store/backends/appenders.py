@@ -130,8 +130,6 @@ class Pending:
 
     fd: int
     size_before: int
-    #: the note that makes an append of several events all or nothing (`unfinished`)
-    note: Path | None = None
 
 
 def undo_append(pending: Pending) -> None:

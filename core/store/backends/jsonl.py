@@ -50,7 +50,14 @@ from forkwise.core.store.backends.jsonl_fork import indexed_fork, line_end, writ
 from forkwise.core.store.backends.jsonl_listing import indexed_summaries, scan
 from forkwise.core.store.backends.jsonl_read import Tail, parse_file, parse_log, trusted_log
 from forkwise.core.store.backends.log_facts import LogFacts
-from forkwise.core.store.backends.unfinished import begin, cut_lines, end, recover, unfinished
+from forkwise.core.store.backends.unfinished import (
+    begin,
+    cut_lines,
+    end,
+    note_path,
+    recover,
+    unfinished,
+)
 from forkwise.core.store.backends.unnamed import UnnamedFiles
 from forkwise.core.store.session import (
     EventsAppended,
@@ -94,6 +101,8 @@ class JsonlBackend:
         #: each session file as this backend last read or wrote it (`_identity`)
         self._seen: dict[str, tuple[int, int, int, int]] = {}
         self._appenders = Appenders()
+        #: the append notes this writer made (`unfinished`): they go when it closes
+        self._notes: set[Path] = set()
         try:
             if writable:
                 prepare_for_writing(self.root)
@@ -349,17 +358,11 @@ class JsonlBackend:
             cut_torn_tail(self.root, sid, self.path(sid), tail)
         prefix = b"\n" if tail is not None and tail.needs_newline else b""
         data = prefix + b"\n".join(e.encode() for e in change.events) + b"\n"
-        note = None
-        if len(change.events) > 1:  # all or nothing: a note while it is not durable
+        if len(change.events) > 1:  # all or nothing: a note until it is durable
             before = os.lstat(self.path(sid)).st_size
-            note = begin(self.path(sid), before, before + len(data))
-        try:
-            appender, st = self._appenders.written(sid, lambda: self.path(sid), data)
-        except BaseException:
-            if note is not None:
-                end(note)  # `written` took the bytes back
-            raise
-        self._pending[sid] = Pending(appender.fd, st.st_size - len(data), note)
+            self._notes.add(begin(self.path(sid), before, before + len(data)))
+        appender, st = self._appenders.written(sid, lambda: self.path(sid), data)
+        self._pending[sid] = Pending(appender.fd, st.st_size - len(data))
         self._seen[sid] = _identity(st)
         if tail is not None:
             tail.needs_newline = False
@@ -377,9 +380,6 @@ class JsonlBackend:
             self._appenders.forget(session_id)
             undo_append(pending)
             raise
-        finally:
-            if pending.note is not None:
-                end(pending.note)
         self._appenders.release(session_id)
 
     def _rewrite(
@@ -387,6 +387,7 @@ class JsonlBackend:
     ) -> None:
         self._appenders.close(session_id)  # the file is replaced: appends go to the new one
         path = self.path(session_id)
+        self._drop_note(path)
         tail = self._tails.get(session_id)
         if tail is not None and tail.torn is not None:
             keep_torn_tail(self.root, session_id, tail.torn)  # the rewrite must not drop it
@@ -405,11 +406,20 @@ class JsonlBackend:
     def _dispose(self, session_id: str) -> None:
         """Deleting moves the file to `<store>/trash/`: a person can still get it back."""
         self._appenders.close(session_id)  # nothing more may be written to the trashed file
+        self._drop_note(self.path(session_id))
         trash(self.root, self.sessions_dir, session_id, self.path(session_id))
         self._headers.pop(session_id, None)
         self._tails.pop(session_id, None)
         self._line_ends.pop(session_id, None)
         self._seen.pop(session_id, None)
+
+    def _drop_note(self, path: Path) -> None:
+        """Before a log is replaced or deleted: its append note goes (a shorter log could
+        fall inside the range it names)."""
+        note = note_path(path)
+        if note in self._notes:
+            self._notes.discard(note)
+            end(note)
 
     def restore(self, session_id: str) -> bool:
         """Move the latest trashed copy of a session (`_dispose`) back into place."""
@@ -427,6 +437,9 @@ class JsonlBackend:
             with contextlib.suppress(OSError):
                 self._flush(sid)
         self._appenders.close_all()
+        for note in list(self._notes):  # every append is durable or taken back by now
+            end(note)
+        self._notes.clear()
         self.catalogue.forget_loaded()
         if self._lock is not None:
             self._lock.release()

@@ -2,14 +2,17 @@
 while it writes them (a write(2) of megabytes stops at any page) must not leave the first
 half of a turn, or of an import's new events, in the log.
 
-Before such an append the writer leaves a note beside the log, `.<id>.appending`, saying
-the file's size before the append and the size it will have after; the note goes once the
-append is durable. While a note says the file is between the two sizes, the bytes past the
-first are an append nobody finished: readers stop before them, and the next writer to open
-the store moves them to `<store>/recovered/` and cuts the log back. A note whose append
-was finished (the size it names reached, or passed by later appends) changes nothing, so a
-note a crash left behind after the append's fsync is harmless. One event needs no note: its
-line, cut short, is already a torn last line.
+Before such an append the writer says in a note beside the log, `.<id>.appending`, the
+file's size before the append and the size it will have after. While a note says the file
+is between the two sizes, the bytes past the first are an append nobody finished: readers
+stop before them, and the next writer to open the store moves them to
+`<store>/recovered/` and cuts the log back. A note whose append was finished (the size it
+names reached, or passed by later appends) changes nothing, so a note stays between
+appends: each append rewrites it in place (one write into the page cache, fixed width),
+instead of creating and deleting a file around every append (measured: the folder's two
+changes made each fsynced turn ~15 % slower). It goes when the log is replaced or deleted
+(a shorter log could fall inside its range) and when the writer closes. One event needs no
+note: its line, cut short, is already a torn last line.
 """
 
 from __future__ import annotations
@@ -31,18 +34,19 @@ def note_path(log: Path) -> Path:
 
 
 def begin(log: Path, before: int, after: int) -> Path:
-    """Leave the note of an append taking `log` from `before` to `after` bytes."""
+    """Say that an append takes `log` from `before` to `after` bytes (the note is made on
+    first use, then written over in place)."""
     note = note_path(log)
-    fd = os.open(note, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    fd = os.open(note, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
-        os.write(fd, f"{before} {after}\n".encode())
+        os.pwrite(fd, f"{before:020d} {after:020d}\n".encode(), 0)
     finally:
         os.close(fd)
     return note
 
 
 def end(note: Path) -> None:
-    """The append is durable (or was taken back): its note goes."""
+    """The note goes: its log is replaced or deleted, or its writer closes."""
     with contextlib.suppress(FileNotFoundError):
         note.unlink()
 
