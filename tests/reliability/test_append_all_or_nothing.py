@@ -13,10 +13,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session_store import SessionStore
-from tests.reliability.conftest import TIMEOUT, child_env
+from tests.reliability.conftest import FORKWISE, TIMEOUT, child_env
 
 SID = "grow"
 TURNS = 400
@@ -175,3 +178,63 @@ def test_a_finished_append_s_note_never_cuts_a_log_made_shorter(tmp_path: Path) 
     finally:
         writer.close()
     assert not list((root / "sessions").glob(".*.appending"))
+
+
+def claude_transcript(exchanges: int) -> Any:
+    from tests.formats.claude_fixtures import Transcript  # the Claude Code file's shape
+
+    t = Transcript("5d1f3a2e-8c4b-4f6a-9e7d-0a1b2c3d4e5f")
+    for k in range(exchanges):
+        t.exchange(f"question {k} " + "q" * 200, f"answer {k} " + "a" * 400)
+    return t
+
+
+def test_a_kill_inside_an_import_s_append_to_a_grown_source_leaves_all_or_nothing(
+    tmp_path: Path,
+) -> None:
+    """The item as it was found: `sessions import` of a Claude Code file that grew by
+    thousands of turns, killed while it appends them (before: 10,575 of ~25,000 events
+    visible, ending inside a turn)."""
+    from tests.formats.claude_fixtures import project_file
+
+    small, grown = claude_transcript(200), claude_transcript(6000)
+    source = small.write(project_file(tmp_path / "claude", small))
+    os.utime(source, (1_700_000_000, 1_700_000_000))
+    root = tmp_path / "store"
+    argv = [FORKWISE, "sessions", "import", str(source), "--from", "claude", "--store", str(root),
+            "--json"]  # fmt: skip
+    first = subprocess.run(argv, capture_output=True, timeout=TIMEOUT, env=child_env(), check=False)
+    assert first.returncode == 0, first.stderr
+    [log] = (root / "sessions").glob("*.jsonl")
+    sid = log.name[: -len(".jsonl")]
+
+    def seen(writable: bool) -> int:
+        store = SessionStore(JsonlBackend(root, writable=writable))
+        try:
+            return len(store.get(sid).events)
+        finally:
+            store.close()
+
+    old, whole = seen(False), log.read_bytes()
+    grown.write(source)
+    os.utime(source, (1_700_000_100, 1_700_000_100))
+    landed = 0
+    for _ in range(3):
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=child_env())  # fmt: skip
+        deadline = time.monotonic() + TIMEOUT
+        while log.stat().st_size == len(whole) and proc.poll() is None:
+            assert time.monotonic() < deadline
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(TIMEOUT)
+        if proc.returncode == 0:
+            break  # the import finished first
+        landed += log.stat().st_size > len(whole)
+        assert seen(False) == old  # a reader: nothing of the unfinished append
+        assert seen(True) == old  # the next writer: the log cut back to its old end
+        assert log.read_bytes() == whole
+    assert landed, "no kill landed inside the append"
+    done = subprocess.run(argv, capture_output=True, timeout=TIMEOUT, env=child_env(), check=False)
+    assert done.returncode == 0, done.stderr
+    assert orjson.loads(done.stdout)["updated"] == [sid]
+    assert seen(False) > old
