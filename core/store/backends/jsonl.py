@@ -54,6 +54,7 @@ from forkwise.core.store.backends.unfinished import (
     begin,
     cut_lines,
     end,
+    may_be_cut,
     note_path,
     recover,
     unfinished,
@@ -177,7 +178,7 @@ class JsonlBackend:
     def _read_lines(path: Path) -> tuple[list[bytes], int, os.stat_result]:
         """The log's lines, without an append a crash cut short (`unfinished`)."""
         lines, size, st = read_lines(path)
-        keep = unfinished(path, size)
+        keep = unfinished(path, size) if may_be_cut(lines, size) else None
         if keep is not None:
             return cut_lines(lines, keep), keep, st
         return lines, size, st
