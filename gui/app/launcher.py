@@ -53,6 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(NO_GUI, file=sys.stderr)
         return 1
     options, files = split_files(args)
+    refused = app.secret_in_argv(app.build_parser().parse_args(options))
+    if refused:  # before the files' import, which would pass the secret on
+        print(refused, file=sys.stderr)
+        return 2
     if files:
         import_files(options, files)
     return int(app.main(options))

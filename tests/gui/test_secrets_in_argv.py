@@ -88,6 +88,13 @@ def test_a_database_password_stays_out_of_cmdline_and_the_title(
     assert "holds a password" in done.stderr
     assert "$PGPASSWORD" in done.stderr
     assert password not in done.stderr
+    # with files to import first: refused before the import (it would pass the URL on)
+    stray = tmp_path / "stray.jsonl"
+    stray.write_text("{}\n")
+    _, done = self_test(["--store", pg_url, str(stray)], app_env(tmp_path))
+    assert done.returncode == 2
+    assert "holds a password" in done.stderr
+    assert done.stdout == ""
     # as a parameter, percent-encoded: the same
     hidden = f"{bare}{'&' if '?' in bare else '?'}%70assword={quote(password)}"
     _, done = self_test(["--store", hidden], app_env(tmp_path))
