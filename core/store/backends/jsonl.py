@@ -58,6 +58,7 @@ from forkwise.core.store.backends.unfinished import (
     note_path,
     recover,
     unfinished,
+    write_note,
 )
 from forkwise.core.store.backends.unnamed import UnnamedFiles
 from forkwise.core.store.session import (
@@ -102,8 +103,9 @@ class JsonlBackend:
         #: each session file as this backend last read or wrote it (`_identity`)
         self._seen: dict[str, tuple[int, int, int, int]] = {}
         self._appenders = Appenders()
-        #: the append notes this writer made (`unfinished`): they go when it closes
-        self._notes: set[Path] = set()
+        #: the append notes this writer made (`unfinished`) and what each holds: they go
+        #: when it closes
+        self._notes: dict[Path, bytes] = {}
         try:
             if writable:
                 prepare_for_writing(self.root)
@@ -359,11 +361,19 @@ class JsonlBackend:
             cut_torn_tail(self.root, sid, self.path(sid), tail)
         prefix = b"\n" if tail is not None and tail.needs_newline else b""
         data = prefix + b"\n".join(e.encode() for e in change.events) + b"\n"
+        noted = None
         if len(change.events) > 1:  # all or nothing: a note until it is durable
             before = os.lstat(self.path(sid)).st_size
-            self._notes.add(begin(self.path(sid), before, before + len(data)))
-        appender, st = self._appenders.written(sid, lambda: self.path(sid), data)
-        self._pending[sid] = Pending(appender.fd, st.st_size - len(data))
+            note = note_path(self.path(sid))
+            noted = (note, self._notes.get(note))  # as it was: put back if this fails
+            self._notes[note] = begin(self.path(sid), before, before + len(data))
+        try:
+            appender, st = self._appenders.written(sid, lambda: self.path(sid), data)
+        except BaseException:
+            if noted is not None:
+                self._put_back(*noted)  # `written` took the bytes back
+            raise
+        self._pending[sid] = Pending(appender.fd, st.st_size - len(data), noted)
         self._seen[sid] = _identity(st)
         if tail is not None:
             tail.needs_newline = False
@@ -380,6 +390,8 @@ class JsonlBackend:
         except OSError:
             self._appenders.forget(session_id)
             undo_append(pending)
+            if pending.note is not None:
+                self._put_back(*pending.note)
             raise
         self._appenders.release(session_id)
 
@@ -418,9 +430,17 @@ class JsonlBackend:
         """Before a log is replaced or deleted: its append note goes (a shorter log could
         fall inside the range it names)."""
         note = note_path(path)
-        if note in self._notes:
-            self._notes.discard(note)
+        if self._notes.pop(note, None) is not None:
             end(note)
+
+    def _put_back(self, note: Path, held: bytes | None) -> None:
+        """A failed append leaves its note as it found it (none, or a finished one's)."""
+        if held is None:
+            self._notes.pop(note, None)
+            end(note)
+        else:
+            self._notes[note] = held
+            write_note(note, held)
 
     def restore(self, session_id: str) -> bool:
         """Move the latest trashed copy of a session (`_dispose`) back into place."""

@@ -33,16 +33,20 @@ def note_path(log: Path) -> Path:
     return log.with_name(f".{log.name[: -len('.jsonl')]}{SUFFIX}")
 
 
-def begin(log: Path, before: int, after: int) -> Path:
+def begin(log: Path, before: int, after: int) -> bytes:
     """Say that an append takes `log` from `before` to `after` bytes (the note is made on
-    first use, then written over in place)."""
-    note = note_path(log)
+    first use, then written over in place); what the note now holds."""
+    said = f"{before:020d} {after:020d}\n".encode()
+    write_note(note_path(log), said)
+    return said
+
+
+def write_note(note: Path, said: bytes) -> None:
     fd = os.open(note, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
-        os.pwrite(fd, f"{before:020d} {after:020d}\n".encode(), 0)
+        os.pwrite(fd, said, 0)  # fixed width: the whole note, never a mix of two
     finally:
         os.close(fd)
-    return note
 
 
 def end(note: Path) -> None:
