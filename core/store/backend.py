@@ -121,6 +121,21 @@ class WritesAtOnce(Protocol):
         ...
 
 
+@runtime_checkable
+class SharedWriters(Protocol):
+    """A backend several hosts write at once, one writer per session (a database): who
+    writes a session is known per session, not for the whole store."""
+
+    def claim(self, session_id: str) -> None:
+        """Become the session's writer now, or raise SessionBusy (another host is)."""
+        ...
+
+    def unheld(self, session_ids: Sequence[str]) -> set[str]:
+        """Of `session_ids`, those no host is the writer of (this one neither): an open
+        turn there was left by a crash, not run by a live host."""
+        ...
+
+
 class Backend(Protocol):
     """Persistence for a store. `persist` raises a ForkwiseError and leaves the disk as it
     was when it cannot complete a change.

@@ -41,6 +41,7 @@ from forkwise.core.store.backend import (
     Progress,
     Remembered,
     Restorable,
+    SharedWriters,
     TrashedSession,
     WritesAtOnce,
 )
@@ -104,6 +105,23 @@ class SessionStore(AppendPhases, ForkVerbs):
         #: the replies the last source a new fork's usage was checked against counts:
         #: (its id, its length, the replies)
         self._replies: tuple[str, int, frozenset[str]] | None = None
+        #: several hosts write this store, one writer per session (`claim`, `unheld`)
+        self._shared = backend if isinstance(backend, SharedWriters) else None
+
+    @property
+    def shared(self) -> bool:
+        return self._shared is not None
+
+    def claim(self, session_id: str) -> None:
+        """Become the session's writer (SessionBusy: another host is). Nothing to do on a
+        store one process writes (its writer lock covers every session)."""
+        if self._shared is not None:
+            self._shared.claim(session_id)
+
+    def unheld(self, session_ids: Sequence[str]) -> set[str] | None:
+        """Of `session_ids`, those no live host writes (`SharedWriters.unheld`); None on a
+        store one process writes, where the writer lock says it for the whole store."""
+        return None if self._shared is None else self._shared.unheld(session_ids)
 
     # --- subscriptions -------------------------------------------------------------
 
