@@ -5,16 +5,13 @@ the list shows each from where it parts from its neighbours."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from codex_fixtures import Rollout, thread_id
 from gui_harness import open_app, until
 from PySide6.QtCore import Qt
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
-from codex_fixtures import Rollout, thread_id
 
 from forkwise.gui.domain.title_elision import differing_start
 from forkwise.gui.models.session_rows import TITLE

@@ -6,16 +6,13 @@ Codex and read back lists under that name, dated when it was written, not in 202
 from __future__ import annotations
 
 import re
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from gui_harness import open_app, until
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 from codex_fixtures import basic, name_thread, thread_id
+from gui_harness import open_app, until
 
 from forkwise.core.client.rows import session_row
 from forkwise.core.client.titles import titles

@@ -6,20 +6,17 @@ from __future__ import annotations
 
 import base64
 import os
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import claude_fixtures as cf
 import pytest
 from gui_harness import App, open_app, until
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize
 from PySide6.QtGui import QColor, QImage, QPainter
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
-import claude_fixtures as cf
-from test_transcript_reading import SHOTS, card_doc, opened, write_session
+from reading_scene import SHOTS, card_doc, opened, write_session
 
 from forkwise.gui.transcript.thumbnails import BOX, fitted, header_size
 

@@ -7,21 +7,18 @@ from __future__ import annotations
 
 import io
 import os
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from claude_fixtures import MODEL, SID, Transcript, rewound
 from genai_prices import calc_price
 from genai_prices.types import Usage
 from gui_harness import open_app, until
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
-from claude_fixtures import MODEL, SID, Transcript, rewound
 
 from forkwise.core.cli import main as cli
 from forkwise.gui.models.session_rows import COST, TITLE

@@ -4,16 +4,13 @@ for the agent with the command that resumes it."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from codex_fixtures import home_with_fork, thread_id
 from gui_harness import agents_home, open_app, until
 from PySide6.QtWidgets import QApplication, QLabel, QLineEdit
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
-from codex_fixtures import home_with_fork, thread_id
 
 from forkwise.gui.features.agents.continue_in import ContinueDialog
 from forkwise.gui.features.agents.import_dialogs import ImportDialog

@@ -6,18 +6,15 @@ logs imported through the app's client."""
 from __future__ import annotations
 
 import os
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import claude_fixtures as cf
 import orjson
 import pytest
 from gui_harness import App, open_app, until
 from PySide6.QtCore import Qt
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
-import claude_fixtures as cf
 
 from forkwise.gui.domain.search_hits import clean_snippet, marked_words
 from forkwise.gui.sessions.search_results import GROUP_ROLE, HIT_ROLE

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from demo_steps import PLAN, action, new_child, settled
 from gui_harness import App, open_app, until
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLabel, QToolButton
-from test_branches import PLAN, action, new_child, settled
-from test_imported_titles import SID, claude_rewound_twice
+from rewound_scene import SID, claude_rewound_twice
 
 from forkwise.core.client.titles import forks_of
 

@@ -14,12 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pi_fixtures as pf
 import pytest
 from gui_harness import open_app, qt_events, until
 from PySide6.QtCore import QModelIndex, Qt
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
-import pi_fixtures as pf
 
 from forkwise.gui.models.session_rows import ACTIVITY, COST, MESSAGES, TITLE, format_when
 from forkwise.gui.transcript.transcript_delegate import MARGIN_X

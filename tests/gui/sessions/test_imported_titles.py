@@ -6,39 +6,22 @@ open with a title row that repeats the question under it. Real files, real app."
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-from gui_harness import open_app, qt_events, until
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 import claude_fixtures as cf
+import pytest
 from codex_fixtures import ROLLED_BACK, home_with_fork, rolled_back_twice, thread_id
+from gui_harness import open_app, qt_events, until
+from rewound_scene import QUESTION, SID, claude_rewound_twice
 
 from forkwise.core.reading.entries import TITLE
 
 pytestmark = pytest.mark.gui
 SHOTS = os.environ.get("FORKWISE_SHOTS")
 
-SID = "3a9c0d1e-2222-4b6a-9e7d-0a1b2c3d4e5f"
-QUESTION = "Why does the release build fail on macOS?"
 
 
-def claude_rewound_twice(root: Path) -> Path:
-    """Asked, rewound twice to after the first answer (three ways on from one point),
-    then renamed: Claude Code writes the custom title after the last branch's entries."""
-    t = cf.Transcript(SID, cwd="/home/ada/work/app")
-    t.exchange(QUESTION, "Let me read the build log.")
-    fork_at = t.last
-    t.exchange("check the signing step", "The certificate expired.")
-    t.last = fork_at
-    t.exchange("check the SDK version", "The SDK is too old.")
-    t.last = fork_at
-    t.exchange("check the linker flags", "A flag is missing.")
-    t.custom_title("Release build on macOS")
-    return cf.write_old(t, root)
 
 
 def test_sibling_branches_of_imported_sessions_read_as_forks(

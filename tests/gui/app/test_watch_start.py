@@ -5,15 +5,12 @@ which took the GIL from a person's first page-downs. Real host, real folders."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from gui_harness import open_app, until
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 from codex_fixtures import home_with_fork, thread_id
+from gui_harness import open_app, until
 
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session_store import SessionStore

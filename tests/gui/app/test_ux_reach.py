@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from gui_harness import open_app, qt_events, until
+from long_scene import LONG, write_long
 from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QApplication
-from test_transcript_scroll import LONG, write_long
 
 pytestmark = pytest.mark.gui
 SHOTS = os.environ.get("FORKWISE_SHOTS")
@@ -51,7 +51,7 @@ def test_a_task_call_shows_its_subagent_as_a_link_on_its_card(
         aloop: Any, tmp_path: Path) -> None:
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
-    from test_ux_transcript import PROMPT, claude_task_session, open_task_call
+    from task_scene import PROMPT, claude_task_session, open_task_call
 
     from forkwise.gui.transcript.subagent_link import SubagentLink
     from forkwise.gui.transcript.transcript_delegate import MARGIN_X, MARGIN_Y

@@ -5,26 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 from gui_harness import App, open_app, until
+from long_scene import LONG, write_long
 from PySide6.QtCore import QRect, Qt
 
-from forkwise.core.bench.synth import session_lines
 from forkwise.gui.models.transcript_model import FIRST_PAGE
 
 pytestmark = pytest.mark.gui
-LONG = "long-session"
 
 
-def write_long(root: Path, events: int) -> None:
-    sessions = root / "store" / "sessions"
-    sessions.mkdir(parents=True, mode=0o700)
-    lines = session_lines(random.Random(5), LONG, events)
-    (sessions / f"{LONG}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
 
 
 def shown(app: App, row: int) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from gui_harness import open_app, until
-from test_transcript_reading import card_doc, opened, write_session
+from reading_scene import card_doc, opened, write_session
 
 from forkwise.gui.transcript.transcript_delegate import MARGIN_Y, PAD
 

@@ -6,7 +6,6 @@ app's tests: test_app, test_branches, test_ux_*.)"""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +121,6 @@ def test_reading_exports_the_selected_session_alone(aloop: Any, tmp_path: Path) 
 def test_agents_names_where_an_imported_session_came_from_alone(
     aloop: Any, tmp_path: Path
 ) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
     from claude_fixtures import SID, Transcript
 
     chat = Transcript(SID)

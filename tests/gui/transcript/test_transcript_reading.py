@@ -6,53 +6,27 @@ session (the one the document export tests read)."""
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from gui_harness import App, open_app, until
+from gui_harness import open_app, until
 from PySide6.QtCore import QObject, QPoint, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QFontInfo, QTextCursor, QTextDocument
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QLineEdit, QWidget
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
-import claude_fixtures as cf
-import test_claude_document as doc_session
+from reading_scene import SHOTS, card_doc, opened, write_session
 
 from forkwise.core.reading.entries import Entry
 from forkwise.gui.transcript.transcript_html import entry_html
 
 pytestmark = pytest.mark.gui
-#: a folder to save the README's screenshots in (FORKWISE_SHOTS=resources/screenshots)
-SHOTS = os.environ.get("FORKWISE_SHOTS")
-SID = f"claude-{doc_session.SID}"
 
 
-def write_session(root: Path, turns: int = 0) -> Path:
-    """The export tests' session, after `turns` turns that ran a command (a long output)."""
-    t = doc_session.session()
-    for n in range(turns):
-        t.tool_turn(f"run step {n}", f"make step{n}",
-                    "\n".join(f"step {n} line {i}" for i in range(12)), f"Step {n} done.")
-    path = t.write(cf.project_file(root, t))
-    os.utime(path, (1_700_000_000, 1_700_000_000))
-    return root
 
 
-async def opened(app: App, root: Path) -> None:
-    report = await app.client.import_files([str(root)])
-    assert not report["failed"], report
-    await until(lambda: SID in app.controller.tree.session_ids(), what="imported")
-    await app.idle()
-    await app.open(SID)
 
 
-def card_doc(app: App, row: int) -> QTextDocument:
-    view = app.window.transcript
-    return view.delegate._doc(app.entries[row], view.delegate._width(), view.palette())
 
 
 def find(doc: QTextDocument, text: str) -> QTextCursor:

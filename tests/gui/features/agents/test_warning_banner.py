@@ -7,16 +7,13 @@ watch."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
+import claude_fixtures as cf
 import pytest
 from gui_harness import open_app, until
 from PySide6.QtCore import QSettings
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
-import claude_fixtures as cf
 
 from forkwise.gui.features.agents.source_watch import IGNORED_KEY
 

@@ -4,18 +4,15 @@ session back with the command that resumes it; Agent sources… lists both."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from gemini_fixtures import SID, coding_session, settled
 from gui_harness import open_app, until
+from opencode_fixtures import OpenCodeDb
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
-from gemini_fixtures import SID, coding_session, settled
-from opencode_fixtures import OpenCodeDb
 
 from forkwise.gui.features.agents.continue_in import ContinueDialog
 from forkwise.gui.features.agents.import_dialogs import SourcesDialog

@@ -14,7 +14,7 @@ from gui_harness import App, open_app, until
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
-from test_imported_titles import SID, claude_rewound_twice
+from rewound_scene import SID, claude_rewound_twice
 
 from forkwise.core.client.titles import forks_of
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from gui_harness import open_app, qt_events, until
-from test_ux_imported import claude_session, imported, rewound_branch
+from imported_scene import claude_session, imported, rewound_branch
 
 from forkwise.core.log.events import TURN_END
 

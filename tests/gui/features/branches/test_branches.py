@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from demo_steps import PLAN, action, new_child, settled
 from gui_harness import App, open_app, until
 from PySide6.QtCore import QItemSelectionModel, Qt
-from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QToolButton
 
@@ -18,28 +18,13 @@ from forkwise.gui.transcript.fork_header import ForkHeader
 
 pytestmark = pytest.mark.gui
 
-PLAN = "Plan the 2.5 release"
 QUICK = "Quick question about tabs vs spaces"
 
 
-def action(menu: Any, name: str) -> QAction:
-    found = [a for a in menu.actions() if a.objectName() == name]
-    assert found, name
-    return found[0]
 
 
-async def new_child(app: App, before: set[str]) -> str:
-    c = app.controller
-    sid = await until(lambda: next(iter(set(c.tree.session_ids()) - before), None),
-                      what="a new child")
-    await until(lambda: c.current == sid and c.transcript.at_end, what="the child open")
-    await app.idle()
-    return str(sid)
 
 
-async def settled(app: App) -> None:
-    await until(lambda: not app.controller.transcript.running, what="the turn ended")
-    await app.idle()
 
 
 async def fork_current(app: App) -> str:

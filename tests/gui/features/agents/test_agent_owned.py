@@ -5,15 +5,12 @@ window, real Claude Code files imported through the host."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
+import claude_fixtures as cf
 import pytest
 from gui_harness import open_app, qt_events, until
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
-import claude_fixtures as cf
 
 pytestmark = pytest.mark.gui
 

@@ -13,7 +13,7 @@ from gui_harness import open_app, until
 
 pytestmark = pytest.mark.gui
 
-GUI = Path(__file__).resolve().parents[2] / "gui"
+GUI = Path(__file__).resolve().parents[3] / "gui"
 PLAN = "Plan the 2.5 release"
 
 
