@@ -97,8 +97,6 @@ print(json.dumps({"status": status, **seen}))
 """
 
 
-
-
 def test_first_frame_leaves_out_the_transcript_which_then_takes_its_place(
         tmp_path: Path) -> None:
     seen = run_on_demo(tmp_path, SCRIPT)

@@ -36,13 +36,6 @@ pytestmark = pytest.mark.gui
 SHOTS = os.environ.get("FORKWISE_SHOTS")
 
 
-
-
-
-
-
-
-
 def test_enter_and_space_show_a_reasoning_and_a_long_tool_output(
         aloop: Any, tmp_path: Path) -> None:
     async def scenario() -> None:

@@ -45,14 +45,6 @@ def test_a_subagent_says_who_started_it(aloop: Any, tmp_path: Path) -> None:
     aloop(scenario())
 
 
-
-
-
-
-
-
-
-
 def test_a_task_call_opens_the_subagent_it_started(aloop: Any, tmp_path: Path) -> None:
     projects = claude_task_session(tmp_path / "claude")
 

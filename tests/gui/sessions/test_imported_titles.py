@@ -21,9 +21,6 @@ pytestmark = pytest.mark.gui
 SHOTS = os.environ.get("FORKWISE_SHOTS")
 
 
-
-
-
 def test_sibling_branches_of_imported_sessions_read_as_forks(
         aloop: Any, tmp_path: Path) -> None:
     path = claude_rewound_twice(tmp_path / "claude")

@@ -23,12 +23,6 @@ from forkwise.gui.transcript.transcript_html import entry_html
 pytestmark = pytest.mark.gui
 
 
-
-
-
-
-
-
 def find(doc: QTextDocument, text: str) -> QTextCursor:
     cursor = doc.find(text)
     assert not cursor.isNull(), f"{text!r} not in {doc.toPlainText()!r}"

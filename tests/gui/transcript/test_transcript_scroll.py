@@ -18,8 +18,6 @@ from forkwise.gui.models.transcript_model import FIRST_PAGE
 pytestmark = pytest.mark.gui
 
 
-
-
 def shown(app: App, row: int) -> bool:
     view = app.window.transcript
     rect = view.visualRect(app.controller.transcript.index(row))
@@ -172,7 +170,6 @@ def test_the_last_page_arriving_under_the_reader_does_not_pull_the_view_along(
             assert not view.following  # a page, not a live reply: the reader stays put
 
     aloop(scenario())
-
 
 
 def test_page_up_and_down_go_through_a_long_imported_session(

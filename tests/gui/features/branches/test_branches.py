@@ -21,12 +21,6 @@ pytestmark = pytest.mark.gui
 QUICK = "Quick question about tabs vs spaces"
 
 
-
-
-
-
-
-
 async def fork_current(app: App) -> str:
     before = set(app.controller.tree.session_ids())
     app.window.action_fork.trigger()
