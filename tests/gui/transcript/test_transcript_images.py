@@ -98,10 +98,10 @@ def test_a_pasted_image_shows_in_its_prompt(aloop: Any, tmp_path: Path) -> None:
             thumbnails = app.window.transcript.delegate.thumbnails
             await until(lambda: thumbnails.get(key.partition(":")[2]) is not None,
                         what="thumbnail made")
-            # the pixel at its own size (a small image is not blown up to the box)
+            # the picture at its own size (an image smaller than the box is not blown up)
             made = thumbnails.get(key.partition(":")[2])
             assert made is not None
-            assert made.size() == QSize(1, 1)
+            assert made.size() == QSize(180, 100)
 
     aloop(scenario())
 

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 from gui_harness import open_app, until
+from page_shots import chromium_shot, side_by_side
 from PySide6.QtCore import QObject, QPoint, Qt, QUrl, Slot
-from PySide6.QtGui import QDesktopServices, QFontInfo, QTextCursor, QTextDocument
+from PySide6.QtGui import QDesktopServices, QFontInfo, QImage, QTextCursor, QTextDocument
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QLineEdit, QWidget
-from reading_scene import SHOTS, card_doc, opened, write_session
+from reading_scene import SHOTS, SID, card_doc, opened, write_session
 
 from forkwise.core.reading.entries import Entry
 from forkwise.gui.transcript.transcript_html import entry_html
@@ -88,6 +89,20 @@ def test_markdown_code_diff_and_failures_render(aloop: Any, tmp_path: Path) -> N
                               view.ScrollHint.PositionAtTop)
                 await asyncio.sleep(0.2)
                 w.grab().save(str(Path(SHOTS) / "transcript-tools.png"))
+                # the session from its question to the edit, beside its HTML export drawn
+                # by a browser from the same question
+                question = max(i for i in app.rows("user") if i < edit)
+                w.resize(1200, 1180)
+                view.scrollTo(app.controller.transcript.index(question, 0),
+                              view.ScrollHint.PositionAtTop)
+                await asyncio.sleep(0.2)
+                window = w.grab().toImage()
+                page = tmp_path / "session.html"
+                await app.client.export_session(SID, "html", out=str(page))
+                drawn = tmp_path / "page.png"
+                chromium_shot(page, f"m-{app.entries[question].seq}", (900, 1180), drawn)
+                side_by_side(window, QImage(str(drawn)), Path(SHOTS) / "transcript-and-export.png")
+                w.resize(1280, 860)
                 view.scrollTo(app.controller.transcript.index(answer, 0),
                               view.ScrollHint.PositionAtTop)
                 view.verticalScrollBar().setValue(view.verticalScrollBar().value() - 260)
