@@ -26,6 +26,7 @@ SESSION_TURN: Final = "session/turn"
 STORE_INDEXING: Final = "store/indexing"
 IMPORT_PROGRESS: Final = "import/progress"
 SOURCES_WARNINGS: Final = "sources/warnings"
+SEARCH_INDEXING: Final = "search/indexing"
 
 
 class CatalogueUpsert(TypedDict):
@@ -103,6 +104,13 @@ class SourcesWarnings(TypedDict):
 
     kind: Literal["sources/warnings"]
     warnings: list[Json]
+class SearchIndexing(TypedDict):
+    """The search index is being built in the background after an import: `done` of
+    `total` sessions indexed (done == total: it answers every search at once now)."""
+
+    kind: Literal["search/indexing"]
+    done: int
+    total: int
 
 
 Notification = (
@@ -115,6 +123,7 @@ Notification = (
     | StoreIndexing
     | ImportProgress
     | SourcesWarnings
+    | SearchIndexing
 )
 
 _SHAPES: dict[str, type[Any]] = {
@@ -127,6 +136,7 @@ _SHAPES: dict[str, type[Any]] = {
     STORE_INDEXING: StoreIndexing,
     IMPORT_PROGRESS: ImportProgress,
     SOURCES_WARNINGS: SourcesWarnings,
+    SEARCH_INDEXING: SearchIndexing,
 }
 #: every kind, for a front end that tells them apart
 KINDS: Final = frozenset(_SHAPES)

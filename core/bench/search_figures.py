@@ -69,6 +69,47 @@ async def _queries(root: Path, repeat: int) -> tuple[float, int]:
         await host.close()
 
 
+async def _first_after_import(home: Path, store_dir: Path) -> tuple[float, float, float]:
+    """(first search after the import, the same search again, the background build's
+    seconds): an import through a host a client listens to, then its search index built
+    in the background, as the app sees it before the person's first search."""
+    host = Host.open(store_dir)
+    client = await Client.in_process(host)
+    try:
+        await client.subscribe(lambda note: None)
+        await client.import_files([str(home)], "claude")
+        start = time.perf_counter()
+        await host.search_built()
+        built = time.perf_counter() - start
+        start = time.perf_counter()
+        await client.search(QUERY, 50)
+        first = time.perf_counter() - start
+        start = time.perf_counter()
+        await client.search(QUERY, 50)
+        return first, time.perf_counter() - start, built
+    finally:
+        await client.close()
+        await host.close()
+
+
+def run_search_after_import(tmp: Path, sessions: int, repeat: int) -> tuple[float, float, float]:
+    """Medians of `_first_after_import` over fresh stores of `sessions` Claude Code
+    sessions (the same files each time)."""
+    import shutil
+
+    from forkwise.core.bench.synth_sources import claude_projects
+
+    home = tmp / "search-import-home"
+    claude_projects(home, sessions=sessions, turns=6, seed=5)
+    runs = []
+    for i in range(repeat):
+        store_dir = tmp / f"search-import-store-{i}"
+        runs.append(asyncio.run(_first_after_import(home, store_dir)))
+        shutil.rmtree(store_dir, ignore_errors=True)
+    first, again, built = (statistics.median(r[k] for r in runs) for k in range(3))
+    return first, again, built
+
+
 def run_search(root: Path, repeat: int) -> tuple[float, float, float, int]:
     """(query seconds, build seconds, parse seconds, hits) over the store at `root`."""
     # Alternated and equally many, so that load on a shared machine falls on both

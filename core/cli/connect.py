@@ -34,9 +34,15 @@ MAX_TOKEN_BYTES = 4096
 
 
 def read_token(path: str | None) -> str | None:
-    """The token in `path` (a file), else $FORKWISE_TOKEN, else None."""
+    """The token in `path` (a file; `-`: the first line of standard input), else
+    $FORKWISE_TOKEN, else None. Never a command-line value: every user reads those."""
     if path is None:
         return os.environ.get("FORKWISE_TOKEN") or None
+    if path == "-":
+        line = sys.stdin.readline(MAX_TOKEN_BYTES).strip()
+        if not line:
+            raise RpcError("no token on standard input (--token-file -)")
+        return line
     file = Path(path).expanduser()
     try:
         fd = open_regular(file, follow=True)  # never a FIFO's wait

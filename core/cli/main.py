@@ -83,7 +83,22 @@ def _no_collection_at_exit() -> None:
     atexit.register(gc.freeze)
 
 
+#: a database password on the command line: said, not refused (scripts and services pass
+#: URLs so), since every user of the machine reads it while the process runs
+PASSWORD_IN_ARGV = (
+    "forkwise: warning: a store URL on the command line holds a password, which every user "
+    "of this machine can read (ps, /proc) while this runs; leave it out of the URL and put "
+    "it in $PGPASSWORD, ~/.pgpass or the system keyring (service forkwise-postgres), or "
+    "pass the URL in $FORKWISE_STORE\n"
+)
+
+
 def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from forkwise.core.paths import has_password
+
+    named = [getattr(args, k, None) for k in ("store", "source", "target")]
+    if any(isinstance(url, str) and has_password(url) for url in named):
+        err.write(PASSWORD_IN_ARGV)
     try:
         if args.command == "host":
             from forkwise.core.cli.serve import run_host

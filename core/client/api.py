@@ -29,6 +29,9 @@ each notification it receives against them and drops one that is none of them):
 * `{"kind": "sources/warnings", "warnings": [{path, line, code, message}, …]}` — a later
   pass over the watched agents' folders kept lines of changed files unread (once per
   change of a file: a file is read again only when it changed);
+* `{"kind": "search/indexing", "done": N, "total": M}` — after an import, the search index
+  is being built in the background: N of M sessions indexed (N == M: searches answer at
+  once from now on);
 * `{"kind": "session/turn", "sessionId": ID, "running": bool, "queued": int,
   "waiting": bool}` — `running`: a turn is open (also while it waits for an approval) or
   about to start; `waiting`: the open turn waits for an approval (see `approval/request`

@@ -149,6 +149,9 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
         #: changes the store announced per session (see version)
         self._changes: dict[str, int] = {}
         self._closed = False
+        #: set when the host closes: an import running ends before its next file, so
+        #: that closing does not wait for the rest of it (`import_sources`' `stop`)
+        self._import_stop = threading.Event()
         self._follower: DiskFollower | None = None
         #: a read-only host on a store nobody writes to (no writer lock held): a turn
         #: open in it that waits for no approval was left by a crash, and shows as ended
@@ -366,6 +369,10 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
         turn = OpenTurn.of(snap)
         # an imported session's open turn is its agent's, still writing it: not a crash
         if turn is not None and not turn.pending and not turn.agent and not self.read_only:
+            try:
+                self.store.claim(session_id)
+            except SessionBusy:  # another host on the database is running that turn
+                return snap
             log.info("session %s: closing turn %s left open by a crash", session_id, turn.id)
             reason = "the host stopped while this turn was running"
             self.store.append(session_id, turn.end("interrupted", reason))
@@ -379,6 +386,13 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
             raise ReadOnlyStore(
                 "this store is open read-only (another Forkwise process is writing to it)"
             )
+
+    async def _claim(self, session_id: str) -> None:
+        """Become the session's writer before a turn runs on it: on a database several
+        hosts share, a second host's prompt is `session-busy` at once, not a turn that
+        fails to start (nor one queued behind the other host's open turn)."""
+        if self.store.shared:
+            await self.io(self.store.claim, session_id)
 
     async def agent(self, session_id: str) -> Agent:
         """The live agent of a session (created, after recovery, on first use)."""
@@ -486,6 +500,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
         if not isinstance(text, str) or not text.strip():
             raise InvalidBoundary("a prompt needs some text", field="text")
         self._check_writable()
+        await self._claim(session_id)
         agent = await self.agent(session_id)
         ahead, outcome = agent.prompt(text)
         out: Json = {"queued": ahead}
@@ -500,6 +515,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
         self, session_id: str, approval_id: str, approved: bool, wait: bool = False
     ) -> Json | None:
         self._check_writable()
+        await self._claim(session_id)
         outcome = await (await self.agent(session_id)).approve(approval_id, approved)
         return await outcome if wait else None
 
@@ -607,6 +623,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
         if self._closed:
             return
         self._closed = True
+        self._import_stop.set()
         if self._sources is not None:
             await self._sources.close()
         if self._follower is not None:
@@ -628,4 +645,5 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
                 self._unsubscribe_search()
             if self._search is not None:
                 self._search.close()
+        await self.search_built()  # halted by the close: it ends after its batch
         self.workers.shutdown()

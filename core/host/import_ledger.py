@@ -37,11 +37,17 @@ class _Stamp(NamedTuple):
     st_mtime_ns: int
 
 
+#: the names of the sources that are logs (the other tools' files), never SQLite databases
+_LOGS = (".jsonl", ".json")
+
+
 def source_stamp(path: Path, st: os.stat_result | None = None) -> Stamp:
     """A source's stamp (`st`: its stat, when the caller has it). A SQLite database
     (OpenCode's) in WAL mode changes in its `-wal` file until a checkpoint: its stamp
     counts both files. Raises OSError."""
     st = st if st is not None else path.stat()
+    if path.name.endswith(_LOGS):
+        return st  # a log, not a database: no `-wal` to look for (a stat a file saved)
     try:
         wal = os.stat(f"{path}-wal")
     except OSError:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import stat
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,13 +97,16 @@ class ImportReport:
     warnings: list[Json] = field(default_factory=list)
     #: plugin/<tool>/<kind> events made for what has no Forkwise equivalent, by kind
     unmapped: dict[str, int] = field(default_factory=dict)
+    #: the import was stopped (its host closing) before every file was read: the files
+    #: not read are not in the ledger, and the next import reads them
+    stopped: bool = False
 
     def fail(self, path: Path, error: ForkwiseError, line: int | None = None) -> None:
         reason = {"code": error.code, "message": error.message}
         self.failed.append({"path": str(path), "line": line, "error": reason})
 
     def to_json(self) -> Json:
-        return {
+        out: Json = {
             "imported": self.imported,
             "updated": self.updated,
             "unchanged": self.unchanged,
@@ -110,6 +114,9 @@ class ImportReport:
             "warnings": self.warnings,
             "unmapped": self.unmapped,
         }
+        if self.stopped:
+            out["stopped"] = True
+        return out
 
 
 # --- finding and recognising files ----------------------------------------------------
@@ -181,13 +188,18 @@ def import_sources(
     files: Sequence[tuple[Path, str | None]],
     ledger: ImportLedger,
     progress: Progress | None = None,
+    stop: threading.Event | None = None,
 ) -> ImportReport:
     """Import `files` (each with its format, or None to recognise it). A file whose
     sessions branch from a session not stored yet waits until the other files are in, so
-    that a parent is stored before its children in whatever order the files come."""
-    with collector_paused():  # what is imported stays in the store's memory: no cycles
+    that a parent is stored before its children in whatever order the files come.
+
+    The store's index is saved once, when the import ends (`SessionStore.index_held`).
+    `stop` set (the host closing): the import ends before the next file, what it stored
+    durable, indexed and in the ledger, the rest for the next import (`stopped`)."""
+    with collector_paused(), store.index_held():  # what is imported stays in memory
         try:
-            return _import_all(store, files, ledger, progress)
+            return _import_all(store, files, ledger, progress, stop)
         finally:
             # before the collector runs again: its first pass after the pause would walk
             # every object the readers keep (a Codex import's parsed files: 8% of it)
@@ -209,6 +221,7 @@ def _import_all(
     files: Sequence[tuple[Path, str | None]],
     ledger: ImportLedger,
     progress: Progress | None,
+    stop: threading.Event | None = None,
 ) -> ImportReport:
     report = ImportReport()
     total = len(files)
@@ -230,6 +243,9 @@ def _import_all(
 
     try:
         for path, tool in files:
+            if stop is not None and stop.is_set():
+                report.stopped = True
+                break
             try:
                 read = _read_file(stored, path, tool, ledger, report)
                 if read is not None and read.orphans(store):
@@ -242,7 +258,10 @@ def _import_all(
             done += 1
             if progress is not None:
                 progress(done, total, str(path))
-        while waiting:
+        while waiting and not report.stopped:
+            if stop is not None and stop.is_set():
+                report.stopped = True
+                break
             # a file whose parents are in now, else the first one: its parent is in no file
             read = next((r for r in waiting if not r.orphans(store)), waiting[0])
             waiting.remove(read)

@@ -71,10 +71,20 @@ class ReadVerbs:
         @property
         def read_only(self) -> bool: ...
         def row(self, summary: SessionSummary) -> Json: ...
-        async def add_usage(self, rows: list[Json]) -> list[Json]: ...
+        async def add_usage(
+            self, rows: list[Json], summaries: Sequence[SessionSummary]
+        ) -> list[Json]: ...
         def notify(self, note: Notification) -> None: ...
         async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
         async def _serve(self, session_id: str) -> Session: ...
+
+    def _left_by_crash(self, session_ids: Sequence[str]) -> set[str]:
+        """Of sessions whose log ends inside a turn, those no live host is running: every
+        one on a store nobody writes; on a store several hosts write (a database), each
+        one whose writer is gone. The same rows, `interrupted`, from every backend."""
+        if self.read_only and self.orphaned:
+            return set(session_ids)
+        return self.store.unheld(session_ids) or set()
 
     @property
     def search_index(self) -> SearchIndex:
@@ -91,7 +101,7 @@ class ReadVerbs:
 
     async def list_sessions(self, usage: bool = False) -> list[Json]:
         """The catalogue's rows; with `usage`, each row's own tokens and cost as well
-        (`UsageVerbs.add_usage`: it reads the logs that changed since last asked)."""
+        (`UsageVerbs.add_usage`: as the summaries keep them, no log read)."""
         summaries = await self.io(self.store.list, self._indexing_progress())
         # A turn a crash left open is closed (interrupted) when the host first serves its
         # session. Listing serves the sessions whose log ends inside a turn, so that none
@@ -110,17 +120,17 @@ class ReadVerbs:
         # `row` of each, without the method's call per row (~0.3 ms of 10,000)
         default = self._default_model
         rows = [summary_row(s, default) for s in summaries]
-        if self.read_only and self.orphaned:
-            for row in rows:
-                if row.get("running") and row.get("error") is None:
-                    # imported for a row that shows a turn running: most listings have none
-                    from forkwise.core.runtime.turn_state import OpenTurn
+        running = {r["id"]: r for r in rows if r.get("running") and r.get("error") is None}
+        left = await self.io(self._left_by_crash, list(running)) if running else set()
+        for sid in sorted(left):
+            # imported for a row that shows a turn running: most listings have none
+            from forkwise.core.runtime.turn_state import OpenTurn
 
-                    turn = OpenTurn.of(await self.io(self.store.get, row["id"]))
-                    if turn is not None and not turn.pending:
-                        row.update(running=False, interrupted=True)
+            turn = OpenTurn.of(await self.io(self.store.get, sid))
+            if turn is not None and not turn.pending:
+                running[sid].update(running=False, interrupted=True)
         if usage:
-            rows = await self.add_usage(rows)
+            rows = await self.add_usage(rows, summaries)
         return fresh_rows(rows)  # made for this reply: a client may take them uncopied
 
     def _indexing_progress(self) -> Callable[[int, int], None] | None:
@@ -153,7 +163,10 @@ class ReadVerbs:
             if agent is not None
             else {"running": turn is not None, "queued": 0, "waiting": bool(turn and turn.pending)}
         )
-        if self.read_only and self.orphaned and turn is not None and not turn.pending:
+        crashed: set[str] = set()
+        if agent is None and turn is not None and not turn.pending:
+            crashed = await self.io(self._left_by_crash, [session_id])
+        if crashed:
             state = {**state, "running": False, "interrupted": True}  # no writer: a crash's
         choice = latest_choice(snap) or self._default_model
         source = await self.io(source_state, self.store, snap)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -13,8 +14,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from forkwise.core.notifications import (
     IMPORT_PROGRESS,
+    SEARCH_INDEXING,
     SOURCES_WARNINGS,
     ImportProgress,
+    SearchIndexing,
     SourcesWarnings,
 )
 
@@ -23,11 +26,13 @@ if TYPE_CHECKING:  # the verbs import their modules when first used (see source_
 
     from forkwise.core.host.import_ledger import ImportLedger
     from forkwise.core.host.source_watch import SourceWatcher
+    from forkwise.core.store.search_index import SearchIndex
     from forkwise.core.store.session import Session
     from forkwise.core.store.session_store import SessionStore
 
 Json = dict[str, Any]
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class SourceVerbs:
@@ -38,9 +43,15 @@ class SourceVerbs:
         _made: threading.Lock
         _imports: ImportLedger | None
         _sources: SourceWatcher | None
+        _import_stop: threading.Event
+        _closed: bool
+        _listeners: Sequence[object]
+
+        @property
+        def search_index(self) -> SearchIndex: ...
 
         def _check_writable(self) -> None: ...
-        def notify(self, note: ImportProgress | SourcesWarnings) -> None: ...
+        def notify(self, note: ImportProgress | SourcesWarnings | SearchIndexing) -> None: ...
         async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
         async def _serve(self, session_id: str) -> Session: ...
 
@@ -84,8 +95,14 @@ class SourceVerbs:
             discover, tool, [Path(p) for p in paths], dict(os.environ), home
         )
         report = await self.io(
-            import_sources, self.store, files, self.imports, self._import_progress()
+            import_sources,
+            self.store,
+            files,
+            self.imports,
+            self._import_progress(),
+            self._import_stop,
         )
+        self._search_soon(report.imported or report.updated)
         return report.to_json()
 
     def _import_progress(self) -> Callable[[int, int, str], None]:
@@ -103,8 +120,47 @@ class SourceVerbs:
     async def _import_changed(self, files: list[tuple[Path, str | None]]) -> Json:
         from forkwise.core.host.importing import import_sources
 
-        report = await self.io(import_sources, self.store, files, self.imports)
+        report = await self.io(
+            import_sources, self.store, files, self.imports, None, self._import_stop
+        )
+        self._search_soon(report.imported or report.updated)
         return report.to_json()
+
+    def _search_soon(self, stored: Sequence[str]) -> None:
+        """After an import that stored sessions, build the search index in the background
+        when it is not current (`search/indexing` notifications as it goes), so that the
+        first search answers at once; only for a host someone listens to (the app, a
+        served host), not a one-shot command. One build at a time; closing halts it."""
+        if not stored or self._closed or not self._listeners or self.search_index.ready:
+            return
+        running = self.__dict__.get("_search_build")
+        if running is not None and not running.done():
+            return
+        self.__dict__["_search_build"] = asyncio.get_running_loop().create_task(
+            self._build_search()
+        )
+
+    async def _build_search(self) -> None:
+        from forkwise.core.store.search_build import Stopped
+
+        loop = asyncio.get_running_loop()
+
+        def progress(done: int, total: int) -> None:  # on the build's thread
+            note: SearchIndexing = {"kind": SEARCH_INDEXING, "done": done, "total": total}
+            loop.call_soon_threadsafe(self.notify, note)
+
+        try:
+            await asyncio.to_thread(self.search_index.sync, self.store, progress)
+        except Stopped:
+            pass  # the host is closing: the next search (or import) builds it
+        except Exception:  # a search builds it then, and says what failed
+            log.exception("the search index's build in the background failed")
+
+    async def search_built(self) -> None:
+        """Wait for a build of the search index in the background, if one runs."""
+        running = self.__dict__.get("_search_build")
+        if running is not None:
+            await asyncio.gather(running, return_exceptions=True)
 
     def _watch_progress(self, done: int, total: int, path: str) -> None:
         self.notify({"kind": IMPORT_PROGRESS, "done": done, "total": total, "path": path})

@@ -3,9 +3,11 @@ and the `usage` of listed rows. A part of Host (a base class of it); the CLI's `
 usage`, the RPC and the client all reach this one implementation.
 
 A session's usage is folded from its own log (`forkwise.core.log.usage`): what it shares
-with its source is in its file too, below its seed. Folds are kept per session while the
-session is unchanged (its generation and length), so a list that shows costs reads each
-log once per change. Prices come from `forkwise.core.log.costs`.
+with its source is in its file too, below its seed. A listing prices each session's own
+part as its summary keeps it (`SessionSummary.usage`, in the summary index): it reads no
+log. Folds from a log (`sessions usage`, a summary that keeps none) are kept per session
+while the session is unchanged (its generation and length). Prices come from
+`forkwise.core.log.costs`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from forkwise.core.log.usage import SessionTokens
-    from forkwise.core.store.session import Session
+    from forkwise.core.store.session import Session, SessionSummary
     from forkwise.core.store.session_store import SessionStore
 
 Json = dict[str, Any]
@@ -84,18 +86,28 @@ class UsageVerbs:
         snap = await self._serve(session_id)
         return await self.io(self._report_sync, snap)
 
-    def _own_parts_sync(self, rows: Sequence[Json]) -> dict[str, Json]:
-        """Each row's own usage part, folded from its log unless the fold kept for it is of
-        the same log (its event count and last activity): a log at a time, none kept
-        loaded."""
+    def _own_parts_sync(
+        self, rows: Sequence[Json], summaries: Sequence[SessionSummary]
+    ) -> dict[str, Json]:
+        """Each row's own usage part: as its summary keeps it (the index: no log read), or
+        for a summary that keeps none (an index written before usage was kept) folded
+        from its log unless the fold kept for it is of the same log (its event count and
+        last activity): a log at a time, none kept loaded."""
         from forkwise.core.log.costs import part
         from forkwise.core.log.usage import session_tokens
 
         kept = self._row_folds()
         out: dict[str, Json] = {}
         replies: dict[str, frozenset[str]] = {}  # of the rows folded so far
-        for row in rows:
+        for row, summary in zip(rows, summaries, strict=True):
             sid = row["id"]
+            usage = summary.usage
+            if usage is not None and not usage.head:
+                try:
+                    out[sid] = {"own": part(usage.buckets())}
+                    continue
+                except TypeError:
+                    pass  # not of this form: from the log
             key = (row.get("events"), row.get("updated"), row.get("seedLength"))
             found = kept.get(sid)
             if found is None or found[0] != key:
@@ -120,10 +132,10 @@ class UsageVerbs:
             kept = self.__dict__["_usage_rows"] = {}
         return kept
 
-    async def add_usage(self, rows: list[Json]) -> list[Json]:
-        """`rows` (a listing's) with each one's `usage`: {"own": …} (read on the store
-        worker; a row whose log cannot be read gets none)."""
-        parts = await self.io(self._own_parts_sync, rows)
+    async def add_usage(self, rows: list[Json], summaries: Sequence[SessionSummary]) -> list[Json]:
+        """`rows` (a listing's, made of `summaries`) with each one's `usage`: {"own": …}
+        (on the store worker; a row whose log had to be read and cannot be gets none)."""
+        parts = await self.io(self._own_parts_sync, rows, summaries)
         for row in rows:
             found = parts.get(row["id"])
             if found is not None:

@@ -337,3 +337,154 @@ def merged(*parts: Iterable[tuple[tuple[str, str], Tally]]) -> Buckets:
                 into = out[key] = Tally()
             into.merge(tally)
     return out
+
+
+# --- a session's own usage as its summary keeps it -------------------------------------
+
+#: a bucket as a summary keeps it: [model, day, input, output, cacheRead, cacheWrite,
+#: reasoning, reported cost or None]; a head row has the reply key in front
+Row = list[Any]
+
+
+class OwnUsage:
+    """A session's own usage (after its seed) as the summary index keeps it, so that a
+    listing prices it without reading the log.
+
+    `head`: the usage records of a fork's first turn after its seed that name a reply,
+    kept apart until checked against its source's replies: an import lays a branch out
+    from the last turn end it shares with its source, so that turn's replies before the
+    branch point are in both logs and are the source's (`session_tokens`' `counted`).
+    `resolved` moves the ones the source does not count into `own`; a summary with a head
+    left is priced from the logs instead. Rows are checked when read (`buckets`): an
+    index entry is decoded at every listing (10,000 of them at a start), its usage only
+    by one that prices it; so the rows are kept as decoded, and the class is a plain one
+    (never changed once made): a frozen dataclass cost a listing of 10,000 ~10 ms."""
+
+    __slots__ = ("head", "own")
+    __hash__ = None  # type: ignore[assignment]  # rows are lists
+
+    def __init__(self, own: Sequence[Row] = (), head: Sequence[Row] = ()) -> None:
+        self.own = own
+        self.head = head
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OwnUsage):
+            return NotImplemented
+        return list(self.own) == list(other.own) and list(self.head) == list(other.head)
+
+    def __repr__(self) -> str:
+        return f"OwnUsage(own={list(self.own)!r}, head={list(self.head)!r})"
+
+    def to_index(self) -> list[Row] | dict[str, list[Row]]:
+        """The rows of `own` (the head apart, in an object, while there is one)."""
+        if self.head:
+            return {"own": list(self.own), "head": list(self.head)}
+        return list(self.own)
+
+    @classmethod
+    def from_index(cls, data: object) -> OwnUsage | None:
+        """What an index entry keeps (None: it keeps none, or not of this form)."""
+        if type(data) is list:
+            return cls(data) if data else EMPTY_USAGE
+        if type(data) is not dict:
+            return None
+        own, head = data.get("own"), data.get("head", [])
+        if type(own) is not list or type(head) is not list:
+            return None
+        return cls(own, head)
+
+    def buckets(self) -> Buckets:
+        """The own part by model and day; TypeError when a row is not one."""
+        out: Buckets = {}
+        for row in self.own:
+            _add_row(out, row)
+        return out
+
+    def resolved(self, counted: Set[str]) -> OwnUsage:
+        """The head checked against the replies its source counts (`counted`): those it
+        does not count are this session's own."""
+        if not self.head:
+            return self
+        own = self.buckets()
+        for row in self.head:
+            if type(row) is not list or not row or type(row[0]) is not str:
+                raise TypeError("a usage head row is not [key, model, day, counts…]")
+            if row[0] not in counted:
+                _add_row(own, row[1:])
+        return OwnUsage(bucket_rows(own))
+
+
+EMPTY_USAGE: Final = OwnUsage()
+
+
+def bucket_rows(buckets: Buckets) -> list[Row]:
+    """`buckets` as the rows an index keeps (`OwnUsage`)."""
+    return [
+        [model, day, t.input, t.output, t.cache_read, t.cache_write, t.reasoning,
+         t.reported_cost if t.reported else None]
+        for (model, day), t in buckets.items()
+    ]  # fmt: skip
+
+
+_ROW_TYPES: Final = (str, str, int, int, int, int, int)
+
+
+def _add_row(buckets: Buckets, row: object) -> None:
+    if (
+        type(row) is not list
+        or len(row) != 8
+        or not all(type(v) is t for v, t in zip(row, _ROW_TYPES, strict=False))
+        or not (row[7] is None or type(row[7]) in (int, float))
+    ):
+        raise TypeError("a usage row is not [model, day, counts…, cost]")
+    key = (row[0], row[1])
+    tally = buckets.get(key)
+    if tally is None:
+        tally = buckets[key] = Tally()
+    tally.input += row[2]
+    tally.output += row[3]
+    tally.cache_read += row[4]
+    tally.cache_write += row[5]
+    tally.reasoning += row[6]
+    if row[7] is not None:
+        tally.reported_cost += row[7]
+        tally.reported = True
+
+
+class UsageFold:
+    """A summary's own usage brought up to date one event at a time (`SummaryFold`):
+    the records after the seed (`seed`), by the model selected before each; a fork's first
+    turn after its seed keeps its keyed records apart (`OwnUsage.head`) while `heading`."""
+
+    __slots__ = ("head", "heading", "own", "seed")
+
+    def __init__(self, usage: OwnUsage, seed: int, heading: bool) -> None:
+        self.own = usage.buckets()
+        self.head: list[Row] = [list(r) for r in usage.head]
+        self.seed = seed
+        self.heading = heading
+
+    def add(self, seq: int, etype: str, fields: Mapping[str, Any], ts: str, model: str) -> None:
+        """A usage record (or a message, which may carry pi's) at `seq`."""
+        if seq <= self.seed:
+            return
+        if etype == MESSAGE and not isinstance(fields.get("usage"), Mapping):
+            return
+        key = reply_key(etype, fields) if self.heading else None
+        if key is None:
+            add_record(self.own, etype, fields, ts, model)
+            return
+        one: Buckets = {}
+        add_record(one, etype, fields, ts, model)
+        self.head.extend([key, *row] for row in bucket_rows(one))
+
+    def turn_end(self, seq: int) -> None:
+        if seq > self.seed:
+            self.heading = False
+
+    def result(self) -> OwnUsage:
+        return OwnUsage(bucket_rows(self.own), list(self.head))
+
+
+#: the event types a usage fold is given besides MESSAGE (which may carry pi's usage)
+RECORD_TYPES: Final = frozenset({USAGE, LEGACY_CLAUDE, GEMINI_CLI, OPENCODE})

@@ -7,6 +7,7 @@ adding one touches nothing else.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol, runtime_checkable
 
@@ -99,6 +100,16 @@ class Restorable(Protocol):
 
 
 @runtime_checkable
+class HoldsIndex(Protocol):
+    """A backend whose index of summaries may be saved once for many changes (an import
+    of many sessions) instead of at each one."""
+
+    def index_held(self) -> AbstractContextManager[None]:
+        """While entered, what the index learns is kept and saved once, on exit."""
+        ...
+
+
+@runtime_checkable
 class WritesAtOnce(Protocol):
     """A backend whose append can be written at once, where waiting is not allowed (an
     event loop), and made durable later by `persist(SessionFlushed)` on another thread."""
@@ -107,6 +118,21 @@ class WritesAtOnce(Protocol):
         """Write `change` when that is only a write into the page cache; False: nothing
         was written (it needs more: opening, cutting or naming files), `persist` it.
         Raises as `persist` does, leaving the file as it was."""
+        ...
+
+
+@runtime_checkable
+class SharedWriters(Protocol):
+    """A backend several hosts write at once, one writer per session (a database): who
+    writes a session is known per session, not for the whole store."""
+
+    def claim(self, session_id: str) -> None:
+        """Become the session's writer now, or raise SessionBusy (another host is)."""
+        ...
+
+    def unheld(self, session_ids: Sequence[str]) -> set[str]:
+        """Of `session_ids`, those no host is the writer of (this one neither): an open
+        turn there was left by a crash, not run by a live host."""
         ...
 
 

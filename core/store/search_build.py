@@ -24,7 +24,7 @@ import json
 import queue
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
@@ -35,6 +35,13 @@ from forkwise.core.log.event_log import EventLog
 from forkwise.core.log.events import MESSAGE, SESSION_TITLE, Event
 from forkwise.core.store.session import SessionHeader
 from forkwise.core.store.session_store import SessionStore
+
+#: told (sessions done, of how many) as a build goes
+Progress = Callable[[int, int], None]
+
+
+class Stopped(Exception):
+    """A build was halted (its index closing): nothing of it is kept."""
 
 #: one row: session, seq, message id, time, kind, text
 Row = tuple[str, int, str | None, str, str, str]
@@ -136,10 +143,17 @@ def write_counts(db: sqlite3.Connection, indexed: Sequence[tuple[str, int]]) -> 
     )
 
 
-def build(db: sqlite3.Connection, store: SessionStore,
-          plan: Sequence[tuple[str, int | None]]) -> None:
+def build(
+    db: sqlite3.Connection,
+    store: SessionStore,
+    plan: Sequence[tuple[str, int | None]],
+    halt: threading.Event | None = None,
+    progress: Progress | None = None,
+) -> None:
     """Index each planned session's log after its indexed count (None: the whole log),
-    reading the logs on a thread while the caller writes what was read."""
+    reading the logs on a thread while the caller writes what was read. `progress(done,
+    total)`: sessions of the plan written so far, after each batch; `halt` set: Stopped
+    after the batch being written (the caller's transaction is not committed)."""
     ready: queue.Queue[Batch | BaseException | None] = queue.Queue(READ_AHEAD)
     stop = threading.Event()
 
@@ -163,6 +177,10 @@ def build(db: sqlite3.Connection, store: SessionStore,
                 raise item
             first = write_batch(db, item, first)
             indexed += item.indexed
+            if progress is not None:
+                progress(len(indexed), len(plan))
+            if halt is not None and halt.is_set():
+                raise Stopped("the search index's build was stopped")
         write_counts(db, indexed)
     finally:
         stop.set()
@@ -172,14 +190,19 @@ def build(db: sqlite3.Connection, store: SessionStore,
         reader.join()
 
 
-def fill_anew(db: sqlite3.Connection, store: SessionStore,
-              plan: Sequence[tuple[str, int | None]]) -> None:
+def fill_anew(
+    db: sqlite3.Connection,
+    store: SessionStore,
+    plan: Sequence[tuple[str, int | None]],
+    halt: threading.Event | None = None,
+    progress: Progress | None = None,
+) -> None:
     """Index the planned logs into an empty database in one transaction, FTS5 segments
     merged only by their count meanwhile (later writes merge as usual)."""
     db.execute("INSERT INTO docs(docs, rank) VALUES('automerge', 0)")
     db.execute("BEGIN")
     try:
-        build(db, store, plan)
+        build(db, store, plan, halt, progress)
     except BaseException:
         db.execute("ROLLBACK")
         raise

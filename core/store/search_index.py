@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # SQLite and the build are imported when the index is first o
     # host makes a SearchIndex, and a one-shot command never opens it (python -X importtime)
     import sqlite3
 
-    from forkwise.core.store.search_build import Row
+    from forkwise.core.store.search_build import Progress, Row
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +113,11 @@ class SearchIndex:
         self._state = threading.Lock()  # guards `_syncing` and `_queued`, held briefly
         self._syncing = False
         self._queued: list[StoreEvent] = []
+        #: set by `close`: a sync under way stops after its batch (`search_build.Stopped`)
+        self._halt = threading.Event()
+        #: one sync at a time (a search while the build in the background runs waits for
+        #: it, then finds the index current)
+        self._one_sync = threading.Lock()
 
     # --- the database -----------------------------------------------------------------
 
@@ -161,6 +166,12 @@ class SearchIndex:
             db.execute("COMMIT")
 
     def close(self) -> None:
+        """Close the database; a sync under way (a build in the background) stops after
+        the batch it is writing, so that closing waits for one batch, not the build."""
+        self._halt.set()
+        self._close_db()
+
+    def _close_db(self) -> None:
         with self._lock:
             if self._db is not None:
                 self._db.close()
@@ -218,31 +229,47 @@ class SearchIndex:
             with self._write() as db:
                 _forget(db, sid)
 
-    def sync(self, store: SessionStore) -> int:
+    def sync(self, store: SessionStore, progress: Progress | None = None) -> int:
         """Bring the index up to date with the store's logs; returns how many sessions
-        were (re)indexed. Sessions are compared by their event counts."""
-        return self._sync(store, anew=False)
+        were (re)indexed. Sessions are compared by their event counts. `progress(done,
+        total)` as sessions are indexed; raises `Stopped` when `close` halted it."""
+        return self._sync(store, anew=False, progress=progress)
 
     def rebuild(self, store: SessionStore) -> int:
         """Make the index anew from the logs (the file is replaced once the new one is
         complete)."""
         return self._sync(store, anew=True)
 
-    def _sync(self, store: SessionStore, anew: bool) -> int:
+    def _sync(self, store: SessionStore, anew: bool, progress: Progress | None = None) -> int:
+        waited = not self._one_sync.acquire(blocking=False)
+        if waited:
+            self._one_sync.acquire()
+        try:
+            if waited and self.ready and not anew:
+                return 0  # brought up to date by the sync this one waited for
+            return self._sync_now(store, anew, progress)
+        finally:
+            self._one_sync.release()
+
+    def _sync_now(self, store: SessionStore, anew: bool, progress: Progress | None) -> int:
+        if self._halt.is_set():
+            from forkwise.core.store.search_build import Stopped
+
+            raise Stopped("the search index is closed")
         with self._state:
             self._syncing, self._queued = True, []
         try:
             with self._lock:
                 if anew and self.path is None:
-                    self.close()  # a new database in memory
+                    self._close_db()  # a new database in memory
                 db = self._open()
                 known = {} if anew else dict(
                     db.execute("SELECT id, indexed FROM sessions").fetchall())
                 summaries = {s.id: s for s in store.list()}
                 if known:
-                    work = self._catch_up(store, known, summaries)
+                    work = self._catch_up(store, known, summaries, progress)
                 else:
-                    work = self._build_anew(store, summaries)
+                    work = self._build_anew(store, summaries, progress)
             while True:  # what was committed while the logs were read
                 with self._state:
                     queued, self._queued = self._queued, []
@@ -257,8 +284,13 @@ class SearchIndex:
             with self._state:
                 self._syncing = False
 
-    def _catch_up(self, store: SessionStore, known: dict[str, int],
-                  summaries: dict[str, SessionSummary]) -> int:
+    def _catch_up(
+        self,
+        store: SessionStore,
+        known: dict[str, int],
+        summaries: dict[str, SessionSummary],
+        progress: Progress | None = None,
+    ) -> int:
         """Index what the logs have beyond `known` (counts per session); one transaction."""
         from forkwise.core.store.search_build import build
 
@@ -274,10 +306,15 @@ class SearchIndex:
                     _forget(db, sid)
                     done = None
                 plan.append((sid, done))
-            build(db, store, plan)
+            build(db, store, plan, self._halt, progress)
         return len(plan)
 
-    def _build_anew(self, store: SessionStore, summaries: dict[str, SessionSummary]) -> int:
+    def _build_anew(
+        self,
+        store: SessionStore,
+        summaries: dict[str, SessionSummary],
+        progress: Progress | None = None,
+    ) -> int:
         """Index every log into an empty database: in memory, the index's own; on disk, a
         build file moved over the index once complete (then opened as the index)."""
         from forkwise.core.store.search_build import fill_anew
@@ -287,7 +324,7 @@ class SearchIndex:
             db = self._open()
             db.execute("PRAGMA journal_mode=OFF")
             try:
-                fill_anew(db, store, plan)
+                fill_anew(db, store, plan, self._halt, progress)
             finally:
                 db.execute("PRAGMA journal_mode=WAL")
             return len(plan)
@@ -301,14 +338,14 @@ class SearchIndex:
                 db.executescript(_SCHEMA)
                 db.execute("INSERT INTO meta VALUES('schema', ?)", (str(SCHEMA_VERSION),))
                 with _written_out_meanwhile(target):
-                    fill_anew(db, store, plan)
+                    fill_anew(db, store, plan, self._halt, progress)
             finally:
                 db.close()
             # on disk whole before it has the index's name, and the name durable after:
             # a power cut leaves the old index or the complete new one (written without
             # a journal, a part of the new one would be a damaged file under the name)
             fsync_path(target)
-            self.close()
+            self._close_db()
             _unlink_db(self.path, journals_only=True)  # not the old one's WAL on the new
             os.replace(target, self.path)
             fsync_dir(self.path.parent)

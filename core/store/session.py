@@ -24,6 +24,7 @@ from forkwise.core.log.events import (
 )
 from forkwise.core.log.ids import validate_session_id
 from forkwise.core.log.prompts import title_text
+from forkwise.core.log.usage import EMPTY_USAGE, RECORD_TYPES, OwnUsage, UsageFold
 
 if TYPE_CHECKING:
     from forkwise.core.log.replay import Replay
@@ -138,6 +139,9 @@ class SessionSummary:
     #: the open turn's approval requests with no answer yet, in request order: (approval
     #: id, tool) each; None when there is none (`OpenTurn.pending`'s rule, kept by `fold`)
     approvals: tuple[tuple[str, str], ...] | None = None
+    #: its own usage (after its seed), kept so a listing prices it without reading the log;
+    #: None when not known (a summary an older index kept)
+    usage: OwnUsage | None = None
 
     @classmethod
     def start(cls, header: SessionHeader) -> SessionSummary:
@@ -154,6 +158,7 @@ class SessionSummary:
             title=header.meta.get("title") if isinstance(header.meta.get("title"), str) else None,
             updated=header.created,
             source=_source_tool(header.meta.get("source")),
+            usage=EMPTY_USAGE,
         )
 
     def fold(
@@ -171,7 +176,7 @@ class SessionSummary:
         if counts_from is None:
             fold = SummaryFold(self)
         else:
-            fold = SummaryFold(counts_from)
+            fold = SummaryFold(counts_from, self)
             # the source's title may come from its header meta, which this header lacks
             fold.title = _logged_title(events, counts_from, source_title, self.title)
             events = events[counts_from.events :]
@@ -228,6 +233,7 @@ class SessionSummary:
         out["title"] = self.title
         out["firstUserText"] = self.first_user_text
         out["approvals"] = dict(self.approvals) if self.approvals else None
+        out["usage"] = None if self.usage is None else self.usage.to_index()
         return out
 
     @classmethod
@@ -249,7 +255,8 @@ class SessionSummary:
         approvals = data.get("approvals")
         if approvals is not None:
             approvals = _approvals_from_index(approvals)
-        fields: tuple[Any, ...] = (*values, error, approvals)  # the keys are the fields
+        usage = OwnUsage.from_index(data.get("usage"))
+        fields: tuple[Any, ...] = (*values, error, approvals, usage)  # the keys are the fields
         return cls(*fields)
 
     @classmethod
@@ -278,19 +285,20 @@ class SessionSummary:
         return [row[key] for key in INDEX_ROW_KEYS]
 
     @classmethod
-    def from_index_row(cls, row: object) -> SessionSummary:
+    def from_index_row(cls, row: object, usage: OwnUsage | None = None) -> SessionSummary:
         """Rebuild a summary from an index row; TypeError when `row` is not one (the same
-        exact-type checks as from_index)."""
+        exact-type checks as from_index). `usage`: what the entry keeps beside the row."""
         if type(row) is not list or tuple(map(type, row)) not in _INDEX_ROW_TYPES:
             raise TypeError("an index row has the wrong shape or a field of the wrong type")
         approvals = row[-1]
         if approvals is not None:  # the few sessions waiting for a person
             row = [*row[:-1], _approvals_from_index(approvals)]
         if cls is not SessionSummary:
-            return cls(*row)  # the keys are the fields, in order
+            values: list[Any] = [*row, usage]
+            return cls(*values)  # the keys are the fields, in order
         # A frozen dataclass sets each field through object.__setattr__, eight times the
         # cost of a plain one: built as its unfrozen twin (same slots), then made what it is
-        summary = _UnfrozenSummary(*row)
+        summary = _UnfrozenSummary(*row, usage)
         summary.__class__ = SessionSummary
         return summary  # type: ignore[no-any-return]
 
@@ -374,15 +382,19 @@ class SummaryFold:
         "title",
         "turns",
         "updated",
+        "usage",
     )  # fmt: skip
 
-    def __init__(self, base: SessionSummary) -> None:
+    def __init__(self, base: SessionSummary, own: SessionSummary | None = None) -> None:
+        """`own`: the session's own start when `base` is its source's summary (a fork of a
+        whole log), whose seed and usage (none) the fold starts from."""
         self.events, self.turns, self.messages = base.events, base.turns, base.messages
         self.running, self.title = base.running, base.title
         self.model, self.provider, self.reasoning = base.model, base.provider, base.reasoning
         self.updated, self.first_user = base.updated, base.first_user_text
         #: approval id → tool of the open turn's unanswered requests; None: there is none
         self.approvals = dict(base.approvals) if base.approvals else None
+        self.usage = _usage_fold(base, base if own is None else own)
 
     def add(self, etype: str, ts: str, fields: Mapping[str, Any]) -> None:
         self.events += 1
@@ -392,6 +404,8 @@ class SummaryFold:
             self.messages += 1
             if self.first_user is None and fields.get("role") == "user":
                 self.first_user = message_text(fields)[:200]
+            if self.usage is not None and "usage" in fields:  # pi's, on its message
+                self.usage.add(self.events, etype, fields, ts, str(self.model or ""))
         elif etype == TURN_START:
             self.turns += 1
             self.running = True
@@ -399,6 +413,8 @@ class SummaryFold:
         elif etype == TURN_END:
             self.running = False
             self.approvals = None  # every status closes the turn and what it asked
+            if self.usage is not None:
+                self.usage.turn_end(self.events)
         elif etype == MODEL_SELECT:
             self.model, self.provider = fields.get("model"), fields.get("provider")
             reasoning = fields.get("reasoning")
@@ -413,6 +429,8 @@ class SummaryFold:
             self.approvals[fields["approval"]] = fields["tool"]
         elif etype == APPROVAL_RESOLVE and self.approvals is not None:
             self.approvals.pop(fields["approval"], None)
+        elif etype in RECORD_TYPES and self.usage is not None:
+            self.usage.add(self.events, etype, fields, ts, str(self.model or ""))
 
     def result(self, start: SessionSummary) -> SessionSummary:
         """`start` (the session's own header facts) with the counts folded so far."""
@@ -440,7 +458,21 @@ class SummaryFold:
             source=start.source,
             error=start.error,
             approvals=tuple(self.approvals.items()) if self.approvals else None,
+            usage=None if self.usage is None else self.usage.result(),
         )
+
+
+def _usage_fold(base: SessionSummary, own: SessionSummary) -> UsageFold | None:
+    """The usage fold of a summary fold from `base` for the session `own` starts: from
+    its kept usage, its first turn after the seed kept apart when it is a fork folded
+    from its seed; None when its usage is not known (or not of this form)."""
+    if own.usage is None:
+        return None
+    heading = own.parent_session is not None and base.events <= own.seed_length
+    try:
+        return UsageFold(own.usage, own.seed_length, heading)
+    except TypeError:
+        return None
 
 
 # --- the store's change events (plain Python; backends and the catalogue subscribe) ---

@@ -36,10 +36,12 @@ from forkwise.core.log.turns import BracketState, check_boundary
 from forkwise.core.store.appending import AppendPhases, build_events, feed_atomically
 from forkwise.core.store.backend import (
     Backend,
+    HoldsIndex,
     LoadedLog,
     Progress,
     Remembered,
     Restorable,
+    SharedWriters,
     TrashedSession,
     WritesAtOnce,
 )
@@ -100,6 +102,26 @@ class SessionStore(AppendPhases, ForkVerbs):
         #: sessions an import created (`name_later`) whose files never got their names,
         #: with why: no longer in the store, reported failed at their `flush`
         self._lost = self._naming.lost
+        #: the replies the last source a new fork's usage was checked against counts:
+        #: (its id, its length, the replies)
+        self._replies: tuple[str, int, frozenset[str]] | None = None
+        #: several hosts write this store, one writer per session (`claim`, `unheld`)
+        self._shared = backend if isinstance(backend, SharedWriters) else None
+
+    @property
+    def shared(self) -> bool:
+        return self._shared is not None
+
+    def claim(self, session_id: str) -> None:
+        """Become the session's writer (SessionBusy: another host is). Nothing to do on a
+        store one process writes (its writer lock covers every session)."""
+        if self._shared is not None:
+            self._shared.claim(session_id)
+
+    def unheld(self, session_ids: Sequence[str]) -> set[str] | None:
+        """Of `session_ids`, those no live host writes (`SharedWriters.unheld`); None on a
+        store one process writes, where the writer lock says it for the whole store."""
+        return None if self._shared is None else self._shared.unheld(session_ids)
 
     # --- subscriptions -------------------------------------------------------------
 
@@ -302,7 +324,8 @@ class SessionStore(AppendPhases, ForkVerbs):
             self._new_id(header.id)  # a valid id no session has
             got = imported(header, records, name_later)
             self._persist(got.change)
-            rec = Record(header, got.events, got.state, got.summary, point=got.point)
+            summary = self._usage_checked(got.summary)
+            rec = Record(header, got.events, got.state, summary, point=got.point)
             return self._adopt(rec, got.change)
 
     def release(self, session_ids: Iterable[str]) -> None:
@@ -318,6 +341,22 @@ class SessionStore(AppendPhases, ForkVerbs):
                 self.backend.save_summaries(known)
             for rec in recs:
                 self.forget(rec.header.id)  # only let go of: what callers hold still holds
+
+    @contextlib.contextmanager
+    def index_held(self) -> Iterator[None]:
+        """While entered, the backend's index is saved once, on leaving (an import of many
+        sessions), when the backend keeps one (`HoldsIndex`)."""
+        if not isinstance(self.backend, HoldsIndex):
+            yield
+            return
+        with self._lock:
+            held = self.backend.index_held()
+            held.__enter__()
+        try:
+            yield
+        finally:
+            with self._lock:
+                held.__exit__(None, None, None)  # the save, under the lock as every other
 
     def flush(self, session_ids: Iterable[str]) -> None:
         """Make everything written to these sessions durable (an import's sessions created
@@ -529,6 +568,32 @@ class SessionStore(AppendPhases, ForkVerbs):
         self._records.pop(session_id, None)
         self._kept_generations.pop(session_id, None)
 
+    def _usage_checked(self, summary: SessionSummary) -> SessionSummary:
+        """A new fork's summary with its usage head checked against its source's replies
+        (`OwnUsage.resolved`), the source's log as this store holds it: an import's
+        branches come right after their source, which is counted once for all of them."""
+        usage, source = summary.usage, summary.parent_session
+        if usage is None or not usage.head:
+            return summary
+        counted: frozenset[str] = frozenset()
+        if source is not None:
+            try:
+                _, events = self.read_log(source)
+            except ForkwiseError:
+                events = ()
+            kept = self._replies
+            if kept is not None and kept[0] == source and kept[1] == len(events):
+                counted = kept[2]
+            else:
+                from forkwise.core.log.usage import session_tokens
+
+                counted = frozenset(session_tokens(events, len(events)).replies)
+                self._replies = (source, len(events), counted)
+        try:
+            return dataclasses.replace(summary, usage=usage.resolved(counted))
+        except TypeError:
+            return dataclasses.replace(summary, usage=None)
+
     @staticmethod
     def _point(rec: Record) -> ForkPoint | None:
         """The point of the record's last completed turn, brought forward from the one it
@@ -575,6 +640,7 @@ class SessionStore(AppendPhases, ForkVerbs):
             summary = seed_point.summary(header).fold(follow_events)  # the seed is not folded
         else:
             summary = SessionSummary.start(header).fold(events, seed_summary, source_title)
+        summary = self._usage_checked(summary)
         return self._adopt(Record(header, events, state, summary, point=seed_point), change)
 
     def _adopt(self, rec: Record, change: SessionCreated) -> Session:

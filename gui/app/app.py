@@ -56,8 +56,37 @@ def build_parser() -> argparse.ArgumentParser:
                         help="start offscreen, check that the store loads, exit")
     parser.add_argument("--connect", metavar="ADDR",
                         help="use a running `forkwise host` (unix:/path or tcp:host:port)")
-    parser.add_argument("--token", help="access token for --connect (default: $FORKWISE_TOKEN)")
+    parser.add_argument("--token-file", metavar="FILE",
+                        help="file holding the access token for --connect ('-': read it from"
+                             " standard input; default: $FORKWISE_TOKEN)")
+    # refused with a sentence: a value on the command line is visible to every user (ps)
+    parser.add_argument("--token", help=argparse.SUPPRESS)
     return parser
+
+
+#: why a secret on the command line is refused: every user of the machine reads it in `ps`
+TOKEN_IN_ARGV = (
+    "forkwise: --token on the command line can be read by every user of this machine "
+    "(ps, /proc); put the token in $FORKWISE_TOKEN, or in a file only you can read and "
+    "pass --token-file FILE (or --token-file - to read it from standard input)"
+)
+PASSWORD_IN_ARGV = (
+    "forkwise: the --store URL holds a password, which every user of this machine can "
+    "read (ps, /proc) while the window is open; leave it out of the URL and put it in "
+    "$PGPASSWORD, ~/.pgpass or the system keyring (service forkwise-postgres, user "
+    "ROLE@HOST), or pass the whole URL in $FORKWISE_STORE"
+)
+
+
+def secret_in_argv(args: argparse.Namespace) -> str | None:
+    """The sentence refusing a secret given on the command line, or None."""
+    from forkwise.core.paths import has_password
+
+    if args.token is not None:
+        return TOKEN_IN_ARGV
+    if args.store and has_password(args.store):
+        return PASSWORD_IN_ARGV
+    return None
 
 
 def has_display(env: dict[str, str] | os._Environ[str] = os.environ) -> bool:
@@ -70,6 +99,10 @@ def has_display(env: dict[str, str] | os._Environ[str] = os.environ) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    refused = secret_in_argv(args)
+    if refused:
+        print(refused, file=sys.stderr)
+        return 2
     level = os.environ.get("FORKWISE_LOG", "WARNING").upper()
     logging.basicConfig(level=getattr(logging, level, logging.WARNING),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -97,7 +130,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             build_demo_store(store_dir)
         else:
             store_dir = resolve_store(args.store)
-    return run(store_dir, args.connect, args.token, self_test=args.self_test)
+    token = None
+    if args.connect:
+        from forkwise.core.cli.connect import read_token
+        from forkwise.core.errors import ForkwiseError
+
+        try:
+            token = read_token(args.token_file)
+        except ForkwiseError as exc:
+            print(f"forkwise: {exc}", file=sys.stderr)
+            return 2
+    return run(store_dir, args.connect, token, self_test=args.self_test)
 
 
 def app_icon() -> Any:
@@ -250,7 +293,7 @@ async def _session(app: Any, store_dir: Path | str | None, connect: str | None, 
         window.set_store_label(label)
         controller.start(client)
         if self_test:
-            status = await _self_test(controller, loaded, started)
+            status = await _self_test(controller, loaded, started, window.windowTitle())
         elif not closed.done():
             await closed
     finally:
@@ -389,7 +432,9 @@ def _restore_signals(previous: dict[int, Any]) -> None:
         signal.signal(sig, handler)
 
 
-async def _self_test(controller: Any, loaded: asyncio.Future[int], started: float) -> int:
+async def _self_test(
+    controller: Any, loaded: asyncio.Future[int], started: float, title: str
+) -> int:
     try:
         count = await asyncio.wait_for(loaded, 30)
     except TimeoutError:
@@ -408,5 +453,5 @@ async def _self_test(controller: Any, loaded: asyncio.Future[int], started: floa
         return 1
     print(f"forkwise self-test ok: {count} sessions, {rows} top-level rows, "
           f"{controller.transcript.rowCount()} transcript rows, "
-          f"{time.perf_counter() - started:.2f} s")
+          f"{time.perf_counter() - started:.2f} s, title {title!r}")
     return 0

@@ -34,7 +34,7 @@ environment: FORKWISE_STORE (the store), FORKWISE_TOKEN (token for --connect),
 FORKWISE_API_KEY (the model provider's key), FORKWISE_LOG (log level).
 See also: man forkwise."""
 #: desktop-app options that take a value (the value is not a FILE)
-_APP_VALUE_OPTIONS = ("--store", "--connect", "--token")
+_APP_VALUE_OPTIONS = ("--store", "--connect", "--token", "--token-file")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -53,6 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(NO_GUI, file=sys.stderr)
         return 1
     options, files = split_files(args)
+    refused = app.secret_in_argv(app.build_parser().parse_args(options))
+    if refused:  # before the files' import, which would pass the secret on
+        print(refused, file=sys.stderr)
+        return 2
     if files:
         import_files(options, files)
     return int(app.main(options))

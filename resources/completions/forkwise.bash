@@ -27,7 +27,7 @@ _forkwise() {
     case $command in
         "")
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--help --version --store --demo --self-test --connect --token --token-file" -- "$cur"))
+                COMPREPLY=($(compgen -W "--help --version --store --demo --self-test --connect --token-file" -- "$cur"))
             else
                 COMPREPLY=($(compgen -W "sessions host" -- "$cur") $(compgen -f -X '!*.jsonl' -- "$cur") $(compgen -d -- "$cur"))
             fi ;;

@@ -36,14 +36,14 @@ def test_synthetic_store_is_valid_and_forkable(tmp_path: Path) -> None:
 HAVE_QT = all(importlib.util.find_spec(m) for m in ("PySide6", "qasync"))
 CORE_FIGURES = {"list", "list-cli", "list-rebuild", "fork", "fork-no-index", "fork-open", "replay",
                 "context", "first-delta", "first-delta-fold", "context-fold", "context-cold",
-                "append", "append-host", "search", "search-build",
+                "append", "append-host", "search", "search-build", "search-after-import",
                 "import", "import-cpu", "import-durable-cpu", "import-codex", "import-codex-cpu",
                 "import-codex-durable-cpu", "import-gemini", "import-gemini-cpu",
                 "import-gemini-durable-cpu", "import-opencode", "import-opencode-cpu",
                 "reimport-gemini", "reimport-opencode", "reimport", "reimport-cli", "export-html",
                 "list-unindexed-1st", "list-unindexed-2nd", "context-unindexed-2nd",
                 "export-html-cpu", "idle-watch"}
-#: every group but the GUI's, whose one run is tests/gui/test_perf_smoke.py (where Qt is)
+#: every group but the GUI's, whose one run is tests/gui/app/test_perf_smoke.py (where Qt is)
 NOT_GUI = [group for group in FIGURE_GROUPS if group != "gui"]
 
 
@@ -71,7 +71,7 @@ def test_quick_run_reports_every_figure_with_a_baseline() -> None:
     assert set(figures) == CORE_FIGURES
 
 
-@pytest.mark.skipif(HAVE_QT, reason="the GUI figures are measured in tests/gui/test_perf_smoke.py")
+@pytest.mark.skipif(HAVE_QT, reason="the GUI figures are measured in tests/gui/app/test_perf_smoke.py")
 def test_without_qt_the_gui_figures_are_skipped_and_said_so() -> None:
     figures, stderr = quick_run("gui")
     assert "GUI figures skipped" in stderr

@@ -62,3 +62,25 @@ def test_a_database_that_is_not_utf8_is_refused(pg_server: Any, tmp_path: Path) 
     found = orjson.loads(out)["error"]
     assert found["code"] == "database-not-utf8", found
     assert "SQL_ASCII" in found["message"]
+
+
+def test_a_password_on_the_command_line_is_warned_about(pg_server: Any, tmp_path: Path) -> None:
+    """Every user reads a command line (ps): the CLI says so, and names where the password
+    goes instead; from the environment it says nothing."""
+    name = "pw_argv"
+    pg_server.create_database(name)
+    with_password = pg_server.url(name)
+    code, out, err = forkwise(tmp_path, "sessions", "list", "--store", with_password)
+    assert code == 0, err
+    assert "holds a password, which every user of this machine can read" in err
+    assert "$PGPASSWORD" in err
+    assert pg_server.password not in out + err
+    done = subprocess.run(
+        [sys.executable, "-m", "forkwise.core.cli", "sessions", "list", "--json",
+         "--store", pg_server.url(name, password=False)],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={"XDG_DATA_HOME": str(tmp_path / "data"), "PATH": "/usr/bin", "HOME": str(tmp_path),
+             "PGPASSWORD": pg_server.password},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""

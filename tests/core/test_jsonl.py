@@ -636,7 +636,15 @@ def test_summaries_kept_as_objects_by_an_older_index_are_still_listed_from_it(
     for entry in index["sessions"].values():
         assert type(entry["summary"]) is list
         entry["summary"] = SessionSummary.from_index_row(entry["summary"]).to_index()
+        del entry["summary"]["usage"], entry["usage"]  # kept by neither then
     (jsonl_root / "index.json").write_bytes(orjson.dumps(index))
+    store = opened(jsonl_root)
+    assert summary_rows(store) == want
+    store.close()
+    # such an index kept no usage: the first listing read each log once for it (its
+    # summaries still the index's), and the index keeps it from then on
+    entries = orjson.loads((jsonl_root / "index.json").read_bytes())["sessions"]
+    assert all("usage" in entry for entry in entries.values())
     checks = unchecked(monkeypatch)
     store = opened(jsonl_root)
     assert summary_rows(store) == want

@@ -19,12 +19,15 @@ from forkwise.core.demo import build_demo_store
 from forkwise.core.log.events import Event
 from forkwise.core.runtime.listing import summary_row
 from forkwise.core.runtime.turn_state import OpenTurn
+from forkwise.core.store.backends.index_entries import index_entry, summary_for
 from forkwise.core.store.backends.jsonl import JsonlBackend
 from forkwise.core.store.session import INDEX_ROW_KEYS, Session, SessionHeader, SessionSummary
 from forkwise.core.store.session_store import SessionStore
 
 Draft = dict[str, Any]
 HEADER = SessionHeader("s", TS, "/w")
+#: the stat an index entry is made with (its size and mtime only)
+STAT = os.stat_result((0o100600, 0, 0, 1, 0, 0, 10, 0, 0, 0))
 
 
 def pending_of(events: list[Event]) -> list[tuple[str, str]]:
@@ -35,7 +38,7 @@ def pending_of(events: list[Event]) -> list[tuple[str, str]]:
 
 def assert_agree_on_every_prefix(events: list[Event]) -> SessionSummary:
     """The summary's rule and OpenTurn's agree after each event, folded at once and folded
-    on from a summary that went through an index row (as an append after a restart)."""
+    on from a summary that went through an index entry (as an append after a restart)."""
     summary = SessionSummary.start(HEADER)
     for k in range(len(events) + 1):
         whole = SessionSummary.start(HEADER).fold(events[:k])
@@ -43,7 +46,8 @@ def assert_agree_on_every_prefix(events: list[Event]) -> SessionSummary:
         assert list(whole.approvals or ()) == expected, k
         assert whole.waiting is bool(expected)
         if k:
-            kept = SessionSummary.from_index_row(summary.to_index_row())
+            kept = summary_for(index_entry(STAT, summary), "s")
+            assert kept is not None
             summary = kept.fold(events[k - 1 : k])
             assert summary == whole, k
     return summary

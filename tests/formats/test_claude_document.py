@@ -7,7 +7,10 @@ pasted image inside the file, a `/init` session titled `/init`."""
 
 from __future__ import annotations
 
+import base64
 import os
+import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +21,32 @@ from document_checks import assert_self_contained, export, parse, run_json, tool
 from forkwise.core.formats.base import source_session_id
 
 SID = "7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e"
-PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5E"
-       "rkJggg==")
+
+
+def _picture(width: int = 180, height: int = 100) -> str:
+    """A small PNG a person can see in a screenshot (a window with a title bar and two
+    bars of text), base64: what a pasted screenshot or a Read of an image holds."""
+    def pixel(x: int, y: int) -> bytes:
+        if y < 16:
+            return b"\x3b\x6e\xc4"  # the title bar
+        if (30 <= y < 40 and 12 <= x < 150) or (52 <= y < 62 and 12 <= x < 110):
+            return b"\x9a\xa4\xb0"  # lines of text
+        return b"\xf4\xf6\xf8"
+
+    rows = b"".join(b"\x00" + b"".join(pixel(x, y) for x in range(width))
+                    for y in range(height))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    png = (b"\x89PNG\r\n\x1a\n"
+           + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b""))
+    return base64.b64encode(png).decode()
+
+
+PNG = _picture()
 INIT = ("<command-message>init is analyzing your codebase…</command-message>\n"
         "<command-name>/init</command-name>")
 ANSWER = """Here is the plan:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 os.environ.setdefault("QT_API", "pyside6")
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: polling, run as a script
 
 import PySide6.QtWidgets  # noqa: F401
 import qasync

@@ -12,13 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import PySide6.QtWidgets  # noqa: F401  (before qasync: it picks the first binding it finds)
 import pytest
 import qasync
 from scenario_watchdog import run_with_limit
+
+#: the agents' fixture writers (claude_fixtures, codex_fixtures, …) for the tests in every
+#: folder here
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
 
 T = TypeVar("T")
 TIMEOUT = 15.0

@@ -1,7 +1,6 @@
 """Helpers for driving the assembled app in tests (imported by the GUI tests)."""
 
 
-
 from __future__ import annotations
 
 import asyncio
@@ -67,7 +66,6 @@ def expected_tree(catalogue: dict[str, dict[str, Any]]) -> dict[str, Any]:
         }
 
     return below(None)
-
 
 
 @dataclass

@@ -67,6 +67,8 @@ async def test_every_notification_a_host_sends_is_its_kind_s_typeddict(
     home = tmp_path / "claude-home"
     claude_projects(home, sessions=2, turns=1, seed=3)
     await env.client.import_files([str(home)], "claude")
+    # the search index, built in the background after the import
+    await seen.wait_for(lambda n: n["kind"] == "search/indexing" and n["done"] == n["total"])
     await env.client.delete_session(s["id"])
     await seen.wait_for(lambda n: n["kind"] == "catalogue/remove")
 
@@ -135,15 +137,18 @@ async def test_source_warnings_are_told_once_per_change(
     assert [w["path"] for w in listed["warnings"]] == [str(path)]
     env.host.sources.interval = 0.05
 
-    async def passes(count: int) -> None:
+    async def whole_look() -> None:
+        """One more pass over the whole tree, the file unchanged: a new folder makes the
+        kernel's follower look at the trees whole (a poll looks every interval)."""
         start = env.host.sources.passes
+        (claude / "projects" / f"poke-{start}").mkdir(parents=True)
         for _ in range(400):
-            if env.host.sources.passes >= start + count:
+            if env.host.sources.passes > start:
                 return
             await asyncio.sleep(0.01)
-        raise AssertionError("the watch made no passes")
+        raise AssertionError("the watch made no pass")
 
-    await passes(3)
+    await whole_look()
     assert seen.of_kind("sources/warnings") == []  # the first pass's are in the answer
     before = len(chat.entries)
     chat.exchange("third question", "third answer")
@@ -151,7 +156,7 @@ async def test_source_warnings_are_told_once_per_change(
         fh.write(torn + b"".join(cf.orjson.dumps(e) + b"\n" for e in chat.entries[before:]))
     os.utime(path, (1_700_000_100, 1_700_000_100))
     await seen.wait_for(lambda n: n["kind"] == "sources/warnings")
-    await passes(3)
+    await whole_look()
     (note,) = seen.of_kind("sources/warnings")
     check(note)
     assert {w["path"] for w in note["warnings"]} == {str(path)}

@@ -130,6 +130,8 @@ class Pending:
 
     fd: int
     size_before: int
+    #: the append's note and what it held before (`unfinished`), to put back on failure
+    note: tuple[Path, bytes | None] | None = None
 
 
 def undo_append(pending: Pending) -> None:

@@ -1,8 +1,9 @@
 """An entry of the summary index (`<store>/index.json`, kept by catalogue.py): the size
 and mtime of the log it summarizes and its summary, a row (`SessionSummary.to_index_row`;
 entries written before hold an object, or a row of the version before `approvals` were
-kept, read as well). An entry only ever saves work: one that does not match its log is not
-taken (`describes`).
+kept, read as well), and beside it the session's own usage (`usage`, `OwnUsage`: entries
+written before it was kept have none, and a listing reads that log again once). An entry
+only ever saves work: one that does not match its log is not taken (`describes`).
 """
 
 from __future__ import annotations
@@ -11,11 +12,15 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from forkwise.core.log.usage import OwnUsage
 from forkwise.core.store.session import INDEX_ROW_KEYS, SessionSummary
 
 
 def index_entry(st: os.stat_result, summary: SessionSummary) -> dict[str, Any]:
-    return {"size": st.st_size, "mtime": st.st_mtime_ns, "summary": summary.to_index_row()}
+    entry = {"size": st.st_size, "mtime": st.st_mtime_ns, "summary": summary.to_index_row()}
+    if summary.usage is not None:  # beside the row: a listing prices it, reading no log
+        entry["usage"] = summary.usage.to_index()
+    return entry
 
 
 def describes(record: dict[str, Any], st: os.stat_result) -> bool:
@@ -70,7 +75,7 @@ def summary_for(
     An entry an older version wrote is brought up to date in place (`_older_summary`),
     and `sid` added to `migrated`: the index is to be saved."""
     try:
-        summary = _summary_of(cached["summary"])
+        summary = _summary_of(cached["summary"], cached.get("usage"))
     except (KeyError, TypeError):
         older = _older_summary(cached)
         if older is None:
@@ -113,11 +118,12 @@ def _lineage_of(data: Any) -> tuple[str | None, str]:
     return (parent if type(parent) is str else None), (updated if type(updated) is str else "")
 
 
-def _summary_of(data: Any) -> SessionSummary:
-    """An entry's summary: kept as a row, or as an object (entries written before rows,
+def _summary_of(data: Any, usage: object = None) -> SessionSummary:
+    """An entry's summary: kept as a row (its own usage beside it, `usage`: none in
+    entries written before it was kept), or as an object (entries written before rows,
     which are older than `approvals` too); KeyError or TypeError when it is neither."""
     if type(data) is list:
-        return SessionSummary.from_index_row(data)
+        return SessionSummary.from_index_row(data, OwnUsage.from_index(usage))
     return SessionSummary.from_older_index(data)
 
 

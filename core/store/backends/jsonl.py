@@ -49,6 +49,7 @@ from forkwise.core.store.backends.jsonl_aside import (
     cut_torn_tail,
     keep_torn_tail,
     remove_trashed,
+    stamp,
     sweep_leftovers,
     trash,
     trashed_files,
@@ -58,6 +59,16 @@ from forkwise.core.store.backends.jsonl_fork import indexed_fork, line_end, writ
 from forkwise.core.store.backends.jsonl_listing import indexed_summaries, scan
 from forkwise.core.store.backends.jsonl_read import Tail, parse_file, parse_log, trusted_log
 from forkwise.core.store.backends.log_facts import LogFacts
+from forkwise.core.store.backends.unfinished import (
+    begin,
+    cut_lines,
+    end,
+    may_be_cut,
+    note_path,
+    recover,
+    unfinished,
+    write_note,
+)
 from forkwise.core.store.backends.unnamed import UnnamedFiles
 from forkwise.core.store.session import (
     EventsAppended,
@@ -101,6 +112,9 @@ class JsonlBackend:
         #: each session file as this backend last read or wrote it (`_identity`)
         self._seen: dict[str, tuple[int, int, int, int]] = {}
         self._appenders = Appenders()
+        #: the append notes this writer made (`unfinished`) and what each holds: they go
+        #: when it closes
+        self._notes: dict[Path, bytes] = {}
         try:
             if writable:
                 prepare_for_writing(self.root)
@@ -119,9 +133,11 @@ class JsonlBackend:
             writable,
             saved=save_head,
             lock=None if writable else self.root / "writer.lock",
+            counted=self._counted,
         )
         if writable:
             sweep_leftovers(self.root, self.sessions_dir)
+            recover(self.root, self.sessions_dir, stamp())
 
     def path(self, session_id: str) -> Path:
         return self.sessions_dir / f"{validate_session_id(session_id)}.jsonl"
@@ -143,7 +159,7 @@ class JsonlBackend:
             self._name_unnamed()
         path = self.path(session_id)
         try:
-            lines, size, st = read_lines(path)  # no link, no FIFO, bounded
+            lines, size, st = self._read_lines(path)  # no link, no FIFO, bounded
             self._seen[session_id] = _identity(st)
         except FileNotFoundError:
             return None
@@ -170,11 +186,33 @@ class JsonlBackend:
         entries = [e for e in scan(self.sessions_dir) if e.name[: -len(".jsonl")] not in skip]
         return self.catalogue.summaries(entries, self._summarize, progress)
 
+    @staticmethod
+    def _read_lines(path: Path) -> tuple[list[bytes], int, os.stat_result]:
+        """The log's lines, without an append a crash cut short (`unfinished`)."""
+        lines, size, st = read_lines(path)
+        keep = unfinished(path, size) if may_be_cut(lines, size) else None
+        if keep is not None:
+            return cut_lines(lines, keep), keep, st
+        return lines, size, st
+
     def _summarize(self, path: Path) -> tuple[SessionSummary, LogFacts | None]:
-        lines, size, _ = read_lines(path)
+        lines, size, _ = self._read_lines(path)
         loaded, _, tail = parse_file(path.name[: -len(".jsonl")], path, lines, size)
         assert loaded.summary is not None  # the parser computes it
         return loaded.summary, LogFacts.of(loaded.state, loaded.point, tail.point_end)
+
+    def _counted(self, session_id: str) -> frozenset[str]:
+        """The replies session `session_id`'s log counts, read from its file (none when
+        it cannot be read): a fork's usage head is checked against them."""
+        from forkwise.core.log.usage import session_tokens
+
+        try:
+            path = self.path(session_id)
+            lines, size, _ = read_lines(path)
+            loaded = parse_file(session_id, path, lines, size)[0]
+        except (ForkwiseError, OSError):
+            return frozenset()
+        return frozenset(session_tokens(loaded.events, len(loaded.events)).replies)
 
     def save_summaries(self, records: Sequence[Remembered]) -> None:
         """Index what the store knows of sessions whose files are as this backend left
@@ -187,6 +225,10 @@ class JsonlBackend:
         ]
         stale = [r.summary.id for r in records if not self.unchanged(r.summary.id)]
         self.catalogue.remember(self.sessions_dir, facts, forget=stale)
+
+    def index_held(self) -> contextlib.AbstractContextManager[None]:
+        """The index saved once when this is left, not at each change meanwhile."""
+        return self.catalogue.held()
 
     def forget(self, session_id: str) -> None:
         self._seen.pop(session_id, None)
@@ -346,8 +388,19 @@ class JsonlBackend:
             cut_torn_tail(self.root, sid, self.path(sid), tail)
         prefix = b"\n" if tail is not None and tail.needs_newline else b""
         data = prefix + b"\n".join(e.encode() for e in change.events) + b"\n"
-        appender, st = self._appenders.written(sid, lambda: self.path(sid), data)
-        self._pending[sid] = Pending(appender.fd, st.st_size - len(data))
+        noted = None
+        if len(change.events) > 1:  # all or nothing: a note until it is durable
+            before = os.lstat(self.path(sid)).st_size
+            note = note_path(self.path(sid))
+            noted = (note, self._notes.get(note))  # as it was: put back if this fails
+            self._notes[note] = begin(self.path(sid), before, before + len(data))
+        try:
+            appender, st = self._appenders.written(sid, lambda: self.path(sid), data)
+        except BaseException:
+            if noted is not None:
+                self._put_back(*noted)  # `written` took the bytes back
+            raise
+        self._pending[sid] = Pending(appender.fd, st.st_size - len(data), noted)
         self._seen[sid] = _identity(st)
         if tail is not None:
             tail.needs_newline = False
@@ -364,6 +417,8 @@ class JsonlBackend:
         except OSError:
             self._appenders.forget(session_id)
             undo_append(pending)
+            if pending.note is not None:
+                self._put_back(*pending.note)
             raise
         self._appenders.release(session_id)
 
@@ -372,6 +427,7 @@ class JsonlBackend:
     ) -> None:
         self._appenders.close(session_id)  # the file is replaced: appends go to the new one
         path = self.path(session_id)
+        self._drop_note(path)
         tail = self._tails.get(session_id)
         if tail is not None and tail.torn is not None:
             keep_torn_tail(self.root, session_id, tail.torn)  # the rewrite must not drop it
@@ -390,11 +446,28 @@ class JsonlBackend:
     def _dispose(self, session_id: str) -> None:
         """Deleting moves the file to `<store>/trash/`: a person can still get it back."""
         self._appenders.close(session_id)  # nothing more may be written to the trashed file
+        self._drop_note(self.path(session_id))
         trash(self.root, self.sessions_dir, session_id, self.path(session_id))
         self._headers.pop(session_id, None)
         self._tails.pop(session_id, None)
         self._line_ends.pop(session_id, None)
         self._seen.pop(session_id, None)
+
+    def _drop_note(self, path: Path) -> None:
+        """Before a log is replaced or deleted: its append note goes (a shorter log could
+        fall inside the range it names)."""
+        note = note_path(path)
+        if self._notes.pop(note, None) is not None:
+            end(note)
+
+    def _put_back(self, note: Path, held: bytes | None) -> None:
+        """A failed append leaves its note as it found it (none, or a finished one's)."""
+        if held is None:
+            self._notes.pop(note, None)
+            end(note)
+        else:
+            self._notes[note] = held
+            write_note(note, held)
 
     def restore(self, session_id: str) -> bool:
         """Move the latest trashed copy of a session (`_dispose`) back into place."""
@@ -431,6 +504,9 @@ class JsonlBackend:
             with contextlib.suppress(OSError):
                 self._flush(sid)
         self._appenders.close_all()
+        for note in list(self._notes):  # every append is durable or taken back by now
+            end(note)
+        self._notes.clear()
         self.catalogue.forget_loaded()
         if self._lock is not None:
             self._lock.release()

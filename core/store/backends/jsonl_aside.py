@@ -44,7 +44,7 @@ def keep_torn_tail(root: Path, session_id: str, torn: bytes) -> None:
     """Keep a crash's torn last line in `<store>/recovered/`."""
     recovered = root / "recovered"
     make_private_dir(recovered)
-    keep = recovered / f"{session_id}.{_stamp()}.torn-tail"
+    keep = recovered / f"{session_id}.{stamp()}.torn-tail"
     write_file_atomically(keep, torn, overwrite=False)
 
 
@@ -64,7 +64,7 @@ def trash(root: Path, sessions_dir: Path, session_id: str, path: Path) -> None:
     move cannot be made durable, the file is put back (the store still has it)."""
     folder = root / "trash"
     make_private_dir(folder)
-    trashed = folder / f"{session_id}.{_stamp()}.jsonl"
+    trashed = folder / f"{session_id}.{stamp()}.jsonl"
     os.replace(path, trashed)
     try:
         fsync_dir(sessions_dir)
@@ -92,7 +92,7 @@ def untrash(root: Path, sessions_dir: Path, session_id: str, path: Path) -> bool
     return True
 
 
-#: a trashed copy's file name: the session's id, then when it was deleted (`_stamp`)
+#: a trashed copy's file name: the session's id, then when it was deleted (`stamp`)
 _TRASHED = re.compile(r"(.+)\.(\d{4}-\d{2}-\d{2})T(\d\d)(\d\d)(\d\d)(\d{3})Z\.jsonl")
 
 
@@ -131,6 +131,6 @@ def _trashed(root: Path) -> list[tuple[re.Match[str], Path]]:
             if (found := _TRASHED.fullmatch(name)) is not None]
 
 
-def _stamp() -> str:
+def stamp() -> str:
     """The time, for a file name."""
     return now_ts().replace(":", "").replace(".", "")

@@ -164,6 +164,37 @@ class PostgresBackend:
             )
         self._held.add(session_id)
 
+    def claim(self, session_id: str) -> None:
+        """Become the writer of a session before a turn starts on it: a second host's
+        prompt is told `session-busy` at once, not after its turn failed to start."""
+        if not self.writable:
+            raise ReadOnlyStore("this store was opened read-only")
+        self._run(lambda conn: self._claim(conn, session_id))
+
+    def unheld(self, session_ids: Sequence[str]) -> set[str]:
+        """The sessions whose advisory lock no server process holds (`pg_locks`: asked,
+        never taken, so that looking makes no other host's claim fail)."""
+        if not session_ids:
+            return set()
+
+        def ask(conn: psycopg.Connection[Any]) -> set[str]:
+            rows = conn.execute(
+                f"""SELECT s.id FROM unnest(%s::text[]) AS s(id), LATERAL (
+                        SELECT {_KEY.replace("%s", "s.id")} AS k) AS key
+                    WHERE NOT EXISTS (
+                        SELECT 1 FROM pg_locks l
+                        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+                          AND l.database = (SELECT oid FROM pg_database
+                                            WHERE datname = current_database())
+                          AND l.classid::bigint = (key.k >> 32) & 4294967295
+                          AND l.objid::bigint = key.k & 4294967295)""",
+                (list(session_ids),),
+            ).fetchall()
+            return {str(r[0]) for r in rows}
+
+        found: set[str] = self._run(ask)
+        return found - self._held
+
     # --- writing -------------------------------------------------------------------
 
     def persist(self, change: StoreEvent) -> None:

@@ -80,6 +80,11 @@ class UnnamedFiles:
                     os.close(f.fd)
                 os.link(f.tmp, f.path)
                 linked = True
+                # the temporary name goes first: its unlink changes the file's ctime, and
+                # `named` takes the file's identity (an index entry is kept only for a
+                # file as the backend left it)
+                with contextlib.suppress(OSError):
+                    os.unlink(f.tmp)
                 named(key, f.path)
             except OSError as exc:
                 failed[key] = exc
