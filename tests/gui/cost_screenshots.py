@@ -6,7 +6,7 @@ Gemini CLI (with a rewind) and OpenCode (with a fork) sessions; the real app sta
 as it does for a person. Saves costs-list.png (the list with its Cost column, an imported
 Claude Code branch open, its fork header's shared prefix) and compare-costs.png (a main
 line and its branch, each one's own cost, the shared prefix once). Not a test.
-preferences-vendors.png comes from tests/gui/test_vendor_editing.py with FORKWISE_SHOTS
+preferences-vendors.png comes from tests/gui/features/preferences/test_vendor_editing.py with FORKWISE_SHOTS
 set (a stand-in Anthropic endpoint lists its models).
 """
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QLineEdit
 from forkwise.core.runtime.settings import KEYRING_SERVICE, load_vendor_settings
 from forkwise.gui.features.preferences.settings_dialog import SettingsDialog
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "providers"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "providers"))
 from fake_endpoint import Server
 from memory_keyring import MemoryKeyring, install
 from vendor_streams import claude_error, claude_models, gemini_models
