@@ -7,7 +7,9 @@ both in wall time and (`import-cpu`, `import-codex-cpu`) in CPU seconds of the p
 which the neighbours on a shared machine do not inflate. `import-durable-cpu` and
 `import-codex-durable-cpu` put the same CPU seconds against a bare script that also encodes
 one event a line and writes every file durably (`import_floor`'s write level): the parse
-baseline writes nothing, so they show what the import costs beyond storing the bytes at all.
+baseline writes nothing, so they show what the import costs beyond storing the bytes at all;
+`import-floor` and `import-codex-floor` give that durable copy's wall time against the parse:
+the floor beside the import's own ratio.
 `reimport` runs the verb as the
 host does (finding the files, then `import_sources` with the ledger read from disk, on a
 freshly opened store) against walking the tree and stat'ing every file; `reimport-cli` is

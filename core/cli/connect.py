@@ -121,6 +121,7 @@ async def _in_process(host: Host) -> AsyncIterator[Client]:
         problem = await host.apply_saved_settings()
         if problem:
             sys.stderr.write(f"forkwise: {problem}\n")
+    host.index_after_import = False  # the process ends with its one command
     client = await Client.in_process(host, follow=False, shared=True)  # written out, dropped
     try:
         yield client

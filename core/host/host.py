@@ -156,6 +156,10 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
         #: a read-only host on a store nobody writes to (no writer lock held): a turn
         #: open in it that waits for no approval was left by a crash, and shows as ended
         self.orphaned = False
+        #: build the search index in the background after an import (`_search_soon`);
+        #: off for the host of a one-shot command, whose process ends with the import
+        #: (closing would wait for the build's first batch, and the next search builds it)
+        self.index_after_import = True
         self._unsubscribe_store = self.store.subscribe(self._on_store)
         if search is not None:
             self._unsubscribe_search = search.attach(self.store)

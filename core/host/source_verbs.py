@@ -46,6 +46,7 @@ class SourceVerbs:
         _import_stop: threading.Event
         _closed: bool
         _listeners: Sequence[object]
+        index_after_import: bool
 
         @property
         def search_index(self) -> SearchIndex: ...
@@ -131,7 +132,9 @@ class SourceVerbs:
         when it is not current (`search/indexing` notifications as it goes), so that the
         first search answers at once; only for a host someone listens to (the app, a
         served host), not a one-shot command. One build at a time; closing halts it."""
-        if not stored or self._closed or not self._listeners or self.search_index.ready:
+        if not stored or self._closed or not self._listeners or not self.index_after_import:
+            return
+        if self.search_index.ready:
             return
         running = self.__dict__.get("_search_build")
         if running is not None and not running.done():

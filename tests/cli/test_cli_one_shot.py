@@ -226,3 +226,24 @@ def test_json_is_written_in_parts_byte_for_byte_as_in_one_piece() -> None:
         text = io.StringIO()
         cli._write_json(text, data)
         assert text.getvalue().encode() == want
+
+
+def test_a_one_shot_import_does_not_start_the_search_index(tmp_path: Path) -> None:
+    """The app's host builds the search index after an import; a one-shot command's does
+    not (it would wait for the build's first batch to exit, and the next search builds it
+    anyway): the store has no search database after `sessions import`."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "formats"))
+    from claude_fixtures import Transcript, det_uuid
+
+    folder = tmp_path / "projects" / "p"
+    for i in range(30):
+        t = Transcript(det_uuid(f"session {i}"))
+        t.exchange(f"where is the axolotl {i}", f"in the pond {i}")
+        t.write(folder / f"{t.session_id}.jsonl")
+    store = tmp_path / "store"
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["sessions", "import", "--from", "claude", str(tmp_path / "projects"),
+            "--store", str(store), "--json"]  # fmt: skip
+    assert cli.main(argv, out=out, err=err) == 0, err.getvalue()
+    assert len(orjson.loads(out.getvalue())["imported"]) == 30
+    assert not (store / "search.sqlite").exists()
