@@ -86,6 +86,13 @@ class FormatError(ForkwiseError):
         self.line = line
 
 
+class HoldsNothing(Exception):
+    """A file its tool writes with no conversation in it by design (Gemini CLI leaves one
+    with nothing but its own context when a resume starts in a later minute): read, and
+    nothing to import; not a failure, unlike a file that should hold a session and does
+    not (`FormatError`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SourceRef:
     """Where an imported session came from; kept as `meta.source` in its header."""

@@ -32,6 +32,7 @@ from forkwise.core.errors import (
 )
 from forkwise.core.formats.base import (
     FormatError,
+    HoldsNothing,
     ImportedSession,
     Reader,
     Record,
@@ -380,7 +381,11 @@ def _read_file(
     if tool == "forkwise":
         ledger.remember(path, st, [_import_forkwise(stored.store, path, report)])
         return None
-    sessions = reader(tool).read(path)
+    try:
+        sessions = reader(tool).read(path)
+    except HoldsNothing:  # written so by its tool: read, nothing to bring in
+        ledger.remember(path, st, [])
+        return None
     if not sessions:
         raise FormatError(
             f"{path} holds no session of {tool} (no conversation in it)", path=str(path)

@@ -13,7 +13,7 @@ import pytest
 from gemini_fixtures import CWD, MODEL, SID, GeminiSession, coding_session, settled, tokens
 
 from forkwise.core.cli import main as cli
-from forkwise.core.formats.base import FormatError, ImportedSession, source_session_id
+from forkwise.core.formats.base import FormatError, HoldsNothing, ImportedSession, source_session_id
 from forkwise.core.formats.gemini import READER
 from forkwise.core.host.importing import detect
 
@@ -415,4 +415,12 @@ def test_a_file_with_nothing_but_context_gives_no_session(tmp_path: Path) -> Non
     s = GeminiSession()
     s.lines.append({"$set": {"messages": [{"id": "ctx1", "timestamp": s.start, "type": "user",
                                            "content": [{"text": "<session_context>x</session_context>"}]}]}})
-    assert read(s.write(tmp_path / ".gemini")) == []
+    path = s.write(tmp_path / ".gemini")
+    with pytest.raises(HoldsNothing):
+        read(path)
+    # an import reads it as what it is: nothing to bring in, and not a failure (the watch
+    # would report it after every resume that starts in a later minute)
+    code, report = run_json("sessions", "import", "--from", "gemini", str(path),
+                            "--store", str(tmp_path / "store"))
+    assert code == 0, report
+    assert (report["imported"], report["failed"]) == ([], [])

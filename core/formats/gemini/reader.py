@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..base import (
     FormatError,
+    HoldsNothing,
     ImportedSession,
     Relation,
     SourceRef,
@@ -61,7 +62,10 @@ class GeminiReader:
         with collector_paused():
             file = load(path)
             live = file.torn_tail or time.time() - mtime < self.live_window
-            return sessions_of(file, live)
+            sessions = sessions_of(file, live)
+        if not sessions:
+            raise HoldsNothing(f"{path}: Gemini CLI's own context, no conversation")
+        return sessions
 
 
 def sessions_of(file: GeminiFile, live: bool) -> list[ImportedSession]:
