@@ -126,6 +126,11 @@ class AppServer:
     def turn(self, thread: str, text: str, timeout: float = 60) -> dict[str, Any]:
         """Run one turn to its end; returns the `turn/completed` params."""
         self.request("turn/start", {"threadId": thread, "input": [{"type": "text", "text": text}]})
+        return self.turn_completed(thread, timeout)
+
+    def turn_completed(self, thread: str, timeout: float = 60) -> dict[str, Any]:
+        """Wait for the running turn of `thread` (a prompt's, or one a request such as
+        `thread/compact/start` began) to end; its `turn/completed` params."""
         deadline = time.monotonic() + timeout
         while True:
             message = self._next(deadline)

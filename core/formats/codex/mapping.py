@@ -18,8 +18,8 @@ What the mapping decides, line by line:
   begin-end notices, errors, …) is a `plugin/codex/<type>` event carrying the payload.
 - `turn_context` gives the model and reasoning effort: a `model/select` when they change.
 - `compacted` is a `context/summary` (with Codex's replacement history, when it kept one).
-- `thread_rolled_back` drops the last N turns from the main line; the caller keeps what was
-  dropped as a branch (`branches`).
+- `thread_rolled_back` drops the last N turns that hold a typed prompt, and the turns after
+  them, from the main line; the caller keeps what was dropped as a branch (`branches`).
 - Plugin kinds besides the event_msg types: `context` (above), `encrypted_reasoning` (the
   opaque part of a reasoning item), `image` (an image in a prompt), `reasoning` (a reasoning
   item with no readable text), the type of any other response item (`web_search_call`, …)
@@ -153,7 +153,9 @@ class Mapper:
         self._turn: str | None = None
         self._turn_prompted = False
         self._turn_failed = False
-        self._turn_starts: list[int] = []
+        #: where each turn that holds a typed prompt starts (what a rollback counts)
+        self._prompted_starts: list[int] = []
+        self._turn_start = 0
         self._turn_count = 0
         self._item = 0
         self._codex_turn: str | None = None
@@ -244,7 +246,7 @@ class Mapper:
         self._turn_prompted = False
         self._turn_failed = False
         self._item = 0
-        self._turn_starts.append(len(self.events))
+        self._turn_start = len(self.events)
         self._emit({"seq": 0, "type": "turn/start", "ts": self._ts, "turn": turn}, no)
         return turn
 
@@ -396,6 +398,8 @@ class Mapper:
             self._close("completed", None)  # an old rollout without task brackets
         if self._turn is None:
             self._open(no)
+        if not self._turn_prompted:
+            self._prompted_starts.append(self._turn_start)
         self._turn_prompted = True
         if self.first_prompt is None and text.strip():
             self.first_prompt = text
@@ -496,15 +500,19 @@ class Mapper:
             self._pending.append(no)
 
     def _rollback(self, p: dict[str, Any], no: int) -> None:
+        """Drop the last `num_turns` turns that hold a typed prompt, and every turn after
+        the first of them: Codex counts only those (a compaction's reply is a turn without
+        one), and keeps what came before the first prompt when asked for more."""
         if self._turn is not None:
             self._close("failed" if self._turn_failed else "interrupted", None)
         num_turns = p.get("num_turns")
         n = num_turns if isinstance(num_turns, int) else 0
-        if n > 0 and self._turn_starts:
-            cut = self._turn_starts[-min(n, len(self._turn_starts))]
+        starts = self._prompted_starts
+        if n > 0 and starts:
+            cut = starts[-min(n, len(starts))]
             self.branches.append((no, list(self.events), cut))
             del self.events[cut:]
-            self._turn_starts = [i for i in self._turn_starts if i < cut]
+            self._prompted_starts = [i for i in starts if i < cut]
             self._model = None
             for record in reversed(self.events):
                 if record["type"] == "model/select":
