@@ -1,4 +1,4 @@
-"""The import figures (DESIGN §9): importing agents' sessions costs about what parsing them
+"""The import figures: importing agents' sessions costs about what parsing them
 does, and re-importing an unchanged tree about a `stat` per file.
 
 `import` and `import-codex` run `forkwise sessions import` in a fresh process into an empty

@@ -165,7 +165,7 @@ class ClientAPI(Protocol):
     ) -> Json: ...  # {"tool", "path", "id", "resume"}; a document: {"format", "path", "assets"}
     async def import_files(
         self, paths: list[str], tool: str | None = None
-    ) -> Json: ...  # DESIGN §9 report
+    ) -> Json: ...  # the import report
     async def subscribe(self, callback: Callable[[Notification], None]) -> Unsubscribe: ...
     # beyond the minimum: model choice (refused with session-busy during a turn)
     async def set_model(

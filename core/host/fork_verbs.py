@@ -3,7 +3,7 @@ the subagent a `delegate` tool call starts. A part of Host (a base class of it);
 policy — where a fork cuts and which model the child runs on — is forking.py's, and every
 entry point (GUI, CLI, RPC, subagent) comes through `fork_session` or `truncate`.
 
-A fork follows DESIGN §4: the anchor rule picks the boundary, the child is created with the
+A fork follows the anchor rule, which picks the boundary, the child is created with the
 latest model/select of the source recorded after its `history/fork` (one atomic write, so
 nothing can run the child on another model), it is registered as a live agent, and only
 then attached to the source's workspace — an attach failure reports the child's id."""
@@ -31,7 +31,7 @@ T = TypeVar("T")
 
 
 class ForkVerbs:
-    """Forks and in-place cuts of a session (DESIGN §4)."""
+    """Forks and in-place cuts of a session."""
 
     if TYPE_CHECKING:  # what Host gives its parts
         store: SessionStore
@@ -50,7 +50,7 @@ class ForkVerbs:
         async def _attach_like(self, source: str | None, child: str) -> None: ...
 
     async def fork(self, session_id: str, at_seq: int | None = None) -> Json:
-        """`session.fork`: the anchor rule of DESIGN §4 picks the boundary."""
+        """`session.fork`: the anchor rule picks the boundary."""
         # the policy is imported where a fork is made: a one-shot listing makes none
         from forkwise.core.host.forking import ForkAt
 

@@ -1,7 +1,7 @@
 """The fork policy: the one place that says where a fork cuts its source and what the child
 starts with. Every entry point — the Fork button, a message's "Fork from here", the CLI with
 or without a running host, the RPC, a subagent — describes its cut as a `ForkAt` and goes
-through `Host.fork_session`, which applies these rules (DESIGN §3-§5, §8, §9).
+through `Host.fork_session`, which applies these rules.
 """
 
 from __future__ import annotations

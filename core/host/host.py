@@ -10,7 +10,7 @@ notifications and hands them to the loop, in order, before the coroutine that ca
 change resumes.
 
 The verbs live in parts of Host, one module each: read_verbs (list, show, context,
-events, search), fork_verbs (DESIGN §4), source_verbs (import, export, watched folders),
+events, search), fork_verbs, source_verbs (import, export, watched folders),
 settings_verbs; this module keeps what they share — serving a session, its live agent,
 the store's notifications — and the verbs that create, prompt, rename and delete.
 """

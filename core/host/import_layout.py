@@ -1,6 +1,6 @@
 """How the sessions a reader read from one file are laid out in the store: parents
 before their children, and a child's history shared with its parent stored once — the
-child a fork of the parent at the last turn end they share (DESIGN §9)."""
+child a fork of the parent at the last turn end they share."""
 
 from __future__ import annotations
 

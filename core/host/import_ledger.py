@@ -113,7 +113,7 @@ class ImportLedger:
             replace_file(self.path, orjson.dumps(data))
             self._dirty = False
 
-    # --- what exports wrote (DESIGN §10): not a cache ----------------------------------
+    # --- what exports wrote: not a cache ----------------------------------
 
     @property
     def _exports_path(self) -> Path | None:

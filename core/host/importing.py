@@ -1,4 +1,4 @@
-"""The import verb (DESIGN §9): session files in, stored sessions out — each source session
+"""The import verb: session files in, stored sessions out — each source session
 whole or not at all, one bad file never stopping the others, a second import of the same
 sources changing nothing.
 
@@ -396,7 +396,7 @@ def _read_file(
 def _continued(
     store: SessionStore, sessions: list[ImportedSession], ledger: ImportLedger
 ) -> list[ImportedSession]:
-    """The sessions of a file that Forkwise exported (Continue in, DESIGN §10) placed
+    """The sessions of a file that Forkwise exported (Continue in) placed
     beneath the session they continue: parent that session, relation "continued", nothing
     shared (`layout` stores them with seedLength 0). That wins over a parent the reader
     found outside the file (a Codex export's `forked_from_id` names the source the fork

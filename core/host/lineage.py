@@ -1,5 +1,5 @@
 """What a fork's child knows of its source: whether the source still starts with the
-prefix the child copied (DESIGN §11).
+prefix the child copied.
 
 The child's `history/fork` event records the digest of the lines it copied
 (`forkwise.core.log.digest`). A source that merely grew still starts with those lines; one

@@ -1,5 +1,5 @@
-"""The host's verbs on the agents' own sessions: import (DESIGN §9), the folders it keeps
-up with (`sources.list`, `sources.watch`) and export (DESIGN §10). A part of Host (a
+"""The host's verbs on the agents' own sessions: import, the folders it keeps
+up with (`sources.list`, `sources.watch`) and export. A part of Host (a
 base class of it); the rules live in importing.py, source_watch.py and exporting.py."""
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class SourceVerbs:
         return self._sources
 
     async def import_sources(self, tool: str | None, paths: Sequence[str]) -> Json:
-        """The import verb (DESIGN §9) on files this host can read: `paths` are files or
+        """The import verb on files this host can read: `paths` are files or
         folders (none: the tools' default folders on this host's machine); `tool` one of
         claude, codex, pi, forkwise, or None to recognise each file."""
         from forkwise.core.host.importing import TOOLS, UnknownFormat, discover, import_sources
@@ -208,7 +208,7 @@ class SourceVerbs:
     async def export(
         self, session_id: str, tool: str, out: str | None = None, assets: bool = False
     ) -> Json:
-        """The export verb (DESIGN §10): `{"tool", "path", "id", "resume"}`, or for a
+        """The export verb: `{"tool", "path", "id", "resume"}`, or for a
         document (markdown, html) `{"format", "path", "assets"}`; the file is written on
         this host's machine. A document only reads the store."""
         from forkwise.core.host.exporting import export_session

@@ -1,5 +1,5 @@
 """The fork verbs of `SessionStore` (mixed in: `ForkVerbs`): `fork` branches a loaded
-log at an exact boundary (DESIGN §3); `fork_indexed` branches a session that is not
+log at an exact boundary; `fork_indexed` branches a session that is not
 loaded at the point the backend's index vouches for, its seed read only when someone
 reads it (`_UnreadPrefix`; the JSONL backend copies its bytes instead).
 """
@@ -84,7 +84,7 @@ class ForkVerbs:
         follow: Sequence[Draft] = (),
         anchor: Mapping[str, Any] | None = None,
     ) -> Session:
-        """Branch `source` at an exact boundary (DESIGN §3). Nothing is written on failure.
+        """Branch `source` at an exact boundary. Nothing is written on failure.
 
         Holds the source's write lock, so that a change to it in flight on another thread
         is over first (the source's facts and its file are those of one moment)."""

@@ -27,7 +27,7 @@ HAND_WRITTEN = """\
 {"seq":10,"type":"approval/request","ts":"2026-01-01T00:00:09Z","turn":"turn:2","approval":"approval-1","call":"call-1","tool":"read_file","args":{"path":"x"}}
 """
 # Turn 2 waits for an approval: it stays open when a host serves the session (a turn a
-# crash left running would be closed as interrupted, DESIGN §4).
+# crash left running would be closed as interrupted).
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -242,7 +242,7 @@ def test_truncate_refused_while_a_turn_is_open(store: Path, imported: Path) -> N
 def test_import_takes_each_file_whole_and_reports_the_bad_one(
     store: Path, tmp_path: Path
 ) -> None:
-    """DESIGN §9: a bad file fails with its path and line; the others are imported; exit 1."""
+    """The import rules: a bad file fails with its path and line; the others are imported; exit 1."""
     good = tmp_path / "good.jsonl"
     good.write_text(HAND_WRITTEN)
     bad = tmp_path / "bad.jsonl"
@@ -309,7 +309,7 @@ def test_store_from_environment_and_console_script(tmp_path: Path) -> None:
 def test_a_direct_fork_and_a_fork_through_a_running_host_make_the_same_child(
     store: Path, imported: Path, tmp_path: Path
 ) -> None:
-    """DESIGN §8: one verb, one result — `sessions fork` with the store to itself and with
+    """One verb, one result — `sessions fork` with the store to itself and with
     a `forkwise host` holding it give the same events (apart from ids and times) and the
     same listing row, for every way of choosing the fork point."""
     ways = [[], ["--boundary", "7"], ["--boundary", "0"], ["--at", "3"],

@@ -5,7 +5,7 @@ Every case runs the CLI fork on two copies of one store: one with the index a li
 left, one with the index dropped (every line checked). Where the index vouches for the
 fork point, the first must not load the source at all; everywhere else it falls back.
 A log that ends in a turn a crash left open is read either way: the host that forks it
-closes that turn first (DESIGN §4), and both copies then fork the same closed log.
+closes that turn first, and both copies then fork the same closed log.
 """
 
 from __future__ import annotations

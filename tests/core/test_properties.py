@@ -1,7 +1,7 @@
 """Property tests: boundaries, anchors, replay and truncation over random valid logs.
 
 Every property compares the store against an oracle written here from the rules of
-DESIGN §2-§4, not against the store's own helpers.
+the log format and fork rules, not against the store's own helpers.
 """
 
 from __future__ import annotations

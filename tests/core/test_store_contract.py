@@ -1,4 +1,4 @@
-"""The store contract (DESIGN §3, truncate of §5), one suite run against every backend."""
+"""The store contract (fork at an exact boundary, truncate), one suite run against every backend."""
 
 from __future__ import annotations
 
@@ -458,7 +458,7 @@ def test_appends_survive_a_reopen(harness: StoreHarness) -> None:
     assert again.replay() == src.replay()
 
 
-# --- truncate (replace in place, DESIGN §5, store level) --------------------------------
+# --- truncate (replace in place, store level) --------------------------------
 
 
 def test_truncate_keeps_the_prefix_and_the_identity(harness: StoreHarness) -> None:

@@ -105,7 +105,7 @@ def test_one_bad_file_fails_with_its_line_and_the_others_import(tmp_path: Path) 
 def test_a_fork_continued_here_exports_back_to_codex(
     tmp_path: Path, codex_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """DESIGN §10 through the CLI: import, fork, a turn with Forkwise's offline model,
+    """Export and read back through the CLI: import, fork, a turn with Forkwise's offline model,
     export to Codex's own folder; the file starts with a new session_meta, repeats the
     source's lines unchanged, and reads back with the new turn."""
     from forkwise.core.formats.codex import READER

@@ -1,5 +1,5 @@
 """A fork made here of an imported session learns when a re-import rewrote its source
-below the fork point (DESIGN §11): the source's lines it copied are no longer there."""
+below the fork point: the source's lines it copied are no longer there."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Continue in <agent> (DESIGN §10) read back (§9): the file Forkwise exported, imported from
+"""Continue in <agent> read back by the import: the file Forkwise exported, imported from
 the agent's folder, is stored beneath the session it continues (relation "continued",
 nothing copied), not as a session of its own; a re-import after the person kept chatting
 in the agent appends to that same session. Through the CLI, on real files."""

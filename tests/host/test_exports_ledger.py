@@ -1,4 +1,4 @@
-"""`<store>/exports.json` (what Continue in <agent> wrote, DESIGN §10) is rebuilt from the
+"""`<store>/exports.json` (what Continue in <agent> wrote) is rebuilt from the
 export events in the logs when it is lost or unreadable, so that the exported file still
 comes back beneath the session it continues; a record whose file is gone and whose session
 was imported is dropped, one whose file was never imported is kept. Through the CLI, on

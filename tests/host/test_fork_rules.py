@@ -1,5 +1,5 @@
 """`session.fork` and `session.forkAtMessage` over every carrier: the anchor rules of
-DESIGN §4, the model installed before publication, workspace attach failure, replace in
+the anchor rule, the model installed before publication, workspace attach failure, replace in
 place with its truncate notification, and the busy refusal."""
 
 from __future__ import annotations

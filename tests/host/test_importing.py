@@ -1,4 +1,4 @@
-"""The import verb's rules (DESIGN §9) on a real JSONL store: lineage from a reader's
+"""The import verb's rules on a real JSONL store: lineage from a reader's
 `parent`, idempotent and incremental re-import. The sessions are what a format's reader
 returns (`ImportedSession`); the formats' own tests feed real files through readers."""
 
