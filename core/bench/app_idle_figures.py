@@ -45,9 +45,11 @@ def bench_app_idle(tmp: Path, megabytes: float, claude_files: int, quick: bool) 
     cpu, base_cpu = float(app["cpu_seconds"]), float(base["cpu_seconds"])
     quit_seconds = float(app["exited_at"]) - float(app["closed_at"])
     print(
-        f"app idle: {cpu:.3f} CPU s over {took:.1f} s ({cpu / took:.3%} of a core; start-up "
+        f"app idle: {cpu:.3f} CPU s over {took:.1f} s ({cpu / took:.3%} of a core; its main "
+        f"thread woken {app['main_wakeups_per_second']:.0f} times a second; start-up "
         f"{app['start_seconds']:.1f} s); an empty window {base_cpu:.3f} CPU s over "
-        f"{base_took:.1f} s ({base_cpu / base_took:.3%}); quit {quit_seconds:.3f} s "
+        f"{base_took:.1f} s ({base_cpu / base_took:.3%}, woken "
+        f"{base['main_wakeups_per_second']:.1f} times a second); quit {quit_seconds:.3f} s "
         f"(the app's loop ended {float(app['returned_at']) - float(app['closed_at']):.3f} s "
         "after the close)",
         file=sys.stderr,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import resource
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,19 @@ START_AT_MOST = float(os.environ.get("FORKWISE_BENCH_START", "60"))
 def cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
+
+
+def wakeups() -> int:
+    """How many times this (the main) thread has been woken after it slept (Linux; 0
+    elsewhere): what keeps a process from being idle, even when each wake costs little."""
+    try:
+        with open(f"/proc/self/task/{threading.get_native_id()}/status") as fh:
+            for line in fh:
+                if line.startswith("voluntary_ctxt_switches:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 def app_idle(store: Path | None, seconds: float) -> dict[str, Any]:
@@ -65,13 +79,14 @@ def app_idle(store: Path | None, seconds: float) -> dict[str, Any]:
             measure(window)
 
     def measure(window: Any) -> None:
-        marks["cpu0"], marks["t0"] = cpu(), time.monotonic()
+        marks["cpu0"], marks["t0"], marks["woken0"] = cpu(), time.monotonic(), wakeups()
         # one timer for the whole window: nothing of the measuring wakes the process
         QTimer.singleShot(int(seconds * 1000), lambda: finish(window))
 
     def finish(window: Any) -> None:
         marks["cpu_seconds"] = cpu() - marks.pop("cpu0")
         marks["seconds"] = time.monotonic() - marks.pop("t0")
+        marks["main_wakeups_per_second"] = (wakeups() - marks.pop("woken0")) / marks["seconds"]
         marks["closed_at"] = time.monotonic()
         window.close()
         if store is None:

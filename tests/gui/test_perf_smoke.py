@@ -110,4 +110,5 @@ def test_quick_app_idle_and_quit_figures_are_reported(tmp_path: Path) -> None:
     assert 20 <= app["seconds"] < 25
     assert 20 <= empty["seconds"] < 25
     assert app["closed_at"] < app["returned_at"]
+    assert app["main_wakeups_per_second"] >= 0
     assert figures["app-quit"]["ours"] >= app["returned_at"] - app["closed_at"]
