@@ -1,6 +1,7 @@
 """Run the benchmark suite: `python -m forkwise.core.bench [--quick] [--json] [--repeat N]`.
 
-`--only gui` runs the GUI figures (open transcript, cold start, tree) through
+`--only gui` runs the GUI figures (open transcript, cold start, tree; `--only app-idle` the
+app idle and its quit) through
 `python -m forkwise.gui.bench.perf` in processes of their own; without PySide6 they are skipped
 with a note on stderr."""
 
@@ -33,7 +34,7 @@ from forkwise.core.bench.synth import (
 
 FIGURE_GROUPS = [
     "list", "fork", "context", "append", "host", "import", "search", "export", "gui",
-    "transcript", "postgres", "idle",
+    "transcript", "postgres", "idle", "app-idle",
 ]
 
 
@@ -379,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
             "export_mb": 1,
             "idle_mb": 1,
             "idle_claude": 50,
+            "app_idle_claude": 640,
         }
         if args.quick
         else {
@@ -397,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
             "export_mb": 9,
             "idle_mb": 5,
             "idle_claude": 640,
+            "app_idle_claude": 640,
         }
     )
     sizes.update((k, v) for k, v in (("sessions", args.sessions), ("per", args.per)) if v)
@@ -429,6 +432,10 @@ def main(argv: list[str] | None = None) -> int:
             from forkwise.core.bench.idle_figures import bench_idle
 
             figures += bench_idle(tmp, sizes["idle_mb"], sizes["idle_claude"], args.quick)
+        if "app-idle" in only:
+            from forkwise.core.bench.app_idle_figures import bench_app_idle
+
+            figures += bench_app_idle(tmp, sizes["idle_mb"], sizes["app_idle_claude"], args.quick)
         if "postgres" in only and args.postgres:
             from forkwise.core.bench.pg_figures import bench_postgres
 

@@ -39,23 +39,44 @@ def gui_missing() -> str:
 
 def perf(figure: str, *args: str) -> dict[str, Any]:
     """One measurement: `python -m forkwise.gui.bench.perf FIGURE ARGS` in a fresh process."""
-    env = process_env(
+    return read_perf(start_perf(figure, *args))
+
+
+def start_perf(figure: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`python -m forkwise.gui.bench.perf FIGURE ARGS` started (offscreen; `env`: more of
+    its environment), to be read with `read_perf` (several may run at once)."""
+    full = process_env(
         QT_QPA_PLATFORM="offscreen", QT_API="pyside6", QT_LOGGING_RULES="qt.qpa.*=false"
     )
+    full.update(env or {})
     cmd = [sys.executable, "-m", "forkwise.gui.bench.perf", figure, *args]
     if figure.startswith("cold"):
         cmd += ["--t0", repr(time.monotonic())]
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, check=False)
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        what = " ".join(cmd[2:4])
-        raise RuntimeError(f"{what} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full
+    )
+
+
+def read_perf(proc: subprocess.Popen[str]) -> dict[str, Any]:
+    """The JSON line a started measurement printed, once its process has exited, and
+    `exited_at`: `time.monotonic()` when its exit was seen (the clock is system-wide)."""
+    try:
+        stdout, stderr = proc.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, stderr = proc.communicate()
+    exited_at = time.monotonic()
+    lines = stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        cmd = proc.args if isinstance(proc.args, list) else []
+        what = " ".join(str(a) for a in cmd[2:4])
+        raise RuntimeError(f"{what} failed ({proc.returncode}): {stderr[-2000:]}")
     out: dict[str, Any] = orjson.loads(lines[-1])
     raw = os.environ.get(RAW_ENV)
     if raw:
         with open(raw, "ab") as fh:
             fh.write(lines[-1].encode() + b"\n")
-    return out
+    return out | {"exited_at": exited_at}
 
 
 def write_open_store(root: Path, events: int) -> Path:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from forkwise.core.host.import_ledger import source_stamp
-from forkwise.core.host.inotify import TreeFollower
+from forkwise.core.inotify import TreeFollower
 
 # the import verb (and the formats behind it) is imported when a folder is first watched:
 # a host that watches none, as a one-shot command's, never loads it

@@ -1,15 +1,15 @@
 """Watching a store's `sessions/` folder for changes made by other programs (an editor, a
 sync tool, an agent writing its own logs).
 
-One thread per watched store. It wakes when the kernel reports a change (inotify, through
-the `watchfiles` package; then every `SAFETY_NET` seconds as well) or, where that is not
-to be had or stops, every `POLL` seconds, and then
-compares the folder with what it saw last: which `<id>.jsonl` files appeared, went, or
-changed (inode, size, mtime, ctime). The differences go to `on_change` on that thread;
-whoever receives them decides which were its own writes. The kernel's reports only say
-which files to look at again (a look at 10,000 files costs ~30 ms, at the few files a
-turn writes well under one); each is compared the same way, so both ways report exactly
-the same differences.
+One thread per watched store. It sleeps until the kernel reports a change (inotify,
+through `forkwise.core.inotify`, the follower the host uses for the agents' folders: no
+periodic wake while nothing changes) or, where that is not to be had or stops, looks
+every `POLL` seconds, and then compares the folder with what it saw last: which
+`<id>.jsonl` files appeared, went, or changed (inode, size, mtime, ctime). The
+differences go to `on_change` on that thread; whoever receives them decides which were
+its own writes. The kernel's reports only say which files to look at again (a look at
+10,000 files costs ~30 ms, at the few files a turn writes well under one); each is
+compared the same way, so both ways report exactly the same differences.
 """
 
 from __future__ import annotations
@@ -22,15 +22,14 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from forkwise.core import inotify
+
 log = logging.getLogger(__name__)
 
-#: seconds between looks when the kernel does not wake the watcher (and its upper bound)
+#: seconds between looks when the kernel does not wake the watcher
 POLL = 1.0
-#: seconds between looks while the kernel does wake it: only a safety net (a look at
-#: 10,000 session files costs ~30 ms, measured; every second would be 3% of a core)
-SAFETY_NET = 30.0
-#: seconds after start by which the kernel's watch is surely set up: one whole look then
-#: finds what changed before it was (only a safety net after that)
+#: seconds after start of one whole look, which finds what changed between the first
+#: look and the kernel's watch (set up by `start`); after it the watcher only sleeps
 SETTLE = 3.0
 #: files in one kernel report above which the whole folder is looked at instead (a burst,
 #: or a report the kernel had to cut short)
@@ -114,29 +113,30 @@ class StoreWatcher:
         self._threads: list[threading.Thread] = []
         self._settle = settle
         self._settle_until = 0.0
-        self.kind = "poll"
-        if use_inotify:
-            try:
-                import watchfiles  # noqa: F401  (the kernel's notifications, when available)
-            except ImportError:
-                pass
-            else:
-                self.kind = "inotify"
+        self._follower: inotify.TreeFollower | None = None
+        self.kind = "inotify" if use_inotify and inotify.available() else "poll"
 
     def start(self) -> StoreWatcher:
+        if self.kind == "inotify":
+            try:
+                self._follower = inotify.TreeFollower(
+                    [self.sessions_dir], self._kernel, recursive=False, name="forkwise-inotify"
+                ).start()
+            except OSError as exc:  # the system's watch limit: polling
+                log.info("kernel notifications for %s not to be had (%s); polling",
+                         self.sessions_dir, exc)  # fmt: skip
+                self.kind = "poll"
         self._settle_until = time.monotonic() + self._settle
         looker = threading.Thread(target=self._look, name="forkwise-watch", daemon=True)
         self._threads.append(looker)
-        if self.kind == "inotify":
-            waker = threading.Thread(target=self._notify, name="forkwise-inotify", daemon=True)
-            self._threads.append(waker)
-        for thread in self._threads:
-            thread.start()
+        looker.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
+        if self._follower is not None:
+            self._follower.stop()
         for thread in self._threads:
             thread.join(timeout=5.0)
 
@@ -177,43 +177,31 @@ class StoreWatcher:
             # until the kernel's watch is surely set up, one whole look at the end of it
             # (a change made before the watch would otherwise wait for the safety net)
             left = self._settle_until - time.monotonic()
-            if self.kind == "poll":
-                timeout = self.poll
-            else:
-                timeout = left if left > 0 else max(self.poll, SAFETY_NET)
+            # polling: a look every `poll`; else asleep until the kernel (or stop) wakes it
+            timeout = self.poll if self.kind == "poll" else left if left > 0 else None
             woken = self._wake.wait(timeout)
             self._wake.clear()
             if self._stop.is_set():
                 return
             with self._named_lock:
                 named, self._named = self._named, set()
-            # a timeout (the settling look, the safety net, a poll), a large report, or
-            # the kernel's watch gone: the whole folder; else the files reported
+            # a timeout (the settling look, a poll), a large report, or the kernel's
+            # watch gone: the whole folder; else the files reported
             whole = not woken or named is None or self.kind == "poll"
             self.look_now(None if whole else named)
 
-    def _notify(self) -> None:
-        """Wake the looker on each batch of kernel notifications (watchfiles, inotify)."""
-        import watchfiles
-
-        try:
-            for batch in watchfiles.watch(
-                self.sessions_dir,
-                stop_event=self._stop,
-                debounce=200,
-                step=50,
-                rust_timeout=int(self.poll * 1000),
-                yield_on_timeout=False,
-                raise_interrupt=False,
-                recursive=False,
-            ):
-                self._name(batch)
-                self._wake.set()
-        except Exception:  # a folder that went, a watch limit: polling carries on
-            log.info("kernel notifications for %s stopped; polling", self.sessions_dir)
-        if not self._stop.is_set():
-            self.kind = "poll"
-            self._wake.set()
+    def _kernel(self, paths: set[str] | None) -> None:
+        """Wake the looker on each burst the kernel reports (on the follower's thread):
+        the files it names, or None for a whole look (the folder made again, the queue
+        overflowed, the follower stopped on an error, after which the watcher polls)."""
+        if paths is None:
+            if self._follower is not None and self._follower.failed:
+                self.kind = "poll"
+            with self._named_lock:
+                self._named = None
+        else:
+            self._name([(None, p) for p in paths])
+        self._wake.set()
 
     def _name(self, batch: Collection[tuple[object, str]]) -> None:
         """Keep the session ids a kernel report names for the next look (all of them,

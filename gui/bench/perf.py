@@ -5,6 +5,8 @@
     python -m forkwise.gui.bench.perf cold-baseline [--t0 MONOTONIC]
     python -m forkwise.gui.bench.perf tree --store DIR
     python -m forkwise.gui.bench.perf transcript --store DIR --session BIG --other SMALL
+    python -m forkwise.gui.bench.perf idle --store DIR --seconds S
+    python -m forkwise.gui.bench.perf idle-baseline --seconds S
 
 `core/bench` launches these (core never imports Qt) and reads the one JSON line each prints
 on stdout: seconds and bytes, never a verdict. Everything runs offscreen with the real
@@ -37,7 +39,7 @@ from typing import Any
 
 import orjson
 
-FIGURES = ("open", "cold", "cold-baseline", "tree", "transcript")
+FIGURES = ("open", "cold", "cold-baseline", "tree", "transcript", "idle", "idle-baseline")
 
 
 def rss_bytes(field: str = "VmRSS") -> int:
@@ -357,9 +359,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--session", help="open: the session to open")
     parser.add_argument("--other", help="open: the session open before it")
     parser.add_argument("--t0", type=float, help="cold: time.monotonic() at process start")
+    parser.add_argument("--seconds", type=float, default=60.0, help="idle: the idle window")
     args = parser.parse_args(argv)
     t0 = args.t0 if args.t0 is not None else time.monotonic()
-    if args.figure != "cold-baseline" and args.store is None:
+    if args.figure not in ("cold-baseline", "idle-baseline") and args.store is None:
         parser.error(f"{args.figure} needs --store")
     if args.figure in ("open", "transcript") and not (args.session and args.other):
         parser.error(f"{args.figure} needs --session and --other")
@@ -374,6 +377,10 @@ def main(argv: list[str] | None = None) -> int:
             out = cold(args.store, t0)
         elif args.figure == "cold-baseline":
             out = cold(None, t0)
+        elif args.figure in ("idle", "idle-baseline"):
+            from forkwise.gui.bench.idle import app_idle
+
+            out = app_idle(args.store if args.figure == "idle" else None, args.seconds)
         elif args.figure in ("open", "transcript"):
             frames = 60 if args.figure == "transcript" else 0
             out = _run_async(lambda: open_transcript(args.store, args.session, args.other,

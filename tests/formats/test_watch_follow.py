@@ -228,7 +228,7 @@ async def test_a_tree_past_the_watch_limit_is_polled(
 ) -> None:
     """More folders than may be watched (the system's limit, here one folder): the
     watcher says so by polling, and still finds the line."""
-    from forkwise.core.host import inotify
+    from forkwise.core import inotify
 
     monkeypatch.setattr(inotify, "MOST_FOLDERS", 1)
     agent, sid = started("codex", tmp_path, monkeypatch)  # sessions/2025/09/01: 4 folders

@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QDialog
 
-from forkwise.core.client.api import IMPORT_PROGRESS, SOURCES_WARNINGS, Notification
+from forkwise.core.client.api import (
+    IMPORT_PROGRESS,
+    SEARCH_INDEXING,
+    SOURCES_WARNINGS,
+    Notification,
+)
 from forkwise.core.client.reports import FailedFile, KeptLine, import_problems
 
 if TYPE_CHECKING:
@@ -26,6 +31,8 @@ IGNORED_KEY = "sources/ignoredWarnings"
 #: made the first page-downs of a person who scrolls right away wait
 WATCH_WHEN_STILL = 300
 WATCH_AT_THE_LATEST = 1000
+#: the status bar's words while the host builds the search index after an import
+INDEXING = "Indexing sessions for search…"
 
 
 def start_watching_when_still(bench: Bench) -> None:
@@ -83,6 +90,8 @@ def _start_watching(bench: Bench) -> None:
             done, total = int(note["done"]), int(note["total"])
             text = f"Bringing in the agents' sessions… {done:,} of {total:,} files"
             window.statusBar().showMessage(text if done < total else "", 0 if done < total else 1)
+        if note["kind"] == SEARCH_INDEXING:
+            search_progress(bench, int(note["done"]), int(note["total"]))
 
     async def start() -> Json:
         await c.client.subscribe(progress)
@@ -111,6 +120,17 @@ def _start_watching(bench: Bench) -> None:
         return  # once per window: a reload of the tree does not start it again
     window.setProperty("watchingStarted", True)
     c.ops.run(start(), looked, what="Watching the agents' session folders")
+
+
+def search_progress(bench: Bench, done: int, total: int) -> None:
+    """The host builds the search index in the background after an import: the status
+    bar says how far it got (a search made meanwhile is slower until it is done); at the
+    end its words go (another message in their place stays)."""
+    bar = bench.widget().statusBar()
+    if done < total:
+        bar.showMessage(f"{INDEXING} {done:,} of {total:,} sessions")
+    elif bar.currentMessage().startswith(INDEXING):
+        bar.clearMessage()
 
 
 def warn_lines(bench: Bench, warned: list[KeptLine]) -> None:

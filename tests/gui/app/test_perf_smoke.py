@@ -5,6 +5,7 @@ check). One run of the suite: the lines are the ones it measured."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -86,3 +87,28 @@ def test_quick_transcript_figures_are_reported(tmp_path: Path) -> None:
     assert line["scroll_frames"] > 0
     assert line["scroll_frame_median"] <= line["scroll_frame_max"]
     assert line["gui_cpu_seconds"] > 0
+
+
+def test_quick_app_idle_and_quit_figures_are_reported(tmp_path: Path) -> None:
+    """The whole app idle (its window, a store, ~700 agent files watched; 20 s at --quick)
+    and its quit: the measuring process says how long it idled and when it closed."""
+    raw = tmp_path / "raw.jsonl"
+    figures = quick_figures("app-idle", raw)
+    assert set(figures) == {"app-idle", "app-quit"}
+    for f in figures.values():
+        assert f["ours"] > 0, f
+        assert f["baseline"] > 0, f
+        assert f["target"].startswith("<="), f
+    watched = re.search(r"([\d,]+) agent session files", figures["app-idle"]["workload"])
+    assert watched is not None
+    assert int(watched.group(1).replace(",", "")) >= 640
+    lines = [orjson.loads(x) for x in raw.read_bytes().splitlines()]
+    (app,) = [x for x in lines if x["figure"] == "idle"]
+    (empty,) = [x for x in lines if x["figure"] == "idle-baseline"]
+    assert app["status"] == 0
+    assert app["start_settled"] is True
+    assert 20 <= app["seconds"] < 25
+    assert 20 <= empty["seconds"] < 25
+    assert app["closed_at"] < app["returned_at"]
+    assert app["main_wakeups_per_second"] >= 0
+    assert figures["app-quit"]["ours"] >= app["returned_at"] - app["closed_at"]

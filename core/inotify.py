@@ -1,9 +1,10 @@
 """Following folder trees with the kernel's notifications (Linux inotify), so that a
 watcher sleeps until something changes instead of looking every second or two.
 
-libc's `inotify_init1` and `inotify_add_watch` are called through ctypes (no dependency:
-`watchfiles`, used for the store, wakes every `step` milliseconds to look at its stop
-flag; a thread blocked in `poll` here costs nothing while nothing changes). A `TreeFollower`
+libc's `inotify_init1` and `inotify_add_watch` are called through ctypes (no dependency;
+`watchfiles` wakes every `step` milliseconds to look at its stop flag, while a thread
+blocked in `poll` here costs nothing while nothing changes). The agents' folders (the
+host) and a store's `sessions/` folder (the store) are both followed with it. A `TreeFollower`
 watches every folder under its roots (new folders as they appear), and a folder that does
 not exist yet through the nearest one above it that does. Its thread waits in `poll` on
 the inotify descriptor and a pipe (to stop), gathers what one burst of writes changed
@@ -128,15 +129,24 @@ def available() -> bool:
 
 
 class TreeFollower:
-    """Watches the folder trees `roots` (but not the folders `pruned`, by absolute path)
-    and calls `changed(paths or None)` on its own thread after each burst of changes."""
+    """Watches the folder trees `roots` (but not the folders `pruned`, by absolute path;
+    only the roots themselves when not `recursive`) and calls `changed(paths or None)` on
+    its own thread (named `name`) after each burst of changes."""
 
     def __init__(
-        self, roots: Sequence[Path], changed: Changed, pruned: Collection[str] = ()
+        self,
+        roots: Sequence[Path],
+        changed: Changed,
+        pruned: Collection[str] = (),
+        *,
+        recursive: bool = True,
+        name: str = "forkwise-sources",
     ) -> None:
         self.roots = [os.path.abspath(r) for r in roots]
         self.pruned = {os.path.abspath(p) for p in pruned}
         self._changed = changed
+        self._recursive = recursive
+        self._name = name
         self._ino = Inotify()
         self._dirs: dict[int, str] = {}  # watch descriptor -> folder
         self._above: dict[int, str] = {}  # watch descriptor -> folder above a missing root
@@ -173,6 +183,8 @@ class TreeFollower:
             except NotADirectoryError:
                 continue
             self._dirs[wd] = folder
+            if not self._recursive:
+                continue
             with contextlib.suppress(OSError), os.scandir(folder) as entries:
                 stack += [e.path for e in entries if e.is_dir(follow_symlinks=False)]
 
@@ -186,7 +198,7 @@ class TreeFollower:
     # -- the thread ---------------------------------------------------------------------
 
     def start(self) -> TreeFollower:
-        self._thread = threading.Thread(target=self._run, name="forkwise-sources", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
         self._thread.start()
         return self
 
@@ -223,7 +235,7 @@ class TreeFollower:
                 if paths is None or paths:
                     self._changed(paths)
         except Exception as exc:  # the watch limit reached, a descriptor gone: the owner polls
-            log.warning("following the agents' folders stopped (%s); polling", exc)
+            log.warning("following %s stopped (%s); polling", self.roots, exc)
             if not self._stopping:
                 self.failed = True
                 self._changed(None)
@@ -255,7 +267,7 @@ class TreeFollower:
                     self._watch_above(folder)
                 continue
             if mask & IN_ISDIR:
-                if mask & (IN_CREATE | IN_MOVED_TO):
+                if self._recursive and mask & (IN_CREATE | IN_MOVED_TO):
                     self._tree(os.path.join(folder, name))  # and what is in it already
                     paths = None
                 continue
