@@ -2,7 +2,7 @@
 a session Claude Code, Codex, pi, Gemini CLI or OpenCode writes appears at once and grows
 live.
 
-On Linux the folders are followed with inotify (`forkwise.core.host.inotify`): nothing runs
+On Linux the folders are followed with inotify (`forkwise.core.inotify`): nothing runs
 while nothing changes. After a burst of writes the files it named are imported when their
 size or modification time changed since the last import (the import ledger answers from
 one `stat` per file; an OpenCode database's stamp counts its WAL file, where OpenCode's

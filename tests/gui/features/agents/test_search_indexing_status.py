@@ -4,15 +4,12 @@ done. Real Claude Code files in a watched folder, the host's own watch, import a
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
+import claude_fixtures as cf
 import pytest
 from gui_harness import open_app, until
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
-import claude_fixtures as cf
 
 from forkwise.core.client.api import SEARCH_INDEXING
 from forkwise.gui.features.agents.source_watch import INDEXING
