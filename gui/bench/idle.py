@@ -46,7 +46,7 @@ def app_idle(store: Path | None, seconds: float) -> dict[str, Any]:
     """`seconds` of idle of the app on `store` (None: an empty window), then its close."""
     if store is not None:  # as the launcher does: the app's modules before Qt's
         from forkwise.gui.app import app as app_module
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import Qt, QTimer
     from PySide6.QtWidgets import QApplication, QMainWindow
 
     app = QApplication.instance() or QApplication(["forkwise-bench"])
@@ -81,7 +81,13 @@ def app_idle(store: Path | None, seconds: float) -> dict[str, Any]:
     def measure(window: Any) -> None:
         marks["cpu0"], marks["t0"], marks["woken0"] = cpu(), time.monotonic(), wakeups()
         # one timer for the whole window: nothing of the measuring wakes the process
-        QTimer.singleShot(int(seconds * 1000), lambda: finish(window))
+        # a precise timer: a coarse one (Qt's default) may fire up to 5 % early, and the
+        # window measured would be shorter than asked
+        end = QTimer(window)
+        end.setTimerType(Qt.TimerType.PreciseTimer)
+        end.setSingleShot(True)
+        end.timeout.connect(lambda: finish(window))
+        end.start(int(seconds * 1000))
 
     def finish(window: Any) -> None:
         marks["cpu_seconds"] = cpu() - marks.pop("cpu0")
