@@ -42,7 +42,7 @@ from forkwise.core.reading.entries import (
 from forkwise.core.reading.markup import CODE_CSS
 from forkwise.gui.models.transcript_model import ENTRY_ROLE
 from forkwise.gui.transcript.thumbnails import SCHEME, ThumbDoc, Thumbnails
-from forkwise.gui.transcript.transcript_html import dim_colour, entry_html
+from forkwise.gui.transcript.transcript_html import DIFF_LINES, dim_colour, entry_html
 from forkwise.gui.widgets.foot_link import FootLink
 
 Index = QModelIndex | QPersistentModelIndex
@@ -80,6 +80,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         self.lazy = False
         #: ids of the entries whose height is a guess
         self.guessed: set[int] = set()
+        #: per kind, the heights of the cards laid out (total, count): for guesses
+        self._heights: dict[str, tuple[int, int]] = {}
         self._docs: OrderedDict[int, tuple[tuple[Any, ...], QTextDocument, Entry]] = (
             OrderedDict())
         #: the images' thumbnails, made off the GUI thread; a card shows a placeholder
@@ -203,10 +205,15 @@ class TranscriptDelegate(QStyledItemDelegate):
         text = entry.text
         lines = sum(1 + len(part) // per_line for part in text[:4000].split("\n"))
         if entry.kind == TOOL and not entry.expanded:
-            lines = min(lines, 24)
+            lines = min(lines + 2, DIFF_LINES)  # its title and command; folded output
         elif entry.kind not in (USER, ASSISTANT, STREAM):
             lines = min(lines, 2)
-        return max(1, lines) * line + 2 * PAD + 2 * MARGIN_Y
+        guess = max(1, lines) * line + 2 * PAD + 2 * MARGIN_Y
+        seen = self._heights.get(entry.kind)
+        if seen and entry.kind == TOOL and not entry.expanded:
+            # folded tool cards vary less than their text: what those laid out measured
+            return (guess + seen[0] // seen[1]) // 2
+        return guess
 
     def is_guessed(self, index: Index) -> bool:
         """The row's height is a guess (it has not been laid out yet)."""
@@ -234,12 +241,15 @@ class TranscriptDelegate(QStyledItemDelegate):
         if widget is not None:  # a FootLink: room for it under the text
             size.setHeight(size.height() + widget.sizeHint().height() + LINK_GAP)
         self._sizes[id(entry)] = (key, size)
+        total, count = self._heights.get(entry.kind, (0, 0))
+        self._heights[entry.kind] = (total + size.height(), count + 1)
         return size
 
     def forget(self) -> None:
         self._sizes.clear()
         self._docs.clear()
         self.guessed.clear()
+        self._heights.clear()
 
     def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem,
                              index: Index) -> None:
