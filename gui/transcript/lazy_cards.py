@@ -11,6 +11,7 @@ rows laid out again at once and the card at the top of the view kept where it wa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QTimer
@@ -27,6 +28,11 @@ else:
 AHEAD = 2
 #: measuring passes per settle (a measured card shrinking brings more guessed ones in)
 PASSES = 6
+#: guessed rows laid out per idle turn of the loop (~0.4 ms each, and a layout of all)
+REST_CHUNK = 16
+#: the first of those turns waits this long after the view settled: the screen it
+#: shows is painted first
+REST_START_MS = 50
 
 
 class LazyCardsMixin(_Base):
@@ -40,6 +46,9 @@ class LazyCardsMixin(_Base):
 
     _settling_cards = False
     _settle_queued = False
+    _rest_queued = False
+    #: lay out the guessed rows while the loop is idle (`measure_rest_soon`)
+    rest_in_idle = True
 
     def measure_end(self) -> None:
         """Lay out for real the rows that fill the view from the last one up (a
@@ -53,11 +62,22 @@ class LazyCardsMixin(_Base):
             room -= self.delegate.measured_height(model.index(row, 0), option)
             row -= 1
 
+    def _timer(self, name: str, slot: Callable[[], None]) -> QTimer:
+        """A single-shot timer of the view's own (it goes with the view: a plain
+        `singleShot` called back into a view already deleted)."""
+        timer = self.__dict__.get(name)
+        if timer is None:
+            timer = QTimer(self)
+            timer.setSingleShot(True)
+            timer.timeout.connect(slot)
+            self.__dict__[name] = timer
+        return timer
+
     def settle_soon(self) -> None:
         """Measure the guessed rows in view on the loop's next turn."""
         if not self._settle_queued:
             self._settle_queued = True
-            QTimer.singleShot(0, self._settle_later)
+            self._timer("_settle_timer", self._settle_later).start(0)
 
     def _settle_later(self) -> None:
         self._settle_queued = False
@@ -114,6 +134,7 @@ class LazyCardsMixin(_Base):
         finally:
             self._settling_cards = False
         self.keep_top()
+        self.measure_rest_soon()
 
     def _measure_in_view(self, anchor_at: QModelIndex | QPersistentModelIndex | None) -> bool:
         model = self.model()
@@ -127,6 +148,14 @@ class LazyCardsMixin(_Base):
                    if self.delegate.measure(model.index(row, 0))]
         if not changed:
             return False
+        self._lay_out_again(anchor_at, first)
+        return True
+
+    def _lay_out_again(self, anchor_at: QModelIndex | QPersistentModelIndex | None,
+                       first: int) -> None:
+        """The rows placed again after some were measured, `anchor_at` (else the top row)
+        kept where it was (following the end: the end in view)."""
+        model = self.model()
         x = self.viewport().width() // 2
         top_index = self.indexAt(QPoint(x, 0))
         if anchor_at is not None and anchor_at.isValid():
@@ -141,7 +170,39 @@ class LazyCardsMixin(_Base):
             self.scrollToBottom()
         else:
             self._pin(anchor, top)
-        return True
+
+    def measure_rest_soon(self, delay: int = REST_START_MS) -> None:
+        """While the loop is idle, lay out the guessed rows too, nearest the view first,
+        a few per turn: a person who scrolls later finds them laid out (each measuring
+        places every row again, which costs more the more rows are loaded)."""
+        if self.rest_in_idle and not self._rest_queued and self.delegate.guessed:
+            self._rest_queued = True
+            self._timer("_rest_timer", self._measure_rest).start(delay)
+
+    def _measure_rest(self) -> None:
+        self._rest_queued = False
+        if self._settling_cards or self.model() is None:
+            return
+        shown = self._rows_in_view()
+        if shown is None:
+            return
+        model, rows = self.model(), self.model().rowCount()
+        picked: list[int] = []
+        up, down = shown[0] - 1, shown[1] + 1
+        while len(picked) < REST_CHUNK and (up >= 0 or down < rows):
+            for row in (up, down):
+                if 0 <= row < rows and self.delegate.measure(model.index(row, 0)):
+                    picked.append(row)
+            up, down = up - 1, down + 1
+        if not picked:
+            return
+        self._settling_cards = True
+        try:
+            self._lay_out_again(None, shown[0])
+        finally:
+            self._settling_cards = False
+        self.keep_top()
+        self.measure_rest_soon(0)
 
     def relayout(self) -> None:
         """Every row placed again now, in one pass (in batches, the rows after the first

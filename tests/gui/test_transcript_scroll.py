@@ -230,6 +230,7 @@ def test_a_long_transcript_opened_at_its_end_lays_out_only_the_cards_near_the_vi
         async with open_app(tmp_path, demo=False) as app:
             model, view = app.controller.transcript, app.window.transcript
             delegate = view.delegate
+            view.rest_in_idle = False  # what the first layout does, not what idle time adds
             app.window.select_session(LONG)
             await until(lambda: app.controller.current == LONG and model.rowCount() > 0
                         and not model.fetching, what="its last page shown")
@@ -257,5 +258,24 @@ def test_a_long_transcript_opened_at_its_end_lays_out_only_the_cards_near_the_vi
             for above, below in itertools.pairwise(top_rows):
                 assert view.visualRect(model.index(above)).bottom() + 1 == \
                     view.visualRect(model.index(below)).top()
+
+    aloop(scenario())
+
+
+def test_left_idle_the_rest_of_a_long_transcript_is_laid_out_and_the_view_stays_put(
+        aloop: Any, tmp_path: Path) -> None:
+    write_long(tmp_path, 1500)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            model, view = app.controller.transcript, app.window.transcript
+            app.window.select_session(LONG)
+            await until(lambda: app.controller.current == LONG and model.rowCount() > 100
+                        and not model.fetching, what="its last page shown")
+            await until(lambda: not view.delegate.guessed, what="every card laid out")
+            await app.idle()
+            assert shown(app, model.rowCount() - 1)  # still at the end
+            bar = view.verticalScrollBar()
+            assert bar.value() == bar.maximum()
 
     aloop(scenario())
