@@ -142,9 +142,11 @@ class TreeColumns(QObject):
         tree.viewport().installEventFilter(self)
 
     def _resized(self, column: int, old: int, new: int) -> None:
-        if self._settling or column == TITLE:
+        if self._settling or column == TITLE or column in self.squeezed:
             # Title stretches: its width follows the others' (laid out lazily, when a
-            # width is next asked), never the person's choice by itself
+            # width is next asked), never the person's choice by itself; a column that
+            # stepped aside is reported resized to 0 on each of the header's layouts
+            # (thousands while a transcript opens beside it), none the person's doing
             return
         if column == FOLDER and old and new:  # dragged by the person (not shown, hidden)
             self.settings.setValue(FOLDER_SIZED, True)

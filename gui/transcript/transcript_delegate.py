@@ -42,7 +42,7 @@ from forkwise.core.reading.entries import (
 from forkwise.core.reading.markup import CODE_CSS
 from forkwise.gui.models.transcript_model import ENTRY_ROLE
 from forkwise.gui.transcript.thumbnails import SCHEME, ThumbDoc, Thumbnails
-from forkwise.gui.transcript.transcript_html import dim_colour, entry_html
+from forkwise.gui.transcript.transcript_html import DIFF_LINES, dim_colour, entry_html
 from forkwise.gui.widgets.foot_link import FootLink
 
 Index = QModelIndex | QPersistentModelIndex
@@ -75,6 +75,13 @@ class TranscriptDelegate(QStyledItemDelegate):
         #: are marked in that message's cards while its session is shown
         self.hit: tuple[str, int, list[str]] | None = None
         self._sizes: dict[int, tuple[tuple[Any, ...], QSize]] = {}
+        #: rows never laid out get a guessed height (`measure` lays them out when they
+        #: come near): set by the view, which measures what it shows itself
+        self.lazy = False
+        #: ids of the entries whose height is a guess
+        self.guessed: set[int] = set()
+        #: per kind, the heights of the cards laid out (total, count): for guesses
+        self._heights: dict[str, tuple[int, int]] = {}
         self._docs: OrderedDict[int, tuple[tuple[Any, ...], QTextDocument, Entry]] = (
             OrderedDict())
         #: the images' thumbnails, made off the GUI thread; a card shows a placeholder
@@ -123,6 +130,18 @@ class TranscriptDelegate(QStyledItemDelegate):
             doc.setTextWidth(width - 2 * PAD)
         return doc
 
+    def measured_height(self, index: Index, option: QStyleOptionViewItem) -> int:
+        """The row's height laid out for real (a guess no more)."""
+        entry = index.data(ENTRY_ROLE)
+        if isinstance(entry, Entry):
+            self.guessed.discard(id(entry))
+            self._sizes.pop(id(entry), None)
+        lazy, self.lazy = self.lazy, False
+        try:
+            return self.sizeHint(option, index).height()
+        finally:
+            self.lazy = lazy
+
     def _thumbnail_ready(self, key: str) -> None:
         """Cards that showed this image's placeholder are laid out anew (the same size:
         only their paint changes)."""
@@ -168,18 +187,69 @@ class TranscriptDelegate(QStyledItemDelegate):
         cached = self._sizes.get(id(entry))
         if cached is not None and cached[0] == key:
             return cached[1]
-        doc = self._doc(entry, width, option.palette)
+        if self.lazy and (cached is None or id(entry) in self.guessed):
+            # never laid out and not in view: a guess from its text; the view measures
+            # it when it comes near (`measure`), so that opening a long session lays out
+            # a screen of cards, not all of them
+            self.guessed.add(id(entry))
+            guess = QSize(width, self._guess(entry, width))
+            self._sizes[id(entry)] = (key, guess)
+            return guess
+        return self._measure(entry, width, widget, option.palette)
+
+    def _guess(self, entry: Entry, width: int) -> int:
+        """A card's height from its text's length and lines, its folds shut: rough, and
+        never laid out."""
+        line = self.view.fontMetrics().lineSpacing()
+        per_line = max(1, (width - 2 * PAD) // max(1, self.view.fontMetrics().averageCharWidth()))
+        text = entry.text
+        lines = sum(1 + len(part) // per_line for part in text[:4000].split("\n"))
+        if entry.kind == TOOL and not entry.expanded:
+            lines = min(lines + 2, DIFF_LINES)  # its title and command; folded output
+        elif entry.kind not in (USER, ASSISTANT, STREAM):
+            lines = min(lines, 2)
+        guess = max(1, lines) * line + 2 * PAD + 2 * MARGIN_Y
+        seen = self._heights.get(entry.kind)
+        if seen and entry.kind == TOOL and not entry.expanded:
+            # folded tool cards vary less than their text: what those laid out measured
+            return (guess + seen[0] // seen[1]) // 2
+        return guess
+
+    def is_guessed(self, index: Index) -> bool:
+        """The row's height is a guess (it has not been laid out yet)."""
+        entry = index.data(ENTRY_ROLE)
+        return isinstance(entry, Entry) and id(entry) in self.guessed
+
+    def measure(self, index: Index) -> bool:
+        """Lay out the card at `index` if its height is a guess: True when it was (its
+        size hint changes; the caller lays the rows out again)."""
+        if not self.is_guessed(index):
+            return False
+        option = QStyleOptionViewItem()
+        option.palette = self.view.palette()
+        self.measured_height(index, option)
+        return True
+
+    def _measure(self, entry: Entry, width: int, widget: QWidget | None,
+                 palette: QPalette) -> QSize:
+        key = (*self._key(entry, width), widget is not None)
+        self.guessed.discard(id(entry))
+        doc = self._doc(entry, width, palette)
         size = QSize(width, int(doc.size().height()) + 2 * PAD + 2 * MARGIN_Y)
         if entry.kind in (TURN_END, MODEL, TITLE):
             size.setHeight(int(doc.size().height()) + 2 * MARGIN_Y + 4)
         if widget is not None:  # a FootLink: room for it under the text
             size.setHeight(size.height() + widget.sizeHint().height() + LINK_GAP)
         self._sizes[id(entry)] = (key, size)
+        total, count = self._heights.get(entry.kind, (0, 0))
+        self._heights[entry.kind] = (total + size.height(), count + 1)
         return size
 
     def forget(self) -> None:
         self._sizes.clear()
         self._docs.clear()
+        self.guessed.clear()
+        self._heights.clear()
 
     def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem,
                              index: Index) -> None:
@@ -273,6 +343,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         if not isinstance(entry, Entry):
             super().paint(painter, option, index)
             return
+        if id(entry) in self.guessed:  # in view before the view measured it
+            self.view.settle_soon()  # type: ignore[attr-defined]
         painter.save()
         pal = option.palette
         rect = self.card_rect(option.rect)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QTimer, Signal
 from PySide6.QtWidgets import QAbstractItemView, QListView, QPushButton
 
 from forkwise.gui.models.transcript_model import TranscriptModel
@@ -35,6 +35,9 @@ class FollowMixin(_Base):
         endRequested: Signal
 
         def transcript(self) -> TranscriptModel: ...
+
+        def settle_cards(
+            self, anchor: QModelIndex | QPersistentModelIndex | None = None) -> None: ...
 
     def _note_bottom(self, *_args: Any) -> None:
         """Remember whether the person is reading the end of the session (then new rows
@@ -136,6 +139,7 @@ class FollowMixin(_Base):
     def _scrolled(self, value: int) -> None:
         if self.following and value < self.verticalScrollBar().maximum() - 8:
             self.following = False  # the person scrolled up: let them read
+        self.settle_cards()  # cards scrolled into view are laid out before they are painted
         if self.new_pill.isVisible() and self._at_bottom() and self.transcript().at_end:
             self.new_pill.hide()  # they came down to the new messages
         self._place_earlier_button()

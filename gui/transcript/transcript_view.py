@@ -42,6 +42,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QPushButton, 
 
 from forkwise.gui.models.transcript_model import TranscriptModel
 from forkwise.gui.transcript.fork_header import ForkHeader
+from forkwise.gui.transcript.lazy_cards import LazyCardsMixin
 from forkwise.gui.transcript.message_menu import MessageMenuMixin
 from forkwise.gui.transcript.row_links import RowLinkHooks, RowLinks
 from forkwise.gui.transcript.transcript_delegate import (
@@ -58,7 +59,8 @@ from forkwise.gui.widgets.foot_link import FootLink
 from forkwise.gui.widgets.viewport import adopt_viewport
 
 
-class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
+class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, LazyCardsMixin,
+                     QListView):
     forkFromMessage = Signal(int)
     forkBeforeMessage = Signal(int)
     editResend = Signal(int)
@@ -97,6 +99,7 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         self.setLayoutMode(QListView.LayoutMode.Batched)
         self.setBatchSize(200)
         self.delegate = TranscriptDelegate(self)
+        self.delegate.lazy = True  # cards out of view are guessed (gui/transcript/lazy_cards)
         self.setItemDelegate(self.delegate)
         self.title_of: Callable[[str], str] = lambda sid: sid
         #: what rows link to (a subagent, the forks cut there, a fork's anchor text),
@@ -163,6 +166,7 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
+        self.settle_soon()
         self._place_earlier_button()
         self._place_pill()
 
@@ -264,6 +268,10 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, QListView):
         for row in range(max(first - 1, 0), last + 1):  # the row above may lose a fork mark
             self._sync_widget(row)
         model = self.transcript()
+        if self.following:
+            self.measure_end()  # the rows it will show, before the layout asks
+        else:
+            self.settle_soon()
         if first == 0 and model.paging and last + 1 < model.rowCount():  # an earlier page
             QTimer.singleShot(0, lambda: self._keep_on_top(last + 1))
         elif self.following:

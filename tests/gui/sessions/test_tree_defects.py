@@ -133,3 +133,42 @@ def test_columns_title_takes_the_free_width_and_state_is_remembered(aloop: Any, 
                 other.deleteLater()
 
     aloop(scenario())
+
+
+class CountingSettings(QSettings):
+    """The window's settings file, counting what is written to it."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(str(path), QSettings.Format.IniFormat)
+        self.writes = 0
+
+    def setValue(self, key: str, value: Any) -> None:  # type: ignore[override]
+        self.writes += 1
+        super().setValue(key, value)
+
+
+def test_columns_that_stepped_aside_are_not_saved_on_every_layout(
+        aloop: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with open_app(tmp_path) as app:
+            w = app.window
+            w.resize(700, 600)  # narrow: columns step aside for Title
+            await app.idle()
+            assert w.columns.squeezed
+            settings = CountingSettings(tmp_path / "counted.ini")
+            w.columns.settings = settings
+            header = w.tree.header()
+            await app.open(app.sid(PLAN))  # the tree lays out and paints, nobody resizes
+            await app.open(app.sid(TINY))
+            await app.idle()
+            assert settings.writes == 0
+            header.resizeSection(ACTIVITY, header.sectionSize(ACTIVITY) + 10)
+            assert settings.writes == 1  # the person's resize is saved
+            # once: saving shows the columns that stepped aside for a moment, and the
+            # header's next layout reported them resized again, saved again, on and on
+            # (the loop took ~30 ms of the GUI thread while a long transcript opened)
+            for _ in range(10):
+                await app.idle()
+            assert settings.writes == 1
+
+    aloop(scenario())

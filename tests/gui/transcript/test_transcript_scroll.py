@@ -12,6 +12,7 @@ import pytest
 from gui_harness import App, open_app, until
 from long_scene import LONG, write_long
 from PySide6.QtCore import QRect, Qt
+from PySide6.QtWidgets import QStyleOptionViewItem
 
 from forkwise.gui.models.transcript_model import FIRST_PAGE
 
@@ -203,5 +204,68 @@ def test_page_up_and_down_go_through_a_long_imported_session(
                 assert seen[-1] == end, seen
                 assert shown(app, end)
                 assert all(a != b for a, b in itertools.pairwise(seen)), seen
+
+    aloop(scenario())
+
+
+def _in_view(app: App) -> list[int]:
+    return [row for row in range(app.controller.transcript.rowCount()) if shown(app, row)]
+
+
+def test_a_long_transcript_opened_at_its_end_lays_out_only_the_cards_near_the_view(
+        aloop: Any, tmp_path: Path) -> None:
+    write_long(tmp_path, 1500)  # its last page: a few hundred rows
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            model, view = app.controller.transcript, app.window.transcript
+            delegate = view.delegate
+            view.rest_in_idle = False  # what the first layout does, not what idle time adds
+            app.window.select_session(LONG)
+            await until(lambda: app.controller.current == LONG and model.rowCount() > 0
+                        and not model.fetching, what="its last page shown")
+            await app.idle()
+            rows = model.rowCount()
+            laid_out = [r for r in range(rows) if not delegate.is_guessed(model.index(r))]
+            assert rows > 100
+            # the end is in view, laid out; most rows above it are not (yet)
+            assert shown(app, rows - 1)
+            assert len(laid_out) < rows // 3, (len(laid_out), rows)
+            assert all(r in laid_out for r in _in_view(app))
+            # scrolled to its top, the cards there are laid out for real and placed
+            # one under the other at their real heights
+            view.scrollToTop()
+            await app.idle()
+            top_rows = _in_view(app)
+            assert top_rows
+            assert top_rows[0] == 0
+            option = QStyleOptionViewItem()
+            for row in top_rows:
+                index = model.index(row)
+                assert not delegate.is_guessed(index), row
+                rect = view.visualRect(index)
+                assert rect.height() == delegate.sizeHint(option, index).height(), row
+            for above, below in itertools.pairwise(top_rows):
+                assert view.visualRect(model.index(above)).bottom() + 1 == \
+                    view.visualRect(model.index(below)).top()
+
+    aloop(scenario())
+
+
+def test_left_idle_the_rest_of_a_long_transcript_is_laid_out_and_the_view_stays_put(
+        aloop: Any, tmp_path: Path) -> None:
+    write_long(tmp_path, 1500)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            model, view = app.controller.transcript, app.window.transcript
+            app.window.select_session(LONG)
+            await until(lambda: app.controller.current == LONG and model.rowCount() > 100
+                        and not model.fetching, what="its last page shown")
+            await until(lambda: not view.delegate.guessed, what="every card laid out")
+            await app.idle()
+            assert shown(app, model.rowCount() - 1)  # still at the end
+            bar = view.verticalScrollBar()
+            assert bar.value() == bar.maximum()
 
     aloop(scenario())
