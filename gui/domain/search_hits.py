@@ -63,20 +63,26 @@ ROLES: list[tuple[str, str | None]] = [
 @dataclass(frozen=True)
 class Filters:
     """What narrows the hits: the agent a session came from ("forkwise" for the app's
-    own), how many days back, the kind of text (user, assistant, title)."""
+    own), how many days back, the kind of text (user, assistant, title), the folder the
+    session worked in."""
 
     agent: str | None = None
     days: int | None = None
     role: str | None = None
+    #: the working folder a session ran in (its whole path)
+    folder: str | None = None
 
     @property
     def active(self) -> bool:
-        return any(v is not None for v in (self.agent, self.days, self.role))
+        return any(v is not None for v in (self.agent, self.days, self.role, self.folder))
 
-    def keeps(self, hit: Hit, agent_of: Callable[[str], str], now: datetime) -> bool:
+    def keeps(self, hit: Hit, agent_of: Callable[[str], str], now: datetime,
+              folder_of: Callable[[str], str] = lambda _sid: "") -> bool:
         if self.role is not None and hit.get("kind") != self.role:
             return False
         if self.agent is not None and agent_of(str(hit.get("sessionId"))) != self.agent:
+            return False
+        if self.folder is not None and folder_of(str(hit.get("sessionId"))) != self.folder:
             return False
         if self.days is not None:
             when = _when(str(hit.get("ts") or ""))

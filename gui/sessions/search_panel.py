@@ -9,7 +9,8 @@ the other in a small window; closing it (its ✕, or Escape in an empty box or i
 results) brings the list back.
 
 Hits are grouped by session (gui/sessions/search_results) and narrowed by the agent the
-session came from, how recent, and who wrote the words (gui/domain/search_hits).
+session came from, how recent, who wrote the words and the folder the session worked in
+(gui/domain/search_hits).
 
 Signals (SearchPanel): `resultActivated(session_id, seq)`, `hitOpened(session_id, seq,
 words)` (the words the hit found, to mark in the transcript), `closeRequested()`.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
@@ -107,10 +109,14 @@ class SearchPanel(QWidget):
             *((tool_name(tool), tool) for tool in FOREIGN)])
         self.date = _combo(self, "searchDate", "Only words written since", DATES)
         self.role = _combo(self, "searchRole", "Only words written by", ROLES)
+        # the folders of the sessions the latest answer found (`_folders`)
+        self.folder = _combo(self, "searchFolder", "Only sessions of this folder",
+                             [("All folders", None)])
         filters = QHBoxLayout()
         filters.setContentsMargins(0, 0, 0, 0)
         for combo in (self.agent, self.date, self.role):
             filters.addWidget(combo, 1)
+        for combo in (self.agent, self.date, self.role, self.folder):
             combo.currentIndexChanged.connect(self._refilter)
         self.status = QLabel("", self)
         self.status.setObjectName("searchStatus")
@@ -131,6 +137,7 @@ class SearchPanel(QWidget):
         layout.addLayout(head)
         layout.addWidget(self.box)
         layout.addLayout(filters)
+        layout.addWidget(self.folder)  # a row of its own: the pane stays as narrow as it was
         layout.addWidget(self.status)
         layout.addWidget(self.results, 1)
         self._asked = ""  # the query whose answer is wanted (older answers are dropped)
@@ -173,11 +180,34 @@ class SearchPanel(QWidget):
         if query != self._asked:
             return  # overtaken by what was typed since
         self._found = [self._named(search_hit(hit)) for hit in hits]
+        self._folders()
         self._show(query)
+
+    def _folder_of(self, sid: str) -> str:
+        summary = self.controller.tree.summary(sid)
+        return str(summary["cwd"] or "") if summary is not None else ""
+
+    def _folders(self) -> None:
+        """The folder filter offers the folders of the sessions found (the one chosen
+        stays while an answer still has it)."""
+        chosen = self.folder.currentData()
+        folders = sorted({f for f in map(self._folder_of, {h["sessionId"] for h in self._found})
+                          if f} | ({chosen} if chosen else set()))
+        self.folder.blockSignals(True)
+        try:
+            self.folder.clear()
+            self.folder.addItem("All folders", None)
+            for folder in folders:
+                self.folder.addItem(Path(folder).name or folder, folder)
+                self.folder.setItemData(self.folder.count() - 1, folder,
+                                        Qt.ItemDataRole.ToolTipRole)
+            self.folder.setCurrentIndex(max(0, self.folder.findData(chosen)))
+        finally:
+            self.folder.blockSignals(False)
 
     def filters(self) -> Filters:
         return Filters(self.agent.currentData(), self.date.currentData(),
-                       self.role.currentData())
+                       self.role.currentData(), self.folder.currentData())
 
     def _refilter(self) -> None:
         """A filter changed: the hits kept are narrowed anew; asked again when the
@@ -200,7 +230,8 @@ class SearchPanel(QWidget):
             return str(summary["source"] or "forkwise") if summary is not None else ""
 
         now = datetime.now(UTC)
-        kept = [h for h in self._found if self.filters().keeps(h, agent_of, now)]
+        kept = [h for h in self._found
+                if self.filters().keeps(h, agent_of, now, self._folder_of)]
         self.model.set_hits(kept)
         more = "+" if len(self._found) >= self._limit else ""
         if not self._found:

@@ -46,8 +46,9 @@ def test_the_words_a_hit_found() -> None:
     assert marked_words("the «Pelican» and «pelican» «nest»s") == ["pelican", "nest"]
 
 
-def forkwise_log(path: Path, sid: str, title: str, ts: str, said: list[tuple[str, str]]) -> None:
-    header = {"type": "session", "version": 1, "id": sid, "created": ts, "cwd": "/work",
+def forkwise_log(path: Path, sid: str, title: str, ts: str, said: list[tuple[str, str]],
+                 *, cwd: str = "/work") -> None:
+    header = {"type": "session", "version": 1, "id": sid, "created": ts, "cwd": cwd,
               "parentSession": None, "seedLength": 0, "meta": {"title": title}}
     records: list[dict[str, Any]] = []
 
@@ -76,7 +77,8 @@ async def imported(app: App, root: Path) -> dict[str, str]:
          "[the docs](https://example.org/pelican)."),
         ("Anything else?", "Nothing about birds.")])
     forkwise_log(root / "logs" / "old.jsonl", "old-notes", "Old notes",
-                 "2025-03-01T10:00:00.000Z", [("Old question", "An old pelican answer.")])
+                 "2025-03-01T10:00:00.000Z", [("Old question", "An old pelican answer.")],
+                 cwd="/srv/birds")
     t = cf.Transcript(CLAUDE_SID)
     t.user("find the pelican in `src/app.py`")
     t.assistant([{"type": "text", "text": "It is on line 3."}])
@@ -113,7 +115,7 @@ async def searched(app: App, words: str) -> Any:
     return panel
 
 
-def test_hits_are_grouped_by_session_and_narrowed_by_agent_date_and_role(
+def test_hits_are_grouped_by_session_and_narrowed_by_agent_date_role_and_folder(
         aloop: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with open_app(tmp_path, demo=False) as app:
@@ -160,6 +162,19 @@ def test_hits_are_grouped_by_session_and_narrowed_by_agent_date_and_role(
             panel.agent.setCurrentIndex(0)
             panel.date.setCurrentIndex(0)
             panel.role.setCurrentIndex(0)
+            assert len(sessions()) == 3
+            # the folder filter offers the found sessions' folders, by name, whole in the tip
+            claude_cwd = app.controller.tree.summary(ids["claude"])["cwd"]  # type: ignore[index]
+            offered = [panel.folder.itemData(i) for i in range(panel.folder.count())]
+            assert offered == [None, *sorted({"/work", "/srv/birds", claude_cwd})]
+            birds = panel.folder.findData("/srv/birds")
+            assert panel.folder.itemText(birds) == "birds"
+            assert panel.folder.itemData(birds, Qt.ItemDataRole.ToolTipRole) == "/srv/birds"
+            panel.folder.setCurrentIndex(birds)
+            assert sessions() == {ids["old.jsonl"]}
+            panel.folder.setCurrentIndex(panel.folder.findData("/work"))
+            assert sessions() == {ids["recent.jsonl"]}
+            panel.folder.setCurrentIndex(0)
             assert len(sessions()) == 3
 
     aloop(scenario())
