@@ -30,15 +30,23 @@ def _slow(i: int) -> tuple[int, int]:
 
 
 def test_results_come_back_in_order_from_every_process(tmp_path: Path) -> None:
-    parent, marker = os.getpid(), tmp_path / "a worker ran"
+    parent = os.getpid()
+    worker_ran, parent_ran = tmp_path / "a worker ran", tmp_path / "the parent ran"
+
+    def wait_for(marker: Path) -> None:
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.005)
 
     def job(i: int) -> tuple[int, int]:
-        if os.getpid() != parent:
-            marker.touch()
-        else:  # the parent's first job waits for a worker's (on a busy machine too)
-            deadline = time.monotonic() + 30
-            while not marker.exists() and time.monotonic() < deadline:
-                time.sleep(0.005)
+        # each side's first job waits for the other's, so that on a busy machine neither
+        # the workers take every run before the parent is scheduled nor the reverse
+        # (a waiting worker holds one run; the parent always finds one left)
+        mine, other = (
+            (parent_ran, worker_ran) if os.getpid() == parent else (worker_ran, parent_ran)
+        )
+        mine.touch()
+        wait_for(other)
         return _slow(i)
 
     seen: list[int] = []

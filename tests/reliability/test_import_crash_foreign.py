@@ -60,6 +60,16 @@ def check_whole_or_absent(store: Path, reference: dict[str, bytes]) -> int:
     return len(present)
 
 
+def until_named(store: Path, proc: subprocess.Popen[bytes]) -> None:
+    """Returns once the import has named a session in `store` (or ended)."""
+    sessions = store / "sessions"
+    deadline = time.monotonic() + TIMEOUT
+    while proc.poll() is None and time.monotonic() < deadline:
+        if sessions.exists() and any(not n.startswith(".") for n in os.listdir(sessions)):
+            return
+        time.sleep(0.001)
+
+
 def make_source(tool: str, root: Path) -> Path:
     # more sessions than one batch of names (64): kills land between batches
     if tool == "codex":
@@ -94,7 +104,10 @@ def test_kill_9_during_an_import_of_foreign_sessions_leaves_them_whole_or_absent
              "--json"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(),
         )  # fmt: skip
-        time.sleep(rng.uniform(0.3, 1.0) * took)
+        if round_no % 2:  # at a random moment
+            time.sleep(rng.uniform(0.3, 1.0) * took)
+        else:  # just after the first sessions were named: mid-import on a busy machine too
+            until_named(store, proc)
         proc.send_signal(signal.SIGKILL)
         proc.wait(TIMEOUT)
         counts.append(check_whole_or_absent(store, reference))
