@@ -52,9 +52,18 @@ def _count(value: object) -> int:
     return value if type(value) is int and value > 0 else 0
 
 
-def tokens(**counts: object) -> dict[str, int]:
-    """The five token fields, each a non-negative int (what is missing or odd is 0)."""
-    return {key: _count(counts.get(key)) for key in TOKEN_KEYS}
+class Tokens(dict[str, int]):
+    """The five token fields as `tokens` made them: a record of this type is known to be
+    whole and clean, so `usage_draft` takes it as it is instead of checking it again."""
+
+    __slots__ = ()
+
+
+def tokens(**counts: object) -> Tokens:
+    """The five token fields, each a non-negative int (what is missing or odd is 0). The
+    vendor mappings below return what it makes (typed as a plain dict, which callers
+    change)."""
+    return Tokens({key: _count(counts.get(key)) for key in TOKEN_KEYS})
 
 
 # --- the vendors' records -------------------------------------------------------------
@@ -180,7 +189,8 @@ def usage_draft(
     draft: dict[str, Any] = {"type": USAGE, **extra, "model": model}
     if provider is not None:
         draft["provider"] = provider
-    draft.update(tokens(**counts))
+    # the vendor mappings already made the counts (`Tokens`): only other mappings are checked
+    draft.update(counts if type(counts) is Tokens else tokens(**counts))
     if cost is not None:
         draft["cost"] = cost
     if message is not None:
