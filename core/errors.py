@@ -108,6 +108,13 @@ class SessionBusy(ForkwiseError):
     code = "session-busy"
 
 
+class AgentOwnsTurn(ForkwiseError):
+    """The open turn is an agent's, written into its own file (an imported session it is
+    still writing): it is stopped there, not here, so Forkwise does not cancel it."""
+
+    code = "agent-owns-turn"
+
+
 class WorkspaceAttachFailed(ForkwiseError):
     code = "workspace-attach-failed"
 

@@ -310,6 +310,13 @@ async def approve(client: Client, args: argparse.Namespace) -> Outcome:
     return _turn_result(await client.approve_and_wait(args.id, args.approval_id, not args.deny))
 
 
+async def cancel(client: Client, args: argparse.Namespace) -> Outcome:
+    """Refused (`agent-owns-turn`) for a turn the agent an imported session came from is
+    still writing: the host decides, as for the app."""
+    await client.cancel(args.id)
+    return {"id": args.id, "cancelled": True}, f"{args.id}: no turn runs in it now"
+
+
 def _turn_result(outcome: Json) -> Outcome:
     status = outcome["status"]
     if status not in ("completed", "waiting"):  # "idle": the prompt never became a turn
@@ -358,5 +365,6 @@ COMMANDS: dict[str, Command] = {
     "export": export,
     "prompt": prompt,
     "approve": approve,
+    "cancel": cancel,
     "usage": usage,
 }

@@ -236,6 +236,12 @@ def _sessions_arguments(sessions: argparse.ArgumentParser) -> None:
         _approve_arguments,
         help="answer a pending approval and continue the turn",
     )
+    sub.add(
+        "cancel",
+        _with_id,
+        help="cancel the session's running turn and its queued prompts (not a turn its "
+        "agent writes in its own file)",
+    )
 
 
 def _trash_arguments(trash: argparse.ArgumentParser) -> None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import orjson
 
 from forkwise.core.errors import (
+    AgentOwnsTurn,
     ForkwiseError,
     InvalidBoundary,
     ProviderError,
@@ -513,6 +514,18 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
         return out
 
     async def cancel(self, session_id: str) -> Json | None:
+        """Cancel the session's turn; refused (`AgentOwnsTurn`) when the open turn is an
+        agent's, written into its own file: a cancel written into this copy would be lost
+        when the agent appends. Every entry point (app, CLI, RPC) comes here."""
+        from forkwise.core.runtime.turn_state import OpenTurn
+
+        await self._serve(session_id)
+        turn = OpenTurn.of(await self.io(self.store.get, session_id))
+        if turn is not None and turn.agent:
+            raise AgentOwnsTurn(
+                "the open turn is written by the agent the session was imported from",
+                session_id=session_id, turn=turn.id,
+            )
         return await (await self.agent(session_id)).cancel()
 
     async def approve(

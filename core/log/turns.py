@@ -8,7 +8,7 @@ The store's fork uses `check_boundary` (an exact, inclusive boundary); the host'
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from forkwise.core.errors import (
     BoundaryInOpenTurn,
@@ -29,6 +29,17 @@ from forkwise.core.log.events import (
 )
 
 _MESSAGES = frozenset({MESSAGE})
+
+
+class _Fields(Protocol):
+    def get(self, key: str, default: Any = None, /) -> Any: ...
+
+
+def written_by_agent(event: _Fields) -> bool:
+    """An event an agent's own file gave (an import keeps where it came from in `src`). A
+    turn holding one is that agent's to run and end: neither the host nor the app cancels
+    it or writes into it."""
+    return event.get("src") is not None
 
 
 class BracketState:

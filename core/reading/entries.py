@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forkwise.core.log import costs
+from forkwise.core.log.turns import written_by_agent
 from forkwise.core.log.usage import GEMINI_CLI, LEGACY_CLAUDE, OPENCODE, USAGE, Buckets, add_record
 from forkwise.core.reading.entry_fields import EntryFields
 
@@ -116,7 +117,7 @@ class TranscriptBuilder:
     def _one(self, ev: Json, changed: set[int]) -> None:
         etype, seq, ts = ev.get("type"), ev["seq"], str(ev.get("ts", ""))
         turn = ev.get("turn")
-        if "src" in ev and turn is not None and str(turn) in self.turns:
+        if turn is not None and str(turn) in self.turns and written_by_agent(ev):
             self.turns[str(turn)].agent = True
         if etype == "turn/start":
             self.turns[str(turn)] = TurnInfo(seq)

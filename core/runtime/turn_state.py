@@ -24,7 +24,7 @@ from forkwise.core.log.events import (
     Event,
     message_text,
 )
-from forkwise.core.log.turns import open_turn_start
+from forkwise.core.log.turns import open_turn_start, written_by_agent
 from forkwise.core.runtime.providers.base import ModelChoice
 from forkwise.core.store.session import Session
 
@@ -83,7 +83,7 @@ class OpenTurn:
         results: set[str] = set()
         for event in events[start:]:
             etype = event.type
-            if event.get("src") is not None:
+            if written_by_agent(event):
                 turn.agent = True
             if etype == STEP_START:
                 turn.steps += 1
