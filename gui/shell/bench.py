@@ -28,6 +28,27 @@ if TYPE_CHECKING:
     from forkwise.gui.transcript.transcript_view import TranscriptView
 
 
+class TranscriptCalls:
+    """What features asked to do with the transcript view (`Bench.on_transcript`): done
+    when the view is built (after the first frame), or at once once it is. The main
+    window keeps one, and so does any stand-in for it."""
+
+    def __init__(self) -> None:
+        self._calls: list[Callable[[TranscriptView], None]] = []
+        self._view: TranscriptView | None = None
+
+    def add(self, call: Callable[[TranscriptView], None]) -> None:
+        self._calls.append(call)
+        if self._view is not None:
+            call(self._view)
+
+    def built(self, view: TranscriptView) -> None:
+        """The view is there: every call so far is made on it, and later ones at once."""
+        self._view = view
+        for call in self._calls:
+            call(view)
+
+
 class MenuId(StrEnum):
     """The menus an action can be placed in (the value is the menu's object name)."""
 

@@ -31,6 +31,7 @@ from forkwise.gui.kernel.notify import Banner
 from forkwise.gui.models.session_rows import ACTIVITY, ID_ROLE, WAITING_TEXT
 from forkwise.gui.sessions.session_tree import SessionTree
 from forkwise.gui.sessions.tree_columns import TreeColumns
+from forkwise.gui.shell.bench import TranscriptCalls
 from forkwise.gui.shell.menus import ActionsWindow, keys
 from forkwise.gui.transcript.composer import Composer
 from forkwise.gui.widgets.badges import badge_icon
@@ -112,7 +113,7 @@ class MainWindow(ActionsWindow):
         self.features: dict[str, object] = {}
         self.detail_lines: list[QWidget] = []
         self.title_notes: list[TitleNote] = []
-        self.transcript_calls: list[Callable[[TranscriptView], None]] = []
+        self.transcript_calls = TranscriptCalls()
         self._build_actions()
         self._build_panes()
         self._build_menus()
@@ -193,17 +194,14 @@ class MainWindow(ActionsWindow):
         if self._banner is not None:
             self._banner.float_over(view)
         self.order_focus()
-        for call in self.transcript_calls:
-            call(view)
+        self.transcript_calls.built(view)
         return view
 
     def transcript_if_built(self) -> TranscriptView | None:
         return self._transcript
 
     def on_transcript(self, call: Callable[[TranscriptView], None]) -> None:
-        self.transcript_calls.append(call)
-        if self._transcript is not None:
-            call(self._transcript)
+        self.transcript_calls.add(call)
 
     def link_rows(self, links: RowLinks) -> None:
         self.on_transcript(lambda view: view.link_rows(links))

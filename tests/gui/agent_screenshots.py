@@ -22,20 +22,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: polli
 
 import claude_fixtures as cf
 import PySide6.QtWidgets  # noqa: F401
-import qasync
 from codex_fixtures import thread_id
 from gui_harness import agents_home, until
-from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMenu
-from screenshots import settle
+from screenshots import run_script, settle, start_app
 
 from forkwise.core.demo import build_demo_store
-from forkwise.gui.app.app import open_client
-from forkwise.gui.app.features import FEATURES
 from forkwise.gui.features.agents.continue_in import ContinueDialog
-from forkwise.gui.kernel.controller import Controller
-from forkwise.gui.kernel.notify import Notifier
-from forkwise.gui.shell.main_window import MainWindow
 
 
 async def main(out: Path) -> None:
@@ -45,13 +38,8 @@ async def main(out: Path) -> None:
     os.environ.update(env)
     store = root / "store"
     build_demo_store(store)
-    opened = await open_client(store, None)
-    controller = Controller(opened.client, Notifier())
-    window = MainWindow(controller, QSettings(str(root / "gui.ini"), QSettings.Format.IniFormat),
-                        store_label=str(store), features=FEATURES)
-    window.resize(1280, 800)
-    window.show()
-    controller.start()
+    shot = await start_app(store, root)
+    opened, controller, window = shot.opened, shot.controller, shot.window
     tree = controller.tree
     codex_fork = f"codex-{thread_id(2)}"
     claude = f"claude-{cf.SID}"
@@ -85,8 +73,4 @@ async def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    app = QApplication(sys.argv[:1])
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    with loop:
-        loop.run_until_complete(main(Path(sys.argv[1])))
+    run_script(main, "/tmp/shots")

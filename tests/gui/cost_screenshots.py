@@ -24,19 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: polli
 
 import claude_fixtures as cf
 import PySide6.QtWidgets  # noqa: F401
-import qasync
 from gemini_fixtures import coding_session, settled, tokens
 from gui_harness import agents_home, until
 from opencode_fixtures import OpenCodeDb
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication
-from screenshots import settle
-
-from forkwise.gui.app.app import open_client
-from forkwise.gui.app.features import FEATURES
-from forkwise.gui.kernel.controller import Controller
-from forkwise.gui.kernel.notify import Notifier
-from forkwise.gui.shell.main_window import MainWindow
+from screenshots import run_script, settle, start_app
 
 
 def more_agents(root: Path) -> dict[str, str]:
@@ -65,13 +56,8 @@ async def main(out: Path) -> None:
     env["FORKWISE_CONFIG_DIR"] = str(root / "config")
     os.environ.update(env)
     store = root / "store"
-    opened = await open_client(store, None)
-    controller = Controller(opened.client, Notifier())
-    window = MainWindow(controller, QSettings(str(root / "gui.ini"), QSettings.Format.IniFormat),
-                        store_label=str(store), features=FEATURES)
-    window.resize(1280, 800)
-    window.show()
-    controller.start()
+    shot = await start_app(store, root)
+    opened, controller, window = shot.opened, shot.controller, shot.window
     tree = controller.tree
     main_line = f"claude-{cf.SID}"
     await until(lambda: main_line in tree.session_ids()
@@ -101,8 +87,4 @@ async def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    app = QApplication(sys.argv[:1])
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    with loop:
-        loop.run_until_complete(main(Path(sys.argv[1])))
+    run_script(main, "/tmp/shots")

@@ -31,7 +31,7 @@ from forkwise.gui.kernel.controller import Controller
 from forkwise.gui.kernel.notify import Notifier
 from forkwise.gui.models.session_rows import ID_ROLE
 from forkwise.gui.sessions.session_tree import SessionTree
-from forkwise.gui.shell.bench import ActionSpec, Bench, MenuId, TitleNote
+from forkwise.gui.shell.bench import ActionSpec, Bench, MenuId, TitleNote, TranscriptCalls
 from forkwise.gui.shell.menus import ActionsWindow
 from forkwise.gui.transcript.composer import Composer
 from forkwise.gui.transcript.row_links import RowLinks
@@ -63,7 +63,7 @@ class FeatureBench(ActionsWindow):
         self.title_notes: list[TitleNote] = []
         self.copied: list[str] = []
         self._transcript: TranscriptView | None = None
-        self._transcript_calls: list[Callable[[TranscriptView], None]] = []
+        self._transcript_calls = TranscriptCalls()
         for menu_id in (MenuId.FILE, MenuId.EDIT, MenuId.SESSION, MenuId.HELP):
             menu = self.menuBar().addMenu(menu_id.value)
             menu.setObjectName(menu_id.value)
@@ -86,17 +86,14 @@ class FeatureBench(ActionsWindow):
             view.title_of = self.controller.tree.title_of
             view.sessionRequested.connect(self.select_session)
             self.right_layout.insertWidget(len(self.detail_lines), view, 1)
-            for call in self._transcript_calls:
-                call(view)
+            self._transcript_calls.built(view)
         return self._transcript
 
     def transcript_if_built(self) -> TranscriptView | None:
         return self._transcript
 
     def on_transcript(self, call: Callable[[TranscriptView], None]) -> None:
-        self._transcript_calls.append(call)
-        if self._transcript is not None:
-            call(self._transcript)
+        self._transcript_calls.add(call)
 
     def link_rows(self, links: RowLinks) -> None:
         self.on_transcript(lambda view: view.link_rows(links))

@@ -10,7 +10,10 @@ import asyncio
 import os
 import sys
 import tempfile
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_API", "pyside6")
 
@@ -20,12 +23,46 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication
 
+from forkwise.core.client.local import OpenedStore
 from forkwise.core.demo import build_demo_store
 from forkwise.gui.app.app import open_client
 from forkwise.gui.app.features import FEATURES
 from forkwise.gui.kernel.controller import Controller
 from forkwise.gui.kernel.notify import Notifier
 from forkwise.gui.shell.main_window import MainWindow
+
+
+@dataclass
+class ShotApp:
+    """The real app the screenshot scripts drive: its client, controller and window."""
+
+    opened: OpenedStore
+    controller: Controller
+    window: MainWindow
+
+
+async def start_app(store: Path, settings_dir: Path) -> ShotApp:
+    """The app on `store` as a person starts it (in-process host, every feature), 1280 by 800,
+    its settings in `settings_dir`."""
+    opened = await open_client(store, None)
+    controller = Controller(opened.client, Notifier())
+    settings = QSettings(str(settings_dir / "gui.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(controller, settings, store_label=str(store), features=FEATURES)
+    window.resize(1280, 800)
+    window.show()
+    controller.start()
+    return ShotApp(opened, controller, window)
+
+
+def run_script(main: Callable[[Path], Coroutine[Any, Any, None]], default: str) -> None:
+    """Run a screenshot script's `main(OUT)` on a qasync loop (OUT: the first argument,
+    else `default`)."""
+    app = QApplication(sys.argv[:1])
+    app.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        loop.run_until_complete(main(Path(sys.argv[1] if len(sys.argv) > 1 else default)))
 
 
 async def settle(controller: Controller, seconds: float = 0.3) -> None:
@@ -44,15 +81,8 @@ async def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     store = Path(tempfile.mkdtemp(prefix="forkwise-shots-"))
     build_demo_store(store)
-    opened = await open_client(store, None)
-    client = opened.client
-    notifier = Notifier()
-    controller = Controller(client, notifier)
-    settings = QSettings(str(store / "gui.ini"), QSettings.Format.IniFormat)
-    window = MainWindow(controller, settings, store_label=str(store), features=FEATURES)
-    window.resize(1280, 800)
-    window.show()
-    controller.start()
+    shot = await start_app(store, store)
+    opened, controller, window = shot.opened, shot.controller, shot.window
     await settle(controller)
     plan = title_id(controller, "Plan the 2.5 release")
     window.select_session(plan)
@@ -99,9 +129,4 @@ async def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    app = QApplication(sys.argv[:1])
-    app.setQuitOnLastWindowClosed(False)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    with loop:
-        loop.run_until_complete(main(Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/shots")))
+    run_script(main, "/tmp/shots")

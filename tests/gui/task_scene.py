@@ -13,8 +13,9 @@ SID = "7e3c1a90-1111-4a3b-8c2d-aaaaaaaaaaaa"
 PROMPT = "Search the repository for reconcile( callers"
 
 
-def _claude_line(n: int, kind: str, message: dict[str, Any], parent: int | None,
-                 **extra: Any) -> dict[str, Any]:
+def claude_line(n: int, kind: str, message: dict[str, Any], parent: int | None,
+                **extra: Any) -> dict[str, Any]:
+    """Line `n` of the scene's Claude Code file (`parent`: the line it answers)."""
     return {"parentUuid": None if parent is None else f"00000000-0000-4000-8000-{parent:012d}",
             "isSidechain": False, "userType": "external", "cwd": "/home/dev/pay",
             "sessionId": SID, "version": "2.0.77", "gitBranch": "main", "type": kind,
@@ -31,17 +32,17 @@ def claude_task_session(root: Path) -> Path:
     call = "toolu_01task000000000001"
 
     def reply(n: int, parent: int, block: dict[str, Any], stop: str) -> dict[str, Any]:
-        return _claude_line(n, "assistant", {
+        return claude_line(n, "assistant", {
             "model": "claude-sonnet-4-5", "id": f"msg_{n}", "type": "message",
             "role": "assistant", "content": [block], "stop_reason": stop}, parent)
 
     lines = [
-        _claude_line(1, "user", {"role": "user", "content": "find every caller of reconcile()"},
+        claude_line(1, "user", {"role": "user", "content": "find every caller of reconcile()"},
                      None),
         reply(2, 1, {"type": "tool_use", "id": call, "name": "Task",
                      "input": {"description": "Find callers", "prompt": PROMPT,
                                "subagent_type": "general-purpose"}}, "tool_use"),
-        _claude_line(3, "user", {"role": "user", "content": [
+        claude_line(3, "user", {"role": "user", "content": [
             {"tool_use_id": call, "type": "tool_result",
              "content": [{"type": "text", "text": "3 callers"}]}]}, 2,
             toolUseResult={"status": "completed"}),
@@ -51,7 +52,7 @@ def claude_task_session(root: Path) -> Path:
     path.parent.mkdir(parents=True)
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
     agent = [
-        {**_claude_line(11, "user", {"role": "user", "content": PROMPT}, None),
+        {**claude_line(11, "user", {"role": "user", "content": PROMPT}, None),
          "isSidechain": True, "agentId": "a1b2c3d4"},
         {**reply(12, 11, {"type": "text", "text": "billing.py, ledger.py, cron.py"},
                  "end_turn"), "isSidechain": True, "agentId": "a1b2c3d4"},
