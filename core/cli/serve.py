@@ -21,9 +21,9 @@ from typing import TextIO
 from forkwise.core.cli.connect import read_token
 from forkwise.core.errors import StoreLocked
 from forkwise.core.host import shared_store
-from forkwise.core.host.carriers import serve
 from forkwise.core.host.host import Host
 from forkwise.core.host.rpc import RpcServer
+from forkwise.core.host.socket_server import serve
 from forkwise.core.paths import resolve_store
 
 #: seconds a stopping host waits for its work before it exits without it

@@ -1,19 +1,12 @@
-"""Carriers: how JSON-RPC messages travel between a client and a host.
+"""Carriers: how JSON-RPC messages travel between a client and a host (the client side;
+the host's listening end is `socket_server`, the messages' encoding `wire_codec`).
 
 * in-process (the default): the client and the host share the event loop; messages pass
   through an orjson round trip, so they have exactly the shapes they would have on a wire
   (a turn's notes are made in those shapes and go to one client uncopied: FreshNote, and
   so do a listing's rows, once their text is checked as the wire would check it: FreshRows);
-* socket: newline-delimited JSON over asyncio streams, on `unix:PATH` (the socket file is
-  0600 before it listens) or `tcp:HOST:PORT` (a token is required, compared in constant
-  time; non-loopback addresses are refused unless explicitly allowed). Messages have a size
-  limit; the server has a connection limit and drops clients that stop reading.
-
-A connection that has not said `host.hello` with the token does not count toward the
-connection limit: such connections have a small pool of their own (`MAX_UNAUTHENTICATED`;
-when it is full, a newcomer pushes out the one that has waited longest) and
-`LOGIN_TIMEOUT` seconds to log in before the host closes them, so idle sockets opened by
-anyone on the machine cannot lock the real clients out: a client says hello at once.
+* socket: newline-delimited JSON over asyncio streams, on `unix:PATH` or `tcp:HOST:PORT`
+  (see `socket_server` for what the host's end allows). Messages have a size limit.
 """
 
 from __future__ import annotations
@@ -21,122 +14,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import socket
-import stat
 from collections.abc import Callable
-from typing import Any, Final, NamedTuple, Protocol
-
-import orjson
+from typing import Any, NamedTuple, Protocol
 
 from forkwise.core.errors import HostUnavailable, RpcError
-from forkwise.core.host.rpc import INVALID_REQUEST, PARSE_ERROR, RpcConnection, RpcServer
-from forkwise.core.log.event_log import gc_paused
-from forkwise.core.log.text import check_text, find_invalid
+from forkwise.core.host.rpc import RpcConnection, RpcServer
+from forkwise.core.host.wire_codec import (
+    MAX_MESSAGE,
+    MAX_REPLY,
+    as_sent,
+    copied,
+    decode,
+    encode,
+)
 from forkwise.core.runtime.fresh_notes import take, take_rows
-from forkwise.core.safe_read import MAX_SESSION_BYTES
 
 Json = dict[str, Any]
 Receive = Callable[[Json], None]
 Closed = Callable[[BaseException | None], None]
 
-#: what a client may send the host in one message (a request: a prompt, a setting)
-MAX_MESSAGE: Final = 16 * 1024 * 1024
-#: what the host may send a client in one message, and what a client reads: an answer
-#: carries whole events, and one event may be as large as a session file (an imported
-#: tool output of 20 MB); the host never sends more, the client accepts that much
-MAX_REPLY: Final = 2 * MAX_SESSION_BYTES
-MAX_CONNECTIONS: Final = 64
-#: connections still to say host.hello with the token, at once
-MAX_UNAUTHENTICATED: Final = 16
-#: seconds a connection has to log in
-LOGIN_TIMEOUT: Final = 10.0
-#: bytes a message may have before its connection logged in (a host.hello is ~100)
-LOGIN_LIMIT: Final = 64 * 1024
-#: requests one connection may have running; past that the host stops reading from it
-MAX_IN_FLIGHT: Final = 64
-MAX_WRITE_BUFFER: Final = 64 * 1024 * 1024
-
-
-def encode(message: Json) -> bytes:
-    try:
-        return orjson.dumps(message, default=str)
-    except TypeError as exc:
-        found = find_invalid(message.get("params", message.get("result")))
-        if found is not None:  # a path or name that is not UTF-8: say which (log/text.py)
-            check_text(found[1], found[0])
-        raise RpcError(f"cannot encode a message: {exc}") from exc
-
-
-def decode(data: bytes) -> Any:
-    """A message off the wire. A context of 100,000 events is ~40 MB of JSON whose
-    containers are all kept: the cyclic collector is paused meanwhile (each of its passes
-    would walk all of them; decoded JSON holds no cycle)."""
-    if len(data) < 1 << 20:
-        return orjson.loads(data)
-    with gc_paused():
-        return orjson.loads(data)
-
-
-#: the members of a request whose value decides what it does
-_MEMBERS: Final = ("jsonrpc", "id", "method", "params")
-
-
-def named_twice(data: bytes) -> str | None:
-    """The member of a request object named twice (`"method"` twice: which one runs
-    would be the decoder's choice, and a filter reading the first one sees another
-    request than the host, which takes the last), or None. Only a message where such a
-    name appears twice at all is decoded again, keeping the pairs."""
-    if not any(data.count(b'"%s"' % name.encode()) > 1 for name in _MEMBERS):
-        return None
-    import json
-
-    top: list[list[tuple[str, Any]]] = []
-
-    def pairs(found: list[tuple[str, Any]]) -> dict[str, Any]:
-        top.append(found)  # the outermost object is the last one made
-        return dict(found)
-
-    try:
-        json.loads(data, object_pairs_hook=pairs)
-    except ValueError:
-        return None
-    if not top:
-        return None
-    names = [name for name, _ in top[-1]]
-    return next((n for n in _MEMBERS if names.count(n) > 1), None)
-
-
-def copied(message: Json) -> Json:
-    """A message as the other side of a socket would get it: neither side holds the
-    other's objects."""
-    decoded: Json = decode(encode(message))
-    return decoded
-
 
 def _as_is(message: Json) -> Json:
     return message
-
-
-#: what a value orjson would encode as something else must raise instead of (a subclass,
-#: a dataclass, a date): the default, `str`, is not given
-_CHECKS: Final = (
-    orjson.OPT_PASSTHROUGH_SUBCLASS
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-    | orjson.OPT_PASSTHROUGH_DATETIME
-)
-
-
-def as_sent(rows: list[Json]) -> list[Json] | None:
-    """FreshRows (fresh_notes.py) as they are when the wire would deliver them alike, or
-    None (then they are copied as any message, and fail as a socket's would). They are
-    encoded, which checks in C what the wire checks (text that is not UTF-8, an integer
-    out of range, a value of a type JSON has not); the decode, ~70% of the round trip, is
-    skipped: 100,000 rows (56 MB of JSON) took 0.16 s to encode and 0.37 s to decode."""
-    try:
-        orjson.dumps(rows, option=_CHECKS)
-    except TypeError:
-        return None
-    return rows
 
 
 class Carrier(Protocol):
@@ -319,235 +218,3 @@ class SocketCarrier:
             self._reader_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader_task
-
-
-# --- socket server ------------------------------------------------------------------
-
-
-class SocketServer:
-    """A listening host endpoint; `address` is the bound one (the real port for tcp:…:0)."""
-
-    def __init__(
-        self,
-        rpc: RpcServer,
-        address: Address,
-        *,
-        limit: int,
-        max_connections: int,
-        max_in_flight: int = MAX_IN_FLIGHT,
-        max_unauthenticated: int = MAX_UNAUTHENTICATED,
-        login_timeout: float = LOGIN_TIMEOUT,
-        confine: bool = False,
-    ) -> None:
-        self.rpc = rpc
-        #: its clients are remote ones, confined to what the host's user configured
-        self.confine = confine
-        self.address = address
-        self.limit = limit
-        self.max_connections = max_connections
-        self.max_in_flight = max_in_flight
-        self.max_unauthenticated = max_unauthenticated
-        self.login_timeout = login_timeout
-        #: connections yet to log in, oldest first
-        self._waiting: dict[RpcConnection, asyncio.StreamWriter] = {}
-        self._server: asyncio.Server | None = None
-        self._handlers: set[asyncio.Task[None]] = set()
-        self._inode: int | None = None
-
-    @classmethod
-    async def start(
-        cls,
-        rpc: RpcServer,
-        address: Address | str,
-        *,
-        allow_remote: bool = False,
-        limit: int = MAX_MESSAGE,
-        max_connections: int = MAX_CONNECTIONS,
-        max_in_flight: int = MAX_IN_FLIGHT,
-        max_unauthenticated: int = MAX_UNAUTHENTICATED,
-        login_timeout: float = LOGIN_TIMEOUT,
-        confine: bool | None = None,
-    ) -> SocketServer:
-        """`confine`: treat clients as remote ones (confinement.py); by default those on
-        a tcp address are, those on a unix socket (0600: the host's user) are not."""
-        a = parse_address(address) if isinstance(address, str) else address
-        if a.kind == "tcp":
-            if rpc.token is None:
-                raise RpcError("a tcp listener needs a token (--token-file)", address=str(a))
-            if not a.loopback and not allow_remote:
-                raise RpcError(
-                    f"refusing to listen on non-loopback {a.host!r} without allow_remote",
-                    address=str(a),
-                )
-        self = cls(
-            rpc,
-            a,
-            limit=limit,
-            max_connections=max_connections,
-            max_in_flight=max_in_flight,
-            max_unauthenticated=max_unauthenticated,
-            login_timeout=login_timeout,
-            confine=a.kind == "tcp" if confine is None else confine,
-        )
-        if a.kind == "unix":
-            sock = _bind_unix(a.path)
-            self._inode = os.stat(a.path).st_ino
-            self._server = await asyncio.start_unix_server(self._accept, sock=sock, limit=limit)
-        else:
-            self._server = await asyncio.start_server(self._accept, a.host, a.port, limit=limit)
-            port = self._server.sockets[0].getsockname()[1]
-            self.address = Address("tcp", host=a.host, port=port)
-        return self
-
-    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.get_running_loop().create_task(self._serve(reader, writer))
-        self._handlers.add(task)
-        task.add_done_callback(self._handlers.discard)
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        def send(message: Json) -> None:
-            if writer.is_closing():
-                return
-            if writer.transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
-                writer.close()  # the client stopped reading; do not buffer without end
-                return
-            data = encode(message)
-            if len(data) > MAX_REPLY:  # more than a client reads: say so instead
-                if "id" not in message:
-                    return  # a notification: the client reads the events by pages
-                data = encode(_oversized(message.get("id"), len(data)))
-            writer.write(data + b"\n")
-
-        # no socket client is trusted: without a configured token (a 0600 unix socket) the
-        # server treats every connection as authenticated; with one, host.hello must match
-        conn = self.rpc.connect(send, trusted=False, hangup=writer.close, remote=self.confine)
-        deadline: asyncio.TimerHandle | None = None
-        try:
-            logged_in = sum(1 for c in self.rpc.connections if c.authenticated and c is not conn)
-            if logged_in >= self.max_connections:
-                conn.reject(INVALID_REQUEST, "the host has too many connections")
-                return
-            if not conn.authenticated:
-                self._make_room()
-                self._waiting[conn] = writer
-                deadline = asyncio.get_running_loop().call_later(
-                    self.login_timeout, self._login_expired, conn, writer
-                )
-            await self._read(reader, conn)
-        finally:
-            self._waiting.pop(conn, None)
-            if deadline is not None:
-                deadline.cancel()
-            await conn.close()
-            writer.close()
-            with contextlib.suppress(OSError):
-                await writer.wait_closed()
-
-    def _make_room(self) -> None:
-        """Push out the longest-waiting connections that have not logged in yet, until a
-        newcomer fits in their pool."""
-        for conn in [c for c in self._waiting if c.authenticated or c.closed]:
-            del self._waiting[conn]
-        while len(self._waiting) >= self.max_unauthenticated:
-            oldest = next(iter(self._waiting))
-            writer = self._waiting.pop(oldest)
-            oldest.reject(INVALID_REQUEST, "too many connections are waiting to log in")
-            writer.close()
-
-    def _login_expired(self, conn: RpcConnection, writer: asyncio.StreamWriter) -> None:
-        if not conn.authenticated and not conn.closed:
-            conn.reject(INVALID_REQUEST, f"no host.hello within {self.login_timeout:g} s")
-            writer.close()
-
-    async def _read(self, reader: asyncio.StreamReader, conn: RpcConnection) -> None:
-        while not conn.closed:
-            if not conn.authenticated:
-                await conn.room(1)  # its hello answered first: that decides the limit
-            await conn.room(self.max_in_flight)
-            # a connection that has not logged in buffers a login's worth at most, not a
-            # request's (16 of them held 256 MB until they timed out): the stream's own
-            # limit, the one readline checks as data arrives, is lowered until then
-            limit = self.limit if conn.authenticated else min(self.limit, LOGIN_LIMIT)
-            setattr(reader, "_limit", limit)  # noqa: B010 (asyncio keeps it private)
-            try:
-                line = await reader.readline()
-            except ValueError:
-                conn.reject(INVALID_REQUEST, f"message larger than {limit} bytes")
-                return
-            except OSError:
-                return
-            if not line:
-                return
-            if not line.strip():
-                continue
-            try:
-                message = decode(line)
-            except orjson.JSONDecodeError:
-                conn.reject(PARSE_ERROR, "not JSON")
-                continue
-            twice = named_twice(line)
-            if twice is not None:
-                rid = message.get("id") if isinstance(message, dict) else None
-                conn.reject(INVALID_REQUEST, f"the request names {twice!r} twice", rid)
-                continue
-            conn.receive(message)
-
-    async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-        for task in list(self._handlers):
-            task.cancel()
-        await asyncio.gather(*self._handlers, return_exceptions=True)
-        if self.address.kind == "unix":
-            with contextlib.suppress(OSError):
-                if os.stat(self.address.path).st_ino == self._inode:
-                    os.unlink(self.address.path)
-
-
-def _oversized(request_id: object, size: int) -> Json:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "error": {
-            "code": INVALID_REQUEST,
-            "message": f"the answer holds {size} bytes, more than {MAX_REPLY} a client reads",
-            "data": {"code": RpcError.code, "details": {"size": size}},
-        },
-    }
-
-
-def _bind_unix(path: str) -> socket.socket:
-    """A unix socket bound at `path` with mode 0600 set before anyone can connect."""
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        pass
-    else:
-        if not stat.S_ISSOCK(mode):
-            raise RpcError(f"{path} exists and is not a socket", path=path)
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.connect(path)
-        except OSError:
-            os.unlink(path)  # a stale socket from a host that is gone
-        else:
-            raise HostUnavailable(f"another host is listening on {path}", path=path)
-        finally:
-            probe.close()
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.bind(path)
-        os.chmod(path, 0o600)
-    except OSError as exc:
-        sock.close()
-        raise RpcError(f"cannot listen on {path}: {exc}", path=path) from exc
-    return sock
-
-
-async def serve(rpc: RpcServer, address: str, **options: Any) -> SocketServer:
-    """Listen on `address` for clients of `rpc`'s host."""
-    try:
-        return await SocketServer.start(rpc, address, **options)
-    except OSError as exc:
-        raise HostUnavailable(f"cannot listen on {address}: {exc}", address=address) from exc

@@ -24,9 +24,9 @@ from forkwise.core.errors import ForkwiseError, StoreLocked
 from forkwise.core.store import writer_lock
 
 if TYPE_CHECKING:  # a short CLI command never serves: it does not pay for these imports
-    from forkwise.core.host.carriers import SocketServer
     from forkwise.core.host.host import Host
     from forkwise.core.host.rpc import RpcServer
+    from forkwise.core.host.socket_server import SocketServer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -136,8 +136,8 @@ class StoreEndpoint:
         if len(os.fsencode(path)) > MAX_SOCKET_PATH:
             log.warning("not serving %s: the path is too long for a unix socket", path)
             return None
-        from forkwise.core.host.carriers import SocketServer
         from forkwise.core.host.rpc import RpcServer
+        from forkwise.core.host.socket_server import SocketServer
 
         rpc = RpcServer(host)
         try:

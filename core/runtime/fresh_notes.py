@@ -49,7 +49,7 @@ class FreshRows(list[dict[str, Any]]):
     """A reply's result made for that reply alone: rows (a listing's `summary_row`s), each
     a dict of the types a JSON decoder gives, every list and dict in it its own, held by
     no one once returned. The in-process carrier hands them over without the wire's round
-    trip once they encode (host/carriers.py `as_sent`: the wire's checks, in C); `taken`
+    trip once they encode (host/wire_codec.py `as_sent`: the wire's checks, in C); `taken`
     once a connection owns them."""
 
     __slots__ = ("taken",)

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import QApplication, QMenu
 
 from forkwise.core.client.client import Client
 from forkwise.core.demo import build_demo_store
-from forkwise.core.host.carriers import SocketServer
 from forkwise.core.host.host import Host
 from forkwise.core.host.rpc import RpcServer
+from forkwise.core.host.socket_server import SocketServer
 from forkwise.core.reading.entries import Entry
 from forkwise.gui.app.features import FEATURES
 from forkwise.gui.kernel.controller import Controller

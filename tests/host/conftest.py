@@ -20,9 +20,9 @@ import pytest
 import pytest_asyncio
 
 from forkwise.core.client.client import Client
-from forkwise.core.host.carriers import SocketServer
 from forkwise.core.host.host import Host
 from forkwise.core.host.rpc import RpcServer
+from forkwise.core.host.socket_server import SocketServer
 from forkwise.core.runtime.providers.base import ModelChoice
 from forkwise.core.runtime.providers.steps import StepItem, StepResult, TextDelta
 

@@ -16,9 +16,10 @@ import pytest_asyncio
 
 from forkwise.core.client.client import Client
 from forkwise.core.errors import HostUnavailable, InvalidText, RpcError, Unauthorized
-from forkwise.core.host.carriers import SocketServer, parse_address
+from forkwise.core.host.carriers import parse_address
 from forkwise.core.host.host import Host
 from forkwise.core.host.rpc import RpcServer
+from forkwise.core.host.socket_server import SocketServer
 
 from .conftest import TIMEOUT, TOKEN, open_env
 

@@ -243,7 +243,7 @@ def test_context_larger_than_a_socket_message_comes_in_pages(
     import random
 
     from forkwise.core.bench.synth import session_lines
-    from forkwise.core.host.carriers import MAX_MESSAGE
+    from forkwise.core.host.wire_codec import MAX_MESSAGE
     from forkwise.core.log.replay import replay
     from forkwise.core.store.backends.jsonl import JsonlBackend
     from forkwise.core.store.session_store import SessionStore

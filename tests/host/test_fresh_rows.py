@@ -1,5 +1,5 @@
 """A listing's rows reach an in-process client without the carrier's round trip
-(runtime/fresh_notes.py FreshRows, host/carriers.py `as_sent`): the client still gets
+(runtime/fresh_notes.py FreshRows, host/wire_codec.py `as_sent`): the client still gets
 rows of its own, equal to what a socket client gets, and rows the wire would refuse or
 change (text that is not UTF-8, a value of another type) are copied and checked as before."""
 
@@ -15,9 +15,10 @@ import pytest_asyncio
 
 from forkwise.core.client.client import Client
 from forkwise.core.errors import InvalidText
-from forkwise.core.host.carriers import InProcessCarrier, SocketServer
+from forkwise.core.host.carriers import InProcessCarrier
 from forkwise.core.host.host import Host
 from forkwise.core.host.rpc import RpcConnection, RpcServer
+from forkwise.core.host.socket_server import SocketServer
 from forkwise.core.runtime.fresh_notes import fresh_rows
 from forkwise.core.runtime.listing import summary_row
 from forkwise.core.store.session import SessionSummary

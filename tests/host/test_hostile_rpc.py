@@ -19,7 +19,6 @@ import pytest
 import pytest_asyncio
 
 from forkwise.core.client.client import Client
-from forkwise.core.host.carriers import SocketServer
 from forkwise.core.host.host import Host
 from forkwise.core.host.rpc import (
     INVALID_PARAMS,
@@ -28,6 +27,7 @@ from forkwise.core.host.rpc import (
     PARSE_ERROR,
     RpcServer,
 )
+from forkwise.core.host.socket_server import SocketServer
 from forkwise.core.runtime.providers.offline import OfflineProvider
 
 from .conftest import TIMEOUT, TOKEN, GateProvider

@@ -18,9 +18,9 @@ import orjson
 import pytest
 
 from forkwise.core.client.client import Client
-from forkwise.core.host.carriers import MAX_CONNECTIONS, SocketServer
 from forkwise.core.host.host import Host
 from forkwise.core.host.rpc import RpcServer
+from forkwise.core.host.socket_server import MAX_CONNECTIONS, SocketServer
 
 from .conftest import TIMEOUT, TOKEN
 

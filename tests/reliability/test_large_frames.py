@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 from host_process import tcp_host
 
-from forkwise.core.host.carriers import MAX_MESSAGE
+from forkwise.core.host.wire_codec import MAX_MESSAGE
 from tests.reliability.conftest import child_env
 
 TIMEOUT = 120.0

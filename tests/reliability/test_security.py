@@ -19,9 +19,10 @@ from forkwise.core.cli import main as cli
 from forkwise.core.client.client import Client
 from forkwise.core.errors import Unauthorized
 from forkwise.core.host import rpc
-from forkwise.core.host.carriers import MAX_CONNECTIONS, MAX_MESSAGE, serve
 from forkwise.core.host.host import Host
 from forkwise.core.host.shared_store import StoreEndpoint
+from forkwise.core.host.socket_server import MAX_CONNECTIONS, serve
+from forkwise.core.host.wire_codec import MAX_MESSAGE
 
 BAD_IDS = ["../x", "../../etc/passwd", "/tmp/abs", "a/b", "..", ".x", "a\x00b", "x" * 65, "x\n"]
 
