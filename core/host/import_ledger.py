@@ -92,6 +92,14 @@ class ImportLedger:
             return [str(i) for i in known[2]]
         return None
 
+    def sessions_of(self, path: Path) -> list[str]:
+        """The sessions the file gave when it was last read, whatever it is now (a file
+        the agent deleted gave them too)."""
+        known = self._files.get(str(path))
+        if isinstance(known, list) and len(known) == 3 and isinstance(known[2], list):
+            return [str(i) for i in known[2]]
+        return []
+
     def remember(self, path: Path, st: Stamp, ids: Sequence[str]) -> None:
         self._files[str(path)] = [st.st_size, st.st_mtime_ns, list(ids)]
         self._dirty = True

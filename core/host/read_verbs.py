@@ -50,6 +50,12 @@ def source_file(meta: object) -> Json | None:
     return {"path": ref.path, "present": os.path.lexists(ref.path)}
 
 
+def _file_gone(meta: object) -> bool:
+    """The file an imported session came from is no longer on this machine."""
+    origin = source_file(meta)
+    return origin is not None and not origin["present"]
+
+
 class ReadVerbs:
     """Reads of sessions and of the store, for every client alike."""
 
@@ -120,18 +126,44 @@ class ReadVerbs:
         # `row` of each, without the method's call per row (~0.3 ms of 10,000)
         default = self._default_model
         rows = [summary_row(s, default) for s in summaries]
-        running = {r["id"]: r for r in rows if r.get("running") and r.get("error") is None}
-        left = await self.io(self._left_by_crash, list(running)) if running else set()
-        for sid in sorted(left):
-            # imported for a row that shows a turn running: most listings have none
-            from forkwise.core.runtime.turn_state import OpenTurn
-
-            turn = OpenTurn.of(await self.io(self.store.get, sid))
-            if turn is not None and not turn.pending:
-                running[sid].update(running=False, interrupted=True)
+        await self.shown_states(rows)
         if usage:
             rows = await self.add_usage(rows, summaries)
         return fresh_rows(rows)  # made for this reply: a client may take them uncopied
+
+    async def shown_states(self, rows: Sequence[Json]) -> None:
+        """Rows that show a turn running which nothing will end show it `interrupted`
+        (not running): a turn a crash left (`_left_by_crash`), and an agent's turn in an
+        imported session whose file the agent deleted (it writes that turn no more). A
+        turn waiting for an approval stays open. Nothing is written: the copy of an
+        agent's session stays as its file was. The listing and the rows told when an
+        agent's file goes use this one rule."""
+        running = {r["id"]: r for r in rows if r.get("running") and r.get("error") is None}
+        if not running:
+            return
+        imported = {sid for sid, r in running.items() if r.get("source")}
+        for sid in await self.io(self._ended_turns, list(running), imported):
+            running[sid].update(running=False, interrupted=True)
+
+    def _ended_turns(self, session_ids: Sequence[str], imported: set[str]) -> list[str]:
+        """Of `session_ids` (their logs end inside a turn), those whose turn nothing will
+        end (`shown_states`); on the store worker."""
+        left = self._left_by_crash(session_ids)
+        candidates = sorted(left | imported)
+        if not candidates:
+            return []
+        # imported for a row that shows a turn running: most listings have none
+        from forkwise.core.runtime.turn_state import OpenTurn
+
+        ended: list[str] = []
+        for sid in candidates:
+            snap = self.store.get(sid)
+            turn = OpenTurn.of(snap)
+            if turn is None or turn.pending:
+                continue
+            if sid in left or (turn.agent and _file_gone(snap.header.meta.get("source"))):
+                ended.append(sid)
+        return ended
 
     def _indexing_progress(self) -> Callable[[int, int], None] | None:
         """Progress of a listing that reads logs (no index yet), as `store/indexing`

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from forkwise.core.notifications import (
+    CATALOGUE_UPSERT,
     IMPORT_PROGRESS,
     SEARCH_INDEXING,
     SOURCES_WARNINGS,
+    CatalogueUpsert,
     ImportProgress,
     SearchIndexing,
     SourcesWarnings,
@@ -27,7 +29,7 @@ if TYPE_CHECKING:  # the verbs import their modules when first used (see source_
     from forkwise.core.host.import_ledger import ImportLedger
     from forkwise.core.host.source_watch import SourceWatcher
     from forkwise.core.store.search_index import SearchIndex
-    from forkwise.core.store.session import Session
+    from forkwise.core.store.session import Session, SessionSummary
     from forkwise.core.store.session_store import SessionStore
 
 Json = dict[str, Any]
@@ -52,7 +54,11 @@ class SourceVerbs:
         def search_index(self) -> SearchIndex: ...
 
         def _check_writable(self) -> None: ...
-        def notify(self, note: ImportProgress | SourcesWarnings | SearchIndexing) -> None: ...
+        def notify(
+            self, note: ImportProgress | SourcesWarnings | SearchIndexing | CatalogueUpsert
+        ) -> None: ...
+        def row(self, summary: SessionSummary) -> Json: ...
+        async def shown_states(self, rows: Sequence[Json]) -> None: ...
         async def io(self, fn: Callable[..., T], *args: Any) -> T: ...
         async def _serve(self, session_id: str) -> Session: ...
 
@@ -78,7 +84,7 @@ class SourceVerbs:
 
             self._sources = SourceWatcher(
                 self._import_changed, self._source_changed, progress=self._watch_progress,
-                warned=self._watch_warned,
+                warned=self._watch_warned, vanished=self._sources_vanished,
             )
         return self._sources
 
@@ -170,6 +176,22 @@ class SourceVerbs:
 
     def _watch_warned(self, warnings: list[Json]) -> None:
         self.notify({"kind": SOURCES_WARNINGS, "warnings": warnings})
+
+    async def _sources_vanished(self, paths: list[Path]) -> None:
+        """Agents' session files gone while watched (the tool deleted them): their
+        sessions stay, and their rows are told again as a listing shows them (an open turn
+        of the agent's is `interrupted`: nothing will write it now)."""
+        ids = sorted({sid for path in paths for sid in self.imports.sessions_of(path)})
+        if not ids:
+            return
+
+        def rows() -> list[Json]:
+            return [self.row(self.store.summary(sid)) for sid in ids if self.store.exists(sid)]
+
+        told = await self.io(rows)
+        await self.shown_states(told)
+        for row in told:
+            self.notify({"kind": CATALOGUE_UPSERT, "summary": row})
 
     def _source_changed(self, path: Path) -> bool:
         from forkwise.core.host.import_ledger import source_stamp

@@ -10,7 +10,8 @@ writes land first, so a change of `opencode.db-wal` names the database); a new f
 file not seen before or an overflowed queue looks at the tools' trees whole. Where
 inotify cannot be had (another system, the watch limit reached) every `interval` seconds
 the trees are looked at whole instead: a pass over 2,000 unchanged files costs a few
-milliseconds of stat calls.
+milliseconds of stat calls. A session file that goes (the tool deleted it) is told to
+`vanished`: its sessions stay in the store.
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ class SourceWatcher:
     `run_import(files)` is the host's import verb on a list of (path, tool) pairs; it is
     only called with files whose stat changed (or that are new). `progress(done, total,
     path)` hears after each batch of a pass; `warned(warnings)` after a later pass (not
-    the first, whose report `sources.watch` answers with) that kept lines unread."""
+    the first, whose report `sources.watch` answers with) that kept lines unread;
+    `vanished(paths)` after a pass that found session files of an earlier look gone."""
 
     def __init__(
         self,
@@ -76,6 +78,7 @@ class SourceWatcher:
         *,
         progress: Callable[[int, int, str], None] | None = None,
         warned: Callable[[list[Json]], None] | None = None,
+        vanished: Callable[[list[Path]], Awaitable[None]] | None = None,
         interval: float = INTERVAL,
         env: Mapping[str, str] | None = None,
         home: Path | None = None,
@@ -85,6 +88,7 @@ class SourceWatcher:
         self._changed = changed
         self._progress = progress
         self._warned = warned
+        self._vanished = vanished
         self.interval = interval
         self.use_inotify = use_inotify
         self.env = dict(os.environ if env is None else env)
@@ -104,6 +108,8 @@ class SourceWatcher:
         self._scanning = asyncio.Lock()  # one pass at a time: no file imported twice
         #: files that failed to import, as they were: not tried again until they change
         self._failed: dict[Path, tuple[int, int]] = {}
+        #: session files of an earlier look found gone since the last pass told them
+        self._gone: list[Path] = []
 
     def watch(
         self, tools: Sequence[str], folders: Mapping[str, Sequence[str]] | None = None
@@ -203,6 +209,9 @@ class SourceWatcher:
         async with self._scanning:
             files = await asyncio.to_thread(self._changed_files, named)
             self.passes += 1
+            gone, self._gone = self._gone, []
+            if gone and self._vanished is not None:
+                await self._vanished(gone)
             if not files:
                 return None
             return await self._import(files)
@@ -248,7 +257,11 @@ class SourceWatcher:
             if hit is None:
                 if os.path.isfile(name):
                     return None
-                continue  # gone (a temporary file renamed, a session removed)
+                continue  # gone (a temporary file renamed), never a session file
+            if not os.path.lexists(hit[0]):  # a session file the tool deleted or moved
+                self._known.pop(os.path.abspath(hit[0]), None)
+                self._gone.append(hit[0])
+                continue
             out[str(hit[0])] = hit
         return list(out.values())
 
@@ -260,7 +273,9 @@ class SourceWatcher:
             roots = [r for r in self.folders.get(tool, []) if r.exists()]
             if roots:
                 found += discover(tool, roots, self.env, self.home)
-        self._known = {os.path.abspath(p): (p, t) for p, t in found}
+        before, self._known = self._known, {os.path.abspath(p): (p, t) for p, t in found}
+        self._gone += [p for key, (p, _) in before.items()
+                       if key not in self._known and not os.path.lexists(p)]
         return found
 
     def _failed_as_is(self, path: Path) -> bool:

@@ -237,3 +237,43 @@ async def test_a_tree_past_the_watch_limit_is_polled(
         agent.grow()
         os.utime(agent.path, None)
         await w.until(lambda: w.events(sid) > before)
+
+
+def writing_claude(config: Path) -> tuple[Path, str]:
+    """A Claude Code session whose last prompt is being answered (its tool call's result
+    is not in yet: the turn is open, Claude Code is writing it); its file and id."""
+    t = Transcript(CLAUDE_SID)
+    t.exchange("What does the build do?", "It compiles and runs the tests.")
+    t.user("Now run the slow tests, please")
+    t.assistant([{"type": "tool_use", "id": "toolu_01slow", "name": "Bash",
+                  "input": {"command": "pytest -m slow"}}], stop="tool_use")
+    return t.write(project_file(config, t)), f"claude-{CLAUDE_SID}"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("inotify", [True, False])
+async def test_an_agents_open_turn_ends_interrupted_when_its_file_is_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inotify: bool
+) -> None:
+    """Claude Code deletes a session file whose last turn it was writing: the turn will
+    never end there, so its row stops showing it running (`interrupted`), as the
+    watcher hears of it and in every listing after; the copy is kept and nothing is
+    written into it."""
+    config = tmp_path / "home" / ".claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    path, sid = writing_claude(config)
+    interval = HOUR if inotify else 0.05
+    async with watching(tmp_path, ["claude"], interval=interval, inotify=inotify) as w:
+        assert w.client.catalogue[sid]["running"]  # the agent's turn, still being written
+        listed = {r["id"]: r for r in await w.client.list_sessions()}
+        assert listed[sid]["running"]
+        assert not listed[sid].get("interrupted")
+        events = w.events(sid)
+        path.unlink()
+        await w.until(lambda: not w.client.catalogue[sid]["running"])
+        assert w.client.catalogue[sid]["interrupted"] is True
+        listed = {r["id"]: r for r in await w.client.list_sessions()}
+        assert (listed[sid]["running"], listed[sid].get("interrupted")) == (False, True)
+        assert w.events(sid) == events  # the copy is as it was
+        logged = await w.client.events(sid)
+        assert logged[-1]["type"] != "turn/end"
