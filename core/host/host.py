@@ -506,6 +506,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
             raise InvalidBoundary("a prompt needs some text", field="text")
         self._check_writable()
         await self._claim(session_id)
+        await self._refuse_agent_turn(session_id)
         agent = await self.agent(session_id)
         ahead, outcome = agent.prompt(text)
         out: Json = {"queued": ahead}
@@ -513,10 +514,12 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
             out["outcome"] = await outcome
         return out
 
-    async def cancel(self, session_id: str) -> Json | None:
-        """Cancel the session's turn; refused (`AgentOwnsTurn`) when the open turn is an
-        agent's, written into its own file: a cancel written into this copy would be lost
-        when the agent appends. Every entry point (app, CLI, RPC) comes here."""
+    async def _refuse_agent_turn(self, session_id: str) -> None:
+        """Refuses (`AgentOwnsTurn`) to act on a session whose open turn is an agent's,
+        written into its own file: a prompt, an answer to its tool call or a cancel written
+        into this copy would end a turn the agent is still writing (and be lost when it
+        appends). Every entry point (app, CLI, RPC) that writes into a turn comes here,
+        before the session's agent is made."""
         from forkwise.core.runtime.turn_state import OpenTurn
 
         await self._serve(session_id)
@@ -526,6 +529,10 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
                 "the open turn is written by the agent the session was imported from",
                 session_id=session_id, turn=turn.id,
             )
+
+    async def cancel(self, session_id: str) -> Json | None:
+        """Cancel the session's turn (not an agent's: `_refuse_agent_turn`)."""
+        await self._refuse_agent_turn(session_id)
         return await (await self.agent(session_id)).cancel()
 
     async def approve(
@@ -533,6 +540,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
     ) -> Json | None:
         self._check_writable()
         await self._claim(session_id)
+        await self._refuse_agent_turn(session_id)
         outcome = await (await self.agent(session_id)).approve(approval_id, approved)
         return await outcome if wait else None
 

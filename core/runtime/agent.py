@@ -185,7 +185,7 @@ class Agent(AgentWrites):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._runner
         turn = OpenTurn.of(await self._read())
-        if turn is not None and not turn.pending:
+        if turn is not None and not turn.pending and not turn.agent:  # an agent's: not ours
             reason = "the host shut down during the turn"
             await self._end_turn(turn.end("interrupted", reason), turn.id)
         outcome = {"sessionId": self.id, "turn": None, "status": "interrupted"}
