@@ -11,8 +11,8 @@ _WORDS: dict[str, str] = {
     "the turn, or fork from here instead.",
     "session-busy": "This session is busy (a turn is running or waiting for an approval). "
     "Wait for it, or press Stop, then try again.",
-    "agent-owns-turn": "The agent this session was imported from is writing this turn in "
-    "its own file: stop it there. Nothing was changed here.",
+    "agent-owns-turn": "The agent this session was imported from is still writing this turn "
+    "in its own file: stop it there, or fork the session to go on here. Nothing was changed.",
     "workspace-attach-failed": "The fork was created, but it could not be added to its "
     "workspace. It is in the session list; you can keep using it.",
     "message-not-found": "That message is no longer in this session (it may have been "
