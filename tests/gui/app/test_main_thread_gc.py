@@ -105,3 +105,37 @@ def test_a_full_collection_waits_for_a_quarter_more_survivors(qtbot: Any) -> Non
         collector.stop()
     assert gc.get_freeze_count() == 0
     assert gc.isenabled()
+
+
+def test_at_exit_the_young_cycles_go_and_the_rest_is_left_frozen(qtbot: Any) -> None:
+    """The app's process ends after `stop_at_exit`: a cycle made since the last full
+    collection is freed there, on the GUI thread; the objects that survived that
+    collection are not walked again (no full collection over them, here nor in the
+    interpreter's teardown, which skips frozen objects)."""
+    collector = MainThreadCollector()
+    try:
+        kept = [[i] for i in range(40_000)]  # long-lived, like the client's rows
+        _due_for_a_full_collection()
+        collector.collect()  # a full one: `kept` survives it, frozen
+        frozen = gc.get_freeze_count()
+        assert frozen > len(kept)
+        ref = weakref.ref(_Cyclic())  # garbage made since
+        sizes: list[int] = []
+
+        def seen(phase: str, info: dict[str, Any]) -> None:
+            if phase == "start":
+                sizes.append(len(gc.get_objects(info["generation"])))
+
+        gc.callbacks.append(seen)
+        try:
+            collector.stop_at_exit()
+        finally:
+            gc.callbacks.remove(seen)
+        assert ref() is None
+        assert _Cyclic.destroyed_in[-1] == threading.main_thread().name
+        assert gc.get_freeze_count() >= frozen  # nothing unfrozen
+        assert sizes
+        assert max(sizes) < len(kept)  # the collection walked the young only
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()  # this test process goes on
