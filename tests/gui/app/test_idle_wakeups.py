@@ -12,7 +12,7 @@ from typing import Any
 
 import claude_fixtures as cf
 import pytest
-from gui_harness import open_app, until
+from gui_harness import claude_sessions, open_app, until
 from PySide6.QtCore import QCoreApplication, QEvent, QObject
 
 from forkwise.core.client.api import IMPORT_PROGRESS, SEARCH_INDEXING
@@ -53,14 +53,7 @@ def main_thread_wakes() -> int:
 def test_the_app_is_idle_after_the_first_look_and_the_index_build(
     aloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    claude = tmp_path / "claude"
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
-    for name in ("CODEX_HOME", "PI_CODING_AGENT_DIR"):
-        monkeypatch.setenv(name, str(tmp_path / "none" / name))
-    for sid in (cf.SID, cf.OTHER):
-        chat = cf.Transcript(sid)
-        chat.exchange(f"question of {sid[:4]}", "an answer")
-        cf.write_old(chat, claude)
+    claude_sessions(tmp_path, [cf.SID, cf.OTHER], monkeypatch)
 
     async def scenario() -> tuple[int, int]:
         async with open_app(tmp_path, demo=False) as app:

@@ -9,9 +9,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import claude_fixtures as cf
 import pytest
-from gui_harness import open_app, until
+from gui_harness import claude_sessions, open_app, until
 
 from forkwise.core.client.reports import usage_report
 
@@ -24,15 +23,8 @@ SESSIONS = 24
 def test_an_imports_rows_get_their_usage_without_loading_their_logs(
     aloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    claude = tmp_path / "claude"
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
-    for name in ("CODEX_HOME", "PI_CODING_AGENT_DIR"):
-        monkeypatch.setenv(name, str(tmp_path / "none" / name))
     sids = [str(uuid.UUID(int=n + 1)) for n in range(SESSIONS)]
-    for sid in sids:
-        chat = cf.Transcript(sid)
-        chat.exchange(f"question of {sid[-4:]}", "an answer")
-        cf.write_old(chat, claude)
+    claude_sessions(tmp_path, sids, monkeypatch)
 
     async def scenario() -> None:
         async with open_app(tmp_path, demo=False) as app:
