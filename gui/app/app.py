@@ -14,13 +14,14 @@ read-only (and says so) when nothing answers there.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from forkwise.gui.app.pyside_scan import mark_scanned
 
@@ -143,6 +144,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(store_dir, args.connect, token, self_test=args.self_test)
 
 
+def end_process(status: int) -> NoReturn:
+    """End the app's process with `status` once `main` has returned, without the
+    interpreter's teardown: by then the store is closed, its index saved and the window's
+    settings synced, and that teardown (every module's objects freed one by one, Qt's
+    objects destroyed, a last collection over them) took 0.2 s and more of a quit, to
+    free memory the exit frees anyway. What is buffered for stdout, stderr and the log
+    handlers is written first."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed or gone: nothing to write to
+            stream.flush()
+    logging.shutdown()
+    os._exit(status)
+
+
 def app_icon() -> Any:
     """The icon from the desktop theme (the .deb installs it), else from the bundle or the
     checkout's resources/icons."""
@@ -192,7 +207,7 @@ def run(store_dir: Path | str | None, connect: str | None, token: str | None,
     finally:
         loop.close()
         asyncio.set_event_loop(None)
-        collector.stop()
+        collector.stop_at_exit()  # the process ends after this
 
 
 async def open_client(store_dir: Path | str | None, connect: str | None,

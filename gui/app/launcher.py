@@ -59,7 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if files:
         import_files(options, files)
-    return int(app.main(options))
+    # the window's quit ends the process (no interpreter teardown after it): no return
+    return int(app.end_process(int(app.main(options))))
 
 
 def split_files(args: list[str]) -> tuple[list[str], list[str]]:

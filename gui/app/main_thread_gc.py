@@ -55,6 +55,17 @@ class MainThreadCollector(QObject):
         if self._was_enabled:
             gc.enable()
 
+    def stop_at_exit(self) -> None:
+        """`stop` for a process about to end: no collection, every object left frozen
+        for the exit to free. A full collection over every object here (0.05 to 0.3 s
+        with a store of 700 sessions open), and the interpreter's own at its teardown,
+        would only free memory the exit frees anyway, and kept the process from ending;
+        frozen, a Qt object in a cycle is not destroyed off the GUI thread either."""
+        self._timer.stop()
+        gc.freeze()
+        if self._was_enabled:
+            gc.enable()
+
 
 def _collect_all() -> int:
     """A full collection over every object, its survivors frozen afterwards."""

@@ -391,6 +391,10 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(config, ignore_errors=True)
     sys.stdout.write(orjson.dumps({"figure": args.figure, **out}).decode() + "\n")
     sys.stdout.flush()
+    if args.figure == "idle":  # its quit figure: the process ends as the app's does
+        from forkwise.gui.app.app import end_process
+
+        end_process(0)
     return 0
 
 

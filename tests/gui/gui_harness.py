@@ -166,6 +166,23 @@ async def open_app(root: Path, *, carrier: str = "inproc", demo: bool = True,
             shutil.rmtree(sock_dir, ignore_errors=True)
 
 
+def claude_sessions(root: Path, sids: list[str], monkeypatch: Any) -> None:
+    """One exchange in each of the Claude Code sessions `sids`, written (long ago) where
+    Claude Code would under `root`/claude: the one agent's folder the environment names
+    (Codex's and pi's name folders that do not exist)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "formats"))
+    import claude_fixtures as cf
+
+    claude = root / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    for name in ("CODEX_HOME", "PI_CODING_AGENT_DIR"):
+        monkeypatch.setenv(name, str(root / "none" / name))
+    for sid in sids:
+        chat = cf.Transcript(sid)
+        chat.exchange(f"question of {sid[:4]}", "an answer")
+        cf.write_old(chat, claude)
+
+
 def agents_home(root: Path) -> tuple[dict[str, str], Any]:
     """Claude Code (with a rewind), pi (with branches) and Codex (with a fork) sessions
     under `root`, in the folders each agent uses: the environment that names those

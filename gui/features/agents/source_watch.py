@@ -33,6 +33,8 @@ WATCH_WHEN_STILL = 300
 WATCH_AT_THE_LATEST = 1000
 #: the status bar's words while the host builds the search index after an import
 INDEXING = "Indexing sessions for search…"
+#: the status bar's words while the first look brings the agents' files in
+BRINGING_IN = "Bringing in the agents' sessions…"
 
 
 def start_watching_when_still(bench: Bench) -> None:
@@ -88,8 +90,7 @@ def _start_watching(bench: Bench) -> None:
             return
         if note["kind"] == IMPORT_PROGRESS and not window.findChild(QDialog, "importDialog"):
             done, total = int(note["done"]), int(note["total"])
-            text = f"Bringing in the agents' sessions… {done:,} of {total:,} files"
-            window.statusBar().showMessage(text if done < total else "", 0 if done < total else 1)
+            status_progress(bench, BRINGING_IN, f"{done:,} of {total:,} files", done < total)
         if note["kind"] == SEARCH_INDEXING:
             search_progress(bench, int(note["done"]), int(note["total"]))
 
@@ -126,10 +127,19 @@ def search_progress(bench: Bench, done: int, total: int) -> None:
     """The host builds the search index in the background after an import: the status
     bar says how far it got (a search made meanwhile is slower until it is done); at the
     end its words go (another message in their place stays)."""
+    status_progress(bench, INDEXING, f"{done:,} of {total:,} sessions", done < total)
+
+
+def status_progress(bench: Bench, words: str, count: str, going: bool) -> None:
+    """`words` and `count` in the status bar while `going`; once done, those words go
+    unless another message took their place. Cleared with `clearMessage`, never with an
+    empty message on a timeout: QStatusBar's timer repeats, and its slot stops it only
+    when there is a message to clear, so an empty one left it firing every millisecond
+    for as long as the app stayed open."""
     bar = bench.widget().statusBar()
-    if done < total:
-        bar.showMessage(f"{INDEXING} {done:,} of {total:,} sessions")
-    elif bar.currentMessage().startswith(INDEXING):
+    if going:
+        bar.showMessage(f"{words} {count}")
+    elif bar.currentMessage().startswith(words):
         bar.clearMessage()
 
 

@@ -43,6 +43,22 @@ def test_self_test_on_a_demo_store(tmp_path: Path) -> None:
     assert all("geometry" not in f.read_text() for f in saved), saved
 
 
+def test_the_process_ends_without_the_interpreters_teardown(tmp_path: Path) -> None:
+    """Once the window's run is over (store closed, settings synced), the process ends
+    at once: what it printed is written, but nothing of the interpreter's teardown runs
+    (an `atexit` handler stands for it here), which took 0.2 s and more of a quit."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "cfg"))
+    code = ("import atexit, sys; atexit.register(print, 'teardown ran'); "
+            "from forkwise.gui.app.launcher import main; sys.exit(main(sys.argv[1:]))")
+    args = ["--demo", "--store", str(tmp_path / "store"), "--self-test"]
+    result = subprocess.run([sys.executable, "-c", code, *args], env=env,
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "self-test ok: 6 sessions" in result.stdout
+    assert "teardown ran" not in result.stdout
+    assert len(list((tmp_path / "store" / "sessions").glob("*.jsonl"))) == 6
+
+
 def test_throwaway_demo_store_is_removed_after_the_run(tmp_path: Path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "cfg"),
                TMPDIR=str(tmp_path / "tmp"))

@@ -105,3 +105,35 @@ def test_a_full_collection_waits_for_a_quarter_more_survivors(qtbot: Any) -> Non
         collector.stop()
     assert gc.get_freeze_count() == 0
     assert gc.isenabled()
+
+
+def test_at_exit_nothing_is_collected_and_everything_is_left_frozen(qtbot: Any) -> None:
+    """The app's process ends after `stop_at_exit`: no collection walks its objects
+    (here, nor in the interpreter's teardown, which skips frozen objects), and a Qt
+    object in a cycle is not destroyed by a collection another thread runs after it."""
+    collector = MainThreadCollector()
+    generations: list[int] = []
+
+    def seen(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            generations.append(info["generation"])
+
+    try:
+        kept = [[i] for i in range(40_000)]  # long-lived, like the client's rows
+        ref = weakref.ref(_Cyclic())  # garbage, in a cycle
+        gc.callbacks.append(seen)
+        try:
+            collector.stop_at_exit()
+            assert generations == []
+            assert gc.get_freeze_count() > len(kept)
+            assert gc.isenabled()
+            worker = threading.Thread(target=gc.collect)
+            worker.start()
+            worker.join(timeout=10)
+        finally:
+            gc.callbacks.remove(seen)
+        assert generations == [2]  # the worker's collection ran: it left the cycle alone
+        assert ref() is not None
+    finally:
+        gc.unfreeze()  # this test process goes on
+        gc.collect()

@@ -9,7 +9,7 @@ from typing import Any
 
 import claude_fixtures as cf
 import pytest
-from gui_harness import open_app, until
+from gui_harness import claude_sessions, open_app, until
 
 from forkwise.core.client.api import SEARCH_INDEXING
 from forkwise.gui.features.agents.source_watch import INDEXING
@@ -20,14 +20,7 @@ pytestmark = pytest.mark.gui
 def test_the_status_bar_shows_the_search_index_build_until_it_is_done(
     aloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    claude = tmp_path / "claude"
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
-    for name in ("CODEX_HOME", "PI_CODING_AGENT_DIR"):
-        monkeypatch.setenv(name, str(tmp_path / "none" / name))
-    for sid in (cf.SID, cf.OTHER):
-        chat = cf.Transcript(sid)
-        chat.exchange(f"question of {sid[:4]}", "an answer")
-        cf.write_old(chat, claude)
+    claude_sessions(tmp_path, [cf.SID, cf.OTHER], monkeypatch)
 
     async def scenario() -> None:
         async with open_app(tmp_path, demo=False) as app:
