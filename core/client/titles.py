@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from forkwise.core.client.rows import SessionRow
-from forkwise.core.reading.entries import names_question
+from forkwise.core.log.prompts import names_question
 
 #: a session nothing was asked in yet (its id is in the row's tooltip)
 UNTITLED = "New session"
