@@ -213,8 +213,8 @@ def run_peers(tmp: Path, sessions: int, per: int, events: int, repeat: int) -> l
     ours_root = write_store(tmp / "peers-ours", sessions, per)
     pi_root = write_pi_store(tmp / "peers-pi", sessions, per)
     codex = prepare_codex(tmp, cache_dir(), sessions, per, events)
-    # the index the app (or any writer) leaves behind; `sessions list` opens a store
-    # read-only and writes none, so the run without it puts the same bytes back after
+    # the index the app (or any writer) leaves behind; `sessions list` saves it too when
+    # it had none, so the run without it puts the writer's bytes back after
     process(INDEX, str(ours_root))
     index = saved_index(ours_root)
     big = tmp / "peers-big"

@@ -56,10 +56,12 @@ def _indexing_progress(note: Notification) -> None:
     done, total = note["done"], note["total"]
     _progress_bar("reading", done, total, "session files")
     if done >= total:
+        # the host that read them saves the index unless another process holds the
+        # writer lock (that process, the app or a `forkwise host`, saves it when it lists)
         sys.stderr.write(
-            f"forkwise: read {total:,} session files the store's index did not cover; a"
-            " listing opens the store read-only and writes none (the app, or a `forkwise"
-            " host` serving the store, writes it when it lists)\n"
+            f"forkwise: read {total:,} session files the store's index did not cover; the"
+            " index is saved for the next listing unless another process holds the store's"
+            " writer lock\n"
         )
 
 

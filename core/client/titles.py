@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from forkwise.core.client.rows import SessionRow
-from forkwise.core.reading.entries import names_question
+from forkwise.core.log.prompts import names_question
 
 #: a session nothing was asked in yet (its id is in the row's tooltip)
 UNTITLED = "New session"
@@ -55,10 +55,7 @@ def display_title(sid: str, summary: Summary, children_of: Children, depth: int 
     own = summary(sid)
     if own is None:
         return sid
-    title = own["title"] or sid
-    if (title == sid and not own["titleSet"] and not own["firstQuestion"]
-            and not own["error"]):  # an unreadable one is not new
-        title = UNTITLED  # the host names it by its id until something is asked
+    title = _own_title(sid, own)
     parent = own["parentSession"]
     if not isinstance(parent, str) or depth > 20:
         return title
@@ -76,6 +73,16 @@ def display_title(sid: str, summary: Summary, children_of: Children, depth: int 
         return f"{question[:QUESTION_CHARS]} — fork {number}"
     named = display_title(parent, summary, children_of, depth + 1, asked)
     return f"{named} — fork {number}"
+
+
+def _own_title(sid: str, own: SessionRow) -> str:
+    """The title a session has of its own: its row's, else "New session" while nothing
+    was asked in it (the host names it by its id until then)."""
+    title = own["title"] or sid
+    if (title == sid and not own["titleSet"] and not own["firstQuestion"]
+            and not own["error"]):  # an unreadable one is not new
+        return UNTITLED
+    return title
 
 
 def _continued(
@@ -116,5 +123,9 @@ def titles(rows: Iterable[SessionRow]) -> dict[str, str]:
     for sid, row in by_id.items():
         parent = row["parentSession"]
         children.setdefault(parent if parent in by_id else None, []).append(sid)
-    return {sid: display_title(sid, by_id.get, lambda p: children.get(p, []))
-            for sid in by_id}
+    summary, children_of = by_id.get, lambda p: children.get(p, [])
+    # a session without a source (most of a store) has its own title: no call through
+    # the lookups (10,000 rows: about half the time of the whole rule)
+    return {sid: (display_title(sid, summary, children_of)
+                  if isinstance(row["parentSession"], str) else _own_title(sid, row))
+            for sid, row in by_id.items()}

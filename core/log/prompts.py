@@ -76,3 +76,15 @@ def title_text(text: str) -> str:
         return text
     shown = read_prompt(text).text
     return " ".join(shown.split()) or text
+
+
+def names_question(title: str, question: str) -> bool:
+    """Whether `title` is `question` as an importer shortens it into a title (whitespace
+    folded, cut with "…"): a title that says nothing the question does not."""
+    flat = " ".join(question.split())
+    if not flat:
+        return False
+    if title == flat:
+        return True
+    cut = title.removesuffix("…").rstrip()
+    return title.endswith("…") and bool(cut) and flat.startswith(cut)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forkwise.core.log import costs
+from forkwise.core.log.prompts import names_question
 from forkwise.core.log.turns import written_by_agent
 from forkwise.core.log.usage import GEMINI_CLI, LEGACY_CLAUDE, OPENCODE, USAGE, Buckets, add_record
 from forkwise.core.reading.entry_fields import EntryFields
@@ -271,18 +272,6 @@ class TranscriptBuilder:
 def _text_of(ev: Json) -> str:
     parts = [p for p in ev.get("parts") or () if isinstance(p, Mapping)]
     return "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
-
-
-def names_question(title: str, question: str) -> bool:
-    """Whether `title` is `question` as an importer shortens it into a title (whitespace
-    folded, cut with "…"): a title that says nothing the question does not."""
-    flat = " ".join(question.split())
-    if not flat:
-        return False
-    if title == flat:
-        return True
-    cut = title.removesuffix("…").rstrip()
-    return title.endswith("…") and bool(cut) and flat.startswith(cut)
 
 
 def build(events: Iterable[Json], parent_session: str | None = None,

@@ -12,15 +12,17 @@ import html
 import re
 from functools import lru_cache
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from mdit_py_plugins.tasklists import tasklists_plugin
 from pygments import highlight as pygments_highlight
 from pygments.lexer import Lexer
 from pygments.lexers import get_all_lexers, get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
 from .code_looks import CODE_CSS, SpanFormatter
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 #: the look of a block of code. Qt makes each line of a `<pre>` a block of its own and
 #: would repeat a margin or padding on every line: those are left to the export's sheet
@@ -170,17 +172,21 @@ def _marked_up(text: str) -> bool:
             or "  \n" in text or text.endswith("  "))
 
 
+@lru_cache(maxsize=2)  # once a process for each
 def _parser(linkify: bool) -> MarkdownIt:
+    """The Markdown parser, made when text first needs one: importing markdown-it and
+    making its parsers is ~10-15 ms of CPU that the app's start paid before its session
+    tree showed (its transcript's modules import this one), and a text of plain words
+    never needs one (`plain_paragraphs`)."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.tasklists import tasklists_plugin
+
     md = MarkdownIt("commonmark", {"html": False, "linkify": linkify, "highlight": _fence})
     md.enable(["table", "strikethrough", *(["linkify"] if linkify else [])])
     md.use(tasklists_plugin)
     if linkify and md.linkify is not None:
         md.linkify.tlds(list(TLDS), False)
     return md
-
-
-_MD = _parser(linkify=True)
-_MD_NO_LINKS = _parser(linkify=False)
 
 
 def plain_paragraphs(text: str) -> str | None:
@@ -208,7 +214,7 @@ def markdown(text: str) -> str:
     plain = plain_paragraphs(text)
     if plain is not None:
         return plain
-    out: str = (_MD if _linkish(text) else _MD_NO_LINKS).render(text)
+    out: str = _parser(_linkish(text)).render(text)
     if "task-list-item-checkbox" in out:
         out = _TASK.sub(lambda m: "☑" if m.group(1) else "☐", out)
     if "<code>" in out:

@@ -257,7 +257,13 @@ class SessionSummary:
             approvals = _approvals_from_index(approvals)
         usage = OwnUsage.from_index(data.get("usage"))
         fields: tuple[Any, ...] = (*values, error, approvals, usage)  # the keys are the fields
-        return cls(*fields)
+        if cls is not SessionSummary:
+            return cls(*fields)
+        # as from_index_row builds it (a database's listing makes one a row, 10,000 of
+        # them: the frozen constructor was a third of its Python work)
+        summary = _UnfrozenSummary(*fields)
+        summary.__class__ = SessionSummary
+        return summary  # type: ignore[no-any-return]
 
     @classmethod
     def from_older_index(cls, data: object) -> SessionSummary:

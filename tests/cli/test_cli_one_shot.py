@@ -1,6 +1,6 @@
 """What a one-shot CLI process loads and leaves behind: a listing does not load the import
-verb, the foreign formats, the replay fold, the fork policy, the turn state or SQLite, a
-fork neither the import verb nor the replay fold nor the turn loop, and a command run
+verb, the foreign formats, the replay fold, the transcript's fold, the fork policy, the
+turn state or SQLite, a fork neither the import verb nor the replay fold nor the turn loop, and a command run
 in-process gives the cyclic collector back as it found it; the collector does not walk a one-shot command's objects at exit; each
 subcommand's arguments are there when it is chosen; `--json` output written in parts is
 the one encoding byte for byte."""
@@ -38,9 +38,11 @@ UNUSED = (
     "forkwise.core.log.replay",
     "forkwise.core.runtime.agent",
 )
-#: what only other verbs use: forks, turns, a followed disk, the search index, a token;
-#: and what only help and usage errors use: the terminal's size (shutil)
+#: what only other verbs use: forks, turns, a followed disk, the search index, a token,
+#: the transcript's fold (a list titles its rows from their summaries alone); and what
+#: only help and usage errors use: the terminal's size (shutil)
 LISTING_UNUSED = (
+    "forkwise.core.reading.entries",
     "forkwise.core.host.forking",
     "forkwise.core.runtime.turn_state",
     "forkwise.core.host.disk_follow",

@@ -68,12 +68,16 @@ def test_a_row_of_the_wrong_shape_is_refused(row: Any) -> None:
             SessionSummary.from_index_row(bad)
 
 
-def test_a_summary_from_a_row_is_a_frozen_summary_like_any_other() -> None:
-    """from_index_row builds it by another route (an unfrozen twin whose class is then
-    set): it must be indistinguishable from one the constructor makes."""
+@pytest.mark.parametrize("form", ["row", "object"])
+def test_a_summary_from_the_index_is_a_frozen_summary_like_any_other(form: str) -> None:
+    """from_index_row and from_index (a database keeps the object) build it by another
+    route (an unfrozen twin whose class is then set): it must be indistinguishable from
+    one the constructor makes."""
     row = SessionSummary.from_index(ROW).to_index_row()
-    made, built = SessionSummary.from_index_row(row), SessionSummary(*row)
+    built = SessionSummary(*row)
+    made = SessionSummary.from_index_row(row) if form == "row" else SessionSummary.from_index(ROW)
     assert type(made) is SessionSummary
+    assert made.usage is None
     assert made == built
     # error and approvals last: a row with neither hashes (a waiting one too: a tuple)
     assert hash(SessionSummary.from_index_row([*row[:-2], None, None])) == hash(

@@ -4,10 +4,13 @@ markdown-it makes of it, whatever the text. File names are not links."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forkwise.core.reading.markup import _MD, markdown, plain_paragraphs
+from forkwise.core.reading.markup import _parser, markdown, plain_paragraphs
 
 #: words, spaces, blank lines and the punctuation agents write, Markdown's own included
 TEXT = st.one_of(
@@ -25,7 +28,7 @@ def test_plain_paragraphs_are_what_markdown_it_makes(text: str) -> None:
     fast = plain_paragraphs(text)
     FAST.append(fast is not None)
     if fast is not None:
-        assert fast == _MD.render(text)
+        assert fast == _parser(True).render(text)
 
 
 def test_the_property_saw_the_fast_path() -> None:
@@ -62,3 +65,27 @@ def test_a_file_suffix_finds_the_lexer_pygments_would() -> None:
     for suffix, alias in found.items():
         ours = _lexer_named(alias)
         assert type(ours) is type(get_lexer_for_filename(f"x{suffix}")), suffix
+
+
+#: in a fresh process: whether markdown-it is loaded after importing what the transcript
+#: and the exports import, after plain words, and after Markdown
+LAZY_PROBE = """
+import sys
+from forkwise.core.reading import render
+from forkwise.core.reading.markup import markdown
+seen = ["markdown_it" in sys.modules]
+markdown("I read the file.")
+seen.append("markdown_it" in sys.modules)
+assert "<strong>" in markdown("a **b**")
+seen.append("markdown_it" in sys.modules)
+print(seen)
+"""
+
+
+def test_markdown_it_is_loaded_when_text_first_needs_it() -> None:
+    """The app's start imports the transcript's modules before its session tree shows:
+    markdown-it (~10-15 ms of CPU) waits for the first text that is Markdown."""
+    done = subprocess.run(
+        [sys.executable, "-c", LAZY_PROBE], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split("\n")[0] == "[False, False, True]"
