@@ -21,6 +21,7 @@ from pygments.lexers import get_all_lexers, get_lexer_by_name, get_lexer_for_fil
 from pygments.util import ClassNotFound
 
 from .code_looks import CODE_CSS, SpanFormatter
+from .lexing import quicken
 
 #: the look of a block of code. Qt makes each line of a `<pre>` a block of its own and
 #: would repeat a margin or padding on every line: those are left to the export's sheet
@@ -40,7 +41,7 @@ _TASK = re.compile(r'<input class="task-list-item-checkbox"( checked="checked")?
 
 def _lexer_named(name: str) -> Lexer | None:
     try:
-        return get_lexer_by_name(name, stripnl=False, ensurenl=False)
+        return quicken(get_lexer_by_name(name, stripnl=False, ensurenl=False))
     except ClassNotFound:
         return None
 
@@ -66,7 +67,7 @@ def _lexer_for(language: str, file_key: str) -> Lexer | None:
         if alias is not None:
             return _lexer_named(alias)
         try:
-            return get_lexer_for_filename(file_key, stripnl=False, ensurenl=False)
+            return quicken(get_lexer_for_filename(file_key, stripnl=False, ensurenl=False))
         except ClassNotFound:
             return None
     return None
