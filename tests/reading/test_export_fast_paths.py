@@ -17,6 +17,7 @@ from pygments.token import Name, String, Text
 
 from forkwise.core.reading.cards import read_numbers
 from forkwise.core.reading.lexing import _PLANS, join, quicken
+from forkwise.core.reading.markdown_doc import code_span, fence
 from forkwise.core.reading.markup import highlight
 
 _LINE_NUMBER = re.compile(r"^ *(\d+)(?:\t|→)", re.M)
@@ -122,3 +123,24 @@ def test_a_state_that_cannot_be_joined_is_lexed_rule_by_rule() -> None:
                                                       ensurenl=False).get_tokens(text))
     assert _PLANS[Quoted]["root"] is None
     assert join(Quoted._tokens["root"][1:], Quoted.flags) is not None
+
+
+# --- Markdown export: fences and code spans its body's backticks cannot close -------------
+
+TICKY = st.text(alphabet=st.sampled_from(list("a `\n")), max_size=40)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(TICKY)
+def test_a_fence_is_longer_than_any_run_of_backticks_in_its_body(body: str) -> None:
+    longest = max((len(m) for m in re.findall(r"`{3,}", body)), default=2)
+    assert fence(body, "py") == f"{'`' * (longest + 1)}py\n{body.rstrip(chr(10))}\n{'`' * (longest + 1)}\n"
+
+
+@settings(max_examples=1000, deadline=None)
+@given(TICKY)
+def test_a_code_span_is_longer_than_any_run_of_backticks_in_its_text(text: str) -> None:
+    flat = " ".join(text.split("\n"))
+    longest = max((len(m) for m in re.findall(r"`+", flat)), default=0)
+    pad = " " if longest else ""
+    assert code_span(text) == f"{'`' * (longest + 1)}{pad}{flat}{pad}{'`' * (longest + 1)}"
