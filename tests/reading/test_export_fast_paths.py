@@ -16,6 +16,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.token import Name, String, Text
 
 from forkwise.core.reading.cards import read_numbers
+from forkwise.core.reading.document import Document, html_bytes, to_html
 from forkwise.core.reading.lexing import _PLANS, join, quicken
 from forkwise.core.reading.markdown_doc import code_span, fence
 from forkwise.core.reading.markup import highlight
@@ -144,3 +145,23 @@ def test_a_code_span_is_longer_than_any_run_of_backticks_in_its_text(text: str) 
     longest = max((len(m) for m in re.findall(r"`+", flat)), default=0)
     pad = " " if longest else ""
     assert code_span(text) == f"{'`' * (longest + 1)}{pad}{flat}{pad}{'`' * (longest + 1)}"
+
+
+# --- the HTML file: encoded part by part -----------------------------------------------------
+
+
+def test_the_page_encoded_in_parts_is_the_page_encoded_whole() -> None:
+    def said(seq: int, role: str, text: str) -> dict[str, Any]:
+        return {"seq": seq, "type": "message", "ts": "2026-01-02T10:00:00Z", "turn": "t1",
+                "id": f"m{seq}", "role": role, "parts": [{"type": "text", "text": text}]}
+
+    doc = Document("s1", "Café ☕ — naïve", [
+        {"seq": 1, "type": "turn/start", "turn": "t1", "ts": "2026-01-02T10:00:00Z"},
+        said(2, "user", "Ünïcode everywhere: → ✓ \U0001d518 and plain ASCII"),
+        said(3, "assistant", "plain ASCII only"),
+        said(4, "assistant", "中文 **bold** `code` ☑"),
+    ])
+    page = html_bytes(doc)
+    assert page == to_html(doc).encode("utf-8")
+    assert "中文".encode() in page
+    assert "Ünïcode everywhere: → ✓ \U0001d518".encode() in page
