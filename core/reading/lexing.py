@@ -3,12 +3,13 @@
 Pygments lexes by trying a state's rules one after the other at each position until one
 matches: ~36 calls into the regular-expression engine per token of Python, most of the
 time the export of a long session took. Here a state's rules are joined into one
-alternation, each rule a group of its own: the engine tries them in the same order and
-stops at the same first rule that matches, in one call, and the group that took part says
-which rule it was (a rule with callbacks is matched again alone, for its groups). The
-tokens are Pygments' own, the same as its loop makes (tested on every lexer the export
-meets). A state whose rules cannot be joined (a back reference, an expression that does
-not compile joined) is lexed Pygments' way; so is a lexer that lexes its own way.
+alternation, each rule marked by a group of its own: the engine tries them in the same
+order and stops at the same first rule that matches, in one call, and the group that took
+part says which rule it was (a rule with callbacks is matched again alone, for its
+groups). The tokens are Pygments' own, the same as its loop makes (tested on the lexers
+a session's code meets most). A state whose rules cannot be joined (a back reference, an
+expression that does not compile joined) is lexed Pygments' way; so is a lexer that
+lexes its own way.
 
 Each state's expression is compiled the first time the state is entered (5-12 ms for
 Python's large ones, once per process, as Pygments compiles its rules once).
@@ -54,8 +55,11 @@ def quicken(lexer: Lexer) -> Lexer:
 
 
 def join(rules: list[Rule], flags: int) -> Joined | None:
-    """The rules of a state as one expression: rule i the i-th alternative, in a group of
-    its own. None when they cannot be joined."""
+    """The rules of a state as one expression: rule i the i-th alternative, followed by an
+    empty group of its own that closes last when it matches (`lastindex`). The group
+    goes after the rule, not around it: an alternative that starts with a character or a
+    set is then passed over on one look at the next character. None when they cannot be
+    joined."""
     parts: list[str] = []
     owner: list[int] = [-1]
     for n, (match, _action, _new_state) in enumerate(rules):
@@ -69,8 +73,8 @@ def join(rules: list[Rule], flags: int) -> Joined | None:
         if own is not None:
             source = f"(?{own.group(1)}:{source[own.end():]}" + (
                 "\n)" if "x" in own.group(1) else ")")
-        parts.append(f"({source}{end}")
-        owner += [n] + [-1] * int(pattern.groups)  # type: ignore[union-attr]
+        parts.append(f"(?:{source}{end}()")
+        owner += [-1] * int(pattern.groups) + [n]  # type: ignore[union-attr]
     try:
         joined = re.compile("|".join(parts), flags)
     except (re.error, OverflowError, RecursionError, ValueError):
