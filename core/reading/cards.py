@@ -143,8 +143,11 @@ def read_numbers(content: str) -> tuple[int, int] | None:
     """The first and last line numbers of a read numbered the way Claude Code numbers it
     (every line that is not empty starts with its number), else None."""
     text = "\n" + content
+    # an unnumbered line first: a file's own text (Claude Code's record) fails at once
+    if _UNNUMBERED.search(text) is not None:
+        return None
     first = _NUMBERED.search(text)
-    if first is None or _UNNUMBERED.search(text) is not None:
+    if first is None:
         return None
     shown = text.rstrip("\n")  # the last line that is not empty is numbered
     last = _NUMBERED.match(shown, shown.rfind("\n"))
