@@ -170,18 +170,23 @@ def bench_export(tmp: Path, megabytes: float, repeat: int) -> list[Figure]:
 
     ours, base, size, lines = run_export(tmp, repeat, megabytes)
     parse = "read its source file and orjson.loads every line"
+    html, md = ours["html"], ours["markdown"]
     return [
         Figure(
             "export-html",
             f"`sessions export --to html` of a {size / 1e6:.1f} MB, {lines:,}-line Claude Code "
             "session (the store's log read, folded, rendered, written)",
-            ours[0],
+            html[0],
             base[0],
             parse,
             "<= 3x",
         ),
-        Figure("export-html-cpu", "the same, CPU seconds of the process", ours[1], base[1],
+        Figure("export-html-cpu", "the same, CPU seconds of the process", html[1], base[1],
                parse + ", CPU s", "<= 3x"),
+        Figure("export-md", "`sessions export --to markdown` of the same session", md[0],
+               base[0], parse, ""),
+        Figure("export-md-cpu", "the same, CPU seconds of the process", md[1], base[1],
+               parse + ", CPU s", ""),
     ]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from forkwise.core.errors import StorageError, TargetExists
 from forkwise.core.formats.base import SourceRef, source_session_id, write_new_file
 from forkwise.core.reading import DOCUMENTS
-from forkwise.core.reading.document import Document, to_html
+from forkwise.core.reading.document import Document, html_bytes
 from forkwise.core.reading.markdown_doc import to_markdown
 from forkwise.core.store.session_store import SessionStore
 
@@ -69,7 +69,7 @@ def export_document(
     doc = document_of(store, session_id)
     written: list[str] = []
     if kind == "html":
-        data = to_html(doc).encode("utf-8")
+        data = html_bytes(doc)
     else:
         folder = f"{target.stem}_assets" if assets else None
         made = to_markdown(doc, folder)

@@ -243,11 +243,23 @@ class TranscriptBuilder:
             info.first_message = mid
         if self.parent_session is not None and seq <= self.seed_length:
             origin = {"session_id": self.parent_session, "message_id": mid, "turn_id": turn}
-        parts = [p for p in ev.get("parts") or () if isinstance(p, Mapping)]
-        text = "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
+        texts: list[str] = []
+        thoughts: list[str] = []
+        calls: list[Mapping[str, Any]] = []
+        for part in ev.get("parts") or ():  # one pass (a dict is looked at without the ABC)
+            if type(part) is not dict and not isinstance(part, Mapping):
+                continue
+            kind = part.get("type")
+            if kind == "text":
+                texts.append(str(part.get("text", "")))
+            elif kind == "reasoning":
+                thoughts.append(str(part.get("text", "")))
+            elif kind == "tool_call":
+                calls.append(part)
+        text = "".join(texts)
         if role == USER and self._first_question is None:
             self._first_question = text
-        reasoning = "".join(str(p.get("text", "")) for p in parts if p.get("type") == "reasoning")
+        reasoning = "".join(thoughts)
 
         def make(kind: str, body: str, data: Json | None = None) -> int:
             return self._add(Entry(kind, seq, turn, body, ts, mid, seq, opens, origin,
@@ -255,15 +267,13 @@ class TranscriptBuilder:
 
         if reasoning:
             make(REASONING, reasoning)
-        calls = any(p.get("type") == "tool_call" for p in parts)
         # an answer that only reasoned or only called tools shows those, not an empty bubble
         if text or role == USER or not (calls or reasoning):
             self._said[mid] = self._last_said = make(USER if role == USER else ASSISTANT, text)
-        for part in parts:
-            if part.get("type") == "tool_call":
-                data = {"call": part.get("id"), "name": part.get("name"),
-                        "args": part.get("args", {}), "result": None}
-                self._calls[str(part.get("id"))] = make(TOOL, str(part.get("name", "")), data)
+        for part in calls:
+            data = {"call": part.get("id"), "name": part.get("name"),
+                    "args": part.get("args", {}), "result": None}
+            self._calls[str(part.get("id"))] = make(TOOL, str(part.get("name", "")), data)
 
     def turn_of(self, entry: Entry) -> TurnInfo | None:
         return self.turns.get(entry.turn) if entry.turn is not None else None

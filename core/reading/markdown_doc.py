@@ -30,7 +30,8 @@ class MarkdownOut:
 
 def fence(body: str, language: str = "") -> str:
     """A fenced block that the body's own backticks cannot close."""
-    longest = max((len(m) for m in _TICKS.findall(body)), default=2)
+    # (a body without three backticks in a row is most of them: not searched)
+    longest = max((len(m) for m in _TICKS.findall(body)), default=2) if "```" in body else 2
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{language}\n{body.rstrip(chr(10))}\n{ticks}\n"
 
@@ -38,7 +39,7 @@ def fence(body: str, language: str = "") -> str:
 def code_span(text: str) -> str:
     """Inline code that the text's own backticks cannot close."""
     flat = " ".join(text.split("\n"))
-    longest = max((len(m) for m in re.findall(r"`+", flat)), default=0)
+    longest = max((len(m) for m in re.findall(r"`+", flat)), default=0) if "`" in flat else 0
     ticks = "`" * (longest + 1)
     pad = " " if longest else ""
     return f"{ticks}{pad}{flat}{pad}{ticks}"
