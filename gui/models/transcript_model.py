@@ -45,6 +45,7 @@ from forkwise.core.reading.entries import (
     Entry,
     TranscriptBuilder,
 )
+from forkwise.core.reading.render import has_noise
 from forkwise.gui.domain.message_actions import ActionState, copy_text, message_actions
 
 log = logging.getLogger(__name__)
@@ -350,7 +351,8 @@ class TranscriptModel(QAbstractListModel):
 
     def toggle_expanded(self, row: int) -> None:
         entry = self.entry(row)
-        if entry is not None and entry.kind in (REASONING, TOOL):
+        if entry is not None and (entry.kind in (REASONING, TOOL)
+                                  or (entry.kind == USER and has_noise(entry))):
             entry.expanded = not entry.expanded
             idx = self.index(row)
             self.dataChanged.emit(idx, idx)

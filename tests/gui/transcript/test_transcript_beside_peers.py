@@ -1,0 +1,168 @@
+"""What read worse in the transcript than in claude-code-log's and pi's HTML of the same
+Claude Code session, each shown fixed: an edit's line numbers on one line, a message's
+code blocks set apart from its sentences, a written file's fold under the file (not
+under the result), a system reminder folded away until clicked. Real window, real store,
+a real-format session (the export tests' session, with an edit deep in a file)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import claude_fixtures as cf
+import pytest
+import test_claude_document as doc_session
+from gui_harness import open_app, until
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QTextBlock, QTextDocument
+from PySide6.QtTest import QTest
+from reading_scene import SHOTS, card_doc, opened
+
+pytestmark = pytest.mark.gui
+
+DEEP = [" def get(self, key):", "     hit = self._items.get(key)", "-    if hit is None:",
+        "+    if hit is None or hit.expires < now():", "         return None",
+        "     return hit.value"]
+SPACED = "Run it with:\n\n```bash\nmake test\n```\n\nThen read the log."
+
+
+def write_session(root: Path) -> Path:
+    """The export tests' session, then an edit at line 120 of a file and an answer with a
+    code block between two sentences."""
+    t = doc_session.session()
+    patch = [{"oldStart": 120, "oldLines": 5, "newStart": 120, "newLines": 5, "lines": DEEP}]
+    doc_session._call(t, "Edit", {"file_path": "/p/src/cache.py",
+                                  "old_string": "    if hit is None:",
+                                  "new_string": "    if hit is None or hit.expires < now():"},
+                      "The file was updated.",
+                      {"filePath": "/p/src/cache.py", "structuredPatch": patch})
+    t.assistant([{"type": "text", "text": SPACED}])
+    path = t.write(cf.project_file(root, t))
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    return root
+
+
+def block_with(doc: QTextDocument, text: str) -> QTextBlock:
+    cursor = doc.find(text)
+    assert not cursor.isNull(), f"{text!r} not in {doc.toPlainText()!r}"
+    return cursor.block()
+
+
+def blocks(doc: QTextDocument) -> list[QTextBlock]:
+    found, block = [], doc.begin()
+    while block.isValid():
+        found.append(block)
+        block = block.next()
+    return found
+
+
+def gap(above: QTextBlock, below: QTextBlock) -> float:
+    """The space between the last line of `above` and the first of `below`."""
+    top = above.layout().position().y() + above.layout().boundingRect().height()
+    return below.layout().position().y() - top
+
+
+def test_an_edit_deep_in_a_file_has_its_line_numbers_on_one_line(
+        aloop: Any, tmp_path: Path) -> None:
+    root = write_session(tmp_path / "claude")
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await opened(app, root)
+            (edit,) = [i for i in app.rows("tool")
+                       if app.entries[i].data.get("args", {}).get("file_path") == "/p/src/cache.py"]
+            doc = card_doc(app, edit)
+            for number in ("120", "122", "124"):
+                cells = [b for b in blocks(doc) if b.text() == number]
+                assert len(cells) == 2, number  # its old and new numbers
+                # Qt broke the numbers a digit a line in the narrow column: each row of
+                # the diff two or three lines high
+                assert [c.layout().lineCount() for c in cells] == [1, 1], number
+            removed = block_with(doc, "-    if hit is None:")
+            assert removed.layout().lineCount() == 1
+            if SHOTS:
+                view = app.window.transcript
+                app.window.resize(1280, 860)
+                view.scrollTo(app.controller.transcript.index(edit, 0),
+                              view.ScrollHint.PositionAtTop)
+                await asyncio.sleep(0.2)
+                app.window.grab().save(str(Path(SHOTS) / "transcript-deep-edit.png"))
+
+    aloop(scenario())
+
+
+def test_a_code_block_stands_apart_from_the_sentences_around_it(
+        aloop: Any, tmp_path: Path) -> None:
+    root = write_session(tmp_path / "claude")
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await opened(app, root)
+            (answer,) = app.rows("assistant", "Run it with:")
+            doc = card_doc(app, answer)
+            before, code, after = (block_with(doc, t) for t in (
+                "Run it with:", "make test", "Then read the log."))
+            # the sentence, the code and the next sentence touched, line against line
+            assert gap(before, code) >= 4
+            assert gap(code, after) >= 4
+            # two paragraphs of one message are apart too; the card's first line (who
+            # and when) keeps its place
+            (table,) = app.rows("assistant", "| step | file |")
+            plan = card_doc(app, table)
+            assert gap(block_with(plan, "Assistant"), block_with(plan, "Here is the plan")) >= 4
+
+    aloop(scenario())
+
+
+def test_a_written_files_fold_sits_under_the_file_not_under_its_result(
+        aloop: Any, tmp_path: Path) -> None:
+    root = write_session(tmp_path / "claude")
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await opened(app, root)
+            (write,) = [i for i in app.rows("tool") if app.entries[i].data.get("name") == "Write"]
+            text = card_doc(app, write).toPlainText()
+            shown = text.index("line 6")
+            more = text.index("more lines — click to show")
+            result = text.index("File created")
+            assert "line 7" not in text
+            # the fold says what it hides where it hides it: after the file's sixth line,
+            # before the result (it came last, as if the result were folded)
+            assert shown < more < result, text
+            assert "… 24 more lines" in text
+
+    aloop(scenario())
+
+
+def test_a_system_reminder_is_folded_away_until_clicked(aloop: Any, tmp_path: Path) -> None:
+    root = write_session(tmp_path / "claude")
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await opened(app, root)
+            view = app.window.transcript
+            (prompt,) = app.rows("user", "thanks")
+            reminder = "The file app.py was opened."
+            text = card_doc(app, prompt).toPlainText()
+            assert "thanks" in text
+            assert "System reminder" in text
+            assert reminder not in text  # it showed, open, in every prompt it came with
+            index = app.controller.transcript.index(prompt, 0)
+            view.scrollTo(index, view.ScrollHint.PositionAtCenter)
+            await until(lambda: view.visualRect(index).isValid(), what="the prompt shown")
+            point = QPoint(view.viewport().width() // 2, view.visualRect(index).center().y())
+            assert view.indexAt(point).row() == prompt
+            for shown in (True, False):  # a click opens it, another shuts it
+                QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton,
+                                 Qt.KeyboardModifier.NoModifier, point)
+                await until(lambda s=shown: (reminder in card_doc(app, prompt).toPlainText())
+                            == s, what=f"the reminder shown: {shown}")
+            # a prompt with nothing around it is not foldable: a click changes nothing
+            (plain,) = app.rows("user", "What is in this screenshot?")
+            assert not view._expandable(plain)
+            assert view._expandable(prompt)
+
+    aloop(scenario())
