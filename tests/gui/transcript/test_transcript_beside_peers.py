@@ -2,23 +2,30 @@
 Claude Code session, each shown fixed: an edit's line numbers on one line, a message's
 code blocks set apart from its sentences, a written file's fold under the file (not
 under the result), a system reminder folded away until clicked. Real window, real store,
-a real-format session (the export tests' session, with an edit deep in a file)."""
+real-format sessions: the export tests' session with an edit deep in a file, and a long
+session as people have them (peer_scene), the one the comparison was made on."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import claude_fixtures as cf
+import peer_scene
 import pytest
 import test_claude_document as doc_session
 from gui_harness import open_app, until
+from page_shots import chromium_shot, side_by_side
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QTextBlock, QTextDocument
+from PySide6.QtGui import QImage, QTextBlock, QTextDocument
 from PySide6.QtTest import QTest
 from reading_scene import SHOTS, card_doc, opened
+
+from forkwise.gui.transcript.transcript_html import entry_html
 
 pytestmark = pytest.mark.gui
 
@@ -45,12 +52,15 @@ def write_session(root: Path) -> Path:
 
 
 def block_with(doc: QTextDocument, text: str) -> QTextBlock:
+    doc.size()  # laid out
     cursor = doc.find(text)
     assert not cursor.isNull(), f"{text!r} not in {doc.toPlainText()!r}"
     return cursor.block()
 
 
 def blocks(doc: QTextDocument) -> list[QTextBlock]:
+    """The document's blocks, laid out (a card not yet painted has no lines)."""
+    doc.size()
     found, block = [], doc.begin()
     while block.isValid():
         found.append(block)
@@ -164,5 +174,83 @@ def test_a_system_reminder_is_folded_away_until_clicked(aloop: Any, tmp_path: Pa
             (plain,) = app.rows("user", "What is in this screenshot?")
             assert not view._expandable(plain)
             assert view._expandable(prompt)
+
+    aloop(scenario())
+
+
+#: claude-code-log's page with every fold open, from its first Edit card (what comes
+#: before is hidden: a headless Chromium draws a page scrolled by a script blank)
+OPEN_ALL = """<script>window.addEventListener('load', () => {
+for (let k = 0; k < 4; k++)
+  document.querySelectorAll('.fold-bar-section.folded').forEach(e => e.click());
+document.querySelectorAll('details').forEach(d => d.open = true);
+const edit = [...document.querySelectorAll('.message.tool_use')]
+  .find(e => e.textContent.includes('Edit'));
+document.querySelectorAll('.message, h1, .session-header, .session-divider, hr').forEach(e => {
+  if (edit && e.compareDocumentPosition(edit) & Node.DOCUMENT_POSITION_FOLLOWING)
+    e.style.display = 'none';
+});
+});</script></body>"""
+
+
+def peer_page(projects: Path, out: Path) -> Path | None:
+    """The session drawn by claude-code-log (`pip install claude-code-log`, on the PATH or
+    named by CLAUDE_CODE_LOG), its folds open: None where it is not installed."""
+    tool = os.environ.get("CLAUDE_CODE_LOG") or shutil.which("claude-code-log")
+    if not tool:
+        return None
+    page = out / "peer.html"
+    (session,) = projects.rglob(f"{peer_scene.SID}.jsonl")
+    subprocess.run([tool, str(session), "-o", str(page)], check=True, capture_output=True,
+                   timeout=120, env={**os.environ, "HOME": str(out)})
+    page.write_text(page.read_text().replace("</body>", OPEN_ALL))
+    return page
+
+
+def test_a_long_session_reads_as_well_as_beside_its_peers(aloop: Any, tmp_path: Path) -> None:
+    """The long session a person compares readers with: each card of its kind, none of the
+    four defects above, and (FORKWISE_SHOTS, claude-code-log and chromium installed) the
+    README's picture of its edits in the app beside claude-code-log's page."""
+    root = tmp_path / "claude"
+    peer_scene.write(root)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await opened(app, root, f"claude-{peer_scene.SID}")
+            view = app.window.transcript
+            palette = view.palette()
+            names = {app.entries[i].data.get("name"): i for i in app.rows("tool")}
+            assert {"Bash", "Read", "TodoWrite", "Edit", "MultiEdit", "Write", "Grep",
+                    "Task"} <= set(names)
+            for row in names.values():
+                assert '{"' not in entry_html(app.entries[row], palette)
+            edit = card_doc(app, names["Edit"])
+            for number in ("22", "24", "26"):
+                assert [b.layout().lineCount() for b in blocks(edit) if b.text() == number
+                        ] == [1, 1], number
+            written = card_doc(app, names["Write"]).toPlainText()
+            assert written.index("more lines") < written.index("File created")
+            (thanks,) = app.rows("user", "thanks")
+            assert "app.py was opened" not in card_doc(app, thanks).toPlainText()
+            (answer,) = app.rows("assistant", "What I found")
+            doc = card_doc(app, answer)
+            assert gap(block_with(doc, "And the client side"), block_with(doc, "export async")) >= 4
+            if not SHOTS:
+                return
+            page = peer_page(root, tmp_path)
+            if page is None:
+                return
+            app.window.resize(1280, 1000)
+            view.scrollTo(app.controller.transcript.index(names["Edit"], 0),
+                          view.ScrollHint.PositionAtTop)
+            await asyncio.sleep(0.3)
+            ours = view.viewport().grab().toImage()
+            drawn = tmp_path / "peer.png"
+            chromium_shot(page, "", (1000, ours.height()), drawn, settle_ms=3000)
+            theirs = QImage(str(drawn))
+            # small enough for the README: the peer's page (a gradient) in 256 colours
+            theirs = theirs.convertToFormat(QImage.Format.Format_Indexed8,
+                                            Qt.ImageConversionFlag.OrderedDither)
+            side_by_side(ours, theirs, Path(SHOTS) / "transcript-beside-claude-code-log.png")
 
     aloop(scenario())
