@@ -92,13 +92,6 @@ def test_an_edit_deep_in_a_file_has_its_line_numbers_on_one_line(
                 assert [c.layout().lineCount() for c in cells] == [1, 1], number
             removed = block_with(doc, "-    if hit is None:")
             assert removed.layout().lineCount() == 1
-            if SHOTS:
-                view = app.window.transcript
-                app.window.resize(1280, 860)
-                view.scrollTo(app.controller.transcript.index(edit, 0),
-                              view.ScrollHint.PositionAtTop)
-                await asyncio.sleep(0.2)
-                app.window.grab().save(str(Path(SHOTS) / "transcript-deep-edit.png"))
 
     aloop(scenario())
 
@@ -252,5 +245,44 @@ def test_a_long_session_reads_as_well_as_beside_its_peers(aloop: Any, tmp_path: 
             theirs = theirs.convertToFormat(QImage.Format.Format_Indexed8,
                                             Qt.ImageConversionFlag.OrderedDither)
             side_by_side(ours, theirs, Path(SHOTS) / "transcript-beside-claude-code-log.png")
+
+    aloop(scenario())
+
+
+def test_ctrl_down_and_ctrl_up_go_from_prompt_to_prompt(aloop: Any, tmp_path: Path) -> None:
+    """The peers list a session's prompts beside it (pi's side bar, claude-code-log's
+    timeline); here Ctrl+Down and Ctrl+Up step from prompt to prompt past the tool calls
+    between them, each put at the top of the view (Down went one card at a time)."""
+    root = tmp_path / "claude"
+    peer_scene.write(root)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await opened(app, root, f"claude-{peer_scene.SID}")
+            view = app.window.transcript
+            model = app.controller.transcript
+            prompts = app.rows("user")
+            assert len(prompts) == 3  # /init, the screenshot, thanks
+            assert prompts[1] - prompts[0] > 10  # eleven tool calls and answers between
+            app.window.activateWindow()
+            view.setFocus()
+            view.setCurrentIndex(model.index(0, 0))
+            bar = view.verticalScrollBar()
+
+            def on_top(row: int) -> bool:  # or as high as the end of the session lets it
+                top = view.visualRect(model.index(row, 0)).top()
+                return abs(top) <= 1 or (0 <= top < view.viewport().height()
+                                         and bar.value() == bar.maximum())
+
+            for row in prompts[1:]:
+                QTest.keyClick(view, Qt.Key.Key_Down, Qt.KeyboardModifier.ControlModifier)
+                assert view.currentIndex().row() == row
+                await until(lambda r=row: on_top(r), what=f"prompt {row} at the top")
+            QTest.keyClick(view, Qt.Key.Key_Down, Qt.KeyboardModifier.ControlModifier)
+            assert view.currentIndex().row() == prompts[-1]  # the last: it stays
+            QTest.keyClick(view, Qt.Key.Key_Up, Qt.KeyboardModifier.ControlModifier)
+            assert view.currentIndex().row() == prompts[1]
+            QTest.keyClick(view, Qt.Key.Key_Up, Qt.KeyboardModifier.ControlModifier)
+            assert view.currentIndex().row() == prompts[0]
 
     aloop(scenario())
