@@ -345,10 +345,23 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, LazyCardsMi
         meanwhile: the view jumped thousands of pixels away. The rows are laid out in one
         pass until that queued layout has run (their sizes are cached: only this card's
         is new), and the card is put back where it was."""
+        self._in_place(row, lambda: self.transcript().toggle_expanded(row))
+
+    def show_reasoning(self, shown: bool) -> None:
+        """Every reasoning open (or shut), the card at the top of the view staying there
+        (the peers have one switch for it; here each was a click)."""
+        top = self.indexAt(QPoint(self.viewport().width() // 2, 1))
+        if not top.isValid():
+            self.transcript().show_reasoning(shown)
+            return
+        self._in_place(top.row(), lambda: self.transcript().show_reasoning(shown))
+
+    def _in_place(self, row: int, change: Callable[[], None]) -> None:
+        """`change` the rows, the card at `row` staying where it is in the view."""
         index = QPersistentModelIndex(self.model().index(row, 0))
         top = self.visualRect(self.model().index(index.row(), 0)).top()
         self.setLayoutMode(QListView.LayoutMode.SinglePass)
-        self.transcript().toggle_expanded(row)
+        change()
         self.executeDelayedItemsLayout()
         self._pin(index, top)
 

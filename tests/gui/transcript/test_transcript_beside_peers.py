@@ -286,3 +286,58 @@ def test_ctrl_down_and_ctrl_up_go_from_prompt_to_prompt(aloop: Any, tmp_path: Pa
             assert view.currentIndex().row() == prompts[0]
 
     aloop(scenario())
+
+
+def test_show_reasoning_opens_every_reasoning_and_keeps_the_view_in_place(
+        aloop: Any, tmp_path: Path) -> None:
+    """pi's page opens every thinking with one key, claude-code-log's with one button;
+    here each was a click. Edit → Show reasoning (Ctrl+Shift+R) opens them all, the card
+    at the top of the view staying there, and shuts them again."""
+    root = tmp_path / "claude"
+    peer_scene.write(root)
+
+    async def scenario() -> None:
+        async with open_app(tmp_path, demo=False) as app:
+            await opened(app, root, f"claude-{peer_scene.SID}")
+            w = app.window
+            view = w.transcript
+            model = app.controller.transcript
+            thoughts = app.rows("reasoning")
+            assert len(thoughts) == 2
+            assert not any(app.entries[r].expanded for r in thoughts)
+            # the answer with the table at the top of the view, a reasoning above it and
+            # one below
+            (answer,) = app.rows("assistant", "What I found")
+            assert thoughts[0] < answer < thoughts[1]
+            index = model.index(answer, 0)
+            view.scrollTo(index, view.ScrollHint.PositionAtTop)
+            await until(lambda: view.visualRect(index).isValid(), what="the answer shown")
+            await asyncio.sleep(0.1)
+            top = view.visualRect(index).top()
+            action = w.action("actionShowReasoning")
+            assert action.shortcut().toString() == "Ctrl+Shift+R"
+            w.activateWindow()
+            view.setFocus()
+            QTest.keyClick(view, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier
+                           | Qt.KeyboardModifier.ShiftModifier)
+            await until(lambda: all(app.entries[r].expanded for r in thoughts),
+                        what="every reasoning open")
+            assert action.isChecked()
+            for row in thoughts:
+                assert "click to hide" in card_doc(app, row).toPlainText()
+            for _ in range(5):
+                await asyncio.sleep(0.02)
+            assert view.visualRect(index).top() == top  # what was read stays in place
+            action.trigger()
+            await until(lambda: not any(app.entries[r].expanded for r in thoughts),
+                        what="every reasoning shut")
+            for _ in range(5):
+                await asyncio.sleep(0.02)
+            assert view.visualRect(index).top() == top
+            # the choice holds for the sessions opened after it
+            action.trigger()
+            await app.open(f"claude-{peer_scene.SID}-a1b2c3")
+            await app.open(f"claude-{peer_scene.SID}")
+            assert all(app.entries[r].expanded for r in app.rows("reasoning"))
+
+    aloop(scenario())
