@@ -11,6 +11,8 @@ import asyncio
 import os
 import shutil
 import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ import claude_fixtures as cf
 import peer_scene
 import pytest
 import test_claude_document as doc_session
-from gui_harness import open_app, until
+from gui_harness import App, open_app, until
 from page_shots import chromium_shot, side_by_side
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QImage, QTextBlock, QTextDocument
@@ -51,6 +53,25 @@ def write_session(root: Path) -> Path:
     return root
 
 
+@asynccontextmanager
+async def deep_session(tmp_path: Path) -> AsyncIterator[App]:
+    """The app with `write_session`'s session imported and open."""
+    root = write_session(tmp_path / "claude")
+    async with open_app(tmp_path, demo=False) as app:
+        await opened(app, root)
+        yield app
+
+
+@asynccontextmanager
+async def long_session(tmp_path: Path) -> AsyncIterator[App]:
+    """The app with the long peer session imported and open."""
+    root = tmp_path / "claude"
+    peer_scene.write(root)
+    async with open_app(tmp_path, demo=False) as app:
+        await opened(app, root, f"claude-{peer_scene.SID}")
+        yield app
+
+
 def block_with(doc: QTextDocument, text: str) -> QTextBlock:
     doc.size()  # laid out
     cursor = doc.find(text)
@@ -76,11 +97,8 @@ def gap(above: QTextBlock, below: QTextBlock) -> float:
 
 def test_an_edit_deep_in_a_file_has_its_line_numbers_on_one_line(
         aloop: Any, tmp_path: Path) -> None:
-    root = write_session(tmp_path / "claude")
-
     async def scenario() -> None:
-        async with open_app(tmp_path, demo=False) as app:
-            await opened(app, root)
+        async with deep_session(tmp_path) as app:
             (edit,) = [i for i in app.rows("tool")
                        if app.entries[i].data.get("args", {}).get("file_path") == "/p/src/cache.py"]
             doc = card_doc(app, edit)
@@ -98,11 +116,8 @@ def test_an_edit_deep_in_a_file_has_its_line_numbers_on_one_line(
 
 def test_a_code_block_stands_apart_from_the_sentences_around_it(
         aloop: Any, tmp_path: Path) -> None:
-    root = write_session(tmp_path / "claude")
-
     async def scenario() -> None:
-        async with open_app(tmp_path, demo=False) as app:
-            await opened(app, root)
+        async with deep_session(tmp_path) as app:
             (answer,) = app.rows("assistant", "Run it with:")
             doc = card_doc(app, answer)
             before, code, after = (block_with(doc, t) for t in (
@@ -121,11 +136,8 @@ def test_a_code_block_stands_apart_from_the_sentences_around_it(
 
 def test_a_written_files_fold_sits_under_the_file_not_under_its_result(
         aloop: Any, tmp_path: Path) -> None:
-    root = write_session(tmp_path / "claude")
-
     async def scenario() -> None:
-        async with open_app(tmp_path, demo=False) as app:
-            await opened(app, root)
+        async with deep_session(tmp_path) as app:
             (write,) = [i for i in app.rows("tool") if app.entries[i].data.get("name") == "Write"]
             text = card_doc(app, write).toPlainText()
             shown = text.index("line 6")
@@ -141,11 +153,8 @@ def test_a_written_files_fold_sits_under_the_file_not_under_its_result(
 
 
 def test_a_system_reminder_is_folded_away_until_clicked(aloop: Any, tmp_path: Path) -> None:
-    root = write_session(tmp_path / "claude")
-
     async def scenario() -> None:
-        async with open_app(tmp_path, demo=False) as app:
-            await opened(app, root)
+        async with deep_session(tmp_path) as app:
             view = app.window.transcript
             (prompt,) = app.rows("user", "thanks")
             reminder = "The file app.py was opened."
@@ -204,12 +213,8 @@ def test_a_long_session_reads_as_well_as_beside_its_peers(aloop: Any, tmp_path: 
     """The long session a person compares readers with: each card of its kind, none of the
     four defects above, and (FORKWISE_SHOTS, claude-code-log and chromium installed) the
     README's picture of its edits in the app beside claude-code-log's page."""
-    root = tmp_path / "claude"
-    peer_scene.write(root)
-
     async def scenario() -> None:
-        async with open_app(tmp_path, demo=False) as app:
-            await opened(app, root, f"claude-{peer_scene.SID}")
+        async with long_session(tmp_path) as app:
             view = app.window.transcript
             palette = view.palette()
             names = {app.entries[i].data.get("name"): i for i in app.rows("tool")}
@@ -230,7 +235,7 @@ def test_a_long_session_reads_as_well_as_beside_its_peers(aloop: Any, tmp_path: 
             assert gap(block_with(doc, "And the client side"), block_with(doc, "export async")) >= 4
             if not SHOTS:
                 return
-            page = peer_page(root, tmp_path)
+            page = peer_page(tmp_path / "claude", tmp_path)
             if page is None:
                 return
             app.window.resize(1280, 1000)
@@ -253,12 +258,8 @@ def test_ctrl_down_and_ctrl_up_go_from_prompt_to_prompt(aloop: Any, tmp_path: Pa
     """The peers list a session's prompts beside it (pi's side bar, claude-code-log's
     timeline); here Ctrl+Down and Ctrl+Up step from prompt to prompt past the tool calls
     between them, each put at the top of the view (Down went one card at a time)."""
-    root = tmp_path / "claude"
-    peer_scene.write(root)
-
     async def scenario() -> None:
-        async with open_app(tmp_path, demo=False) as app:
-            await opened(app, root, f"claude-{peer_scene.SID}")
+        async with long_session(tmp_path) as app:
             view = app.window.transcript
             model = app.controller.transcript
             prompts = app.rows("user")
@@ -293,12 +294,8 @@ def test_show_reasoning_opens_every_reasoning_and_keeps_the_view_in_place(
     """pi's page opens every thinking with one key, claude-code-log's with one button;
     here each was a click. Edit → Show reasoning (Ctrl+Shift+R) opens them all, the card
     at the top of the view staying there, and shuts them again."""
-    root = tmp_path / "claude"
-    peer_scene.write(root)
-
     async def scenario() -> None:
-        async with open_app(tmp_path, demo=False) as app:
-            await opened(app, root, f"claude-{peer_scene.SID}")
+        async with long_session(tmp_path) as app:
             w = app.window
             view = w.transcript
             model = app.controller.transcript
