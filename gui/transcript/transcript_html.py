@@ -153,7 +153,7 @@ def entry_html(entry: Entry, pal: QPalette, src: ImageSource = no_image) -> str:
         if not entry.expanded:
             return (f'<p class="dim"><i>▸ Reasoning ({words} words) — click to show</i></p>')
         return (f'<p class="dim"><i>▾ Reasoning — click to hide</i></p>'
-                f'<div class="dim" style="margin-top: 4px">{markdown(entry.text)}</div>')
+                f'<div class="dim md" style="margin-top: 4px">{markdown(entry.text)}</div>')
     if kind == TOOL:
         return (f'<p class="dim"><small>tool call · {when}</small></p>'
                 f"{tool_html(entry, src)}")
@@ -184,5 +184,5 @@ def entry_html(entry: Entry, pal: QPalette, src: ImageSource = no_image) -> str:
         return f'<p align="center" class="dim"><small>Title: {html.escape(entry.text)}</small></p>'
     if kind == SUMMARY:
         return (f'<p><b>Earlier context summarised</b></p>'
-                f'<div class="dim">{markdown(entry.text)}</div>')
+                f'<div class="dim md">{markdown(entry.text)}</div>')
     return f"<p>{html.escape(plain_text(entry))}</p>"

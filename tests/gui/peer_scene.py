@@ -104,8 +104,8 @@ def session() -> cf.Transcript:
     t.user("<command-message>init is analyzing your codebase…</command-message>\n"
            "<command-name>/init</command-name>\n<command-args>focus on the cache</command-args>")
     t.assistant([{"type": "thinking", "signature": "c2ln",
-                  "thinking": "The user wants an overview focused on the cache. I should list"
-                              " the files first, then read cache.py."},
+                  "thinking": "The user wants an overview focused on the cache.\n\nI should"
+                              " list the files first, then read cache.py."},
                  {"type": "text", "text": "I'll start by looking at the layout of the project."}],
                 stop="tool_use")
     _call(t, "Bash", {"command": "ls -la src", "description": "List the sources"}, LISTING,

@@ -322,6 +322,9 @@ def test_show_reasoning_opens_every_reasoning_and_keeps_the_view_in_place(
             assert action.isChecked()
             for row in thoughts:
                 assert "click to hide" in card_doc(app, row).toPlainText()
+            # its paragraphs apart, as a message's (they ran together)
+            doc = card_doc(app, thoughts[0])
+            assert gap(block_with(doc, "The user wants"), block_with(doc, "I should list")) >= 4
             for _ in range(5):
                 await asyncio.sleep(0.02)
             assert view.visualRect(index).top() == top  # what was read stays in place
