@@ -163,11 +163,13 @@ class TranscriptDelegate(QStyledItemDelegate):
         # colours only where there is code (a style sheet is parsed for each card)
         code = f"\n{CODE_CSS}" if 'class="h' in shown else ""
         # a message's paragraphs and code blocks a little apart (they touched: a code
-        # block ran into the sentence before and after it); Qt puts a `<pre>`'s margins
-        # on its first and last lines only
+        # block ran into the sentence before and after it), a tool's output a little
+        # below its command (the card's grey hides the output's own); Qt puts a `<pre>`'s
+        # margins on its first and last lines only
         doc.setDefaultStyleSheet(
             f"p {{ margin: 0; }} pre {{ margin: 0; white-space: pre-wrap; }}"
             f" .md p {{ margin-top: {GAP}px; }} .md pre {{ margin: {GAP}px 0; }}"
+            f" .tool pre {{ margin-top: {GAP // 2}px; }}"
             f" .dim {{ color: {dim_colour(palette)}; }}{code}"
         )
         doc.setHtml(shown)

@@ -226,6 +226,12 @@ def test_a_long_session_reads_as_well_as_beside_its_peers(aloop: Any, tmp_path: 
             for number in ("22", "24", "26"):
                 assert [b.layout().lineCount() for b in blocks(edit) if b.text() == number
                         ] == [1, 1], number
+            # a command's output a little below the command and what it is for (the
+            # output's grey is the card's: nothing told where it began)
+            (listing,) = [i for i in app.rows("tool")
+                          if app.entries[i].data.get("args", {}).get("command") == "ls -la src"]
+            shell = card_doc(app, listing)
+            assert gap(block_with(shell, "List the sources"), block_with(shell, "total 24")) >= 3
             written = card_doc(app, names["Write"]).toPlainText()
             assert written.index("more lines") < written.index("File created")
             (thanks,) = app.rows("user", "thanks")
