@@ -43,7 +43,8 @@ Json = dict[str, Any]
 @dataclass
 class Section:
     """One part of a card. `kind`: code (with a language or file name to highlight by),
-    diff, checklist (items of (status, text)), markdown, text."""
+    diff, checklist (items of (status, text)), markdown, text, note (a word about the
+    part above it, such as how many of its lines a fold hides)."""
 
     kind: str
     text: str = ""

@@ -32,7 +32,7 @@ header { border-bottom: 1px solid #d0d7de; margin-bottom: 1em; }
 .msg.user { background: #f6f8fa; border-radius: 6px; padding: 0.2em 0.8em; }
 pre { overflow-x: auto; border-radius: 6px; padding: 6px 8px; margin: 4px 0; }
 code { border-radius: 3px; padding: 0 0.2em; }
-pre code { padding: 0; }
+pre code { padding: 0; font-family: inherit; font-size: inherit; }
 table { border-color: #d0d7de; }
 table.diff td { padding: 0 4px; }
 details { margin: 0.3em 0; }

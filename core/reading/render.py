@@ -37,6 +37,9 @@ ROW_STYLE = {
     HUNK: "background-color:#ddf4ff; color:#57606a;",
 }
 _MONO = "font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;"
+#: a line number's cell: never wrapped (Qt broke "122" into a digit per line in the
+#: narrow column, the diff's rows two or three lines high)
+_LN = "color:#8c959f; text-align:right; padding:0 4px; white-space:nowrap;"
 _CHECK = {"completed": "☑", "in_progress": "◐", "pending": "☐"}
 
 
@@ -61,9 +64,8 @@ def diff_table(diff: FileDiff) -> str:
         new = "" if line.new is None else str(line.new)
         text = esc(line.text) if line.kind == HUNK else esc(line.mark + line.text)
         rows.append(
-            f'<tr class="{line.kind}" style="{style}"><td class="ln" width="1%" style="color:'
-            f'#8c959f; text-align:right; padding:0 4px;">{old}</td><td class="ln" width="1%"'
-            f' style="color:#8c959f; text-align:right; padding:0 4px;">{new}</td><td'
+            f'<tr class="{line.kind}" style="{style}"><td class="ln" width="1%" style="{_LN}">'
+            f'{old}</td><td class="ln" width="1%" style="{_LN}">{new}</td><td'
             f' style="white-space:pre-wrap; {_MONO}">{text}</td></tr>'
         )
     return ('<table class="diff" width="100%" cellspacing="0" cellpadding="0" style="border-'
@@ -90,6 +92,8 @@ def section_html(section: Section, folds: bool) -> str:
         body = markdown(section.text)
     elif section.kind == "code":
         body = code_block(section.text, section.language, section.filename)
+    elif section.kind == "note":
+        return _note(section.text, "dim")
     else:
         body = f'<pre style="{PRE_STYLE}">{esc(section.text)}</pre>\n'
     label = section.label
@@ -135,16 +139,22 @@ def card_html(card: Card, folds: bool = True, src: ImageSource = Image.data_uri)
             f' 3px solid {colour}; padding-left:8px; margin:6px 0;">\n{head}{body}</div>\n')
 
 
-def text_html(entry: Entry, folds: bool = True) -> str:
+def text_html(entry: Entry, folds: bool = True, shut: bool = False) -> str:
     """A user or assistant message; a slash command reads `/name args`, system noise
-    folds away."""
+    folds away (`shut`: a view that folds its own way shows a line naming each)."""
     if entry.kind != USER:
         return markdown(entry.text)
     prompt = read_prompt(entry.text)
     body = markdown(prompt.text)
     for label, content in prompt.folded:
-        body += fold(label, f'<pre style="{PRE_STYLE}">{esc(content)}</pre>\n', folds)
+        body += (_note(f"▸ {label} — click to show", "dim") if shut else
+                 fold(label, f'<pre style="{PRE_STYLE}">{esc(content)}</pre>\n', folds))
     return body
+
+
+def has_noise(entry: Entry) -> bool:
+    """A prompt with system noise around it (a reminder, a caveat, a command's output)."""
+    return entry.kind == USER and "<" in entry.text and bool(read_prompt(entry.text).folded)
 
 
 _WHO = {USER: "You", ASSISTANT: "Assistant"}

@@ -45,6 +45,7 @@ from forkwise.core.reading.entries import (
     Entry,
     TranscriptBuilder,
 )
+from forkwise.core.reading.render import has_noise
 from forkwise.gui.domain.message_actions import ActionState, copy_text, message_actions
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,8 @@ class TranscriptModel(QAbstractListModel):
         self._earlier_asked: int | None = None  # `after` of the earlier page in flight
         self.stream: Entry | None = None
         self._shown = 0  # builder entries announced to views (rows change only in signals)
+        #: every reasoning shown open (the person's choice, kept from session to session)
+        self.reasoning_shown = False
 
     # --- opening and paging -------------------------------------------------------
 
@@ -237,6 +240,7 @@ class TranscriptModel(QAbstractListModel):
             return  # the host sent nothing before what is shown
         builder = self._new_builder(start)
         builder.feed([*kept, *self.events])
+        self._reasoning_as_chosen(builder.entries)
         added = len(builder.entries) - len(self.builder.entries)
         if added < 0:
             # the shown rows began inside a turn (one longer than a page) and the earlier
@@ -287,6 +291,7 @@ class TranscriptModel(QAbstractListModel):
         self.events.extend(events)
         first, changed = self.builder.feed(events)
         last = len(self.builder.entries) - 1
+        self._reasoning_as_chosen(self.builder.entries[first:], first)
         if last >= first:
             self.beginInsertRows(QModelIndex(), first, last)
             self._shown = last + 1
@@ -348,9 +353,27 @@ class TranscriptModel(QAbstractListModel):
         if keep_rows:
             self.dataChanged.emit(self.index(0), self.index(keep_rows - 1))
 
+    def show_reasoning(self, shown: bool) -> None:
+        """Every reasoning open (or shut), those that come later too (a page, a turn)."""
+        self.reasoning_shown = shown
+        rows = self._reasoning_as_chosen(self.builder.entries[:self._shown])
+        if rows:
+            self.dataChanged.emit(self.index(rows[0]), self.index(rows[-1]))
+
+    def _reasoning_as_chosen(self, entries: list[Entry], first: int = 0) -> list[int]:
+        """Open or shut each reasoning of `entries` (rows from `first`) as chosen: the rows
+        that changed."""
+        changed = []
+        for row, entry in enumerate(entries, start=first):
+            if entry.kind == REASONING and entry.expanded != self.reasoning_shown:
+                entry.expanded = self.reasoning_shown
+                changed.append(row)
+        return changed
+
     def toggle_expanded(self, row: int) -> None:
         entry = self.entry(row)
-        if entry is not None and entry.kind in (REASONING, TOOL):
+        if entry is not None and (entry.kind in (REASONING, TOOL)
+                                  or (entry.kind == USER and has_noise(entry))):
             entry.expanded = not entry.expanded
             idx = self.index(row)
             self.dataChanged.emit(idx, idx)

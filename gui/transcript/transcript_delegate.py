@@ -56,6 +56,8 @@ MIN_CARD = 200
 READING_CHARS = 110
 #: space between a card's text and the subagent link at its foot
 LINK_GAP = 4
+#: the space between a message's paragraphs and around its code blocks
+GAP = 6
 #: laid-out cards kept for painting (rendering Markdown and code again on every paint
 #: would make scrolling stutter)
 DOCS_KEPT = 400
@@ -160,8 +162,14 @@ class TranscriptDelegate(QStyledItemDelegate):
         # long output lines wrap inside the card (they ran off its right edge); the code
         # colours only where there is code (a style sheet is parsed for each card)
         code = f"\n{CODE_CSS}" if 'class="h' in shown else ""
+        # a message's paragraphs and code blocks a little apart (they touched: a code
+        # block ran into the sentence before and after it), a tool's output a little
+        # below its command (the card's grey hides the output's own); Qt puts a `<pre>`'s
+        # margins on its first and last lines only
         doc.setDefaultStyleSheet(
             f"p {{ margin: 0; }} pre {{ margin: 0; white-space: pre-wrap; }}"
+            f" .md p {{ margin-top: {GAP}px; }} .md pre {{ margin: {GAP}px 0; }}"
+            f" .tool pre {{ margin-top: {GAP // 2}px; }}"
             f" .dim {{ color: {dim_colour(palette)}; }}{code}"
         )
         doc.setHtml(shown)

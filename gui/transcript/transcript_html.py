@@ -31,7 +31,14 @@ from forkwise.core.reading.entries import (
 )
 from forkwise.core.reading.images import Image
 from forkwise.core.reading.markup import markdown
-from forkwise.core.reading.render import PASTED, ImageSource, card_html, image_html, text_html
+from forkwise.core.reading.render import (
+    PASTED,
+    ImageSource,
+    card_html,
+    has_noise,
+    image_html,
+    text_html,
+)
 from forkwise.core.reading.usage_words import part_line
 from forkwise.gui.models.session_rows import format_when
 from forkwise.gui.models.transcript_model import plain_text
@@ -79,24 +86,31 @@ def hidden_lines(card: Card) -> int:
 
 
 def _folded(card: Card) -> Card:
-    """The card with its long parts cut to their first lines."""
+    """The card with its long parts cut to their first lines, each cut part followed by
+    how many lines it hides (a written file's fold read as if it hid the result below it)."""
     sections = []
     for section in card.sections:
         limit = _limit(section)
         if _lines(section) <= limit:
             sections.append(section)
-        elif section.kind == "diff" and section.diff is not None:
+            continue
+        if section.kind == "diff" and section.diff is not None:
             sections.append(replace(section, diff=replace(section.diff,
                                                           lines=section.diff.lines[:limit])))
         else:
             sections.append(replace(section, text="\n".join(section.text.splitlines()[:limit])))
+        hidden = _lines(section) - limit
+        sections.append(Section("note", f"… {hidden} more lines — click to show"))
     return replace(card, sections=sections)
 
 
 def foldable(entry: Entry) -> bool:
-    """A reasoning, or a tool call with more lines than its card shows folded."""
+    """A reasoning, a prompt with system noise around it (a reminder, a caveat), or a tool
+    call with more lines than its card shows folded."""
     if entry.kind == REASONING:
         return True
+    if entry.kind == USER:
+        return has_noise(entry)
     return entry.kind == TOOL and hidden_lines(card_of(entry)) > 0
 
 
@@ -113,9 +127,8 @@ def tool_html(entry: Entry, src: ImageSource = no_image) -> str:
                      src=src)]
     if not entry.has_result and card.pending:
         out.append('<p class="dim"><i>no result yet</i></p>')
-    if hidden:
-        more = "click to fold" if entry.expanded else f"… {hidden} more lines — click to show"
-        out.append(f'<p class="dim"><i>{more}</i></p>')
+    if hidden and entry.expanded:
+        out.append('<p class="dim"><i>click to fold</i></p>')
     return "".join(out)
 
 
@@ -128,16 +141,19 @@ def entry_html(entry: Entry, pal: QPalette, src: ImageSource = no_image) -> str:
     if kind in (USER, ASSISTANT, STREAM):
         speaker = {"user": "You", "assistant": "Assistant", "stream": "Assistant"}[kind]
         status = ' <span class="dim">· writing…</span>' if kind == STREAM else ""
-        body = (text_html(entry, folds=False) if kind != STREAM else markdown(entry.text))
+        # a prompt's system noise (reminders, caveats) a line each until it is unfolded
+        body = (text_html(entry, folds=False, shut=not entry.expanded) if kind != STREAM
+                else markdown(entry.text))
         body += "".join(image_html(i, PASTED, src) for i in entry.images)
+        # the text in a block of its own: its paragraphs and code blocks set apart (`.md`)
         return (f'<p><b>{speaker}</b> <span class="dim">{when}</span>{origin}{status}</p>'
-                f'{body or "<p><i>(no text)</i></p>"}')
+                f'<div class="md">{body or "<p><i>(no text)</i></p>"}</div>')
     if kind == REASONING:
         words = len(entry.text.split())
         if not entry.expanded:
             return (f'<p class="dim"><i>▸ Reasoning ({words} words) — click to show</i></p>')
         return (f'<p class="dim"><i>▾ Reasoning — click to hide</i></p>'
-                f'<div class="dim" style="margin-top: 4px">{markdown(entry.text)}</div>')
+                f'<div class="dim md" style="margin-top: 4px">{markdown(entry.text)}</div>')
     if kind == TOOL:
         return (f'<p class="dim"><small>tool call · {when}</small></p>'
                 f"{tool_html(entry, src)}")
@@ -168,5 +184,5 @@ def entry_html(entry: Entry, pal: QPalette, src: ImageSource = no_image) -> str:
         return f'<p align="center" class="dim"><small>Title: {html.escape(entry.text)}</small></p>'
     if kind == SUMMARY:
         return (f'<p><b>Earlier context summarised</b></p>'
-                f'<div class="dim">{markdown(entry.text)}</div>')
+                f'<div class="dim md">{markdown(entry.text)}</div>')
     return f"<p>{html.escape(plain_text(entry))}</p>"

@@ -40,6 +40,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QDesktopServices, QFocusEvent, QKeyEvent, QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QPushButton, QStyle, QWidget
 
+from forkwise.core.reading.entries import USER
 from forkwise.gui.models.transcript_model import TranscriptModel
 from forkwise.gui.transcript.fork_header import ForkHeader
 from forkwise.gui.transcript.lazy_cards import LazyCardsMixin
@@ -235,6 +236,10 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, LazyCardsMi
                 self.setCurrentIndex(self.model().index(last, 0))
             event.accept()
             return
+        if event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Up) and ctrl:
+            self.next_prompt(1 if event.key() == Qt.Key.Key_Down else -1)
+            event.accept()
+            return
         enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
         if enter and not event.modifiers():
             link = self.indexWidget(self.currentIndex())
@@ -254,6 +259,22 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, LazyCardsMi
             event.accept()
             return
         super().keyPressEvent(event)
+
+    def next_prompt(self, step: int) -> None:
+        """The next (or previous) prompt the person typed becomes the current message, at
+        the top of the view: a long session read prompt by prompt, past its tool calls
+        (a pager's way; the peers list the prompts in a side bar or a timeline)."""
+        model, row = self.transcript(), self.currentIndex().row()
+        row += step
+        while 0 <= row < model.rowCount():
+            entry = model.entry(row)
+            if entry is not None and entry.kind == USER:
+                index = model.index(row, 0)
+                self.following = False
+                self.setCurrentIndex(index)
+                self.scrollTo(index, QListView.ScrollHint.PositionAtTop)
+                return
+            row += step
 
     def keyboardSearch(self, search: str) -> None:
         """Typing a letter does not jump to a card starting with it (a list view's way,
@@ -324,10 +345,23 @@ class TranscriptView(MessageMenuMixin, FollowMixin, RowWidgetsMixin, LazyCardsMi
         meanwhile: the view jumped thousands of pixels away. The rows are laid out in one
         pass until that queued layout has run (their sizes are cached: only this card's
         is new), and the card is put back where it was."""
+        self._in_place(row, lambda: self.transcript().toggle_expanded(row))
+
+    def show_reasoning(self, shown: bool) -> None:
+        """Every reasoning open (or shut), the card at the top of the view staying there
+        (the peers have one switch for it; here each was a click)."""
+        top = self.indexAt(QPoint(self.viewport().width() // 2, 1))
+        if not top.isValid():
+            self.transcript().show_reasoning(shown)
+            return
+        self._in_place(top.row(), lambda: self.transcript().show_reasoning(shown))
+
+    def _in_place(self, row: int, change: Callable[[], None]) -> None:
+        """`change` the rows, the card at `row` staying where it is in the view."""
         index = QPersistentModelIndex(self.model().index(row, 0))
         top = self.visualRect(self.model().index(index.row(), 0)).top()
         self.setLayoutMode(QListView.LayoutMode.SinglePass)
-        self.transcript().toggle_expanded(row)
+        change()
         self.executeDelayedItemsLayout()
         self._pin(index, top)
 

@@ -13,7 +13,9 @@ from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor, QImage, QPainter
 
 
-def chromium_shot(html: Path, anchor: str, size: tuple[int, int], out: Path) -> None:
+def chromium_shot(html: Path, anchor: str, size: tuple[int, int], out: Path,
+                  settle_ms: int = 0) -> None:
+    """`settle_ms`: the page's own script runs that long (virtual time) before the shot."""
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
         raise RuntimeError("no chromium on the PATH for the export's picture "
@@ -21,6 +23,7 @@ def chromium_shot(html: Path, anchor: str, size: tuple[int, int], out: Path) -> 
     subprocess.run(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
          f"--window-size={size[0]},{size[1]}", f"--screenshot={out}",
+         *([f"--virtual-time-budget={settle_ms}"] if settle_ms else []),
          f"{html.as_uri()}#{anchor}"],
         check=True, capture_output=True, timeout=120)
 

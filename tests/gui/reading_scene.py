@@ -27,12 +27,12 @@ def write_session(root: Path, turns: int = 0) -> Path:
     return root
 
 
-async def opened(app: App, root: Path) -> None:
+async def opened(app: App, root: Path, sid: str = SID) -> None:
     report = await app.client.import_files([str(root)])
     assert not report["failed"], report
-    await until(lambda: SID in app.controller.tree.session_ids(), what="imported")
+    await until(lambda: sid in app.controller.tree.session_ids(), what="imported")
     await app.idle()
-    await app.open(SID)
+    await app.open(sid)
 
 
 def card_doc(app: App, row: int) -> QTextDocument:

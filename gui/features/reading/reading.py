@@ -1,4 +1,5 @@
-"""Find in the open session (Ctrl+F, F3 / Shift+F3), File → Export session… (Markdown or
+"""Find in the open session (Ctrl+F, F3 / Shift+F3), Edit → Show reasoning (every
+reasoning open), File → Export session… (Markdown or
 HTML, written by the host through the client's `export_session`, the one export path the
 CLI also takes), and Copy as Markdown on a message."""
 
@@ -45,6 +46,11 @@ class Reading:
             "actionFindPrevious", "Find p&revious", "The previous match in the session",
             keys(QKeySequence.StandardKey.FindPrevious, "Shift+F3"), (Place(edit, 0, 7),),
             lambda: self.find_bar().find_previous()))
+        self.reasoning_action: QAction = bench.add_action(ActionSpec(
+            "actionShowReasoning", "Sh&ow reasoning",
+            "Every reasoning of the session open, or each folded to a line",
+            "Ctrl+Shift+R", (Place(edit, 1, 0),), self.show_reasoning))
+        self.reasoning_action.setCheckable(True)
         self.export_action: QAction = bench.add_action(ActionSpec(
             "actionExportSession", "&Export session…",
             "Write the selected session as a Markdown or HTML document", "Ctrl+Shift+E",
@@ -53,6 +59,9 @@ class Reading:
 
     def wire_transcript(self, view: TranscriptView) -> None:
         view.add_menu_contributor(self.copy_markdown_entry)
+
+    def show_reasoning(self) -> None:
+        self.bench.transcript.show_reasoning(self.reasoning_action.isChecked())
 
     def find_bar(self) -> FindBar:
         if self.bar is None:

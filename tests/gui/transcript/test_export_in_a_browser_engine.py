@@ -1,12 +1,17 @@
 """The HTML export opens in a real rendering engine without network: Qt's rich-text engine
 (QTextDocument) loads the exported file of a real-format Claude Code session, asks for no
 resource outside it (every image is a data URI it decodes itself), and lays out every
-prompt, answer, tool call and result."""
+prompt, answer, tool call and result; and a headless Chromium draws its code at the size
+of the rest."""
 
 from __future__ import annotations
 
+import html as html_module
+import json
 import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +67,41 @@ def test_the_html_export_lays_out_in_qts_engine_with_nothing_from_outside(
     for said in ("/init", "What is in this screenshot?", "I will look around.",
                  "$ ls -la src", "return run(fast=True)", "Read the code", "line 30"):
         assert said in text, said
+
+
+#: writes the computed font sizes the page ends with into an element the DOM dump shows
+PROBE = """<script>window.addEventListener('load', () => {
+const size = s => getComputedStyle(document.querySelector(s)).fontSize;
+const out = document.createElement('div');
+out.id = 'probe';
+out.textContent = JSON.stringify({output: size('div.tool.shell pre'), code: size('pre code')});
+document.body.appendChild(out);
+});</script></body>"""
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs chromium (apt-get install "
+                    "chromium)")
+def test_highlighted_code_in_a_browser_is_the_size_of_a_commands_output(
+        tmp_path: Path) -> None:
+    """A browser draws `<code>` in a `<pre>` with its own monospace quirk, 13/16 of the
+    size the page asks for: highlighted code (a read, a write, a Markdown fence) came out
+    at 11.7 px beside a command's output at 14.4 px and 16 px text. Drawn by a headless
+    Chromium from the exported file, no network."""
+    t = doc_session.session()
+    path = t.write(project_file(tmp_path / "claude", t))
+    store = str(tmp_path / "store")
+    code, report = run_json("sessions", "import", "--from", "claude", str(path),
+                            "--store", store)
+    assert code == 0, report
+    html = export(store, f"claude-{doc_session.SID}", "html", tmp_path / "s.html")
+    page = tmp_path / "probe.html"
+    page.write_text(html.replace("</body>", PROBE))
+    dom = subprocess.run(
+        [str(shutil.which("chromium")), "--headless", "--no-sandbox", "--disable-gpu",
+         "--virtual-time-budget=2000", "--dump-dom", page.as_uri()],
+        check=True, capture_output=True, text=True, timeout=120).stdout
+    found = re.search(r'<div id="probe">([^<]*)</div>', dom)
+    assert found, dom[-500:]
+    sizes = json.loads(html_module.unescape(found.group(1)))
+    assert sizes["code"] == sizes["output"], sizes
+    assert float(sizes["code"].removesuffix("px")) >= 13, sizes
