@@ -218,8 +218,10 @@ class LazyCardsMixin(_Base):
     def scrollTo(self, index: QModelIndex | QPersistentModelIndex,
                  hint: QAbstractItemView.ScrollHint = QAbstractItemView.ScrollHint.EnsureVisible
                  ) -> None:
-        """A row gone to is laid out for real first (its place is then exact)."""
-        if index.isValid() and self.delegate.measure(index):
+        """A row gone to is laid out for real first (its place is then exact), and placed
+        at once when the batches of a layout have not reached it yet (it has no place)."""
+        if index.isValid() and (self.delegate.measure(index)
+                                or not self.visualRect(index).isValid()):
             self.relayout()
         self._going_to = index  # the settles its scroll starts keep it in place
         try:

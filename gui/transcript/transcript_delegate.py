@@ -228,6 +228,13 @@ class TranscriptDelegate(QStyledItemDelegate):
         entry = index.data(ENTRY_ROLE)
         return isinstance(entry, Entry) and id(entry) in self.guessed
 
+    def is_laid_out(self, index: Index) -> bool:
+        """The row's card was laid out for real (not guessed, not yet asked for since the
+        model was reset)."""
+        entry = index.data(ENTRY_ROLE)
+        return (isinstance(entry, Entry) and id(entry) in self._sizes
+                and id(entry) not in self.guessed)
+
     def measure(self, index: Index) -> bool:
         """Lay out the card at `index` if its height is a guess: True when it was (its
         size hint changes; the caller lays the rows out again)."""
