@@ -282,7 +282,7 @@ def test_a_row_the_layout_s_batches_have_not_reached_is_gone_to_at_once(
         async with open_app(tmp_path, demo=False) as app:
             model, view = app.controller.transcript, app.window.transcript
             await open_first_page(app)
-            seen: list[tuple[int, bool, bool]] = []
+            seen: list[tuple[bool, bool]] = []
 
             def go_to_the_last(_parent: object, first: int, last: int) -> None:
                 # right as a page's rows arrive, before a layout placed them (as a search
@@ -291,7 +291,7 @@ def test_a_row_the_layout_s_batches_have_not_reached_is_gone_to_at_once(
                     index = model.index(last)
                     placed = view.visualRect(index).isValid()
                     view.scrollTo(index)
-                    seen.append((last, placed, shown(app, last)))
+                    seen.append((placed, shown(app, last)))
 
             model.rowsInserted.connect(go_to_the_last)
             while model.canFetchMore() and not seen:
@@ -299,7 +299,7 @@ def test_a_row_the_layout_s_batches_have_not_reached_is_gone_to_at_once(
                 await until(lambda: not model.fetching, what="a page")
             model.rowsInserted.disconnect(go_to_the_last)
             assert seen, "no page brought rows past the first batch"
-            last, placed, in_view = seen[0]
+            placed, in_view = seen[0]
             assert not placed  # it had no place yet
             assert in_view  # and was gone to at once
             assert not shown(app, 0)
