@@ -101,6 +101,8 @@ FILE_MODE = 0o600
 _UNNAMED_MAX = 64
 #: sessions whose lines are kept for the references that may follow (`_reference`)
 _RECENT_MAX = 4
+#: what the header of an imported session holds (`meta.source`)
+_SOURCE = b'"source":'
 
 
 class JsonlBackend:
@@ -557,6 +559,8 @@ class JsonlBackend:
         src = change.seed_in
         if src is None or not seed or change.header.parent_session != src:
             return None
+        if _SOURCE not in self._headers.get(src, b""):
+            return None  # `_detach_children` looks for references to imported sessions only
         known = self._recent.pop(src, None)
         try:
             if known is None:
@@ -590,6 +594,9 @@ class JsonlBackend:
         re-import that repairs a source, a truncation, a delete). A fork's child is
         unaffected by what is later done to its source."""
         self._recent.pop(session_id, None)
+        known = self._headers.get(session_id)
+        if known is not None and _SOURCE not in known:
+            return  # only an import's sessions are referred to: it names its source
         if self._unnamed:
             self._name_unnamed()
         for entry in scan(self.sessions_dir):
