@@ -62,6 +62,13 @@ class CorruptLog(ForkwiseError):
     code = "corrupt-log"
 
 
+class BrokenSeed(CorruptLog):
+    """A log whose start is stored by reference in another session's file cannot be read
+    whole: that session is gone, shorter, or changed below the reference."""
+
+    code = "seed-reference-broken"
+
+
 class UnsupportedVersion(ForkwiseError):
     code = "unsupported-version"
 

@@ -34,7 +34,7 @@ from forkwise.core.bench.synth import (
 
 FIGURE_GROUPS = [
     "list", "fork", "context", "append", "host", "import", "search", "export", "gui",
-    "transcript", "postgres", "idle", "app-idle",
+    "transcript", "postgres", "idle", "app-idle", "rewinds-store",
 ]
 
 
@@ -386,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
             "idle_mb": 1,
             "idle_claude": 50,
             "app_idle_claude": 640,
+            "rewinds": 150,
         }
         if args.quick
         else {
@@ -405,6 +406,7 @@ def main(argv: list[str] | None = None) -> int:
             "idle_mb": 5,
             "idle_claude": 640,
             "app_idle_claude": 640,
+            "rewinds": 1_500,
         }
     )
     sizes.update((k, v) for k, v in (("sessions", args.sessions), ("per", args.per)) if v)
@@ -437,6 +439,10 @@ def main(argv: list[str] | None = None) -> int:
             from forkwise.core.bench.idle_figures import bench_idle
 
             figures += bench_idle(tmp, sizes["idle_mb"], sizes["idle_claude"], args.quick)
+        if "rewinds-store" in only:
+            from forkwise.core.bench.rewind_figures import bench_rewinds
+
+            figures += bench_rewinds(tmp, sizes["rewinds"])
         if "app-idle" in only:
             from forkwise.core.bench.app_idle_figures import bench_app_idle
 

@@ -13,6 +13,7 @@ and then a session is rewound (a prompt written again under an earlier entry).
 from __future__ import annotations
 
 import random
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +171,51 @@ def claude_projects(
         written += len(data)
         files.append(path)
     return files
+
+
+def claude_rewound(root: Path, rewinds: int, seed: int = 7) -> Path:
+    """One Claude Code session file rewound at every turn: before each of `rewinds` + 1
+    turns of its main line, a prompt was written under the end of the turn before, answered
+    and left behind (a rewind). Every branch shares the main line up to where it left it,
+    so a store that copies each branch's start holds the main line's turns squared.
+    Entry uuids differ from their first digits, as Claude Code's random ones do (a branch's
+    id is made from its first entry's). Written under `root/projects/<project>/`; returns
+    the file."""
+    rng = random.Random(seed)
+    sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    base = {"isSidechain": False, "userType": "external", "cwd": "/home/dev/project1",
+            "sessionId": sid, "version": "2.0.77", "gitBranch": "main"}  # fmt: skip
+    lines: list[bytes] = []
+    clock = 0
+
+    def put(parent: str | None, kind: str, body: dict[str, Any]) -> str:
+        nonlocal clock
+        clock += rng.randint(1, 20)
+        me = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        stamp = f"2026-01-{1 + clock // 86400 % 28:02d}T{clock // 3600 % 24:02d}:"
+        stamp += f"{clock // 60 % 60:02d}:{clock % 60:02d}.{clock % 1000:03d}Z"
+        entry = {"parentUuid": parent, **base, "type": kind, **body, "uuid": me}
+        lines.append(orjson.dumps({**entry, "timestamp": stamp}))
+        return me
+
+    def turn(parent: str | None, prompt: str, mid: str) -> str:
+        asked = put(parent, "user", {"message": {"role": "user", "content": prompt}})
+        content = [{"type": "text", "text": _text(rng, 6, 20)}]
+        message = {"model": "claude-sonnet-4-5-20250929", "id": mid, "type": "message",
+                   "role": "assistant", "content": content, "stop_reason": "end_turn",
+                   "usage": {"input_tokens": 12, "output_tokens": 30}}  # fmt: skip
+        return put(asked, "assistant", {"message": message, "requestId": f"req_{mid[4:]}"})
+
+    last: str | None = None
+    for t in range(1, rewinds + 2):
+        if t > 1:  # asked under the end of the turn before, then rewound
+            turn(last, f"retry {t}: " + _text(rng, 4, 12), f"msg_{t:05d}rw")
+        last = turn(last, f"step {t}: " + _text(rng, 4, 12), f"msg_{t:05d}end")
+    folder = root / "projects" / "-home-dev-project1"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{sid}.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
 
 
 # --- Codex ------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from forkwise.core.errors import (
     StorageError,
 )
 from forkwise.core.formats.base import (
+    DefersBranches,
     FormatError,
     HoldsNothing,
     ImportedSession,
@@ -232,15 +233,18 @@ def _import_all(
     unsynced: list[str] = []  # stored, their names made durable with the next batch
     where: dict[str, Path] = {}  # the file each of them was read from
 
-    def store_read(read: _Read) -> None:
-        ids = read.store(store, ledger, report)
-        unsynced.extend(ids)
-        where.update((sid, read.path) for sid in ids)
+    def one_stored(sid: str, path: Path) -> None:
+        unsynced.append(sid)
+        where[sid] = path
         if len(unsynced) >= _SYNC_EVERY:
             _flush(store, unsynced, report, where)
             where.clear()
             store.release(unsynced)  # indexed: the batch's lines need not stay in memory
             unsynced.clear()
+
+    def store_read(read: _Read) -> None:
+        # a batch may end inside a file (a file rewound at every turn holds 1,500 sessions)
+        read.store(store, ledger, report, lambda sid: one_stored(sid, read.path))
 
     try:
         for path, tool in files:
@@ -326,9 +330,15 @@ class _Read:
             for s in self.sessions
         )
 
-    def store(self, store: SessionStore, ledger: ImportLedger, report: ImportReport) -> list[str]:
+    def store(
+        self,
+        store: SessionStore,
+        ledger: ImportLedger,
+        report: ImportReport,
+        stored: Callable[[str], None] | None = None,
+    ) -> list[str]:
         """Store the sessions (whole, not yet durable: see `store_sessions`); their ids."""
-        ids = store_sessions(store, self.sessions, report, name_later=True)
+        ids = store_sessions(store, self.sessions, report, name_later=True, stored=stored)
         ledger.remember(self.path, self.st, ids)
         for s in self.sessions:
             report.warnings.extend(w.to_json() for w in s.warnings)
@@ -381,8 +391,10 @@ def _read_file(
     if tool == "forkwise":
         ledger.remember(path, st, [_import_forkwise(stored.store, path, report)])
         return None
+    read = reader(tool)
     try:
-        sessions = reader(tool).read(path)
+        # a reader that can builds each branch when it is stored (`store_sessions`)
+        sessions = read.read_deferred(path) if isinstance(read, DefersBranches) else read.read(path)
     except HoldsNothing:  # written so by its tool: read, nothing to bring in
         ledger.remember(path, st, [])
         return None
@@ -462,14 +474,24 @@ def store_sessions(
     report: ImportReport,
     *,
     name_later: bool = False,
+    stored: Callable[[str], None] | None = None,
 ) -> list[str]:
     """Store what a reader read from one file: parents before their children, each
     session whole or not at all. Returns the ids. `name_later`: a new session is written
     when this returns, and named and durable after `store.flush` of it (the batch's files
-    fsynced together, then one folder sync, instead of both for each file)."""
-    full: dict[str, list[Record]] = {s.id: s.events for s in sessions}
+    fsynced together, then one folder sync, instead of both for each file). `stored` is
+    told of each session as soon as it is stored (it may flush and release a batch)."""
+    # the conversations of the sessions others branch from, kept while they are stored;
+    # a deferred branch (`ImportedSession.built`) is built just before it is stored and
+    # let go after: never every branch at once
+    parents = {s.parent for s in sessions if s.parent is not None}
+    full: dict[str, list[Record]] = {}
     done: list[str] = []
     for s in parents_first(sessions):
+        deferred = s.later is not None
+        s.built()
+        if s.id in parents:
+            full[s.id] = s.events
         for kind, n in s.unmapped.items():
             report.unmapped[kind] = report.unmapped.get(kind, 0) + n
         parent_full = full.get(s.parent) if s.parent is not None else None
@@ -481,6 +503,10 @@ def store_sessions(
         status = _write(store, header, records, name_later)
         getattr(report, status).append(s.id)
         done.append(s.id)
+        if deferred:
+            s.events = []  # stored: what it was built from is dropped with it
+        if stored is not None:
+            stored(s.id)
     return done
 
 
@@ -492,7 +518,8 @@ def _write(
     continued); one that did not change (nothing touched)."""
     if not store.exists(header.id):
         # the records are fresh copies (_numbered, to_record): the store takes them over
-        store.import_records(header, records, name_later=name_later)
+        # a branch's start is its parent's: stored by reference to it (`seed_refs`)
+        store.import_records(header, records, name_later=name_later, seed_by_reference=True)
         return "imported"
     have = store.get(header.id)
     old = records_of(have.events)

@@ -65,3 +65,16 @@ def span_digest(fd: int, start: int, end: int) -> str | None:
         crc = zlib.crc32(chunk, crc)
         offset += len(chunk)
     return _format(end - start, crc)
+
+
+def running_digests(lines: Iterable[bytes]) -> list[str]:
+    """`digest_lines` of every prefix of `lines`: entry n is the digest of the first n
+    (one pass; CRC-32 runs on from where the shorter prefix left it)."""
+    crc, length = 0, 0
+    out = [_format(0, 0)]
+    crc32 = zlib.crc32
+    for line in lines:
+        crc = crc32(_NEWLINE, crc32(line, crc))
+        length += len(line) + 1
+        out.append(_format(length, crc))
+    return out

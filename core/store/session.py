@@ -507,6 +507,9 @@ class SessionCreated:
     #: at the next `SessionFlushed` of it (one directory sync for a batch of files); its
     #: content is durable before it has a name, as for every new session
     name_later: bool = False
+    #: for an import's branch: the parent whose first len(seed) events the seed is, line
+    #: for line, so a backend may store the seed by reference to them (checked there)
+    seed_in: str | None = None
 
     @property
     def session_id(self) -> str:

@@ -313,16 +313,21 @@ class SessionStore(AppendPhases, ForkVerbs):
         records: Iterable[dict[str, Any]],
         *,
         name_later: bool = False,
+        seed_by_reference: bool = False,
     ) -> Session:
         """Adopt a session an import made: `records` (`seq` 1, 2, …, `type`, `ts`, fields;
         JSON values as a decoder makes them: dict, list, str, int, float, bool, None; the
         store takes them over) are checked as the loader checks a file's lines and written
         in one atomic write (`import_naming.py`). `name_later`: the session is
         written when this returns, and named and durable once `flush` is called for it (an
-        import of many files syncs them together, and the folder once for a batch of them)."""
+        import of many files syncs them together, and the folder once for a batch of them).
+        `seed_by_reference`: the seed is the parent's first events, which the backend may
+        refer to instead of storing them again (a branch of an imported file)."""
         with self._lock:
             self._new_id(header.id)  # a valid id no session has
-            got = imported(header, records, name_later)
+            parent = self._records.get(header.parent_session or "")
+            seed_of = parent.events if seed_by_reference and parent is not None else None
+            got = imported(header, records, name_later, seed_by_reference, seed_of)
             self._persist(got.change)
             summary = self._usage_checked(got.summary)
             rec = Record(header, got.events, got.state, summary, point=got.point)
@@ -513,13 +518,15 @@ class SessionStore(AppendPhases, ForkVerbs):
             if self.exists(sid):
                 raise DuplicateSessionId(f"a session {sid!r} exists already", session_id=sid)
             if not isinstance(self.backend, Restorable) or not self.backend.restore(sid):
-                raise SourceNotFound(f"there is no deleted session {sid!r} to restore",
-                                     session_id=sid)
+                raise SourceNotFound(
+                    f"there is no deleted session {sid!r} to restore", session_id=sid
+                )
             rec = self._record(sid)
             seed = rec.header.seed_length
             snapshot = rec.snapshot()
-            self._announce(SessionCreated(rec.header, rec.events.view(seed),
-                                          tuple(rec.events[seed:])))
+            self._announce(
+                SessionCreated(rec.header, rec.events.view(seed), tuple(rec.events[seed:]))
+            )
         return snapshot
 
     def trashed(self) -> builtins.list[TrashedSession]:

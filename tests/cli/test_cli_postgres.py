@@ -71,3 +71,34 @@ def test_store_copy_folder_to_database_and_back_is_byte_identical(
                "assistant:hi:0002")[0] == 0  # fmt: skip
     code, out, _ = run("store", "copy", str(back), str(other), "--json")
     assert (code, orjson.loads(out)["conflicts"]) == (1, ["kid"])
+
+
+def test_store_copy_keeps_the_events_of_branches_stored_by_reference(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """A folder store whose imported branches hold their seed by reference to their
+    parent's lines: copied into the database and back, every session reads the same
+    events (the database and the copy back hold each seed whole)."""
+    from forkwise.core.bench.synth_sources import claude_rewound
+
+    source = claude_rewound(tmp_path / "claude", 6)
+    folder = tmp_path / "store"
+    code, out, _ = run("sessions", "import", "--from", "claude", "--store", str(folder),
+                       str(source.parents[1]), "--json")  # fmt: skip
+    ids = orjson.loads(out)["imported"]
+    assert (code, len(ids)) == (0, 7)
+    heads = [orjson.loads(p.read_bytes().split(b"\n", 1)[0]) for p in (folder / "sessions").glob("*.jsonl")]
+    assert sum("seedIn" in h for h in heads) == 6
+
+    def events(store: str) -> dict[str, list[object]]:
+        shown = {sid: run("sessions", "show", sid, "--store", store, "--json") for sid in ids}
+        assert all(code == 0 for code, _, _ in shown.values())
+        return {sid: orjson.loads(out)["events"] for sid, (_, out, _) in shown.items()}
+
+    before = events(str(folder))
+    code, out, _ = run("store", "copy", str(folder), pg_url, "--json")
+    assert (code, orjson.loads(out)["copied"]) == (0, 7)
+    assert events(pg_url) == before
+    back = tmp_path / "back"
+    assert run("store", "copy", pg_url, str(back))[0] == 0
+    assert events(str(back)) == before

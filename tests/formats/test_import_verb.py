@@ -53,11 +53,17 @@ def test_a_codex_home_imports_with_its_fork_and_imports_again_unchanged(
     header = orjson.loads((store / "sessions" / f"{parent}.jsonl").read_bytes().split(b"\n")[0])
     assert header["meta"]["source"]["tool"] == "codex"
     assert header["meta"]["source"]["id"] == thread_id(1)
-    # the shared prefix is stored once: the child's seed is the parent's lines
+    # the shared prefix is stored once: the child's file names the parent's lines as its
+    # seed and holds its own, and reads as the parent's lines and then its own
     p_lines = (store / "sessions" / f"{parent}.jsonl").read_bytes().splitlines()
     c_lines = (store / "sessions" / f"{child}.jsonl").read_bytes().splitlines()
     seed = by_id[child]["seedLength"]
-    assert c_lines[1 : seed + 1] == p_lines[1 : seed + 1]
+    c_header = orjson.loads(c_lines[0])
+    assert (c_header["seedIn"]["session"], c_header["seedIn"]["events"]) == (parent, seed)
+    code, shown = run_json("sessions", "show", child, "--store", str(store))
+    assert code == 0
+    assert len(shown["events"]) == seed + len(c_lines) - 1
+    assert [orjson.dumps(e) for e in shown["events"][:seed]] == p_lines[1 : seed + 1]
     before = snapshot(store)
     code, again = run_json("sessions", "import", "--from", "codex", str(codex_home),
                            "--store", str(store))

@@ -45,8 +45,16 @@ def store(tmp_path: Path) -> SessionStore:
 
 
 def lines(store: SessionStore, sid: str) -> list[dict[str, Any]]:
+    """The header line of a session's file, then its events as the store reads them (a
+    branch's file holds its seed by reference to its parent's lines)."""
     path = store.backend.root / "sessions" / f"{sid}.jsonl"  # type: ignore[attr-defined]
-    return [orjson.loads(x) for x in path.read_bytes().splitlines()]
+    header = orjson.loads(path.read_bytes().split(b"\n", 1)[0])
+    return [header, *(orjson.loads(e.encode()) for e in store.get(sid).events)]
+
+
+def own_lines(store: SessionStore, sid: str) -> list[dict[str, Any]]:
+    path = store.backend.root / "sessions" / f"{sid}.jsonl"  # type: ignore[attr-defined]
+    return [orjson.loads(x) for x in path.read_bytes().splitlines()[1:]]
 
 
 def test_a_branch_becomes_a_fork_at_the_last_turn_end_it_shares(store: SessionStore) -> None:
@@ -59,6 +67,9 @@ def test_a_branch_becomes_a_fork_at_the_last_turn_end_it_shares(store: SessionSt
     store_sessions(store, [session("c-b", branch, "c-main"), session("c-main", main)], report)
     assert sorted(report.imported) == ["c-b", "c-main"]
     child = lines(store, "c-b")
+    # the shared prefix is stored once: the branch's file names where it is
+    assert (child[0]["seedIn"]["session"], child[0]["seedIn"]["events"]) == ("c-main", 4)
+    assert own_lines(store, "c-b")[0]["seq"] == 5
     assert (child[0]["parentSession"], child[0]["seedLength"]) == ("c-main", 4)
     assert child[0]["meta"]["source"]["tool"] == "claude"
     assert child[5]["type"] == "history/fork"
@@ -81,6 +92,7 @@ def test_a_fork_of_a_fork_counts_its_parents_history_fork(store: SessionStore) -
         ImportReport(),
     )
     f2 = lines(store, "f2")
+    assert f2[0]["seedIn"]["session"] == "f1"  # which holds its own seed by reference to m
     # f1 stores t1, its history/fork, t2: the shared part of f2 holds all of it
     assert (f2[0]["parentSession"], f2[0]["seedLength"]) == ("f1", 9)
     assert f2[1:10] == lines(store, "f1")[1:10]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -299,3 +300,62 @@ def test_a_pi_parent_session_outside_pi_s_folders_is_not_opened(tmp_path: Path) 
     outside = parent.write(tmp_path / "exported")
     (fork,) = PiReader().read(child_of(outside, "0193a1b2-0000-7000-8000-0000000000cc"))
     assert fork.parent == source_session_id("pi", parent.session_id)
+
+
+#: a Claude Code file rewound at every turn: a branch per turn, each sharing the turns before
+REWINDS = 1_500
+
+
+def test_a_file_rewound_at_every_turn_is_stored_in_linear_space(tmp_path: Path) -> None:
+    """Each branch of an imported file stored a copy of the turns it shares with the line
+    it left: 1,500 rewinds of a 3 MB file made over a GB of store and held 6 GB while the
+    import ran. Now ≤ 3x the source on disk, ≤ 300 MB peak for the real import process,
+    and every branch reads as the full copy did: its parent's first seedLength events, then
+    its own (read off the files here, not through the store's own reading)."""
+    from forkwise.core.bench.synth_sources import claude_rewound
+    from forkwise.core.store.backends.jsonl import JsonlBackend
+    from forkwise.core.store.session_store import SessionStore
+
+    source = claude_rewound(tmp_path / ".claude", REWINDS)
+    store = tmp_path / "store"
+    # the import in a process of its own, whose only child it is: that child's peak RSS
+    measure = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run(sys.argv[1:], capture_output=True, timeout=900)\n"
+        "sys.stderr.buffer.write(done.stderr)\n"
+        "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    argv = [FORKWISE, "sessions", "import", "--from", "claude", "--store", str(store),
+            str(source.parents[1]), "--json"]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", measure, *argv], capture_output=True, text=True, timeout=960,
+        env=child_env(HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "data")), check=False,
+    )  # fmt: skip
+    code, peak_kb = (int(x) for x in done.stdout.split())
+    assert code == 0, done.stderr
+    files = {p.stem: p for p in (store / "sessions").glob("*.jsonl")}
+    assert len(files) == REWINDS + 1
+    ratio = sum(p.stat().st_size for p in files.values()) / source.stat().st_size
+    assert ratio <= 3.0, f"the store is {ratio:.1f}x the source"
+    assert peak_kb <= 300 * 1024, f"the import peaked at {peak_kb / 1024:.0f} MB"
+
+    def lines(sid: str) -> list[bytes]:
+        return files[sid].read_bytes().splitlines()
+
+    opened = SessionStore(JsonlBackend(store, writable=False))
+    try:
+        for sid in files:
+            header = orjson.loads(lines(sid)[0])
+            got = [e.encode() for e in opened.get(sid).events]
+            if header["parentSession"] is None:
+                assert got == lines(sid)[1:]
+                continue
+            seed = header["seedLength"]
+            assert header["seedIn"]["session"] == header["parentSession"]
+            expected = lines(header["parentSession"])[1 : seed + 1] + lines(sid)[1:]
+            assert orjson.loads(expected[seed]) | {"ts": None, "seq": 0} == {
+                "seq": 0, "type": "history/fork", "ts": None, "source": header["parentSession"],
+                "boundary": seed, "relation": "fork"}  # fmt: skip
+            assert got == expected, sid
+    finally:
+        opened.close()

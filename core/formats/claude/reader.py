@@ -12,6 +12,7 @@ read as the same events as in the parent.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -66,11 +67,18 @@ class ClaudeReader:
         return layout.sniff(head)
 
     def read(self, path: Path) -> list[ImportedSession]:
+        return self._read(path, defer=False)
+
+    def read_deferred(self, path: Path) -> list[ImportedSession]:
+        """`read`, each rewound branch built when it is stored (`DefersBranches`)."""
+        return self._read(path, defer=True)
+
+    def _read(self, path: Path, *, defer: bool) -> list[ImportedSession]:
         # Everything decoded is kept until the sessions are built, and none of it forms
         # cycles (the collector took half the time of a large file).
         with collector_paused():
             t = load(path)
-            sessions = _FileReader(t, self._live(t), self._spawner).sessions()
+            sessions = _FileReader(t, self._live(t), self._spawner).sessions(defer)
             if sessions:
                 sessions[0].warnings.extend(t.warnings)
             return sessions
@@ -232,7 +240,9 @@ class _FileReader:
 
     # --- sessions ------------------------------------------------------------------
 
-    def sessions(self) -> list[ImportedSession]:
+    def sessions(self, defer: bool = False) -> list[ImportedSession]:
+        """The main line, its rewound branches (`defer`: built when stored) and the
+        subagents."""
         out: list[ImportedSession] = []
         extras = self.extras
         lines = lines_of(self.t, self.main)
@@ -248,6 +258,13 @@ class _FileReader:
                 parent, relation = self.owner_id(lines, line.parent), "fork"
             for i in line.nodes:
                 self.owner.setdefault(i, sid)
+            if defer and n > 0:
+                make = functools.partial(self._session, sid, line, extras, parent, relation)
+                source = SourceRef("claude", str(self.t.path), self.source_id, None)
+                later = functools.partial(make, live=False)
+                out.append(ImportedSession(sid, "", "", source, [], parent=parent,
+                                           relation=relation, later=later))  # fmt: skip
+                continue
             out.append(self._session(sid, line, extras, parent, relation, live=n == 0))
         out.extend(self._subagents(extras))
         return out

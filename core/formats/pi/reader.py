@@ -133,14 +133,21 @@ class PiReader:
         return pi_entries.read_header(head) is not None
 
     def read(self, path: Path) -> list[ImportedSession]:
+        return self._read_file(path, defer=False)
+
+    def read_deferred(self, path: Path) -> list[ImportedSession]:
+        """`read`, each branch converted when it is stored (`DefersBranches`)."""
+        return self._read_file(path, defer=True)
+
+    def _read_file(self, path: Path, *, defer: bool) -> list[ImportedSession]:
         try:
             stat = path.stat()
         except OSError as exc:
             raise FormatError(f"cannot read {path}: {exc.strerror or exc}", path=str(path)) from exc
         with _collector_paused():
-            return self._read(path, stat)
+            return self._read(path, stat, defer)
 
-    def _read(self, path: Path, stat: os.stat_result) -> list[ImportedSession]:
+    def _read(self, path: Path, stat: os.stat_result, defer: bool) -> list[ImportedSession]:
         file = pi_entries.load(path)
         branches, lineage = plan(file)
         self._remember(path, stat, lineage)
@@ -151,25 +158,29 @@ class PiReader:
         created = header["timestamp"]
         cwd = header.get("cwd")
         origin = self._origin(file)
-        skipped: set[str] = set()
+        # pi's fork copies the whole tree: a leaf of the parent file is that file's branch
+        skipped = {b.id for b in branches[1:] if origin.has(b.path[-1])}
+        converted = _Converted(_converted(file, branches, created))
         out: list[ImportedSession] = []
-        for branch, converter in _converted(file, branches, created):
-            is_main = branch is branches[0]
-            if not is_main and origin.has(branch.path[-1]):
-                # pi's fork copies the whole tree: this leaf is the parent file's branch
-                skipped.add(branch.id)
+        for branch in branches:
+            if branch.id in skipped:
                 continue
-            events = converter.finish(live=live and is_main)
-            parent, title = branch.parent, converter.title
+            is_main = branch is branches[0]
+            parent = branch.parent
             if is_main or parent in skipped:
                 parent = origin.parent_of(branch.path)
             born = created
-            if is_main:
-                title = _latest_name(file) or title
-            elif branch.path[branch.shared].ts is not None:
+            if not is_main and branch.path[branch.shared].ts is not None:
                 born = branch.path[branch.shared].ts  # when it left its parent
-            out.append(
-                ImportedSession(
+
+            def made(branch: Branch = branch, parent: str | None = parent,
+                     born: str = born, is_main: bool = is_main) -> ImportedSession:  # fmt: skip
+                converter = converted.take(branch.id)
+                events = converter.finish(live=live and is_main)
+                title = converter.title
+                if is_main:
+                    title = _latest_name(file) or title
+                return ImportedSession(
                     id=branch.id,
                     created=born,
                     cwd=cwd if isinstance(cwd, str) else "",
@@ -180,7 +191,13 @@ class PiReader:
                     relation="fork" if parent is not None else None,
                     unmapped=converter.unmapped,
                 )
-            )
+
+            if defer and not is_main:
+                out.append(ImportedSession(branch.id, born, "", source, [], parent=parent,
+                                           relation="fork" if parent is not None else None,
+                                           later=made))  # fmt: skip
+            else:
+                out.append(made())
         if out:
             out[0].warnings.extend(file.warnings)
         return out
@@ -284,6 +301,24 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+class _Converted:
+    """The converters `_converted` yields, taken by branch id as each branch is built:
+    in their order (an import builds them so), the ones passed over kept until taken."""
+
+    def __init__(self, running: Iterator[tuple[Branch, PathConverter]]) -> None:
+        self._running = running
+        self._ahead: dict[str, PathConverter] = {}
+
+    def take(self, branch_id: str) -> PathConverter:
+        found = self._ahead.pop(branch_id, None)
+        while found is None:
+            branch, converter = next(self._running)
+            if branch.id == branch_id:
+                return converter
+            self._ahead[branch.id] = converter
+        return found
 
 
 def _restart(branch: Branch) -> int:

@@ -23,6 +23,7 @@ from pathlib import Path
 import orjson
 
 from forkwise.core.errors import (
+    BrokenSeed,
     DuplicateSessionId,
     ForkwiseError,
     ReadOnlyStore,
@@ -30,6 +31,7 @@ from forkwise.core.errors import (
     StorageError,
     StoreLocked,
 )
+from forkwise.core.log.digest import digest_lines, running_digests
 from forkwise.core.log.event_log import event_lines, head
 from forkwise.core.log.events import Event
 from forkwise.core.log.ids import validate_session_id
@@ -59,6 +61,14 @@ from forkwise.core.store.backends.jsonl_fork import indexed_fork, line_end, writ
 from forkwise.core.store.backends.jsonl_listing import indexed_summaries, scan
 from forkwise.core.store.backends.jsonl_read import Tail, parse_file, parse_log, trusted_log
 from forkwise.core.store.backends.log_facts import LogFacts
+from forkwise.core.store.backends.seed_refs import (
+    MAX_DEPTH,
+    SeedRef,
+    broken,
+    referred_to,
+    split_header,
+    with_ref,
+)
 from forkwise.core.store.backends.unfinished import (
     begin,
     cut_lines,
@@ -89,6 +99,10 @@ __all__ = ["JsonlBackend", "parse_log"]
 FILE_MODE = 0o600
 #: new files written and not named yet, at most (each holds a file descriptor)
 _UNNAMED_MAX = 64
+#: sessions whose lines are kept for the references that may follow (`_reference`)
+_RECENT_MAX = 4
+#: what the header of an imported session holds (`meta.source`)
+_SOURCE = b'"source":'
 
 
 class JsonlBackend:
@@ -115,6 +129,13 @@ class JsonlBackend:
         #: the append notes this writer made (`unfinished`) and what each holds: they go
         #: when it closes
         self._notes: dict[Path, bytes] = {}
+        #: the sessions whose file holds its seed by reference (`seed_refs`), as last read
+        #: or written
+        self._refs: dict[str, SeedRef] = {}
+        #: the event lines of the sessions created or referred to last (an import's
+        #: parent, whose branches come next) and, once asked for, the digest of each prefix
+        #: of them: a few, the latest used last
+        self._recent: dict[str, tuple[list[bytes], list[str] | None]] = {}
         try:
             if writable:
                 prepare_for_writing(self.root)
@@ -159,19 +180,21 @@ class JsonlBackend:
             self._name_unnamed()
         path = self.path(session_id)
         try:
-            lines, size, st = self._read_lines(path)  # no link, no FIFO, bounded
+            # no link, no FIFO, bounded; a seed stored by reference read in its place
+            lines, size, st, delta = self._log_lines(session_id, path)
             self._seen[session_id] = _identity(st)
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise StorageError(f"cannot read {path}: {exc}", path=str(path)) from exc
         parsed = None
-        known = self.catalogue.checked(session_id, st) if size == st.st_size else None
+        known = self.catalogue.checked(session_id, st) if size - delta == st.st_size else None
         if known is not None and (known[1].open_turn is not None or known[1].pending_approvals):
             known = None  # facts that would block a write (an open turn) come from the log
         if known is not None:
             parsed = trusted_log(lines, size, str(path), *known)
         loaded, header_raw, tail = parsed or parse_file(session_id, path, lines, size)
+        _in_file(tail, delta)
         self._headers[session_id] = header_raw
         self._tails[session_id] = tail
         if loaded.point is not None and tail.point_end is not None:
@@ -195,9 +218,48 @@ class JsonlBackend:
             return cut_lines(lines, keep), keep, st
         return lines, size, st
 
+    def _log_lines(
+        self, session_id: str, path: Path, depth: int = 0
+    ) -> tuple[list[bytes], int, os.stat_result, int]:
+        """`_read_lines` of a session's file with a seed stored by reference read in
+        its place (`seed_refs`): the lines and size of the whole log as a copy would
+        hold it, the file's stat, and how many bytes more than the file that is (0: the
+        file holds its seed). Raises BrokenSeed when the seed cannot be read as it was."""
+        lines, size, st = self._read_lines(path)
+        header_raw, ref = split_header(lines[0], str(path)) if lines else (b"", None)
+        if ref is None:
+            self._refs.pop(session_id, None)
+            return lines, size, st, 0
+        seed = self._seed_lines(path, ref, depth)
+        self._refs[session_id] = ref
+        delta = len(header_raw) - len(lines[0]) + sum(map(len, seed)) + len(seed)
+        lines[0:1] = [header_raw, *seed]
+        return lines, size + delta, st, delta
+
+    def _seed_lines(self, path: Path, ref: SeedRef, depth: int) -> list[bytes]:
+        """The lines a reference names, checked against its digest."""
+        if depth >= MAX_DEPTH:
+            raise broken(path, ref, f"is more than {MAX_DEPTH} references away")
+        if ref.session in self._unnamed:
+            self._name_unnamed()
+        try:
+            lines = self._log_lines(ref.session, self.path(ref.session), depth + 1)[0]
+        except FileNotFoundError:
+            raise broken(path, ref, "is not in the store") from None
+        except BrokenSeed:
+            raise
+        except (OSError, ForkwiseError) as exc:
+            raise broken(path, ref, f"cannot be read ({exc})") from exc
+        seed = lines[1 : 1 + ref.events]
+        if len(seed) < ref.events or digest_lines(seed) != ref.digest:
+            raise broken(path, ref, "changed since (its lines are not the ones referred to)")
+        return seed
+
     def _summarize(self, path: Path) -> tuple[SessionSummary, LogFacts | None]:
-        lines, size, _ = self._read_lines(path)
-        loaded, _, tail = parse_file(path.name[: -len(".jsonl")], path, lines, size)
+        sid = path.name[: -len(".jsonl")]
+        lines, size, _, delta = self._log_lines(sid, path)
+        loaded, _, tail = parse_file(sid, path, lines, size)
+        _in_file(tail, delta)
         assert loaded.summary is not None  # the parser computes it
         return loaded.summary, LogFacts.of(loaded.state, loaded.point, tail.point_end)
 
@@ -208,7 +270,7 @@ class JsonlBackend:
 
         try:
             path = self.path(session_id)
-            lines, size, _ = read_lines(path)
+            lines, size, _, _ = self._log_lines(session_id, path)
             loaded = parse_file(session_id, path, lines, size)[0]
         except (ForkwiseError, OSError):
             return frozenset()
@@ -307,7 +369,10 @@ class JsonlBackend:
         path = self.path(sid)
         if sid in self._unnamed or path.exists():
             raise DuplicateSessionId(f"a session {sid!r} exists already", session_id=sid)
-        header_raw = change.header_raw or orjson.dumps(change.header.to_record())
+        # a header read from elsewhere names no reference: this backend's own are made here
+        header_raw = split_header(change.header_raw)[0] if change.header_raw else None
+        header_raw = header_raw or orjson.dumps(change.header.to_record())
+        self._refs.pop(sid, None)
         source = self._seed_range(change) if change.copied_from else None
         if source is not None:  # a fork: the seed's bytes are copied, not encoded again
             rest = b"".join(line + b"\n" for line in event_lines(change.events))
@@ -323,7 +388,15 @@ class JsonlBackend:
             # the file's bytes put together in one join, each line copied once (adding
             # the parts up copied a large import four times; a newline added to each line
             # first, twice: measured)
-            lines = [header_raw, *event_lines(change.seed), *event_lines(change.events), b""]
+            seed = list(event_lines(change.seed))
+            own = list(event_lines(change.events))
+            ref = self._reference(change, seed)
+            if ref is None:
+                lines = [header_raw, *seed, *own, b""]
+            else:  # the seed is the parent's lines: named, not written again
+                lines = [with_ref(header_raw, ref), *own, b""]
+                self._refs[sid] = ref
+            self._remember_lines(sid, [*seed, *own], None)
             if change.name_later:
                 # named after its fsync, which runs beside the next files' (`unnamed`)
                 if len(self._unnamed) >= _UNNAMED_MAX:
@@ -362,7 +435,7 @@ class JsonlBackend:
         """Where a fork's seed stands in its source file: (path, start and end offsets),
         as the index said (`seed_span`) or found by `_line_end`; None: encode the seed."""
         src = change.copied_from
-        if src is None:
+        if src is None or src in self._refs:  # a seed by reference is not in src's file
             return None
         if change.seed_span is not None:
             return (self.path(src), *change.seed_span)
@@ -376,12 +449,13 @@ class JsonlBackend:
         """The file offset just past the line of the last of `events` (a prefix of a log
         this backend has read or written): `line_end`, else None."""
         header_raw = self._headers.get(session_id)
-        if header_raw is None or session_id not in self._tails:
+        if header_raw is None or session_id not in self._tails or session_id in self._refs:
             return None
         return line_end(self.path(session_id), header_raw, events)
 
     def _append(self, change: EventsAppended) -> None:
         sid = change.session_id
+        self._recent.pop(sid, None)  # what a reference to it may name is read again
         tail = self._tails.get(sid)
         if tail is not None and tail.torn is not None:
             self._appenders.close(sid)  # the file is cut through another handle
@@ -425,6 +499,7 @@ class JsonlBackend:
     def _rewrite(
         self, session_id: str, kept: Sequence[Event], header: SessionHeader | None
     ) -> None:
+        self._detach_children(session_id)
         self._appenders.close(session_id)  # the file is replaced: appends go to the new one
         path = self.path(session_id)
         self._drop_note(path)
@@ -432,19 +507,25 @@ class JsonlBackend:
         if tail is not None and tail.torn is not None:
             keep_torn_tail(self.root, session_id, tail.torn)  # the rewrite must not drop it
         header_raw = self._headers.get(session_id)
-        if header_raw is None:
-            header_raw = read_regular(path)[0].split(b"\n", 1)[0]
+        if header_raw is None:  # the file is written whole: without a reference
+            header_raw = split_header(read_regular(path)[0].split(b"\n", 1)[0])[0]
         if header is not None and SessionHeader.from_record(orjson.loads(header_raw)) != header:
             header_raw = orjson.dumps(header.to_record())
         body = [header_raw, *event_lines(kept)]
         write_file_atomically(path, b"\n".join(body) + b"\n")
+        self._refs.pop(session_id, None)
         self._seen[session_id] = _identity(os.lstat(path))
         self._headers[session_id] = header_raw
         self._tails[session_id] = Tail(0, None, False)
         self._line_ends.pop(session_id, None)
 
     def _dispose(self, session_id: str) -> None:
-        """Deleting moves the file to `<store>/trash/`: a person can still get it back."""
+        """Deleting moves the file to `<store>/trash/`: a person can still get it back,
+        whole (a seed stored by reference is written into it first), and the sessions
+        whose seed is stored in it are made whole before it goes."""
+        self._detach_children(session_id)
+        if referred_to(self.path(session_id)) is not None:
+            self._make_whole(session_id)
         self._appenders.close(session_id)  # nothing more may be written to the trashed file
         self._drop_note(self.path(session_id))
         trash(self.root, self.sessions_dir, session_id, self.path(session_id))
@@ -452,6 +533,7 @@ class JsonlBackend:
         self._tails.pop(session_id, None)
         self._line_ends.pop(session_id, None)
         self._seen.pop(session_id, None)
+        self._refs.pop(session_id, None)
 
     def _drop_note(self, path: Path) -> None:
         """Before a log is replaced or deleted: its append note goes (a shorter log could
@@ -468,6 +550,81 @@ class JsonlBackend:
         else:
             self._notes[note] = held
             write_note(note, held)
+
+    # --- seeds stored by reference (`seed_refs`) ------------------------------------
+
+    def _reference(self, change: SessionCreated, seed: list[bytes]) -> SeedRef | None:
+        """The reference a new session's seed may be stored as: when the change offers
+        it (`seed_in`) and the seed is that session's first lines byte for byte."""
+        src = change.seed_in
+        if src is None or not seed or change.header.parent_session != src:
+            return None
+        if _SOURCE not in self._headers.get(src, b""):
+            return None  # `_detach_children` looks for references to imported sessions only
+        known = self._recent.pop(src, None)
+        try:
+            if known is None:
+                lines = self._log_lines(src, self.path(src))[0][1:]
+                if lines and not lines[-1]:
+                    lines.pop()
+                known = (lines, None)
+        except (OSError, ForkwiseError):
+            return None  # its seed is written: a reference is only ever a saving
+        lines, digests = known
+        if len(lines) < len(seed) or lines[: len(seed)] != seed:
+            self._remember_lines(src, lines, digests)
+            return None
+        if digests is None:
+            digests = running_digests(lines)
+        self._remember_lines(src, lines, digests)
+        return SeedRef(src, len(seed), digests[len(seed)])
+
+    def _remember_lines(
+        self, session_id: str, lines: list[bytes], digests: list[str] | None
+    ) -> None:
+        """Keep a session's event lines for the references to it that may follow."""
+        self._recent.pop(session_id, None)
+        self._recent[session_id] = (lines, digests)
+        while len(self._recent) > _RECENT_MAX:
+            del self._recent[next(iter(self._recent))]
+
+    def _detach_children(self, session_id: str) -> None:
+        """Before a session's file is rewritten or deleted: every session whose seed is
+        stored in it by reference is made whole (the one path for every such change: a
+        re-import that repairs a source, a truncation, a delete). A fork's child is
+        unaffected by what is later done to its source."""
+        self._recent.pop(session_id, None)
+        known = self._headers.get(session_id)
+        if known is not None and _SOURCE not in known:
+            return  # only an import's sessions are referred to: it names its source
+        if self._unnamed:
+            self._name_unnamed()
+        for entry in scan(self.sessions_dir):
+            child = entry.name[: -len(".jsonl")]
+            if child != session_id and referred_to(Path(entry.path)) == session_id:
+                self._make_whole(child)
+
+    def _make_whole(self, session_id: str) -> None:
+        """Write a session's seed stored by reference into its own file: the same log,
+        self-contained. A torn last line goes to `recovered/`, as a rewrite's does."""
+        self._flush(session_id)
+        self._appenders.close(session_id)
+        path = self.path(session_id)
+        self._drop_note(path)
+        lines = self._log_lines(session_id, path)[0]
+        last = lines.pop()
+        if last.strip():  # no newline after the last line: whole, or torn by a crash
+            try:
+                orjson.loads(last)
+                lines.append(last)
+            except orjson.JSONDecodeError:
+                keep_torn_tail(self.root, session_id, last)
+        write_file_atomically(path, b"\n".join(lines) + b"\n")
+        self._refs.pop(session_id, None)
+        self._seen[session_id] = _identity(os.lstat(path))
+        self._headers[session_id] = lines[0]
+        self._tails[session_id] = Tail(0, None, False)
+        self._line_ends.pop(session_id, None)
 
     def restore(self, session_id: str) -> bool:
         """Move the latest trashed copy of a session (`_dispose`) back into place."""
@@ -511,6 +668,14 @@ class JsonlBackend:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+
+def _in_file(tail: Tail, delta: int) -> None:
+    """The tail facts of a log read with its seed in place (`_log_lines`), as offsets in
+    its file: `delta` bytes less; no fork point's end (the seed's lines are elsewhere)."""
+    if delta:
+        tail.good_length -= delta
+        tail.point_end = None
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
