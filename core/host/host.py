@@ -522,8 +522,10 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
         before the session's agent is made."""
         from forkwise.core.runtime.turn_state import OpenTurn
 
-        await self._serve(session_id)
-        turn = OpenTurn.of(await self.io(self.store.get, session_id))
+        agent = self._agents.get(session_id)
+        if agent is not None and agent.driving:
+            return  # the open turn is this host's own (and a prompt queues behind it at once)
+        turn = OpenTurn.of(await self._serve(session_id))
         if turn is not None and turn.agent:
             raise AgentOwnsTurn(
                 "the open turn is written by the agent the session was imported from",
@@ -590,7 +592,7 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
         """Move a session to the store's trash; refused while it runs a turn."""
         self._check_writable()
         agent = self._agents.get(session_id)
-        if agent is not None and agent.busy:
+        if agent is not None and agent.driving:
             raise SessionBusy("this session is running a turn", session_id=session_id)
         await self.io(self.store.delete, session_id)
         await self.io(self.replays.forget, session_id)

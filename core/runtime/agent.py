@@ -108,6 +108,12 @@ class Agent(AgentWrites):
         """A turn is open (running or waiting for an approval) or prompts are queued."""
         return self._turn_open or self._runner is not None or bool(self._queue)
 
+    @property
+    def driving(self) -> bool:
+        """This host runs a turn of the session or holds prompts for it (a turn open in
+        the log alone may be an imported session's agent's)."""
+        return self._runner is not None or bool(self._queue)
+
     def state(self) -> Json:
         """`running`: a turn is open or about to start; `waiting`: it waits on approvals."""
         return {"running": self.busy, "queued": len(self._queue), "waiting": self._waiting}

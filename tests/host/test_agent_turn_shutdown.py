@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from forkwise.core.errors import SessionBusy
+from forkwise.core.errors import AgentOwnsTurn, SessionBusy
 from tests.cli.agent_writing import SID, forkwise, writing
 from tests.host.conftest import open_env
 
@@ -26,5 +26,8 @@ async def test_closing_the_host_writes_nothing_into_an_agents_open_turn(
     async with open_env("inproc", tmp_path, sock_dir) as env:
         with pytest.raises(SessionBusy):  # the agent's turn runs; its agent is made here
             await env.client.set_model(SID, "offline", "forkwise-offline")
+        # with the session's agent made, a prompt is still refused, not written
+        with pytest.raises(AgentOwnsTurn):
+            await env.client.prompt(SID, "and the fast ones?")
     # before: the closing host appended `turn/end interrupted` into the agent's turn
     assert log.read_bytes() == before
