@@ -26,6 +26,9 @@ _WORDS: dict[str, str] = {
     "different store with --store.",
     "read-only-store": "This store is read-only, so nothing can be changed.",
     "corrupt-log": "A session file could not be read",
+    "seed-reference-broken": "This branch's start is kept in the session it branched from, "
+    "and that session's file is gone or was changed outside Forkwise: the branch cannot be "
+    "read whole.",
     "unsupported-version": "A session file was written by a newer Forkwise.",
     "invalid-boundary": "That point is not inside the session.",
     "duplicate-session-id": "A session with that id exists already.",

@@ -205,12 +205,14 @@ def test_the_shortcuts_and_menus_are_there_at_the_first_input_after_the_first_fr
         "actionCompareSessions": "Ctrl+Shift+D", "actionFindInSession": "Ctrl+F",
         "actionFindNext": "F3", "actionFindPrevious": "Shift+F3",
         "actionExportSession": "Ctrl+Shift+E", "actionUndo": "Ctrl+Z", "actionShowTrash": "",
+        "actionShowReasoning": "Ctrl+Shift+R",
     }
     assert seen["input"]["menus"] == {
         "menuFile": ["actionNewSession", "actionExportSession", "-", "actionPreferences", "-",
                      "actionQuit"],
         "menuEdit": ["actionUndo", "-", "actionFindInSession", "actionFindNext",
-                     "actionFindPrevious", "actionFind", "actionSearchAll"],
+                     "actionFindPrevious", "actionFind", "actionSearchAll", "-",
+                     "actionShowReasoning"],
         "menuSession": ["actionForkSession", "actionRenameSession", "-",
                         "actionPreviousSibling", "actionNextSibling",
                         "actionCompareSessions", "-", "actionStop",
