@@ -38,6 +38,7 @@ from forkwise.core.formats.base import (
     Record,
     collector_paused,
 )
+from forkwise.core.host.import_ahead import Checked, ReadAhead, lineage
 from forkwise.core.host.import_layout import (
     aligned_turns,
     full_of_stored,
@@ -242,13 +243,15 @@ def _import_all(
             store.release(unsynced)  # indexed: the batch's lines need not stay in memory
             unsynced.clear()
 
+    # the files to read are read, mapped and checked by worker processes meanwhile
+    ahead = ReadAhead(files, lambda path, tool: _read_ahead(path, tool, ledger), _read_with)
     try:
-        for path, tool in files:
+        for k, (path, tool) in enumerate(files):
             if stop is not None and stop.is_set():
                 report.stopped = True
                 break
             try:
-                read = _read_file(stored, path, tool, ledger, report)
+                read = _read_file(stored, path, tool, ledger, report, ahead=(ahead, k))
                 if read is not None and read.orphans(store):
                     waiting.append(read)
                     continue
@@ -274,6 +277,7 @@ def _import_all(
             if progress is not None:
                 progress(done, total, str(read.path))
     finally:
+        ahead.close()
         # what is reported (and remembered in the ledger) as imported is durable
         _flush(store, unsynced, report, where)
         store.release(unsynced)
@@ -309,6 +313,25 @@ def _line_of(exc: ForkwiseError) -> int | None:
     return line if isinstance(line, int) else None
 
 
+def _read_with(path: Path, tool: str) -> list[ImportedSession]:
+    return reader(tool).read(path)
+
+
+def _read_ahead(path: Path, tool: str | None, ledger: ImportLedger) -> str | None:
+    """The format a file is read in by a worker process, or None when the import will
+    not read it (the ledger knows it unchanged) or reads it itself (a Forkwise file)."""
+    try:
+        mode = path.stat()
+        if not stat.S_ISREG(mode.st_mode):
+            return None
+        if ledger.unchanged(path, source_stamp(path, mode)) is not None:
+            return None
+    except OSError:
+        return None
+    found = tool or detect(path)
+    return None if found == "forkwise" else found
+
+
 @dataclass
 class _Read:
     """The sessions read from one file, not stored yet."""
@@ -316,6 +339,11 @@ class _Read:
     path: Path
     st: Stamp
     sessions: list[ImportedSession]
+    #: read, laid out and checked by a worker process (`import_ahead`): each session's
+    #: checked log; its sessions then hold no events (`tool`: read again with it when
+    #: the log cannot be used: a session of the file was stored meanwhile)
+    checked: dict[str, Checked] | None = None
+    tool: str = ""
 
     def orphans(self, store: SessionStore) -> bool:
         """Whether a session of it branches from one that is neither in this file nor
@@ -328,7 +356,16 @@ class _Read:
 
     def store(self, store: SessionStore, ledger: ImportLedger, report: ImportReport) -> list[str]:
         """Store the sessions (whole, not yet durable: see `store_sessions`); their ids."""
-        ids = store_sessions(store, self.sessions, report, name_later=True)
+        if self.checked is not None and not any(store.exists(s.id) for s in self.sessions):
+            ids = _store_checked(store, self.sessions, self.checked, report)
+        else:
+            if self.checked is not None:
+                got = _read_sessions(store, self.path, self.tool, ledger)
+                if got is None:
+                    ledger.remember(self.path, self.st, [])
+                    return []
+                self.sessions, self.checked = got, None
+            ids = store_sessions(store, self.sessions, report, name_later=True)
         ledger.remember(self.path, self.st, ids)
         for s in self.sessions:
             report.warnings.extend(w.to_json() for w in s.warnings)
@@ -351,10 +388,18 @@ class _StoredIds:
 
 
 def _read_file(
-    stored: _StoredIds, path: Path, tool: str | None, ledger: ImportLedger, report: ImportReport
+    stored: _StoredIds,
+    path: Path,
+    tool: str | None,
+    ledger: ImportLedger,
+    report: ImportReport,
+    *,
+    ahead: tuple[ReadAhead, int] | None = None,
 ) -> _Read | None:
     """The sessions of a file to store, or None when there is nothing left to do (the file
-    did not change since it was imported, or a Forkwise file was adopted)."""
+    did not change since it was imported, or a Forkwise file was adopted). `ahead`: the
+    import's workers and the file's place among its files; what a worker made of it is
+    used when the file is the one the worker read."""
     try:
         mode = path.stat()
         # a link is the safe reader's to judge (a link out of the folder is refused as
@@ -381,16 +426,36 @@ def _read_file(
     if tool == "forkwise":
         ledger.remember(path, st, [_import_forkwise(stored.store, path, report)])
         return None
+    # asked for only now: an unchanged tree starts no worker
+    made = ahead[0].take(ahead[1]) if ahead is not None else None
+    if made is not None and (made.tool, made.stamp) == (tool, (st.st_size, st.st_mtime_ns)):
+        before = lineage(made.sessions)
+        sessions = _continued(stored.store, made.sessions, ledger)
+        if made.checked is None:
+            return _Read(path, st, sessions)
+        if lineage(sessions) == before:  # laid out as the worker laid it out
+            return _Read(path, st, sessions, made.checked, tool)
+    got = _read_sessions(stored.store, path, tool, ledger)
+    if got is None:
+        ledger.remember(path, st, [])
+        return None
+    return _Read(path, st, got)
+
+
+def _read_sessions(
+    store: SessionStore, path: Path, tool: str, ledger: ImportLedger
+) -> list[ImportedSession] | None:
+    """The sessions of a file as its reader reads them, placed beneath what they
+    continue (`_continued`); None for a file its tool wrote with nothing in it."""
     try:
         sessions = reader(tool).read(path)
     except HoldsNothing:  # written so by its tool: read, nothing to bring in
-        ledger.remember(path, st, [])
         return None
     if not sessions:
         raise FormatError(
             f"{path} holds no session of {tool} (no conversation in it)", path=str(path)
         )
-    return _Read(path, st, _continued(stored.store, sessions, ledger))
+    return _continued(store, sessions, ledger)
 
 
 def _continued(
@@ -480,6 +545,24 @@ def store_sessions(
         header, records = layout(store, s, parent_full)
         status = _write(store, header, records, name_later)
         getattr(report, status).append(s.id)
+        done.append(s.id)
+    return done
+
+
+def _store_checked(
+    store: SessionStore,
+    sessions: Sequence[ImportedSession],
+    checked: Mapping[str, Checked],
+    report: ImportReport,
+) -> list[str]:
+    """`store_sessions` of a file a worker process laid out and checked (`import_ahead`)
+    for a store holding none of its sessions: each stored as its checked lines."""
+    done: list[str] = []
+    for s in parents_first(sessions):
+        for kind, n in s.unmapped.items():
+            report.unmapped[kind] = report.unmapped.get(kind, 0) + n
+        store.import_checked(checked[s.id].loaded(), name_later=True)
+        report.imported.append(s.id)
         done.append(s.id)
     return done
 

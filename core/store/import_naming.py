@@ -46,7 +46,13 @@ def imported(
 ) -> Imported:
     """`records` checked as the loader checks a file's lines (`check_records`) and encoded
     once; what stays in memory is their lines, decoded when read."""
-    checked = check_records(header, records)
+    return adopted(check_records(header, records), name_later)
+
+
+def adopted(checked: LoadedLog, name_later: bool) -> Imported:
+    """A session `check_records` checked (in this process or in another one: an import
+    reads and checks files in worker processes) as the store adopts it."""
+    header = checked.header
     lines = checked.events
     assert isinstance(lines, EventLog)  # check_records keeps lines, not events
     assert checked.summary is not None
