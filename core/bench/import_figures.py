@@ -4,7 +4,10 @@ does, and re-importing an unchanged tree about a `stat` per file.
 `import` and `import-codex` run `forkwise sessions import` in a fresh process into an empty
 store, against a fresh process that reads the same files and decodes every line with orjson;
 both in wall time and (`import-cpu`, `import-codex-cpu`) in CPU seconds of the process,
-which the neighbours on a shared machine do not inflate. `import-durable-cpu` and
+which the neighbours on a shared machine do not inflate. An import reads its files in
+worker processes beside its own (`host/import_ahead.py`) when it may run on more than one
+core, and the CPU seconds count theirs too: a second core shortens the wall time, never the
+CPU figure (the parse baseline is one process). `import-durable-cpu` and
 `import-codex-durable-cpu` put the same CPU seconds against a bare script that also encodes
 one event a line and writes every file durably (`import_floor`'s write level): the parse
 baseline writes nothing, so they show what the import costs beyond storing the bytes at all;

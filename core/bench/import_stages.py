@@ -4,7 +4,8 @@ TOOL FOLDER` (TOOL: claude or codex; FOLDER: a Claude Code projects folder or a 
 The figures `import` and `import-codex` say how far an import is from parsing the files;
 this says which stage the distance is in. Each stage runs on its own over all the files, in
 this process, the collector paused as an import pauses it; CPU seconds (user + system, every
-thread), the best of three, per line of the files and as a multiple of the parse:
+thread, and the verb's worker processes), the best of three, per line of the files and as
+a multiple of the parse:
 
 - parse: read the files, decode every line (the figures' baseline);
 - reader load: what the reader decodes and keeps of a file before it maps it;
@@ -41,8 +42,11 @@ Stage = tuple[str, float]
 
 
 def cpu() -> float:
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    return used.ru_utime + used.ru_stime
+    """CPU seconds of this process and of the processes it waited for: the verb reads
+    its files in worker processes too (`host/import_ahead.py`)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    forked = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + forked.ru_utime + forked.ru_stime
 
 
 def best(run: Callable[[], object], repeat: int = 3) -> float:

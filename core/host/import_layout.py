@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import orjson
 
@@ -15,6 +15,25 @@ from forkwise.core.log.event_log import event_lines, head
 from forkwise.core.log.events import HISTORY_FORK, TURN_END, TURN_START, Event
 from forkwise.core.store.session import SessionHeader
 from forkwise.core.store.session_store import SessionStore
+
+
+class Stored(Protocol):
+    """A stored session as `layout` reads its parent: the header and the events."""
+
+    @property
+    def header(self) -> SessionHeader: ...
+
+    @property
+    def events(self) -> Sequence[Event]: ...
+
+
+class Sessions(Protocol):
+    """Where `layout` looks a parent up: the store, or the sessions of one file laid out
+    so far (`import_ahead`, in a worker process)."""
+
+    def exists(self, session_id: str) -> bool: ...
+
+    def get(self, session_id: str) -> Stored: ...
 
 
 def parents_first(sessions: Sequence[ImportedSession]) -> list[ImportedSession]:
@@ -207,7 +226,7 @@ def shared_by_content(mine: Sequence[Record], theirs: Sequence[Record]) -> tuple
 
 
 def layout(
-    store: SessionStore, s: ImportedSession, parent_full: list[Record] | None
+    store: Sessions, s: ImportedSession, parent_full: list[Record] | None
 ) -> tuple[SessionHeader, list[Record]]:
     """The header and the records (with seq) a session is stored as."""
     meta: dict[str, Any] = {"source": s.source.to_meta()}

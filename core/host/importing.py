@@ -39,6 +39,7 @@ from forkwise.core.formats.base import (
     Record,
     collector_paused,
 )
+from forkwise.core.host.import_ahead import Checked, ReadAhead, lineage
 from forkwise.core.host.import_layout import (
     aligned_turns,
     full_of_stored,
@@ -246,13 +247,15 @@ def _import_all(
         # a batch may end inside a file (a file rewound at every turn holds 1,500 sessions)
         read.store(store, ledger, report, lambda sid: one_stored(sid, read.path))
 
+    # the files to read are read, mapped and checked by worker processes meanwhile
+    ahead = ReadAhead(files, lambda path, tool: _read_ahead(path, tool, ledger), _read_with)
     try:
-        for path, tool in files:
+        for k, (path, tool) in enumerate(files):
             if stop is not None and stop.is_set():
                 report.stopped = True
                 break
             try:
-                read = _read_file(stored, path, tool, ledger, report)
+                read = _read_file(stored, path, tool, ledger, report, ahead=(ahead, k))
                 if read is not None and read.orphans(store):
                     waiting.append(read)
                     continue
@@ -278,6 +281,7 @@ def _import_all(
             if progress is not None:
                 progress(done, total, str(read.path))
     finally:
+        ahead.close()
         # what is reported (and remembered in the ledger) as imported is durable
         _flush(store, unsynced, report, where)
         store.release(unsynced)
@@ -313,6 +317,27 @@ def _line_of(exc: ForkwiseError) -> int | None:
     return line if isinstance(line, int) else None
 
 
+def _read_with(path: Path, tool: str) -> list[ImportedSession]:
+    # branches left unbuilt: a file with branches is handed back (`import_ahead.prepare`)
+    read = reader(tool)
+    return read.read_deferred(path) if isinstance(read, DefersBranches) else read.read(path)
+
+
+def _read_ahead(path: Path, tool: str | None, ledger: ImportLedger) -> str | None:
+    """The format a file is read in by a worker process, or None when the import will
+    not read it (the ledger knows it unchanged) or reads it itself (a Forkwise file)."""
+    try:
+        mode = path.stat()
+        if not stat.S_ISREG(mode.st_mode):
+            return None
+        if ledger.unchanged(path, source_stamp(path, mode)) is not None:
+            return None
+    except OSError:
+        return None
+    found = tool or detect(path)
+    return None if found == "forkwise" else found
+
+
 @dataclass
 class _Read:
     """The sessions read from one file, not stored yet."""
@@ -320,6 +345,11 @@ class _Read:
     path: Path
     st: Stamp
     sessions: list[ImportedSession]
+    #: read, laid out and checked by a worker process (`import_ahead`): each session's
+    #: checked log; its sessions then hold no events (`tool`: read again with it when
+    #: the log cannot be used: a session of the file was stored meanwhile)
+    checked: dict[str, Checked] | None = None
+    tool: str = ""
 
     def orphans(self, store: SessionStore) -> bool:
         """Whether a session of it branches from one that is neither in this file nor
@@ -338,7 +368,16 @@ class _Read:
         stored: Callable[[str], None] | None = None,
     ) -> list[str]:
         """Store the sessions (whole, not yet durable: see `store_sessions`); their ids."""
-        ids = store_sessions(store, self.sessions, report, name_later=True, stored=stored)
+        if self.checked is not None and not any(store.exists(s.id) for s in self.sessions):
+            ids = _store_checked(store, self.sessions, self.checked, report, stored)
+        else:
+            if self.checked is not None:
+                got = _read_sessions(store, self.path, self.tool, ledger)
+                if got is None:
+                    ledger.remember(self.path, self.st, [])
+                    return []
+                self.sessions, self.checked = got, None
+            ids = store_sessions(store, self.sessions, report, name_later=True, stored=stored)
         ledger.remember(self.path, self.st, ids)
         for s in self.sessions:
             report.warnings.extend(w.to_json() for w in s.warnings)
@@ -361,10 +400,18 @@ class _StoredIds:
 
 
 def _read_file(
-    stored: _StoredIds, path: Path, tool: str | None, ledger: ImportLedger, report: ImportReport
+    stored: _StoredIds,
+    path: Path,
+    tool: str | None,
+    ledger: ImportLedger,
+    report: ImportReport,
+    *,
+    ahead: tuple[ReadAhead, int] | None = None,
 ) -> _Read | None:
     """The sessions of a file to store, or None when there is nothing left to do (the file
-    did not change since it was imported, or a Forkwise file was adopted)."""
+    did not change since it was imported, or a Forkwise file was adopted). `ahead`: the
+    import's workers and the file's place among its files; what a worker made of it is
+    used when the file is the one the worker read."""
     try:
         mode = path.stat()
         # a link is the safe reader's to judge (a link out of the folder is refused as
@@ -391,18 +438,38 @@ def _read_file(
     if tool == "forkwise":
         ledger.remember(path, st, [_import_forkwise(stored.store, path, report)])
         return None
+    # asked for only now: an unchanged tree starts no worker
+    made = ahead[0].take(ahead[1]) if ahead is not None else None
+    if made is not None and (made.tool, made.stamp) == (tool, (st.st_size, st.st_mtime_ns)):
+        before = lineage(made.sessions)
+        sessions = _continued(stored.store, made.sessions, ledger)
+        if made.checked is None:
+            return _Read(path, st, sessions)
+        if lineage(sessions) == before:  # laid out as the worker laid it out
+            return _Read(path, st, sessions, made.checked, tool)
+    got = _read_sessions(stored.store, path, tool, ledger)
+    if got is None:
+        ledger.remember(path, st, [])
+        return None
+    return _Read(path, st, got)
+
+
+def _read_sessions(
+    store: SessionStore, path: Path, tool: str, ledger: ImportLedger
+) -> list[ImportedSession] | None:
+    """The sessions of a file as its reader reads them, placed beneath what they
+    continue (`_continued`); None for a file its tool wrote with nothing in it."""
     read = reader(tool)
     try:
         # a reader that can builds each branch when it is stored (`store_sessions`)
         sessions = read.read_deferred(path) if isinstance(read, DefersBranches) else read.read(path)
     except HoldsNothing:  # written so by its tool: read, nothing to bring in
-        ledger.remember(path, st, [])
         return None
     if not sessions:
         raise FormatError(
             f"{path} holds no session of {tool} (no conversation in it)", path=str(path)
         )
-    return _Read(path, st, _continued(stored.store, sessions, ledger))
+    return _continued(store, sessions, ledger)
 
 
 def _continued(
@@ -505,6 +572,27 @@ def store_sessions(
         done.append(s.id)
         if deferred:
             s.events = []  # stored: what it was built from is dropped with it
+        if stored is not None:
+            stored(s.id)
+    return done
+
+
+def _store_checked(
+    store: SessionStore,
+    sessions: Sequence[ImportedSession],
+    checked: Mapping[str, Checked],
+    report: ImportReport,
+    stored: Callable[[str], None] | None = None,
+) -> list[str]:
+    """`store_sessions` of a file a worker process laid out and checked (`import_ahead`)
+    for a store holding none of its sessions: each stored as its checked lines."""
+    done: list[str] = []
+    for s in parents_first(sessions):
+        for kind, n in s.unmapped.items():
+            report.unmapped[kind] = report.unmapped.get(kind, 0) + n
+        store.import_checked(checked[s.id].loaded(), name_later=True)
+        report.imported.append(s.id)
+        done.append(s.id)
         if stored is not None:
             stored(s.id)
     return done

@@ -54,7 +54,18 @@ def imported(
     may store it by reference to them; `seed_of`, the parent's log: a seed equal to its
     first lines is kept as those lines (the branches of a file rewound 1,500 times each
     held a copy of the turns they share: 4 GB)."""
-    checked = check_records(header, records)
+    return adopted(check_records(header, records), name_later, seed_by_reference, seed_of)
+
+
+def adopted(
+    checked: LoadedLog,
+    name_later: bool,
+    seed_by_reference: bool = False,
+    seed_of: EventLog | None = None,
+) -> Imported:
+    """A session `check_records` checked (in this process or in another one: an import
+    reads and checks files in worker processes) as the store adopts it (`imported`)."""
+    header = checked.header
     lines = checked.events
     assert isinstance(lines, EventLog)  # check_records keeps lines, not events
     assert checked.summary is not None

@@ -47,7 +47,7 @@ from forkwise.core.store.backend import (
 )
 from forkwise.core.store.fork_point import ForkPoint, fork_point_of
 from forkwise.core.store.forking import ForkVerbs
-from forkwise.core.store.import_naming import ImportNaming, imported
+from forkwise.core.store.import_naming import Imported, ImportNaming, adopted, imported
 from forkwise.core.store.record import Record
 from forkwise.core.store.session import (
     Session,
@@ -327,10 +327,24 @@ class SessionStore(AppendPhases, ForkVerbs):
             self._new_id(header.id)  # a valid id no session has
             parent = self._records.get(header.parent_session or "")
             seed_of = parent.events if seed_by_reference and parent is not None else None
-            got = imported(header, records, name_later, seed_by_reference, seed_of)
+            return self._adopt_imported(
+                imported(header, records, name_later, seed_by_reference, seed_of)
+            )
+
+    def import_checked(self, checked: LoadedLog, *, name_later: bool = False) -> Session:
+        """`import_records` of records `check_records` has checked and encoded already
+        (`checked`: its result, made in this process or in a worker process that read the
+        session's file): the same session, stored the same bytes, without checking it
+        again (a session with no parent in its file: its seed, if any, is stored whole)."""
+        with self._lock:
+            self._new_id(checked.header.id)
+            return self._adopt_imported(adopted(checked, name_later))
+
+    def _adopt_imported(self, got: Imported) -> Session:
+        with self._lock:
             self._persist(got.change)
             summary = self._usage_checked(got.summary)
-            rec = Record(header, got.events, got.state, summary, point=got.point)
+            rec = Record(got.change.header, got.events, got.state, summary, point=got.point)
             return self._adopt(rec, got.change)
 
     def release(self, session_ids: Iterable[str]) -> None:

@@ -183,3 +183,44 @@ def test_an_import_reports_a_session_lost_at_an_unrelated_append(tmp_path: Path)
     assert again.imported == [lost]
     assert again.failed == []
     store.close()
+
+
+def test_an_imported_file_whose_write_fails_is_reported_failed_and_left_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk full while the second file's session is written (the write runs beside its
+    fsync, on another thread): that file is reported failed at the import's flush, nothing
+    of it is on disk, the others are imported; importing again imports it."""
+    import errno
+    import os
+
+    from forkwise.core.bench.synth_sources import claude_projects
+    from forkwise.core.host.importing import ImportLedger, discover, import_sources
+
+    home = tmp_path / "claude-home"
+    claude_projects(home, sessions=3, turns=2, seed=9)
+    found = discover("claude", [home], {}, tmp_path)
+    store = SessionStore(JsonlBackend(tmp_path / "store"))
+    folder = tmp_path / "store" / "sessions"
+    real_write = os.write
+    full = found[1][0].stem  # the session of the second file, by its name in the store
+
+    def write(fd: int, data: bytes) -> int:
+        if f"{full}.jsonl." in os.readlink(f"/proc/self/fd/{fd}"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    ledger = tmp_path / "imports.json"
+    report = import_sources(store, found, ImportLedger(ledger))
+    monkeypatch.setattr(os, "write", real_write)
+    assert [f["path"] for f in report.failed] == [str(found[1][0])], report.failed
+    assert report.failed[0]["error"]["code"] == "storage-error"
+    assert len(report.imported) == len(found) - 1
+    assert all((folder / f"{sid}.jsonl").exists() for sid in report.imported)
+    assert not [p for p in folder.iterdir() if full in p.name]
+    again = import_sources(store, found, ImportLedger(ledger))
+    assert len(again.imported) == 1
+    assert full in again.imported[0]
+    assert again.failed == []
+    store.close()

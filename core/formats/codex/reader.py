@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -236,6 +237,10 @@ class CodexReader:
         finally:
             if collecting:
                 gc.enable()
+
+    def forked(self) -> None:
+        """In a forked child: a lock of its own (see `READER`)."""
+        self._lock = threading.Lock()
 
     def release(self) -> None:
         """Drop the parsed files kept for the forks of one import (called when it is over):
@@ -514,3 +519,6 @@ def _short(text: str | None) -> str | None:
 
 
 READER = CodexReader()
+# an import reads files in forked worker processes (`host/import_ahead.py`): a worker
+# starts with the reader's lock free, whichever thread of the host held it at the fork
+os.register_at_fork(after_in_child=READER.forked)

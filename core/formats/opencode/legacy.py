@@ -108,6 +108,10 @@ class ProjectCache:
         self._known: dict[str, tuple[tuple[tuple[str, int, int], ...], list[Session]]] = {}
         self._lock = Lock()
 
+    def forked(self) -> None:
+        """In a forked child: a lock of its own (an import reads in forked workers)."""
+        self._lock = Lock()
+
     def sessions(self, session_file: Path) -> list[Session]:
         project = session_file.parent
         try:

@@ -216,3 +216,6 @@ def _imported(
 
 
 READER = OpenCodeReader()
+# an import reads files in forked worker processes (`host/import_ahead.py`): a worker
+# starts with the reader's lock free, whichever thread of the host held it at the fork
+os.register_at_fork(after_in_child=READER.projects.forked)

@@ -116,6 +116,10 @@ class PiReader:
         self._lineage: dict[tuple[str, int, int], Lineage] = {}
         self._lock = Lock()
 
+    def forked(self) -> None:
+        """In a forked child: a lock of its own (see `READER`)."""
+        self._lock = Lock()
+
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         roots = [agent_dir(env, home) / "sessions"]
         extra = env.get("PI_CODING_AGENT_SESSION_DIR")
@@ -367,3 +371,6 @@ def _latest_name(file: PiFile) -> str | None:
 
 
 READER = PiReader()
+# an import reads files in forked worker processes (`host/import_ahead.py`): a worker
+# starts with the reader's lock free, whichever thread of the host held it at the fork
+os.register_at_fork(after_in_child=READER.forked)

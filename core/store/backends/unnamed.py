@@ -4,10 +4,15 @@ An import creates hundreds of files, each of which must be durable before it get
 name. One fsync at a time costs a journal commit each (5 to 13 ms here, measured: 870 Codex
 rollouts spent longer in fsync than in reading them); fsyncs in flight together share a
 commit (100 files: 0.50 s one by one, 0.04 s four at a time, measured). So a file created
-with `name_later` is written to a temporary file at once, its fsync is started on a small
-pool of threads while the import goes on reading, and it is linked to its name in
+with `name_later` gets its temporary file at once, its bytes are written and fsynced on a
+small pool of threads while the import goes on reading, and it is linked to its name in
 `name_all` after that fsync returned — never before. A crash before then leaves only the
 temporary file, which the next writer sweeps away (`JsonlBackend._sweep_leftovers`).
+
+The write is the pool's too: writing a file into the page cache waits whenever the
+kernel holds back writers for the disk (a 200 MB import spent a third of its time
+there, measured on a busy machine), and the import's own work need not wait with it. A
+write that fails is found as a failed fsync is, when the file is to be named.
 """
 
 from __future__ import annotations
@@ -48,15 +53,15 @@ class UnnamedFiles:
         return len(self._files)
 
     def write(self, key: str, path: Path, data: bytes, mode: int) -> None:
-        """Write `data` to a temporary file beside `path` and start its fsync; raises
-        OSError (and leaves nothing) when the write fails."""
+        """Create a temporary file beside `path` and start writing `data` to it and its
+        fsync; raises OSError (and leaves nothing) when the file cannot be created. A
+        failed write or fsync is `name_all`'s to report."""
         tmp = path.with_name(f".{path.name}.{random_hex(4)}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         try:
-            write_all(fd, data)
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(_THREADS, thread_name_prefix="forkwise-fsync")
-            synced = self._pool.submit(os.fsync, fd)
+            synced = self._pool.submit(_write_synced, fd, data)
         except BaseException:
             os.close(fd)
             with contextlib.suppress(OSError):
@@ -107,3 +112,8 @@ class UnnamedFiles:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+
+
+def _write_synced(fd: int, data: bytes) -> None:
+    write_all(fd, data)
+    os.fsync(fd)
