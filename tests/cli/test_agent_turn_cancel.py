@@ -8,10 +8,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.cli.agent_writing import SID, forkwise, writing
 
 
-def test_cancelling_a_turn_its_agent_writes_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        # before: exit 0 'cancelled', and a turn end appended by the closing host
+        ("cancel", SID),
+        # before: the host denied the agent's pending tool call, ended the agent's turn
+        # `failed` and started a turn of its own in the copy
+        ("prompt", SID, "and the fast ones?"),
+        ("approve", SID, "approval:any"),
+    ],
+    ids=["cancel", "prompt", "approve"],
+)
+def test_writing_into_a_turn_its_agent_writes_is_refused_and_writes_nothing(
+    tmp_path: Path, argv: tuple[str, ...]
+) -> None:
     store = str(tmp_path / "store")
     code, report = forkwise(
         "sessions", "import", "--store", store, str(writing(tmp_path / "claude"))
@@ -20,11 +36,11 @@ def test_cancelling_a_turn_its_agent_writes_is_refused_and_writes_nothing(tmp_pa
     log = Path(store) / "sessions" / f"{SID}.jsonl"
     before = log.read_bytes()
 
-    code, answer = forkwise("sessions", "cancel", SID, "--store", store)
+    code, answer = forkwise("sessions", *argv, "--store", store)
     assert code == 1, answer
     assert isinstance(answer, dict), answer
     assert answer["error"]["code"] == "agent-owns-turn", answer
-    # no cancel and no turn end written into the copy, nor when the command's host closed
+    # nothing written into the copy, nor when the command's host closed
     assert log.read_bytes() == before
 
 
@@ -34,23 +50,3 @@ def test_a_session_of_forkwise_s_own_is_cancelled_as_before(tmp_path: Path) -> N
     assert code == 0, made
     code, answer = forkwise("sessions", "cancel", "mine", "--store", store)
     assert (code, answer) == (0, {"id": "mine", "cancelled": True})
-
-
-def test_a_prompt_or_an_answer_into_a_turn_its_agent_writes_is_refused_and_writes_nothing(
-    tmp_path: Path,
-) -> None:
-    store = str(tmp_path / "store")
-    code, report = forkwise(
-        "sessions", "import", "--store", store, str(writing(tmp_path / "claude"))
-    )
-    assert code == 0, report
-    log = Path(store) / "sessions" / f"{SID}.jsonl"
-    before = log.read_bytes()
-    # before: the host denied the agent's pending tool call, ended the agent's turn
-    # `failed` and started a turn of its own in the copy
-    for argv in (("prompt", SID, "and the fast ones?"), ("approve", SID, "approval:any")):
-        code, answer = forkwise("sessions", *argv, "--store", store)
-        assert code == 1, (argv, answer)
-        assert isinstance(answer, dict), answer
-        assert answer["error"]["code"] == "agent-owns-turn", (argv, answer)
-        assert log.read_bytes() == before, argv
