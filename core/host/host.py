@@ -506,44 +506,39 @@ class Host(SettingsVerbs, SourceVerbs, ReadVerbs, ForkVerbs, UsageVerbs):
             raise InvalidBoundary("a prompt needs some text", field="text")
         self._check_writable()
         await self._claim(session_id)
-        await self._refuse_agent_turn(session_id)
-        agent = await self.agent(session_id)
+        agent = await self._refuse_agent_turn(session_id)
         ahead, outcome = agent.prompt(text)
         out: Json = {"queued": ahead}
         if wait:
             out["outcome"] = await outcome
         return out
 
-    async def _refuse_agent_turn(self, session_id: str) -> None:
-        """Refuses (`AgentOwnsTurn`) to act on a session whose open turn is an agent's,
-        written into its own file: a prompt, an answer to its tool call or a cancel written
-        into this copy would end a turn the agent is still writing (and be lost when it
-        appends). Every entry point (app, CLI, RPC) that writes into a turn comes here,
-        before the session's agent is made."""
-        from forkwise.core.runtime.turn_state import OpenTurn
-
-        agent = self._agents.get(session_id)
-        if agent is not None and agent.driving:
-            return  # the open turn is this host's own (and a prompt queues behind it at once)
-        turn = OpenTurn.of(await self._serve(session_id))
-        if turn is not None and turn.agent:
+    async def _refuse_agent_turn(self, session_id: str) -> Agent:
+        """The session's agent, once it is sure the open turn is not an imported session's
+        agent's, written into its own file: a prompt, an answer to its tool call or a
+        cancel written into this copy would end a turn the agent is still writing (and be
+        lost when it appends): refused (`AgentOwnsTurn`). Every entry point (app, CLI, RPC)
+        that writes into a turn comes here. No store call beyond the agent's own: a turn
+        this host runs is its own, and otherwise the agent's snapshot is read."""
+        agent = await self.agent(session_id)
+        if not agent.driving and await agent.agents_turn_open():
             raise AgentOwnsTurn(
                 "the open turn is written by the agent the session was imported from",
-                session_id=session_id, turn=turn.id,
+                session_id=session_id,
             )
+        return agent
 
     async def cancel(self, session_id: str) -> Json | None:
         """Cancel the session's turn (not an agent's: `_refuse_agent_turn`)."""
-        await self._refuse_agent_turn(session_id)
-        return await (await self.agent(session_id)).cancel()
+        return await (await self._refuse_agent_turn(session_id)).cancel()
 
     async def approve(
         self, session_id: str, approval_id: str, approved: bool, wait: bool = False
     ) -> Json | None:
         self._check_writable()
         await self._claim(session_id)
-        await self._refuse_agent_turn(session_id)
-        outcome = await (await self.agent(session_id)).approve(approval_id, approved)
+        agent = await self._refuse_agent_turn(session_id)
+        outcome = await agent.approve(approval_id, approved)
         return await outcome if wait else None
 
     async def set_model(

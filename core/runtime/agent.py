@@ -114,6 +114,12 @@ class Agent(AgentWrites):
         the log alone may be an imported session's agent's)."""
         return self._runner is not None or bool(self._queue)
 
+    async def agents_turn_open(self) -> bool:
+        """The log's open turn is an imported session's agent's, still writing it (read
+        from the snapshot this agent holds when nothing changed the session since)."""
+        turn = OpenTurn.of(await self._read())
+        return turn is not None and turn.agent
+
     def state(self) -> Json:
         """`running`: a turn is open or about to start; `waiting`: it waits on approvals."""
         return {"running": self.busy, "queued": len(self._queue), "waiting": self._waiting}
