@@ -31,7 +31,7 @@ from forkwise.core.errors import (
     StorageError,
     StoreLocked,
 )
-from forkwise.core.log.digest import digest_lines, running_digests
+from forkwise.core.log.digest import running_digests
 from forkwise.core.log.event_log import event_lines, head
 from forkwise.core.log.events import Event
 from forkwise.core.log.ids import validate_session_id
@@ -101,6 +101,8 @@ FILE_MODE = 0o600
 _UNNAMED_MAX = 64
 #: sessions whose lines are kept for the references that may follow (`_reference`)
 _RECENT_MAX = 4
+#: a session file larger than this is not kept for its branches' seeds (`_seed_reads`)
+_SEED_READ_MAX = 64 << 20
 #: what the header of an imported session holds (`meta.source`)
 _SOURCE = b'"source":'
 
@@ -136,6 +138,10 @@ class JsonlBackend:
         #: parent, whose branches come next) and, once asked for, the digest of each prefix
         #: of them: a few, the latest used last
         self._recent: dict[str, tuple[list[bytes], list[str] | None]] = {}
+        #: the sessions whose lines branches' seeds were last read from, as their files
+        #: were then (`_seed_lines`): the branches of one file share its line objects,
+        #: and each checks its digest without hashing its seed again
+        self._seed_reads: dict[str, tuple[tuple[int, int, int], list[bytes], list[str]]] = {}
         try:
             if writable:
                 prepare_for_writing(self.root)
@@ -242,18 +248,32 @@ class JsonlBackend:
             raise broken(path, ref, f"is more than {MAX_DEPTH} references away")
         if ref.session in self._unnamed:
             self._name_unnamed()
+        source = self.path(ref.session)
         try:
-            lines = self._log_lines(ref.session, self.path(ref.session), depth + 1)[0]
+            st = os.stat(source)
+            key = (st.st_ino, st.st_size, st.st_mtime_ns)
+            kept = self._seed_reads.get(ref.session)
+            if kept is not None and kept[0] == key:
+                lines, digests = kept[1], kept[2]
+            else:
+                lines = self._log_lines(ref.session, source, depth + 1)[0][1:]
+                if lines and not lines[-1]:
+                    lines.pop()
+                digests = running_digests(lines)
         except FileNotFoundError:
             raise broken(path, ref, "is not in the store") from None
         except BrokenSeed:
             raise
         except (OSError, ForkwiseError) as exc:
             raise broken(path, ref, f"cannot be read ({exc})") from exc
-        seed = lines[1 : 1 + ref.events]
-        if len(seed) < ref.events or digest_lines(seed) != ref.digest:
+        if len(lines) < ref.events or digests[ref.events] != ref.digest:
             raise broken(path, ref, "changed since (its lines are not the ones referred to)")
-        return seed
+        if st.st_size <= _SEED_READ_MAX:
+            self._seed_reads.pop(ref.session, None)
+            self._seed_reads[ref.session] = (key, lines, digests)
+            while len(self._seed_reads) > _RECENT_MAX:
+                del self._seed_reads[next(iter(self._seed_reads))]
+        return lines[: ref.events]
 
     def _summarize(self, path: Path) -> tuple[SessionSummary, LogFacts | None]:
         sid = path.name[: -len(".jsonl")]
