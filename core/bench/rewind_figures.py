@@ -1,4 +1,5 @@
-"""The store and memory an import takes for a Claude Code file rewound at every turn.
+"""The store and memory an import takes for a Claude Code file rewound at every turn, and
+for a pi file branched at every turn.
 
 Each rewind is a branch sharing the turns before it: a store that copies every branch's
 start holds the file's turns squared, and an import that builds every branch at once holds
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from forkwise.core.bench import process_env
 from forkwise.core.bench.figures import Figure
-from forkwise.core.bench.synth_sources import claude_rewound
+from forkwise.core.bench.synth_sources import claude_rewound, pi_rewound
 
 #: the peak RSS of the process that runs argv (its wrapper's only child), in KB
 _PEAK = (
@@ -46,18 +47,30 @@ def peak_rss(argv: list[str]) -> int:
 
 
 def bench_rewinds(tmp: Path, rewinds: int) -> list[Figure]:
-    source = claude_rewound(tmp / "rewound", rewinds)
-    store = tmp / "rewound-store"
+    """The figures for a Claude Code file rewound at every turn (`rewinds-…`) and a pi
+    file branched at every turn (`rewinds-pi-…`)."""
+    claude = claude_rewound(tmp / "rewound", rewinds)
+    pi = pi_rewound(tmp / "branched", rewinds)
+    return [
+        *_figures(tmp, "claude", claude, "rewinds", f"Claude Code file rewound at every turn "
+                  f"({rewinds:,} rewinds)"),
+        *_figures(tmp, "pi", pi, "rewinds-pi", f"pi file branched at every turn "
+                  f"({rewinds:,} branches)"),
+    ]  # fmt: skip
+
+
+def _figures(tmp: Path, tool: str, source: Path, name: str, what: str) -> list[Figure]:
+    store = tmp / f"{name}-store"
     argv = [sys.executable, "-m", "forkwise.core.cli.main", "sessions", "import", "--from",
-            "claude", "--store", str(store), str(source.parents[1]), "--json"]  # fmt: skip
+            tool, "--store", str(store), str(source.parents[1]), "--json"]  # fmt: skip
     peak = peak_rss(argv)
     floor = peak_rss([sys.executable, "-c", _DECODE, str(source)])
     stored = sum(p.stat().st_size for p in (store / "sessions").glob("*.jsonl"))
     size = source.stat().st_size
-    load = f"a {size / 1e6:.1f} MB Claude Code file rewound at every turn ({rewinds:,} rewinds)"
+    load = f"a {size / 1e6:.1f} MB {what}"
     return [
         Figure(
-            "rewinds-store",
+            f"{name}-store",
             f"the store's session files after importing {load}",
             stored,
             size,
@@ -66,7 +79,7 @@ def bench_rewinds(tmp: Path, rewinds: int) -> list[Figure]:
             unit="B",
         ),
         Figure(
-            "rewinds-rss",
+            f"{name}-rss",
             f"peak RSS of `forkwise sessions import` of {load}",
             peak,
             floor,

@@ -218,6 +218,50 @@ def claude_rewound(root: Path, rewinds: int, seed: int = 7) -> Path:
     return path
 
 
+def pi_rewound(root: Path, rewinds: int, seed: int = 7) -> Path:
+    """One pi session file branched at every turn, as `claude_rewound`: before each of
+    `rewinds` + 1 turns of its main line, a prompt was asked under the end of the turn
+    before, answered and left behind (pi's /tree), so the file holds `rewinds` + 1 leaves.
+    Written under `root/sessions/--home-dev-project1--/`; returns the file."""
+    rng = random.Random(seed)
+    sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    header = {"type": "session", "version": 3, "id": sid,
+              "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/home/dev/project1"}  # fmt: skip
+    lines: list[bytes] = [orjson.dumps(header)]
+    clock = 0
+
+    def put(parent: str | None, message: dict[str, Any]) -> str:
+        nonlocal clock
+        clock += rng.randint(1, 20)
+        me = f"{rng.getrandbits(32):08x}"
+        stamp = f"2026-01-{1 + clock // 86400 % 28:02d}T{clock // 3600 % 24:02d}:"
+        stamp += f"{clock // 60 % 60:02d}:{clock % 60:02d}.{clock % 1000:03d}Z"
+        entry = {"type": "message", "id": me, "parentId": parent, "timestamp": stamp,
+                 "message": {**message, "timestamp": clock * 1000}}  # fmt: skip
+        lines.append(orjson.dumps(entry))
+        return me
+
+    def turn(parent: str | None, prompt: str) -> str:
+        asked = put(parent, {"role": "user", "content": [{"type": "text", "text": prompt}]})
+        answer = {"role": "assistant", "content": [{"type": "text", "text": _text(rng, 6, 20)}],
+                  "api": "anthropic-messages", "provider": "anthropic",
+                  "model": "claude-sonnet-4-5", "stopReason": "stop",
+                  "usage": {"input": 12, "output": 30, "cacheRead": 0, "cacheWrite": 0,
+                            "totalTokens": 42}}  # fmt: skip
+        return put(asked, answer)
+
+    last: str | None = None
+    for t in range(1, rewinds + 2):
+        if t > 1:  # asked under the end of the turn before, then left for another path
+            turn(last, f"retry {t}: " + _text(rng, 4, 12))
+        last = turn(last, f"step {t}: " + _text(rng, 4, 12))
+    folder = root / "sessions" / "--home-dev-project1--"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"2026-01-01T00-00-00-000Z_{sid}.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
 # --- Codex ------------------------------------------------------------------------
 
 _OUTPUT = "\n".join(f"line {i}: " + "x" * 60 for i in range(30))

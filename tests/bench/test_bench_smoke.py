@@ -44,7 +44,7 @@ CORE_FIGURES = {"list", "list-cli", "list-rebuild", "fork", "fork-no-index", "fo
                 "reimport-gemini", "reimport-opencode", "reimport", "reimport-cli", "export-html",
                 "list-unindexed-1st", "list-unindexed-2nd", "context-unindexed-2nd",
                 "export-html-cpu", "export-md", "export-md-cpu", "idle-watch", "rewinds-store",
-                "rewinds-rss"}
+                "rewinds-rss", "rewinds-pi-store", "rewinds-pi-rss"}
 #: every group but the GUI's, whose one run is tests/gui/app/test_perf_smoke.py (where Qt is)
 NOT_GUI = [group for group in FIGURE_GROUPS if group != "gui"]
 

@@ -302,33 +302,28 @@ def test_a_pi_parent_session_outside_pi_s_folders_is_not_opened(tmp_path: Path) 
     assert fork.parent == source_session_id("pi", parent.session_id)
 
 
-#: a Claude Code file rewound at every turn: a branch per turn, each sharing the turns before
+#: a file rewound (Claude Code) or branched (pi) at every turn: a branch per turn, each
+#: sharing the turns before
 REWINDS = 1_500
 
+#: runs argv in a process of its own, whose only child it is: prints the child's peak RSS
+_MEASURE = (
+    "import resource, subprocess, sys\n"
+    "done = subprocess.run(sys.argv[1:], capture_output=True, timeout=900)\n"
+    "sys.stderr.buffer.write(done.stderr)\n"
+    "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+)
 
-def test_a_file_rewound_at_every_turn_is_stored_in_linear_space(tmp_path: Path) -> None:
-    """Each branch of an imported file stored a copy of the turns it shares with the line
-    it left: 1,500 rewinds of a 3 MB file made over a GB of store and held 6 GB while the
-    import ran. Now ≤ 3x the source on disk, ≤ 300 MB peak for the real import process,
-    and every branch reads as the full copy did: its parent's first seedLength events, then
-    its own (read off the files here, not through the store's own reading)."""
-    from forkwise.core.bench.synth_sources import claude_rewound
-    from forkwise.core.store.backends.jsonl import JsonlBackend
-    from forkwise.core.store.session_store import SessionStore
 
-    source = claude_rewound(tmp_path / ".claude", REWINDS)
+def import_branched(tmp_path: Path, tool: str, source: Path, folder: Path) -> dict[str, Path]:
+    """Import `folder` (holding the one file `source`) with a real `forkwise` process:
+    ≤ 3x the source on disk and ≤ 300 MB peak for that process, one stored file per
+    branch; the stored files by session id."""
     store = tmp_path / "store"
-    # the import in a process of its own, whose only child it is: that child's peak RSS
-    measure = (
-        "import resource, subprocess, sys\n"
-        "done = subprocess.run(sys.argv[1:], capture_output=True, timeout=900)\n"
-        "sys.stderr.buffer.write(done.stderr)\n"
-        "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
-    )
-    argv = [FORKWISE, "sessions", "import", "--from", "claude", "--store", str(store),
-            str(source.parents[1]), "--json"]  # fmt: skip
+    argv = [FORKWISE, "sessions", "import", "--from", tool, "--store", str(store),
+            str(folder), "--json"]  # fmt: skip
     done = subprocess.run(
-        [sys.executable, "-c", measure, *argv], capture_output=True, text=True, timeout=960,
+        [sys.executable, "-c", _MEASURE, *argv], capture_output=True, text=True, timeout=960,
         env=child_env(HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "data")), check=False,
     )  # fmt: skip
     code, peak_kb = (int(x) for x in done.stdout.split())
@@ -338,13 +333,22 @@ def test_a_file_rewound_at_every_turn_is_stored_in_linear_space(tmp_path: Path) 
     ratio = sum(p.stat().st_size for p in files.values()) / source.stat().st_size
     assert ratio <= 3.0, f"the store is {ratio:.1f}x the source"
     assert peak_kb <= 300 * 1024, f"the import peaked at {peak_kb / 1024:.0f} MB"
+    return files
+
+
+def assert_branches_read_as_copies(store: Path, files: dict[str, Path], every: int = 1) -> None:
+    """Every branch (`every`: each so many-th, by id; reading them all takes minutes) reads
+    as the full copy did: its parent's first seedLength events, then its own (read off the
+    files here, not through the store's own reading)."""
+    from forkwise.core.store.backends.jsonl import JsonlBackend
+    from forkwise.core.store.session_store import SessionStore
 
     def lines(sid: str) -> list[bytes]:
         return files[sid].read_bytes().splitlines()
 
     opened = SessionStore(JsonlBackend(store, writable=False))
     try:
-        for sid in files:
+        for sid in sorted(files)[::every]:
             header = orjson.loads(lines(sid)[0])
             got = [e.encode() for e in opened.get(sid).events]
             if header["parentSession"] is None:
@@ -359,3 +363,27 @@ def test_a_file_rewound_at_every_turn_is_stored_in_linear_space(tmp_path: Path) 
             assert got == expected, sid
     finally:
         opened.close()
+
+
+def test_a_file_rewound_at_every_turn_is_stored_in_linear_space(tmp_path: Path) -> None:
+    """Each branch of an imported file stored a copy of the turns it shares with the line
+    it left: 1,500 rewinds of a 3 MB file made over a GB of store and held 6 GB while the
+    import ran. Now ≤ 3x the source on disk, ≤ 300 MB peak for the real import process,
+    and every branch reads as the full copy did."""
+    from forkwise.core.bench.synth_sources import claude_rewound
+
+    source = claude_rewound(tmp_path / ".claude", REWINDS)
+    files = import_branched(tmp_path, "claude", source, source.parents[1])
+    assert_branches_read_as_copies(tmp_path / "store", files)
+
+
+def test_a_pi_file_branched_at_every_turn_imports_in_bounded_memory(tmp_path: Path) -> None:
+    """pi's reader kept a full copy of its converter's state (the events so far, the ids
+    given) at each of the main line's 1,500 branch points while it converted the main
+    line: 2 MB of file peaked at 340 MB. Now a mark of how far each of those had got, so
+    the import stays ≤ 300 MB and ≤ 3x the source on disk, every branch as the copy was."""
+    from forkwise.core.bench.synth_sources import pi_rewound
+
+    source = pi_rewound(tmp_path / ".pi" / "agent", REWINDS)
+    files = import_branched(tmp_path, "pi", source, source.parents[1])
+    assert_branches_read_as_copies(tmp_path / "store", files, every=50)

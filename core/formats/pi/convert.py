@@ -30,6 +30,8 @@ the entries they share. What maps where:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from ..base import Record, message_id
@@ -44,7 +46,7 @@ TURN_OPENERS = frozenset({"user", "bashExecution"})
 class PathConverter:
     """Turns one path (root → leaf) into events.
 
-    A branch shares its parent's path up to where it leaves it: `copy()` taken just before
+    A branch shares its parent's path up to where it leaves it: a `mark()` taken just before
     a turn-opening entry of the shared part carries on with the branch's own entries, so a
     tree is converted about once, not once per leaf. (Only a turn's opening looks ahead,
     and never past the next opening entry, so the state before an opening entry depends
@@ -61,29 +63,30 @@ class PathConverter:
         self._stop: tuple[str, Entry] | None = None  # last assistant's stopReason
         self._model: tuple[str, str] | None = None
         self._reasoning: str | None = None
-        self._ids: set[str] = set()
+        # the sets below are dicts, insertion-ordered: a `Mark` keeps only their length
+        self._ids: dict[str, None] = {}
         #: tool call ids given so far, and the call each id of pi's answers next
-        self._call_ids: set[str] = set()
+        self._call_ids: dict[str, None] = {}
         self._pending_calls: dict[str, str] = {}
         self._ts = start_ts  # for an event with no time of its own: its neighbour's
         self._inherited = 0  # records at the start of `out` shared with another converter
+        # only appended to, never changed or removed: `out`, `_first`, `_ids`, `_call_ids`
 
-    def copy(self) -> PathConverter:
-        """An independent converter in the same state. The records made so far are shared
-        until `finish` copies them (records in `out` are never changed again)."""
-        other = PathConverter(self.source_id, self._ts)
-        other.out = list(self.out)
-        other._inherited = len(self.out)
-        other.unmapped = dict(self.unmapped)
-        other.title = self.title
-        other._first = dict(self._first)
-        other._pending = [(owner, dict(r)) for owner, r in self._pending]
-        other._turn, other._stop = self._turn, self._stop
-        other._model, other._reasoning = self._model, self._reasoning
-        other._ids = set(self._ids)
-        other._call_ids = set(self._call_ids)
-        other._pending_calls = dict(self._pending_calls)
-        return other
+    def mark(self) -> Mark:
+        """This converter's state now, to carry on from later (`Mark.resume`) while this
+        one goes on: kept by how far each of its growing lists and maps had got, so a mark
+        costs the few small things that change, not a copy of the path so far."""
+        return Mark(
+            self,
+            len(self.out),
+            len(self._first),
+            len(self._ids),
+            len(self._call_ids),
+            dict(self.unmapped),
+            [(owner, dict(r)) for owner, r in self._pending],
+            dict(self._pending_calls),
+            (self._ts, self.title, self._turn, self._stop, self._model, self._reasoning),
+        )
 
     # -- output -------------------------------------------------------------------------
 
@@ -136,7 +139,7 @@ class PathConverter:
         while mid in self._ids:
             n += 1
             mid = message_id(role, text[:80], f"{key}#{n}")
-        self._ids.add(mid)
+        self._ids[mid] = None
         return mid
 
     # -- turns --------------------------------------------------------------------------
@@ -342,7 +345,7 @@ class PathConverter:
             while unique in self._call_ids:
                 n += 1
                 unique = f"{given}_{n}"
-            self._call_ids.add(unique)
+            self._call_ids[unique] = None
             self._pending_calls[given] = unique
             if unique != given:
                 part["id"], part["callId"] = unique, given
@@ -401,3 +404,39 @@ class PathConverter:
         self._emit(entry.id, self._event("tool/result", entry, **result))
         self._stop = ("aborted" if message.get("cancelled") else "stop", entry)
         self._close()
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """A `PathConverter`'s state at one point of its path (`PathConverter.mark`): the
+    length of each list or map it only ever appends to, and copies of the rest (small: the
+    counts of unmapped kinds, what waits inside the open turn, the calls awaiting
+    results)."""
+
+    of: PathConverter
+    out: int
+    first: int
+    ids: int
+    call_ids: int
+    unmapped: dict[str, int]
+    pending: list[tuple[str, Record]]
+    pending_calls: dict[str, str]
+    scalars: tuple[str, str | None, str | None, tuple[str, Entry] | None,
+                   tuple[str, str] | None, str | None]  # fmt: skip
+
+    def resume(self) -> PathConverter:
+        """A new converter in the marked state. The records made until then are shared
+        until `finish` copies them (records in `out` are never changed again)."""
+        source = self.of
+        other = PathConverter(source.source_id)
+        other.out = source.out[: self.out]
+        other._inherited = self.out
+        other._first = dict(islice(source._first.items(), self.first))
+        other._ids = dict.fromkeys(islice(source._ids, self.ids))
+        other._call_ids = dict.fromkeys(islice(source._call_ids, self.call_ids))
+        other.unmapped = dict(self.unmapped)
+        other._pending = [(owner, dict(r)) for owner, r in self.pending]
+        other._pending_calls = dict(self.pending_calls)
+        (other._ts, other.title, other._turn, other._stop, other._model,
+         other._reasoning) = self.scalars  # fmt: skip
+        return other

@@ -24,7 +24,7 @@ from ...errors import ForkwiseError
 from ...safe_read import read_head
 from ..base import FormatError, ImportedSession, SourceRef, Tool, jsonl_files, source_session_id
 from . import entries as pi_entries
-from .convert import TURN_OPENERS, PathConverter
+from .convert import TURN_OPENERS, Mark, PathConverter
 from .entries import Entry, PiFile
 
 #: a file written to this recently may still be growing: its last turn is left open
@@ -339,23 +339,23 @@ def _converted(
     file: PiFile, branches: list[Branch], created: str
 ) -> Iterator[tuple[Branch, PathConverter]]:
     """Each session fed to its converter (not finished), the shared part of a branch taken
-    from a copy of its parent's converter."""
+    from a mark of its parent's converter (its state where the branch starts over)."""
     starts = {b.id: _restart(b) for b in branches[1:]}
     wanted: dict[str, set[int]] = {}
     for b in branches[1:]:
         assert b.parent is not None
         wanted.setdefault(b.parent, set()).add(starts[b.id])
-    saved: dict[tuple[str, int], PathConverter] = {}
+    saved: dict[tuple[str, int], Mark] = {}
     for branch in branches:
         start = starts.get(branch.id, 0)
         if branch.parent is None:
             converter = PathConverter(file.session_id, created)
         else:
-            converter = saved[(branch.parent, start)].copy()
+            converter = saved[(branch.parent, start)].resume()
         position = start
         for point in sorted(wanted.get(branch.id, ())):
             converter.feed(branch.path, position, point)
-            saved[(branch.id, point)] = converter.copy()
+            saved[(branch.id, point)] = converter.mark()
             position = point
         converter.feed(branch.path, position)
         yield branch, converter
